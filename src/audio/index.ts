@@ -1,0 +1,40 @@
+/**
+ * Audio engine of the emulator: pure functions over sample buffers (no HTTP, no state).
+ *
+ * Synthesis
+ * - `signatureIdFor(input)`            deterministic id (16 hex chars) embedded in the audio.
+ * - `synthesize(input)`                whole PCM + timeline + signature id.
+ * - `synthesizeDialogue(input)`        podcast: turns in order, per-turn spans in `turns`.
+ * - `synthesizeStream(input, {signal})` / `synthesizeDialogueStream(...)`: async iterable of
+ *                                      Int16 PCM blocks produced as rendering advances; the
+ *                                      timeline/duration are known up front; `done()` at the end.
+ * Encoding
+ * - `encodeAudio(format, source, opts)` whole file `{ bytes, meta }` (source: a SynthResult,
+ *                                      any `{pcm, sampleRate, channels}`, or a PCM block stream).
+ * - `encodeAudioStream(format, source, opts)` async iterable of Buffers (MP3: whole frames, each
+ *                                      chunk starts on a frame sync; PCM/WAV: whole sample frames;
+ *                                      FLAC: whole frames, first chunk holds fLaC + STREAMINFO),
+ *                                      then `meta()`. Concatenation equals the whole file byte for
+ *                                      byte for MP3 and PCM; a streamed WAV has RIFF/data sizes
+ *                                      0xFFFFFFFF, a streamed FLAC has total samples and MD5 zero in
+ *                                      STREAMINFO (as real streaming encoders do); otherwise equal.
+ * - `mp3Bitrate(sampleRate, requested)` the legal CBR bitrate used for a request.
+ * Reading audio
+ * - `probeAudio(bytes, hint?)`         format, rate, channels, duration, or throws AudioProbeError.
+ * - `decodeToMono(bytes, hint?)`       Float32 mono samples of WAV/MP3/FLAC/raw PCM16.
+ * - `readSignature(samples, rate)`     the embedded signature id, or null.
+ * - `speechActivity(samples, rate)`    non-silent stretches by an energy detector.
+ */
+export type * from './types.js';
+export { signatureIdFor } from './signature-id.js';
+export {
+  synthesize,
+  synthesizeDialogue,
+  synthesizeStream,
+  synthesizeDialogueStream,
+  type StreamOptions,
+} from './synth.js';
+export { encodeAudio, encodeAudioStream, mp3Bitrate } from './encode/index.js';
+export { probeAudio, decodeToMono, AudioProbeError, type AudioProbeErrorCode } from './probe.js';
+export { readSignature } from './marker.js';
+export { speechActivity, type ActivityOptions } from './activity.js';
