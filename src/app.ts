@@ -1,0 +1,98 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import { Emulator } from './core/emulator.js';
+import { loadFixtures } from './core/fixtures.js';
+import { setupPlatformApp } from './services/platform/app.js';
+import { setupSpeechApp } from './services/speech/app.js';
+
+export interface RunningEmulator {
+  emulator: Emulator;
+  speechUrl: string;
+  speechBackupUrl: string;
+  platformUrl: string;
+  close(): Promise<void>;
+}
+
+const JSON_BODY_LIMIT = 1024 * 1024;
+
+function baseApp(logger: Logger, serverFactory?: (handler: (req: IncomingMessage, res: ServerResponse) => void) => Server): FastifyInstance {
+  const app: FastifyInstance = Fastify({
+    loggerInstance: logger,
+    // One line per request is written by the pipeline (core/http.ts), not by Fastify.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: JSON_BODY_LIMIT,
+    forceCloseConnections: 'idle',
+    return503OnClosing: true,
+    routerOptions: { ignoreTrailingSlash: true },
+    ...(serverFactory ? { serverFactory } : {}),
+  }) as unknown as FastifyInstance;
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  return app;
+}
+
+function urlOf(host: string, server: Server): string {
+  const { port } = server.address() as AddressInfo;
+  const shown = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '[::1]' : host.includes(':') ? `[${host}]` : host;
+  return `http://${shown}:${port}`;
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+/** Builds the emulator and its three listeners (speech, speech backup, platform) on one shared state. */
+export async function runEmulator(config: Config, logger: Logger): Promise<RunningEmulator> {
+  const fixtures = await loadFixtures(config.fixturesDir);
+  const emu = await Emulator.create(config, fixtures, logger);
+
+  // The backup base URL is a second server in front of the same speech app.
+  let backupServer = null as Server | null;
+  const speech = baseApp(logger.child({ service: 'speech' }), (handler) => {
+    backupServer = createServer((req, res) => {
+      (req as IncomingMessage & { emulatorListener?: string }).emulatorListener = 'speech-backup';
+      handler(req, res);
+    });
+    return createServer(handler);
+  });
+  const platform = baseApp(logger.child({ service: 'platform' }));
+  try {
+    await setupSpeechApp(speech, emu);
+    await setupPlatformApp(platform, emu);
+    await emu.loadSnapshot();
+    await speech.listen({ port: config.speechPort, host: config.host });
+    await listen(backupServer!, config.speechBackupPort, config.host);
+    await platform.listen({ port: config.platformPort, host: config.host });
+  } catch (err) {
+    await Promise.allSettled([speech.close(), platform.close(), emu.close()]);
+    backupServer?.close();
+    throw err;
+  }
+  emu.urls = {
+    speech: urlOf(config.host, speech.server),
+    speechBackup: urlOf(config.host, backupServer!),
+    platform: urlOf(config.host, platform.server),
+  };
+
+  let closing: Promise<void> | null = null;
+  const close = () =>
+    (closing ??= (async () => {
+      emu.sockets.closeAll(1001, 'emulator shutting down');
+      const backupClosed = new Promise<void>((r) => backupServer!.close(() => r()));
+      backupServer!.closeIdleConnections();
+      await Promise.allSettled([speech.close(), platform.close(), backupClosed]);
+      await emu.close();
+    })());
+
+  return { emulator: emu, speechUrl: emu.urls.speech, speechBackupUrl: emu.urls.speechBackup, platformUrl: emu.urls.platform, close };
+}

@@ -1,0 +1,95 @@
+import { z } from 'zod';
+
+/** One place that knows every setting: CLI flag, environment twin, default and rule. */
+const boolish = z
+  .union([z.boolean(), z.enum(['1', '0', 'true', 'false', 'on', 'off', 'yes', 'no'])])
+  .transform((v) => v === true || v === '1' || v === 'true' || v === 'on' || v === 'yes');
+
+const port = z.coerce.number().int().min(0).max(65535);
+
+export const configSchema = z.object({
+  host: z.string().min(1).default('127.0.0.1'),
+  speechPort: port.default(8900),
+  speechBackupPort: port.default(8901),
+  platformPort: port.default(8910),
+  seed: z.string().default('speech-emulator'),
+  dataDir: z.string().min(1).optional(),
+  fixturesDir: z.string().min(1).optional(),
+  publicUrl: z.url({ protocol: /^https?$/ }).optional(),
+  strictKeys: boolish.default(false),
+  journalLimit: z.coerce.number().int().min(1).max(1_000_000).default(1000),
+  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  controlToken: z.string().min(1).optional(),
+  globalLimits: boolish.default(true),
+  latency: z.enum(['none', 'realistic']).default('none'),
+  livekitApiKey: z.string().min(1).default('devkey'),
+  livekitApiSecret: z.string().min(1).default('secret'),
+  rtcUrl: z.string().min(1).default('wss://rtc.emulator.test'),
+});
+
+export type Config = z.infer<typeof configSchema>;
+export type ConfigInput = z.input<typeof configSchema>;
+
+/** Flag name, environment variable and config key of every setting. */
+export const settings: { key: keyof Config; flag: string; env: string; help: string }[] = [
+  { key: 'host', flag: '--host', env: 'EMULATOR_HOST', help: 'address to listen on' },
+  { key: 'speechPort', flag: '--speech-port', env: 'EMULATOR_SPEECH_PORT', help: 'speech synthesis service port' },
+  { key: 'speechBackupPort', flag: '--speech-backup-port', env: 'EMULATOR_SPEECH_BACKUP_PORT', help: 'backup base URL of the speech service' },
+  { key: 'platformPort', flag: '--platform-port', env: 'EMULATOR_PLATFORM_PORT', help: 'voice platform service port' },
+  { key: 'seed', flag: '--seed', env: 'EMULATOR_SEED', help: 'seed of ids, tokens and probabilistic faults' },
+  { key: 'dataDir', flag: '--data-dir', env: 'EMULATOR_DATA_DIR', help: 'persist state and files here' },
+  { key: 'fixturesDir', flag: '--fixtures-dir', env: 'EMULATOR_FIXTURES_DIR', help: 'folder overriding files of fixtures/' },
+  { key: 'publicUrl', flag: '--public-url', env: 'EMULATOR_PUBLIC_URL', help: 'base of the download links handed out' },
+  { key: 'strictKeys', flag: '--strict-keys', env: 'EMULATOR_STRICT_KEYS', help: 'accept only listed keys' },
+  { key: 'journalLimit', flag: '--journal-limit', env: 'EMULATOR_JOURNAL_LIMIT', help: 'journal entries kept' },
+  { key: 'logLevel', flag: '--log-level', env: 'LOG_LEVEL', help: 'pino log level' },
+  { key: 'controlToken', flag: '--control-token', env: 'EMULATOR_CONTROL_TOKEN', help: 'bearer token required by /_emulator' },
+  { key: 'globalLimits', flag: '--global-limits', env: 'EMULATOR_GLOBAL_LIMITS', help: 'global (all-account) rate limits on/off' },
+  { key: 'latency', flag: '--latency', env: 'EMULATOR_LATENCY', help: 'none | realistic' },
+  { key: 'livekitApiKey', flag: '--livekit-api-key', env: 'EMULATOR_LIVEKIT_API_KEY', help: 'key that signs room tokens' },
+  { key: 'livekitApiSecret', flag: '--livekit-api-secret', env: 'EMULATOR_LIVEKIT_API_SECRET', help: 'secret that signs room tokens' },
+  { key: 'rtcUrl', flag: '--rtc-url', env: 'EMULATOR_RTC_URL', help: 'rtc_url / wsUrl handed to clients' },
+];
+
+export class ConfigError extends Error {}
+
+/** Reads flags (`--x value`, `--x=value`, bare `--flag` = true) over environment variables over defaults. */
+export function readConfig(argv: string[], env: NodeJS.ProcessEnv, defaults: Partial<ConfigInput> = {}): Config {
+  const raw: Record<string, unknown> = { ...defaults };
+  const origin: Record<string, string> = {};
+  for (const s of settings) {
+    const v = env[s.env];
+    if (v !== undefined && v !== '') {
+      raw[s.key] = v;
+      origin[s.key] = s.env;
+    }
+  }
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--help' || arg === '-h') throw new ConfigError(usage());
+    const [name, inline] = arg.split(/=(.*)/s, 2) as [string, string | undefined];
+    const s = settings.find((x) => x.flag === name);
+    if (!s) throw new ConfigError(`unknown option ${name} (see --help)`);
+    let value: string | undefined = inline;
+    if (value === undefined) {
+      const next = argv[i + 1];
+      value = next !== undefined && !next.startsWith('--') ? (i++, next) : 'true';
+    }
+    raw[s.key] = value;
+    origin[s.key] = s.flag;
+  }
+  const parsed = configSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const key = String(issue.path[0] ?? '');
+    const s = settings.find((x) => x.key === key);
+    const where = origin[key] ?? (s ? `${s.flag} / ${s.env}` : key);
+    throw new ConfigError(`invalid ${where}=${JSON.stringify(raw[key])}: ${issue.message}`);
+  }
+  return parsed.data;
+}
+
+export function usage(): string {
+  const rows = settings.map((s) => `  ${s.flag.padEnd(22)} ${s.env.padEnd(30)} ${s.help}`);
+  return ['usage: speech-emulator [options]', '', '  flag                   environment variable           meaning', ...rows].join('\n');
+}

@@ -1,0 +1,192 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { accountView, CAPABILITIES } from '../core/accounts.js';
+import type { Emulator } from '../core/emulator.js';
+import { faultRuleSchema } from '../core/faults.js';
+import { accountId } from '../core/accounts.js';
+import { VERSION } from '../version.js';
+
+/**
+ * The control plane, mounted under /_emulator on every listener: health, reset, clock, accounts, state,
+ * faults and journal. Control calls are not journaled and never see faults.
+ */
+class ControlError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function parse<T extends z.ZodType>(schema: T, value: unknown, what: string): z.output<T> {
+  const r = schema.safeParse(value ?? {});
+  if (r.success) return r.data;
+  const issue = r.error.issues[0]!;
+  const keys = (issue as { keys?: string[] }).keys;
+  const field = [...issue.path, ...(keys ? [keys.join(', ')] : [])].join('.');
+  throw new ControlError(400, `${what}${field ? ` field ${field}` : ''}: ${issue.message}`);
+}
+
+const clockBody = z
+  .object({
+    advance_ms: z.number().int().min(0).optional(),
+    freeze: z.boolean().optional(),
+    set_ms: z.number().int().min(0).optional(),
+  })
+  .strict();
+
+const accountBody = z
+  .object({
+    balance_micro: z.int().min(0).optional(),
+    capabilities: z.array(z.enum(CAPABILITIES)).optional(),
+    project: z.string().min(1).optional(),
+    disabled: z.boolean().optional(),
+    limits: z
+      .object({
+        requests_per_minute: z.int().min(1).nullable().optional(),
+        characters_per_minute: z.int().min(1).nullable().optional(),
+        max_concurrent_calls: z.int().min(1).nullable().optional(),
+        single_channel: z.boolean().optional(),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict();
+
+const journalQuery = z
+  .object({
+    limit: z.coerce.number().int().min(1).optional(),
+    path: z.string().optional(),
+    account: z.string().optional(),
+  })
+  .strict();
+
+export async function controlPlane(app: FastifyInstance, opts: { emu: Emulator }): Promise<void> {
+  const emu = opts.emu;
+
+  app.addHook('onRequest', async (req) => {
+    const token = emu.config.controlToken;
+    if (!token) return;
+    if (req.headers.authorization !== `Bearer ${token}`) throw new ControlError(401, 'control plane needs Authorization: Bearer <EMULATOR_CONTROL_TOKEN>');
+  });
+
+  app.setErrorHandler((err: Error & { statusCode?: number }, _req, reply) => {
+    if (err instanceof ControlError) return reply.code(err.status).send({ error: { message: err.message } });
+    const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
+    if (status === 500) emu.logger.error({ err }, 'control plane failure');
+    const message = status === 400 && /JSON/i.test(err.message) ? `body is not valid JSON: ${err.message}` : err.message;
+    return reply.code(status).send({ error: { message } });
+  });
+
+  app.setNotFoundHandler((req, reply) => reply.code(404).send({ error: { message: `no control route ${req.method} ${req.url.split('?')[0]}` } }));
+
+  app.get('/health', async () => ({
+    status: 'ok',
+    version: VERSION,
+    services: { speech: emu.urls.speech, speech_backup: emu.urls.speechBackup, platform: emu.urls.platform },
+  }));
+
+  app.post('/reset', async (req: FastifyRequest<{ Querystring: { account?: string } }>, reply) => {
+    const key = req.query.account;
+    if (key !== undefined) {
+      if (!key) throw new ControlError(400, 'query account must be a non-empty key');
+      const account = emu.accounts.peek(key);
+      emu.reset(accountId(key));
+      return reply.code(200).send({ reset: 'account', account: account?.label ?? null });
+    }
+    emu.reset();
+    return reply.code(200).send({ reset: 'all' });
+  });
+
+  const clockView = () => ({ now_ms: emu.clock.now(), frozen: emu.clock.frozen });
+  app.get('/clock', async () => clockView());
+  app.post('/clock', async (req) => {
+    const body = parse(clockBody, req.body, 'clock');
+    if (body.freeze === true) emu.clock.freeze(true);
+    if (body.set_ms !== undefined) emu.clock.set(body.set_ms);
+    if (body.advance_ms !== undefined) emu.clock.advance(body.advance_ms);
+    if (body.freeze === false) emu.clock.freeze(false);
+    emu.markDirty();
+    return clockView();
+  });
+
+  app.put('/accounts/:key', async (req: FastifyRequest<{ Params: { key: string } }>) => {
+    const body = parse(accountBody, req.body, 'account');
+    const limits = body.limits
+      ? Object.fromEntries(Object.entries(body.limits).map(([k, v]) => [k, v === null ? undefined : v]))
+      : undefined;
+    const account = emu.accounts.put(req.params.key, { ...body, limits });
+    emu.markDirty();
+    return accountView(account);
+  });
+
+  app.get('/accounts/:key', async (req: FastifyRequest<{ Params: { key: string } }>) => {
+    const account = emu.accounts.peek(req.params.key);
+    if (!account) throw new ControlError(404, 'no such account (strict keys are on and this key is not listed)');
+    return accountView(account);
+  });
+
+  app.get('/state', async () => {
+    const accounts = emu.accounts.all().map((a) => {
+      const resources: Record<string, unknown> = {};
+      for (const area of emu.areas.values()) if (area.view) resources[area.name] = area.view(a.id);
+      return {
+        ...accountView(a),
+        resources,
+        open_websockets: emu.sockets.list(a.id).map((s) => ({ path: s.path, opened_at_ms: s.openedAtMs })),
+        pending_timers: emu.clock.pending(a.id).map((t) => ({ label: t.label, due_ms: t.dueMs })),
+      };
+    });
+    return {
+      now_ms: emu.clock.now(),
+      frozen: emu.clock.frozen,
+      accounts,
+      totals: {
+        open_websockets: emu.sockets.list().length,
+        pending_timers: emu.clock.pending().length,
+        journal_entries: emu.journal.size(),
+        fault_rules: emu.faults.list().length,
+        signature_records: emu.signatures.size(),
+      },
+    };
+  });
+
+  const ruleView = (r: ReturnType<typeof emu.faults.list>[number]) => ({
+    id: r.id,
+    service: r.service,
+    method: r.method,
+    path: r.path,
+    account: r.accountLabel,
+    times: r.times,
+    probability: r.probability,
+    fault: r.fault,
+    remaining: r.remaining,
+  });
+
+  app.post('/faults', async (req, reply) => {
+    const body = parse(faultRuleSchema, req.body, 'fault rule');
+    const account = body.account ? { id: accountId(body.account), label: emu.accounts.peek(body.account)?.label ?? '' } : undefined;
+    const rule = emu.faults.add(body, account);
+    return reply.code(201).send({ id: rule.id, rule: ruleView(rule) });
+  });
+  app.get('/faults', async () => ({ rules: emu.faults.list().map(ruleView) }));
+  app.delete('/faults', async () => {
+    emu.faults.clear();
+    return { deleted: 'all' };
+  });
+  app.delete('/faults/:id', async (req: FastifyRequest<{ Params: { id: string } }>) => {
+    if (!emu.faults.remove(req.params.id)) throw new ControlError(404, `no fault rule ${req.params.id}`);
+    return { deleted: req.params.id };
+  });
+
+  app.get('/journal', async (req) => {
+    const q = parse(journalQuery, req.query, 'journal query');
+    const entries = emu.journal.list({ limit: q.limit, path: q.path, accountId: q.account ? accountId(q.account) : undefined });
+    return { entries: entries.map(({ accountId: _hidden, ...e }) => e) };
+  });
+  app.delete('/journal', async (_req, reply: FastifyReply) => {
+    emu.journal.clear();
+    return reply.code(200).send({ deleted: 'all' });
+  });
+}

@@ -1,0 +1,162 @@
+import { sha256Hex } from './ids.js';
+
+/**
+ * API key -> account. Keys are never stored: an account is known by the hash of its key (`id`),
+ * and shown redacted (`label`). Every resource of every service belongs to one account id.
+ */
+export const CAPABILITIES = ['tts', 'cloning', 'upload', 'podcast', 'calls', 'recognition', 'detection', 'diarization', 'agents'] as const;
+export type Capability = (typeof CAPABILITIES)[number];
+
+export interface AccountLimits {
+  requests_per_minute?: number;
+  characters_per_minute?: number;
+  max_concurrent_calls?: number;
+  single_channel?: boolean;
+}
+
+export interface AccountSettings {
+  balance_micro?: number;
+  capabilities?: Capability[];
+  project?: string;
+  disabled?: boolean;
+  limits?: AccountLimits;
+}
+
+export interface Account {
+  id: string;
+  label: string;
+  balanceMicro: number;
+  capabilities: Capability[];
+  project: string;
+  disabled: boolean;
+  limits: AccountLimits;
+  /** Free pool of call seconds not yet used. */
+  freeCallSeconds: number;
+  /** True when the account comes from the fixture or a PUT (strict mode accepts only these). */
+  listed: boolean;
+}
+
+export type Resolution = { ok: true; account: Account } | { ok: false; problem: 'missing' | 'invalid' | 'disabled' };
+
+export const DEFAULT_BALANCE_MICRO = 1_000_000_000_000_000; // a balance that never matters
+
+export function accountId(key: string): string {
+  return sha256Hex(key).slice(0, 16);
+}
+
+export function redactKey(key: string): string {
+  return `${key.slice(0, Math.min(4, Math.floor(key.length / 2)))}…${sha256Hex(key).slice(0, 6)}`;
+}
+
+export interface AccountsOptions {
+  strict: boolean;
+  fixture: (AccountSettings & { key: string })[];
+  freeCallSeconds: number;
+}
+
+export class Accounts {
+  private accounts = new Map<string, Account>();
+  private fixture = new Map<string, AccountSettings & { label: string }>();
+
+  constructor(private readonly opts: AccountsOptions) {
+    for (const f of opts.fixture) this.fixture.set(accountId(f.key), { ...f, label: redactKey(f.key) });
+  }
+
+  /** Resolves a presented key; unknown non-empty keys become their own account unless strict. */
+  resolve(key: string | undefined | null): Resolution {
+    const k = (key ?? '').trim();
+    if (!k) return { ok: false, problem: 'missing' };
+    const id = accountId(k);
+    let account = this.accounts.get(id);
+    if (!account) {
+      const listed = this.fixture.get(id);
+      if (!listed && this.opts.strict) return { ok: false, problem: 'invalid' };
+      account = this.create(id, redactKey(k), listed);
+    }
+    if (this.opts.strict && !account.listed) return { ok: false, problem: 'invalid' };
+    if (account.disabled) return { ok: false, problem: 'disabled' };
+    return { ok: true, account };
+  }
+
+  /** Creates or updates the settings of a key (control plane). */
+  put(key: string, settings: AccountSettings): Account {
+    const id = accountId(key);
+    const account = this.accounts.get(id) ?? this.create(id, redactKey(key), this.fixture.get(id));
+    account.listed = true;
+    if (settings.balance_micro !== undefined) account.balanceMicro = settings.balance_micro;
+    if (settings.capabilities !== undefined) account.capabilities = [...settings.capabilities];
+    if (settings.project !== undefined) account.project = settings.project;
+    if (settings.disabled !== undefined) account.disabled = settings.disabled;
+    if (settings.limits !== undefined) account.limits = { ...account.limits, ...settings.limits };
+    return account;
+  }
+
+  /** The account of a key without creating it (control plane reads). */
+  peek(key: string): Account | undefined {
+    const id = accountId(key);
+    return this.accounts.get(id) ?? (this.fixture.has(id) || !this.opts.strict ? this.create(id, redactKey(key), this.fixture.get(id)) : undefined);
+  }
+
+  byId(id: string): Account | undefined {
+    return this.accounts.get(id);
+  }
+
+  all(): Account[] {
+    return [...this.accounts.values()];
+  }
+
+  /** Forget settings and balances (all, or one account): they come back from the fixture/defaults. */
+  reset(id?: string): void {
+    if (id === undefined) this.accounts.clear();
+    else this.accounts.delete(id);
+  }
+
+  canAfford(account: Account, micro: number): boolean {
+    return account.balanceMicro >= micro && (micro > 0 || account.balanceMicro > 0);
+  }
+
+  charge(account: Account, micro: number): void {
+    account.balanceMicro = Math.max(0, account.balanceMicro - Math.max(0, Math.round(micro)));
+  }
+
+  has(account: Account, capability: Capability): boolean {
+    return account.capabilities.includes(capability);
+  }
+
+  save(): Account[] {
+    return this.all().map((a) => ({ ...a }));
+  }
+
+  load(saved: Account[]): void {
+    this.accounts.clear();
+    for (const a of saved) this.accounts.set(a.id, { ...a });
+  }
+
+  private create(id: string, label: string, listed?: AccountSettings & { label: string }): Account {
+    const account: Account = {
+      id,
+      label: listed?.label ?? label,
+      balanceMicro: listed?.balance_micro ?? DEFAULT_BALANCE_MICRO,
+      capabilities: [...(listed?.capabilities ?? CAPABILITIES)],
+      project: listed?.project ?? 'default',
+      disabled: listed?.disabled ?? false,
+      limits: { ...(listed?.limits ?? {}) },
+      freeCallSeconds: this.opts.freeCallSeconds,
+      listed: listed !== undefined,
+    };
+    this.accounts.set(id, account);
+    return account;
+  }
+}
+
+/** The control plane's view of an account: same field names as PUT accepts. */
+export function accountView(a: Account) {
+  return {
+    account: a.label,
+    balance_micro: a.balanceMicro,
+    capabilities: a.capabilities,
+    project: a.project,
+    disabled: a.disabled,
+    limits: a.limits,
+  };
+}

@@ -1,0 +1,164 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve, sep } from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+
+/**
+ * Files on disk under the data dir (uploads, generated audio, subtitles) and their signed, expiring
+ * download links. Writes go to a temporary name and are renamed, so no reader sees half a file.
+ */
+export class BlobPathError extends Error {}
+export class BlobTooLargeError extends Error {
+  constructor(readonly limit: number) {
+    super(`file larger than ${limit} bytes`);
+  }
+}
+
+export const DOWNLOAD_PREFIX = '/download/';
+
+const SAFE_SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/** Accepts only plain relative paths of safe segments: no `..`, no absolute paths, no encoded slashes. */
+export function checkBlobPath(rel: string): string {
+  if (typeof rel !== 'string' || rel.length === 0 || rel.length > 512) throw new BlobPathError('empty or too long path');
+  const segments = rel.split('/');
+  for (const s of segments) {
+    if (!SAFE_SEGMENT.test(s) || s.includes('..')) throw new BlobPathError(`unsafe path segment "${s}"`);
+  }
+  return segments.join('/');
+}
+
+export type SignatureCheck = 'ok' | 'expired' | 'invalid';
+
+export class BlobStore {
+  private tmpCounter = 0;
+
+  constructor(
+    readonly root: string,
+    private readonly secret: Buffer,
+    private readonly now: () => number,
+  ) {}
+
+  /** Absolute file path of a blob; throws on anything that could leave the store. */
+  file(rel: string): string {
+    const safe = checkBlobPath(rel);
+    const abs = resolve(this.root, safe);
+    if (!abs.startsWith(resolve(this.root) + sep)) throw new BlobPathError('path escapes the store');
+    return abs;
+  }
+
+  async put(rel: string, data: Buffer | Uint8Array | string): Promise<number> {
+    const abs = this.file(rel);
+    await mkdir(dirname(abs), { recursive: true });
+    const tmp = `${abs}.tmp-${process.pid}-${++this.tmpCounter}`;
+    await writeFile(tmp, data);
+    await rename(tmp, abs);
+    return typeof data === 'string' ? Buffer.byteLength(data) : data.length;
+  }
+
+  /**
+   * Streams into a blob, stopping the moment more than `maxBytes` arrived: the source is drained and
+   * discarded, the partial file removed, and BlobTooLargeError thrown. Memory stays flat.
+   */
+  async putStream(rel: string, source: Readable, maxBytes: number): Promise<number> {
+    const abs = this.file(rel);
+    await mkdir(dirname(abs), { recursive: true });
+    const tmp = `${abs}.tmp-${process.pid}-${++this.tmpCounter}`;
+    let size = 0;
+    let tooLarge = false;
+    async function* limited(src: AsyncIterable<Buffer>) {
+      for await (const chunk of src) {
+        if (tooLarge) continue; // keep reading so the client gets its answer, but keep nothing
+        size += chunk.length;
+        if (size > maxBytes) {
+          tooLarge = true;
+          continue;
+        }
+        yield chunk;
+      }
+    }
+    try {
+      await pipeline(source, limited, createWriteStream(tmp));
+    } catch (err) {
+      await rm(tmp, { force: true });
+      throw err;
+    }
+    if (tooLarge) {
+      await rm(tmp, { force: true });
+      throw new BlobTooLargeError(maxBytes);
+    }
+    await rename(tmp, abs);
+    return size;
+  }
+
+  async read(rel: string): Promise<Buffer> {
+    return readFile(this.file(rel));
+  }
+
+  readStream(rel: string): Readable {
+    return createReadStream(this.file(rel));
+  }
+
+  async size(rel: string): Promise<number | null> {
+    try {
+      return (await stat(this.file(rel))).size;
+    } catch {
+      return null;
+    }
+  }
+
+  async remove(rel: string): Promise<void> {
+    await rm(this.file(rel), { force: true });
+  }
+
+  /** Removes a folder of blobs (an account's files on reset). */
+  async removeTree(relDir: string): Promise<void> {
+    await rm(join(this.root, checkBlobPath(relDir)), { recursive: true, force: true });
+  }
+
+  /** Path and query of a signed link to `rel`, valid until `expiresMs` on the emulator clock. */
+  signedPath(rel: string, expiresMs: number): string {
+    const safe = checkBlobPath(rel);
+    const expires = Math.floor(expiresMs);
+    return `${DOWNLOAD_PREFIX}${safe}?expires=${expires}&sig=${this.sign(safe, expires)}`;
+  }
+
+  verify(rel: string, expires: string | undefined, sig: string | undefined): SignatureCheck {
+    if (!expires || !sig || !/^\d+$/.test(expires)) return 'invalid';
+    let safe: string;
+    try {
+      safe = checkBlobPath(rel);
+    } catch {
+      return 'invalid';
+    }
+    const want = Buffer.from(this.sign(safe, Number(expires)));
+    const got = Buffer.from(sig);
+    if (want.length !== got.length || !timingSafeEqual(want, got)) return 'invalid';
+    return this.now() > Number(expires) ? 'expired' : 'ok';
+  }
+
+  private sign(rel: string, expires: number): string {
+    return createHmac('sha256', this.secret).update(`${rel}\n${expires}`).digest('base64url');
+  }
+}
+
+export function contentTypeOf(rel: string): string {
+  const ext = rel.slice(rel.lastIndexOf('.') + 1).toLowerCase();
+  return (
+    {
+      mp3: 'audio/mpeg',
+      wav: 'audio/wav',
+      flac: 'audio/flac',
+      pcm: 'audio/pcm',
+      m4a: 'audio/mp4',
+      json: 'application/json',
+      txt: 'text/plain; charset=utf-8',
+      png: 'image/png',
+      jpg: 'image/jpeg',
+      jpeg: 'image/jpeg',
+      mp4: 'video/mp4',
+    } as Record<string, string>
+  )[ext] ?? 'application/octet-stream';
+}

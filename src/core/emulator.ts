@@ -1,0 +1,193 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import { Accounts, type Account } from './accounts.js';
+import { BlobStore } from './blobs.js';
+import { Clock } from './clock.js';
+import { Faults } from './faults.js';
+import type { LoadedFixtures } from './fixtures.js';
+import { Ids } from './ids.js';
+import { Journal } from './journal.js';
+import { RateWindows } from './limits.js';
+import { SignatureRecords } from './signatures.js';
+import { Sockets } from './sockets.js';
+
+/**
+ * A part of the state owned by one service area (custom voices, uploads, sessions…). Areas register
+ * with the emulator so reset, the state view and persistence reach them without knowing them.
+ */
+export interface StateArea {
+  name: string;
+  /** Drop resources: all of them, or one account's. */
+  reset(accountId?: string): void;
+  /** Resources of one account for `GET /_emulator/state`. */
+  view?(accountId: string): unknown;
+  /** Plain serializable data for the snapshot in the data dir. */
+  save?(): unknown;
+  /** Restore from a snapshot; rebuild pending deadlines from their timestamps. */
+  load?(data: unknown): void;
+}
+
+export type ServiceName = 'speech' | 'platform';
+
+export interface ServiceUrls {
+  speech: string;
+  speechBackup: string;
+  platform: string;
+}
+
+const SNAPSHOT = 'state.json';
+
+/** Everything one emulator instance owns. No module-level state: several instances can share a process. */
+export class Emulator {
+  readonly clock = new Clock();
+  readonly ids: Ids;
+  readonly accounts: Accounts;
+  readonly faults: Faults;
+  readonly journal: Journal;
+  readonly blobs: BlobStore;
+  readonly limits: RateWindows;
+  readonly signatures = new SignatureRecords();
+  readonly sockets = new Sockets();
+  readonly areas = new Map<string, StateArea>();
+  readonly dataDir: string;
+  readonly persistent: boolean;
+  urls: ServiceUrls = { speech: '', speechBackup: '', platform: '' };
+  private dirtyTimer: NodeJS.Timeout | null = null;
+  private saving: Promise<void> = Promise.resolve();
+  private closed = false;
+
+  private constructor(
+    readonly config: Config,
+    readonly fixtures: LoadedFixtures,
+    readonly logger: Logger,
+    dataDir: string,
+    persistent: boolean,
+    secret: Buffer,
+  ) {
+    this.dataDir = dataDir;
+    this.persistent = persistent;
+    this.ids = new Ids(config.seed);
+    this.accounts = new Accounts({
+      strict: config.strictKeys,
+      fixture: fixtures.data['accounts.json'],
+      freeCallSeconds: fixtures.data['billing.json'].free_call_seconds,
+    });
+    this.faults = new Faults(() => this.ids.stream('faults'));
+    this.journal = new Journal(config.journalLimit);
+    this.blobs = new BlobStore(join(dataDir, 'blobs'), secret, () => this.clock.now());
+    this.limits = new RateWindows(() => this.clock.now());
+  }
+
+  static async create(config: Config, fixtures: LoadedFixtures, logger: Logger): Promise<Emulator> {
+    const persistent = config.dataDir !== undefined;
+    const dataDir = config.dataDir ?? mkdtempSync(join(tmpdir(), 'speech-emulator-'));
+    await mkdir(dataDir, { recursive: true });
+    let secret: Buffer;
+    const secretFile = join(dataDir, 'url-secret');
+    if (persistent && existsSync(secretFile)) secret = await readFile(secretFile);
+    else {
+      secret = randomBytes(32);
+      if (persistent) await writeFile(secretFile, secret, { mode: 0o600 });
+    }
+    return new Emulator(config, fixtures, logger, dataDir, persistent, secret);
+  }
+
+  registerArea(area: StateArea): void {
+    this.areas.set(area.name, area);
+  }
+
+  /** Base of links handed out by a service: EMULATOR_PUBLIC_URL, else the listener's own address. */
+  publicBase(service: ServiceName): string {
+    if (this.config.publicUrl) return this.config.publicUrl.replace(/\/+$/, '');
+    return service === 'speech' ? this.urls.speech : this.urls.platform;
+  }
+
+  /** A full signed download URL for a blob. */
+  downloadUrl(service: ServiceName, rel: string, expiresMs: number): string {
+    return this.publicBase(service) + this.blobs.signedPath(rel, expiresMs);
+  }
+
+  /** Drops resources, sessions, faults, windows and journal (all, or one account's). */
+  reset(id?: string): void {
+    for (const area of this.areas.values()) area.reset(id);
+    this.sockets.closeAll(1012, 'emulator reset', id);
+    this.clock.cancelAll(id);
+    this.faults.clear(id);
+    this.limits.reset(id === undefined ? undefined : `${id}:`);
+    this.journal.clear(id);
+    if (id === undefined) {
+      this.accounts.reset();
+      this.ids.reset();
+      this.clock.resetToReal();
+    } else {
+      this.accounts.reset(id);
+      this.ids.reset(id);
+    }
+    this.markDirty();
+  }
+
+  /** Key of a rate window of one account: reset by account uses this prefix. */
+  windowKey(account: Account, name: string): string {
+    return `${account.id}:${name}`;
+  }
+
+  /** Schedules a snapshot soon after a change (persistent mode only). */
+  markDirty(): void {
+    if (!this.persistent || this.closed || this.dirtyTimer) return;
+    this.dirtyTimer = setTimeout(() => {
+      this.dirtyTimer = null;
+      void this.saveNow();
+    }, 100);
+    this.dirtyTimer.unref();
+  }
+
+  /** Writes the snapshot to a temporary file and renames it: a crash never leaves half a snapshot. */
+  saveNow(): Promise<void> {
+    if (!this.persistent) return Promise.resolve();
+    this.saving = this.saving.then(async () => {
+      const areas: Record<string, unknown> = {};
+      for (const a of this.areas.values()) if (a.save) areas[a.name] = a.save();
+      const snapshot = {
+        version: 1,
+        saved_at_ms: this.clock.now(),
+        accounts: this.accounts.save(),
+        signatures: this.signatures.save(),
+        areas,
+      };
+      const tmp = join(this.dataDir, `${SNAPSHOT}.tmp`);
+      await writeFile(tmp, JSON.stringify(snapshot));
+      await rename(tmp, join(this.dataDir, SNAPSHOT));
+    }).catch((err) => this.logger.error({ err }, 'saving state failed'));
+    return this.saving;
+  }
+
+  /** Loads the snapshot of a data dir, after every area has registered. */
+  async loadSnapshot(): Promise<void> {
+    const file = join(this.dataDir, SNAPSHOT);
+    if (!this.persistent || !existsSync(file)) return;
+    const snapshot = JSON.parse(await readFile(file, 'utf8')) as {
+      accounts?: Account[];
+      signatures?: never[];
+      areas?: Record<string, unknown>;
+    };
+    if (snapshot.accounts) this.accounts.load(snapshot.accounts);
+    if (snapshot.signatures) this.signatures.load(snapshot.signatures);
+    for (const [name, data] of Object.entries(snapshot.areas ?? {})) this.areas.get(name)?.load?.(data);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    if (this.dirtyTimer) clearTimeout(this.dirtyTimer);
+    this.dirtyTimer = null;
+    this.sockets.closeAll(1001, 'emulator shutting down');
+    await this.saveNow();
+    this.closed = true;
+    this.clock.stop();
+    if (!this.persistent) rmSync(this.dataDir, { recursive: true, force: true });
+  }
+}

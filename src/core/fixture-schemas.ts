@@ -1,0 +1,132 @@
+import { z } from 'zod';
+import { CAPABILITIES } from './accounts.js';
+
+/**
+ * The shape of every fixture file under fixtures/. A user's folder (EMULATOR_FIXTURES_DIR) may replace
+ * any of them file by file; each is validated at start so a broken one stops the start with its field named.
+ */
+const voice = z.object({
+  voice_id: z.string().min(1),
+  name: z.string().min(1),
+  language: z.string().min(1),
+  gender: z.enum(['male', 'female', 'neutral']).default('neutral'),
+});
+
+export const fixtureSchemas = {
+  'accounts.json': z.array(
+    z.object({
+      key: z.string().min(1),
+      balance_micro: z.int().min(0).optional(),
+      capabilities: z.array(z.enum(CAPABILITIES)).optional(),
+      project: z.string().min(1).optional(),
+      disabled: z.boolean().optional(),
+      limits: z
+        .object({
+          requests_per_minute: z.int().min(1).optional(),
+          characters_per_minute: z.int().min(1).optional(),
+          max_concurrent_calls: z.int().min(1).optional(),
+          single_channel: z.boolean().optional(),
+        })
+        .optional(),
+    }),
+  ),
+  'billing.json': z.object({
+    prices_micro: z.object({
+      speech_character: z.int().min(0),
+      platform_tts_character: z.int().min(0),
+      call_second: z.int().min(0),
+      podcast_audio_second: z.int().min(0),
+      recognition_audio_second: z.int().min(0),
+      detection_audio_second: z.int().min(0),
+      diarization_audio_second: z.int().min(0),
+      conversation_audio_second: z.int().min(0),
+      agent_second: z.int().min(0),
+    }),
+    free_call_seconds: z.int().min(0).default(0),
+  }),
+  'speech-voices.json': z.array(voice),
+  'platform-voices.json': z.array(voice),
+  'roles.json': z.array(
+    z.object({
+      id: z.string().min(1),
+      name: z.string().min(1),
+      language: z.string().min(1),
+      description: z.string(),
+      voice_id: z.string().min(1),
+    }),
+  ),
+  'agents.json': z.array(
+    z.object({
+      agentId: z.string().min(1),
+      name: z.string().min(1),
+      project: z.string().min(1),
+      published: z.boolean().default(true),
+      voice_id: z.string().min(1).optional(),
+    }),
+  ),
+  'recognition.json': z.object({
+    rules: z.array(
+      z.object({
+        sha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+        min_ms: z.number().min(0).optional(),
+        max_ms: z.number().min(0).optional(),
+        text: z.string(),
+        language: z.string().default('en'),
+        confidence: z.number().min(0).max(1).default(0.9),
+      }),
+    ),
+    defaults: z
+      .array(z.object({ text: z.string(), language: z.string().default('en'), confidence: z.number().min(0).max(1).default(0.85) }))
+      .min(1),
+  }),
+  'detection.json': z.object({
+    rules: z.array(
+      z.object({
+        sha256: z.string().regex(/^[0-9a-f]{64}$/),
+        prediction: z.enum(['Fake', 'Real']),
+        confidence: z.number().min(0.5).max(1),
+      }),
+    ),
+  }),
+  'diarization.json': z.object({
+    rules: z.array(
+      z.object({
+        sha256: z.string().regex(/^[0-9a-f]{64}$/),
+        speakers: z.array(
+          z.object({
+            speaker_id: z.string().min(1),
+            segments: z.array(z.object({ start_time: z.number().min(0), end_time: z.number().min(0) })),
+          }),
+        ),
+      }),
+    ),
+  }),
+  'conversation.json': z.object({
+    rules: z.array(
+      z.object({ match: z.string().min(1), flags: z.string().regex(/^[imsu]*$/).default(''), reply: z.string().min(1), language: z.string().optional() }),
+    ),
+    defaults: z.array(z.object({ reply: z.string().min(1), language: z.string().optional() })).min(1),
+  }),
+  'podcast-pairs.json': z
+    .array(
+      z.object({
+        name: z.string().min(1),
+        description: z.string(),
+        speaker1: z.string().min(1),
+        speaker2: z.string().min(1),
+      }),
+    )
+    .length(5),
+  'podcast-hosts.json': z.array(z.string().min(1)),
+  'content-safety.json': z.object({ terms: z.array(z.string().min(1)) }),
+  'remote-audio.json': z.array(
+    z.object({
+      url: z.url({ protocol: /^https?$/ }),
+      file: z.string().min(1),
+      content_type: z.string().optional(),
+    }),
+  ),
+} as const;
+
+export type FixtureName = keyof typeof fixtureSchemas;
+export type Fixtures = { [K in FixtureName]: z.output<(typeof fixtureSchemas)[K]> };

@@ -1,0 +1,55 @@
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { fixtureSchemas, type FixtureName, type Fixtures } from './fixture-schemas.js';
+
+export type { Fixtures, FixtureName };
+
+export class FixtureError extends Error {}
+
+/** fixtures/ of the package, found from this file in src/ (tsx) or dist/ (compiled). */
+export function defaultFixturesDir(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 5; i++) {
+    if (existsSync(join(dir, 'fixtures', 'accounts.json'))) return join(dir, 'fixtures');
+    dir = dirname(dir);
+  }
+  throw new FixtureError('cannot find the fixtures/ folder of speech-emulator');
+}
+
+export interface LoadedFixtures {
+  data: Fixtures;
+  /** Where each file was read from (the user's folder or the package's). */
+  sources: Record<FixtureName, string>;
+  /** Resolves a file named by a fixture (e.g. remote audio) in the user's folder first. */
+  resolveFile(rel: string): string;
+}
+
+/** Loads and validates every fixture, the user's folder overriding the package's file by file. */
+export async function loadFixtures(overrideDir?: string): Promise<LoadedFixtures> {
+  const base = defaultFixturesDir();
+  const user = overrideDir ? resolve(overrideDir) : undefined;
+  if (user && !existsSync(user)) throw new FixtureError(`fixtures folder ${user} does not exist`);
+  const data = {} as Record<string, unknown>;
+  const sources = {} as Record<FixtureName, string>;
+  for (const name of Object.keys(fixtureSchemas) as FixtureName[]) {
+    const path = user && existsSync(join(user, name)) ? join(user, name) : join(base, name);
+    let json: unknown;
+    try {
+      json = JSON.parse(await readFile(path, 'utf8'));
+    } catch (err) {
+      throw new FixtureError(`fixture ${path}: ${(err as Error).message}`);
+    }
+    const parsed = fixtureSchemas[name].safeParse(json);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      const field = issue.path.length ? issue.path.join('.') : '(root)';
+      throw new FixtureError(`fixture ${path}: field ${field}: ${issue.message}`);
+    }
+    data[name] = parsed.data;
+    sources[name] = path;
+  }
+  const resolveFile = (rel: string) => (user && existsSync(join(user, rel)) ? join(user, rel) : join(base, rel));
+  return { data: data as Fixtures, sources, resolveFile };
+}

@@ -1,0 +1,204 @@
+import { performance } from 'node:perf_hooks';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Account, Capability } from './accounts.js';
+import { redactKey } from './accounts.js';
+import type { Emulator } from './emulator.js';
+import { parseFaultHeader, type FaultDirective, type FaultField } from './faults.js';
+import { summarize, type JournalEntry } from './journal.js';
+
+/** Which listener a request reached. Fault rules name it as `service`. */
+export type Listener = 'speech' | 'speech-backup' | 'platform';
+
+export interface RequestState {
+  listener: Listener;
+  /** The account of the key the request presented, when valid. */
+  account: Account | null;
+  /** Why no account: no key, an unknown key (strict mode) or a disabled one. */
+  accountProblem: 'missing' | 'invalid' | 'disabled' | null;
+  fault: FaultDirective | null;
+  faultUsed: Set<FaultField>;
+  faultNote: string | null;
+  entry: JournalEntry | null;
+  startedAt: number;
+  traceId: string | null;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    emu: RequestState;
+  }
+  interface FastifyContextConfig {
+    /** Error family of the route (platform): decides codes and HTTP statuses of its errors. */
+    family?: string;
+    /** Capability the key must carry. */
+    capability?: Capability;
+    /** The route checks its key itself (WebSockets with ?api_key=, /mcp with arguments.apiKey). */
+    selfAuth?: boolean;
+  }
+}
+
+export interface PipelineOptions {
+  service: 'speech' | 'platform';
+  /** Reads the presented key from a request (bearer header, X-API-Key, ?api_key=…). */
+  keyOf(req: FastifyRequest): string | undefined;
+}
+
+const CONTROL_PREFIX = '/_emulator';
+
+export function pathOf(req: FastifyRequest): string {
+  const url = req.raw.url ?? req.url;
+  const q = url.indexOf('?');
+  return q === -1 ? url : url.slice(0, q);
+}
+
+export function listenerOf(req: FastifyRequest, service: 'speech' | 'platform'): Listener {
+  if (service === 'platform') return 'platform';
+  return (req.raw as { emulatorListener?: Listener }).emulatorListener ?? 'speech';
+}
+
+/** Returns the directive's field and marks it as expressed (fields never taken are reported ignored). */
+export function takeFault<K extends FaultField>(req: FastifyRequest, field: K): FaultDirective[K] | undefined {
+  const value = req.emu?.fault?.[field];
+  if (value !== undefined) req.emu.faultUsed.add(field);
+  return value;
+}
+
+/** Counts one streamed chunk (SSE event, audio chunk) in the journal. */
+export function countChunk(req: FastifyRequest): void {
+  if (req.emu?.entry) req.emu.entry.chunks = (req.emu.entry.chunks ?? 0) + 1;
+}
+
+/** Names the account of a request found later than its headers (e.g. /mcp `arguments.apiKey`). */
+export function attachAccount(req: FastifyRequest, account: Account): void {
+  req.emu.account = account;
+  if (req.emu.entry) {
+    req.emu.entry.account = account.label;
+    req.emu.entry.accountId = account.id;
+  }
+}
+
+const SECRET_HEADERS = new Set(['authorization', 'x-api-key', 'cookie']);
+
+function journalHeaders(req: FastifyRequest): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(req.headers)) {
+    if (v === undefined) continue;
+    const s = Array.isArray(v) ? v.join(', ') : String(v);
+    out[k] = SECRET_HEADERS.has(k) ? redactSecret(s) : s;
+  }
+  return out;
+}
+
+function redactSecret(value: string): string {
+  const m = /^(Bearer\s+)(.*)$/i.exec(value);
+  return m ? `${m[1]}${m[2] ? redactKey(m[2]) : ''}` : value ? redactKey(value) : '';
+}
+
+function journalQuery(req: FastifyRequest): Record<string, unknown> | undefined {
+  const q = req.query as Record<string, unknown> | undefined;
+  if (!q || Object.keys(q).length === 0) return undefined;
+  return summarize(q, redactKey) as Record<string, unknown>;
+}
+
+/**
+ * The request pipeline every service shares: account of the key, fault directive (header or rule),
+ * delay, journal entry and one log line. Control-plane routes pass through untouched.
+ */
+export function installPipeline(app: FastifyInstance, emu: Emulator, opts: PipelineOptions): void {
+  app.decorateRequest('emu', null as unknown as RequestState);
+
+  app.addHook('onRequest', async (req) => {
+    const path = pathOf(req);
+    const state: RequestState = {
+      listener: listenerOf(req, opts.service),
+      account: null,
+      accountProblem: null,
+      fault: null,
+      faultUsed: new Set(),
+      faultNote: null,
+      entry: null,
+      startedAt: performance.now(),
+      traceId: null,
+    };
+    req.emu = state;
+    if (path.startsWith(CONTROL_PREFIX)) return;
+
+    const resolution = emu.accounts.resolve(opts.keyOf(req));
+    if (resolution.ok) state.account = resolution.account;
+    else state.accountProblem = resolution.problem;
+
+    let header: FaultDirective | undefined;
+    const raw = req.headers['x-emulator-fault'];
+    if (typeof raw === 'string' && raw.trim()) {
+      try {
+        header = parseFaultHeader(raw);
+      } catch (err) {
+        state.faultNote = (err as Error).message;
+      }
+    }
+    state.fault = emu.faults.take({ service: state.listener, method: req.method, path, accountId: state.account?.id }, header);
+
+    state.entry = emu.journal.start({
+      at_ms: emu.clock.now(),
+      service: opts.service,
+      method: req.method,
+      path,
+      account: state.account?.label ?? null,
+      accountId: state.account?.id,
+      request: { headers: journalHeaders(req), query: journalQuery(req) },
+      response: {},
+      ...(state.listener === 'speech-backup' ? { note: 'backup listener' } : {}),
+    });
+
+    const delay = takeFault(req, 'delay_ms');
+    if (delay) await new Promise((r) => setTimeout(r, delay));
+  });
+
+  app.addHook('preHandler', async (req) => {
+    if (req.emu?.entry && req.body !== undefined) req.emu.entry.request.body = summarize(req.body, redactKey);
+  });
+
+  app.addHook('onSend', async (req, reply, payload) => {
+    const state = req.emu;
+    if (!state?.entry) return payload;
+    const ignored = state.fault ? (Object.keys(state.fault) as FaultField[]).filter((f) => !state.faultUsed.has(f)) : [];
+    const notes = [...ignored, ...(state.faultNote ? [state.faultNote] : [])];
+    if (notes.length) reply.header('X-Emulator-Fault-Ignored', notes.join(', ').replace(/[\r\n]/g, ' '));
+    const type = String(reply.getHeader('content-type') ?? '');
+    state.entry.response.content_type = type || undefined;
+    if (typeof payload === 'string') {
+      if (type.includes('json') && payload.length < 65_536) {
+        try {
+          state.entry.response.summary = summarize(JSON.parse(payload), redactKey);
+        } catch {
+          state.entry.response.summary = { bytes: Buffer.byteLength(payload) };
+        }
+      } else state.entry.response.summary = { bytes: Buffer.byteLength(payload) };
+    } else if (Buffer.isBuffer(payload)) state.entry.response.summary = { bytes: payload.length };
+    else if (payload) state.entry.response.summary = { stream: true };
+    return payload;
+  });
+
+  app.addHook('onResponse', async (req, reply) => {
+    finishEntry(req, reply.statusCode);
+    const state = req.emu;
+    if (!state?.entry) return;
+    req.log.info(
+      { method: req.method, path: state.entry.path, status: reply.statusCode, ms: state.entry.duration_ms, account: state.account?.label ?? null },
+      `${req.method} ${state.entry.path} ${reply.statusCode}`,
+    );
+  });
+}
+
+/** Closes a journal entry (also used by WebSocket handlers when the socket ends). */
+export function finishEntry(req: FastifyRequest, status: number): void {
+  const state = req.emu;
+  if (!state?.entry) return;
+  if (state.entry.status === null || state.entry.status === 101) state.entry.status = status;
+  state.entry.duration_ms = Math.round((performance.now() - state.startedAt) * 100) / 100;
+}
+
+/** Sends a JSON body as-is (already serialized shapes must not be re-serialized by schemas). */
+export function sendJson(reply: FastifyReply, status: number, body: unknown): FastifyReply {
+  return reply.code(status).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(body));
+}

@@ -1,0 +1,40 @@
+/**
+ * Open WebSockets, by account, so the state view can count them and a reset or shutdown can close them.
+ */
+export interface OpenSocket {
+  id: number;
+  accountId: string | null;
+  path: string;
+  openedAtMs: number;
+  close: (code: number, reason: string) => void;
+}
+
+export class Sockets {
+  private open = new Map<number, OpenSocket>();
+  private counter = 0;
+
+  add(s: Omit<OpenSocket, 'id'>): OpenSocket {
+    const socket = { ...s, id: ++this.counter };
+    this.open.set(socket.id, socket);
+    return socket;
+  }
+
+  remove(socket: OpenSocket | null | undefined): void {
+    if (socket) this.open.delete(socket.id);
+  }
+
+  list(accountId?: string): OpenSocket[] {
+    return [...this.open.values()].filter((s) => accountId === undefined || s.accountId === accountId);
+  }
+
+  closeAll(code: number, reason: string, accountId?: string): void {
+    for (const s of this.list(accountId)) {
+      this.open.delete(s.id);
+      try {
+        s.close(code, reason);
+      } catch {
+        // already gone
+      }
+    }
+  }
+}

@@ -1,0 +1,19 @@
+import { configSchema, type ConfigInput } from './config.js';
+import { runEmulator, type RunningEmulator } from './app.js';
+import { createLogger } from './logger.js';
+
+export type { RunningEmulator } from './app.js';
+export type { Config, ConfigInput } from './config.js';
+export type { Emulator } from './core/emulator.js';
+
+export type StartOptions = Partial<ConfigInput>;
+
+/**
+ * Starts the emulator in-process, as a test suite does. Ports default to 0 (any free port), logs to
+ * `warn`; returns the three base URLs and `close()`.
+ */
+export async function startEmulator(options: StartOptions = {}): Promise<RunningEmulator> {
+  const config = configSchema.parse({ speechPort: 0, speechBackupPort: 0, platformPort: 0, logLevel: 'warn', ...options });
+  const logger = createLogger(config.logLevel, false);
+  return runEmulator(config, logger);
+}

@@ -1,0 +1,56 @@
+#!/usr/bin/env node
+import { ConfigError, readConfig } from './config.js';
+import { runEmulator } from './app.js';
+import { FixtureError } from './core/fixtures.js';
+import { createLogger } from './logger.js';
+
+/** CLI: read flags and environment, start the three listeners, close gracefully on SIGINT/SIGTERM. */
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = readConfig(process.argv.slice(2), process.env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`speech-emulator: ${err.message}`);
+      process.exit(/^usage:/.test(err.message) ? 0 : 2);
+    }
+    throw err;
+  }
+  const logger = createLogger(config.logLevel);
+  let running;
+  try {
+    running = await runEmulator(config, logger);
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    const reason = err instanceof FixtureError ? err.message : e.code === 'EADDRINUSE' ? `port already in use (${e.message})` : e.message;
+    console.error(`speech-emulator: cannot start: ${reason}`);
+    process.exit(1);
+  }
+  console.log(
+    [
+      'speech-emulator is running',
+      `  speech synthesis  ${running.speechUrl}`,
+      `  speech backup     ${running.speechBackupUrl}`,
+      `  voice platform    ${running.platformUrl}`,
+      `  control plane     ${running.speechUrl}/_emulator (on every listener)`,
+      `  data              ${running.emulator.persistent ? running.emulator.dataDir : 'in memory (temporary folder, removed at exit)'}`,
+    ].join('\n'),
+  );
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'closing');
+    const force = setTimeout(() => process.exit(1), 10_000);
+    force.unref();
+    running
+      .close()
+      .then(() => process.exit(0))
+      .catch(() => process.exit(1));
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+void main();

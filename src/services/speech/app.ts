@@ -1,0 +1,39 @@
+import type { FastifyInstance } from 'fastify';
+import { registerDownloads } from '../../core/downloads.js';
+import type { Emulator } from '../../core/emulator.js';
+import { installPipeline } from '../../core/http.js';
+import { controlPlane } from '../../control/routes.js';
+import { invalidParams, SpeechError, sendSpeechError } from './errors.js';
+import { speechRoutes } from './routes.js';
+
+/** Bearer key of the speech service (`Authorization: Bearer <key>`). */
+export function bearerKey(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const m = /^Bearer\s+(.*)$/i.exec(header.trim());
+  return m ? m[1]!.trim() : undefined;
+}
+
+/** Speech synthesis service: the T2A operation, downloads and the control plane on one Fastify app. */
+export async function setupSpeechApp(app: FastifyInstance, emu: Emulator): Promise<void> {
+  installPipeline(app, emu, { service: 'speech', keyOf: (req) => bearerKey(req.headers.authorization) });
+
+  app.setErrorHandler((err: Error & { statusCode?: number; code?: string }, req, reply) => {
+    if (err instanceof SpeechError) return sendSpeechError(emu, req, reply, err);
+    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendSpeechError(emu, req, reply, invalidParams('request body exceeds the 1 MB limit'));
+    if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return sendSpeechError(emu, req, reply, invalidParams('Content-Type must be application/json'));
+    if (err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return sendSpeechError(emu, req, reply, invalidParams('request body is empty'));
+    if (err.statusCode === 400) return sendSpeechError(emu, req, reply, invalidParams(`request body is not valid JSON (${err.message})`));
+    emu.logger.error({ err, path: req.url }, 'speech handler failed');
+    return sendSpeechError(emu, req, reply, new SpeechError(1000));
+  });
+
+  app.setNotFoundHandler((req, reply) =>
+    sendSpeechError(emu, req, reply, new SpeechError(1000, `not found: no operation at ${req.method} ${req.url.split('?')[0]}`, 404)),
+  );
+
+  registerDownloads(app, emu, (reply, status, message) =>
+    sendSpeechError(emu, reply.request, reply, new SpeechError(status === 403 ? 1004 : 1000, message, status)),
+  );
+  await app.register(controlPlane, { prefix: '/_emulator', emu });
+  await app.register(speechRoutes, { emu });
+}
