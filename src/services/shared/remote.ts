@@ -1,0 +1,115 @@
+import { readFile } from 'node:fs/promises';
+import { isIP } from 'node:net';
+import type { Account } from '../../core/accounts.js';
+import { DOWNLOAD_PREFIX } from '../../core/blobs.js';
+import type { Emulator } from '../../core/emulator.js';
+
+/**
+ * The offline resolver for audio handed over by URL or object key (voice cloning `ref_audio`, detection
+ * `audio_url`, diarization `url`/`object_key`, podcast prompts). The emulator never reaches the network:
+ * - its own signed download links (any listener, or EMULATOR_PUBLIC_URL) are read from the blob store,
+ *   signature and expiry checked;
+ * - URLs of the remote-audio fixture (host `cdn.emulator.test`) are read from fixtures/remote/;
+ * - a host that is loopback, private-range, link-local or `localhost` is "not public";
+ * - any other URL is a download failure.
+ */
+export type Fetched =
+  | { ok: true; bytes: Buffer; name: string; contentType?: string }
+  | { ok: false; problem: 'not-http' | 'not-public' | 'download-failed' | 'expired' | 'not-found'; message: string };
+
+export const FIXTURE_HOST = 'cdn.emulator.test';
+
+/** True for hosts a public URL must not point at. */
+export function isNonPublicHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  if (host === 'localhost' || host.endsWith('.localhost') || host === '') return true;
+  const v = isIP(host);
+  if (v === 4) {
+    const [a, b] = host.split('.').map(Number) as [number, number];
+    return a === 0 || a === 10 || a === 127 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127);
+  }
+  if (v === 6) {
+    if (host === '::1' || host === '::') return true;
+    if (/^f[cd]/.test(host) || /^fe[89ab]/.test(host)) return true;
+    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(host);
+    return mapped ? isNonPublicHost(mapped[1]!) : false;
+  }
+  return false;
+}
+
+/** Whether `url` points at one of this emulator's own listeners or its public URL. */
+function isOwnUrl(emu: Emulator, url: URL): boolean {
+  const bases = [emu.urls.speech, emu.urls.speechBackup, emu.urls.platform, emu.config.publicUrl].filter(Boolean) as string[];
+  return bases.some((b) => {
+    try {
+      const base = new URL(b);
+      return base.host === url.host && url.pathname.startsWith(`${base.pathname.replace(/\/$/, '')}${DOWNLOAD_PREFIX}`);
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** Fetches audio by URL without touching the network (see the rules above). */
+export async function fetchRemote(emu: Emulator, raw: string): Promise<Fetched> {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return { ok: false, problem: 'not-http', message: 'is not a valid URL' };
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return { ok: false, problem: 'not-http', message: 'must be an http or https URL' };
+
+  if (isOwnUrl(emu, url)) {
+    const rel = url.pathname.slice(url.pathname.indexOf(DOWNLOAD_PREFIX) + DOWNLOAD_PREFIX.length);
+    const check = emu.blobs.verify(rel, url.searchParams.get('expires') ?? undefined, url.searchParams.get('sig') ?? undefined);
+    if (check === 'expired') return { ok: false, problem: 'expired', message: 'is an expired download link' };
+    if (check !== 'ok') return { ok: false, problem: 'download-failed', message: 'is a download link with an invalid signature' };
+    try {
+      return { ok: true, bytes: await emu.blobs.read(rel), name: rel.split('/').pop()! };
+    } catch {
+      return { ok: false, problem: 'not-found', message: 'points at a file that no longer exists' };
+    }
+  }
+
+  if (isNonPublicHost(url.hostname)) return { ok: false, problem: 'not-public', message: 'does not resolve to a public address' };
+
+  const entry = emu.fixtures.data['remote-audio.json'].find((e) => e.url === `${url.origin}${url.pathname}` || e.url === raw);
+  if (!entry) return { ok: false, problem: 'download-failed', message: 'could not be downloaded (the emulator is offline; only fixture URLs resolve)' };
+  try {
+    const bytes = await readFile(emu.fixtures.resolveFile(entry.file));
+    return { ok: true, bytes, name: url.pathname.split('/').pop() || entry.file, contentType: entry.content_type };
+  } catch {
+    return { ok: false, problem: 'download-failed', message: 'could not be downloaded (fixture file missing)' };
+  }
+}
+
+/**
+ * Object keys are blob paths whose third segment is the owning account's id:
+ * `uploads/{scene}/{account.id}/…` (uploads) and `podcasts/{account.id}/…` (podcast audio).
+ */
+export function uploadKeyPrefix(account: Account, scene: string): string {
+  return `uploads/${scene}/${account.id}/`;
+}
+
+export function podcastKeyPrefix(account: Account): string {
+  return `podcasts/${account.id}/`;
+}
+
+/** True when `key` names a blob of `account` (an upload of any scene or a podcast). */
+export function ownsObjectKey(account: Account, key: string): boolean {
+  const parts = key.split('/');
+  if (parts[0] === 'uploads') return parts.length >= 4 && parts[2] === account.id;
+  if (parts[0] === 'podcasts') return parts.length >= 3 && parts[1] === account.id;
+  return false;
+}
+
+/** Reads an object key of `account`; null when it is not theirs or does not exist. */
+export async function readObjectKey(emu: Emulator, account: Account, key: string): Promise<Buffer | null> {
+  if (!ownsObjectKey(account, key)) return null;
+  try {
+    return await emu.blobs.read(key);
+  } catch {
+    return null;
+  }
+}
