@@ -1,18 +1,220 @@
-import type { DialogueInput, SynthInput, SynthResult, SynthStream } from './types.js';
+// Text + voice + settings -> PCM. The plan (timeline, duration) is computed up front; samples are
+// rendered block by block as the consumer pulls them, yielding to the event loop between blocks.
+import { EFFECT_TAIL_S, effectProcessor, softLimit } from './effects.js';
+import { signatureFrames, signatureSamples } from './marker.js';
+import { planText, type FrameSpan, type Segment } from './plan.js';
+import { signatureIdFor } from './signature-id.js';
+import { renderTag, renderWatermark } from './sounds.js';
+import type { DialogueInput, SynthInput, SynthResult, SynthSettings, SynthStream, SynthSummary, Timeline, VoiceTone } from './types.js';
+import { mixOf, renderBurst, styleFor } from './voice.js';
 
 export interface StreamOptions {
   signal?: AbortSignal;
 }
 
-export async function synthesize(_input: SynthInput): Promise<SynthResult> {
-  throw new Error('not implemented yet');
+/** Frames per PCM block of a stream. */
+export const BLOCK_FRAMES = 4096;
+const YIELD_AFTER_MS = 8;
+const CACHE_ENTRIES = 256;
+
+interface Part {
+  text: string;
+  voices: VoiceTone[];
+  speaker: number;
 }
-export async function synthesizeDialogue(_input: DialogueInput): Promise<SynthResult> {
-  throw new Error('not implemented yet');
+
+interface Prepared {
+  summary: SynthSummary;
+  segments: Segment[];
+  parts: Part[];
+  settings: SynthSettings;
+  watermarkAt: number;
 }
-export function synthesizeStream(_input: SynthInput, _opts: StreamOptions = {}): SynthStream {
-  throw new Error('not implemented yet');
+
+function checkSettings(s: SynthSettings): void {
+  if (!Number.isInteger(s.sampleRate) || s.sampleRate < 8000 || s.sampleRate > 48000)
+    throw new RangeError(`sampleRate must be an integer in 8000..48000, got ${s.sampleRate}`);
+  if (s.channels !== 1 && s.channels !== 2) throw new RangeError(`channels must be 1 or 2, got ${s.channels}`);
 }
-export function synthesizeDialogueStream(_input: DialogueInput, _opts: StreamOptions = {}): SynthStream {
-  throw new Error('not implemented yet');
+
+const ms = (frames: number, sr: number) => Math.round((frames * 1e6) / sr) / 1000;
+
+function prepare(parts: Part[], s: SynthSettings, id: string, turnGapMs: number, dialogue: boolean): Prepared {
+  checkSettings(s);
+  const sr = s.sampleRate;
+  let pos = signatureFrames(sr);
+  const segments: Segment[] = [];
+  const words: FrameSpan[] = [];
+  const sentences: FrameSpan[] = [];
+  const turns: { speaker: number; text: string; start: number; end: number }[] = [];
+  let end = pos;
+  parts.forEach((p, k) => {
+    if (k > 0) pos += Math.round((turnGapMs / 1000) * sr);
+    const plan = planText(p.text, s, sr, pos, k);
+    segments.push(...plan.segments);
+    words.push(...plan.words);
+    sentences.push(...plan.sentences);
+    turns.push({ speaker: p.speaker, text: p.text, start: pos, end: plan.soundEnd });
+    pos = plan.soundEnd;
+    end = plan.end;
+  });
+  const effect = s.voiceModify?.soundEffect;
+  const tail = effect ? Math.round(EFFECT_TAIL_S[effect] * sr) : 0;
+  const watermarkAt = end + tail;
+  const frames = watermarkAt + (s.watermark ? renderWatermark(sr).length : 0);
+  const span = (f: FrameSpan) => ({
+    text: f.text,
+    charStart: f.charStart,
+    charEnd: f.charEnd,
+    startMs: ms(f.start, sr),
+    endMs: ms(f.end, sr),
+    ...(dialogue ? { turn: f.part } : {}),
+  });
+  const timeline: Timeline = { sentences: sentences.map(span), words: words.map(span) };
+  const summary: SynthSummary = {
+    sampleRate: sr,
+    channels: s.channels,
+    frames,
+    durationMs: (frames * 1000) / sr,
+    timeline,
+    signatureId: id,
+    ...(dialogue ? { turns: turns.map((t) => ({ speaker: t.speaker, text: t.text, startMs: ms(t.start, sr), endMs: ms(t.end, sr) })) } : {}),
+  };
+  return { summary, segments, parts, settings: s, watermarkAt };
+}
+
+const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** Renders the prepared plan block by block (interleaved Int16). */
+async function* render(p: Prepared, signal?: AbortSignal): AsyncGenerator<Int16Array> {
+  const s = p.settings;
+  const sr = s.sampleRate;
+  const ch = s.channels;
+  const total = p.summary.frames;
+  const style = styleFor(s);
+  const pitchMul = 2 ** ((s.pitch ?? 0) / 12);
+  const vol = s.vol && s.vol > 0 ? s.vol : 1;
+  const mixes = p.parts.map((part) => mixOf(part.voices));
+  const effect = s.voiceModify?.soundEffect;
+  const fx = effect ? effectProcessor(effect, sr) : null;
+  const sig = signatureSamples(p.summary.signatureId, sr);
+  const wm = s.watermark ? renderWatermark(sr) : null;
+  const cache = new Map<string, Float32Array>();
+  const sound = (seg: Segment): Float32Array => {
+    const key = seg.kind === 'tag' ? `t|${seg.name}|${seg.frames}` : `b|${seg.part}|${seg.seed}|${seg.frames}`;
+    let v = cache.get(key);
+    if (!v) {
+      v = seg.kind === 'tag' ? renderTag(seg.name, seg.frames, sr) : renderBurst(seg.frames, mixes[seg.part]!, style, pitchMul, seg.seed, sr);
+      if (cache.size >= CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
+      cache.set(key, v);
+    }
+    return v;
+  };
+  const addAt = (buf: Float32Array, b0: number, src: Float32Array, at: number) => {
+    const from = Math.max(b0, at);
+    const to = Math.min(b0 + buf.length, at + src.length);
+    for (let f = from; f < to; f++) buf[f - b0]! += src[f - at]!;
+  };
+
+  let segIdx = 0;
+  let lastYield = performance.now();
+  for (let b0 = 0; b0 < total; b0 += BLOCK_FRAMES) {
+    if (signal?.aborted) throw signal.reason ?? new Error('aborted');
+    const n = Math.min(BLOCK_FRAMES, total - b0);
+    const buf = new Float32Array(n);
+    while (segIdx < p.segments.length && p.segments[segIdx]!.start + p.segments[segIdx]!.frames <= b0) segIdx++;
+    for (let k = segIdx; k < p.segments.length && p.segments[k]!.start < b0 + n; k++) {
+      const seg = p.segments[k]!;
+      addAt(buf, b0, sound(seg), seg.start);
+    }
+    if (fx) fx(buf);
+    for (let j = 0; j < n; j++) buf[j] = softLimit(buf[j]! * vol);
+    // The signature and the watermark come after effects and volume.
+    if (b0 < sig.length) addAt(buf, b0, sig, 0);
+    if (wm && b0 + n > p.watermarkAt) addAt(buf, b0, wm, p.watermarkAt);
+    const out = new Int16Array(n * ch);
+    for (let j = 0; j < n; j++) {
+      const v = Math.max(-32768, Math.min(32767, Math.round(buf[j]! * 32767)));
+      for (let c = 0; c < ch; c++) out[j * ch + c] = v;
+    }
+    yield out;
+    if (performance.now() - lastYield > YIELD_AFTER_MS) {
+      await tick();
+      lastYield = performance.now();
+    }
+  }
+}
+
+function streamOf(p: Prepared, opts: StreamOptions): SynthStream {
+  let resolveDone!: (s: SynthSummary) => void;
+  let rejectDone!: (e: unknown) => void;
+  const donePromise = new Promise<SynthSummary>((res, rej) => {
+    resolveDone = res;
+    rejectDone = rej;
+  });
+  donePromise.catch(() => undefined);
+  let used = false;
+  return {
+    ...p.summary,
+    done: () => donePromise,
+    [Symbol.asyncIterator]() {
+      if (used) throw new Error('a synthesis stream can be iterated only once');
+      used = true;
+      const gen = render(p, opts.signal);
+      return {
+        async next() {
+          try {
+            const r = await gen.next();
+            if (r.done) resolveDone(p.summary);
+            return r;
+          } catch (e) {
+            rejectDone(e);
+            throw e;
+          }
+        },
+        async return() {
+          await gen.return(undefined);
+          rejectDone(new Error('stream closed before the end'));
+          return { done: true as const, value: undefined };
+        },
+      };
+    },
+  };
+}
+
+function single(input: SynthInput): Prepared {
+  return prepare([{ text: input.text, voices: input.voices, speaker: 0 }], input, signatureIdFor(input), 0, false);
+}
+
+function dialogue(input: DialogueInput): Prepared {
+  return prepare(input.turns, input, signatureIdFor(input), input.turnGapMs ?? 400, true);
+}
+
+async function collect(p: Prepared, opts: StreamOptions = {}): Promise<SynthResult> {
+  const pcm = new Int16Array(p.summary.frames * p.summary.channels);
+  let at = 0;
+  for await (const block of render(p, opts.signal)) {
+    pcm.set(block, at);
+    at += block.length;
+  }
+  return { ...p.summary, pcm };
+}
+
+/** Whole synthesis: PCM, timeline and signature id. */
+export function synthesize(input: SynthInput, opts: StreamOptions = {}): Promise<SynthResult> {
+  return collect(single(input), opts);
+}
+
+/** A podcast: turns in order with `turnGapMs` between them; `turns` gives each turn's span. */
+export function synthesizeDialogue(input: DialogueInput, opts: StreamOptions = {}): Promise<SynthResult> {
+  return collect(dialogue(input), opts);
+}
+
+/** Streaming synthesis: blocks of 4096 frames as rendering advances; abort with `signal`. */
+export function synthesizeStream(input: SynthInput, opts: StreamOptions = {}): SynthStream {
+  return streamOf(single(input), opts);
+}
+
+export function synthesizeDialogueStream(input: DialogueInput, opts: StreamOptions = {}): SynthStream {
+  return streamOf(dialogue(input), opts);
 }
