@@ -1,0 +1,31 @@
+# speech-emulator: both emulated services and the control plane in one small image.
+# Build:  docker build -t speech-emulator .
+# Run:    docker run --rm -p 8900:8900 -p 8901:8901 -p 8910:8910 speech-emulator
+
+FROM node:20-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+COPY patches ./patches
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build
+RUN npm prune --omit=dev --no-audit --no-fund
+
+FROM node:20-slim
+WORKDIR /app
+ENV NODE_ENV=production \
+    EMULATOR_HOST=0.0.0.0 \
+    EMULATOR_SPEECH_PORT=8900 \
+    EMULATOR_SPEECH_BACKUP_PORT=8901 \
+    EMULATOR_PLATFORM_PORT=8910
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY package.json ./
+COPY fixtures ./fixtures
+RUN mkdir -p /data && chown node:node /data
+USER node
+EXPOSE 8900 8901 8910
+HEALTHCHECK --interval=5s --timeout=3s --start-period=2s --retries=5 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.EMULATOR_SPEECH_PORT||8900)+'/_emulator/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+CMD ["node", "dist/main.js"]
