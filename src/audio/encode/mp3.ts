@@ -1,0 +1,85 @@
+// MP3 through @breezystack/lamejs (patched so the output sample rate is the requested one; see
+// patches/). CBR without bit reservoir, so every encodeBuffer result holds whole frames.
+import { Mp3Encoder } from '@breezystack/lamejs';
+
+const MPEG1 = [32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320];
+const MPEG2 = [8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160];
+const MPEG25 = [8, 16, 24, 32, 40, 48, 56, 64];
+export const MP3_RATES = [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000];
+
+/** The CBR bitrate (bit/s) used for a requested one: the nearest legal one at that rate (ties: lower). */
+export function mp3Bitrate(sampleRate: number, requested: number): number {
+  if (!MP3_RATES.includes(sampleRate)) throw new RangeError(`MP3 cannot carry a sample rate of ${sampleRate} Hz`);
+  const table = sampleRate >= 32000 ? MPEG1 : sampleRate >= 16000 ? MPEG2 : MPEG25;
+  const kbps = requested / 1000;
+  let best = table[0]!;
+  for (const b of table) if (Math.abs(b - kbps) < Math.abs(best - kbps)) best = b;
+  return best * 1000;
+}
+
+/** Samples per MP3 frame at a sample rate (MPEG-1 layer III: 1152, MPEG-2/2.5: 576). */
+export function mp3FrameSamples(sampleRate: number): number {
+  return sampleRate >= 32000 ? 1152 : 576;
+}
+
+/** Counts the frames in whole-frame MP3 bytes, checking each sync word. */
+export function countMp3Frames(bytes: Uint8Array): number {
+  let n = 0;
+  for (let i = 0; i < bytes.length; ) {
+    if (bytes[i] !== 0xff || (bytes[i + 1]! & 0xe0) !== 0xe0) throw new Error(`MP3 chunk is not frame-aligned at byte ${i}`);
+    const v = (bytes[i + 1]! >> 3) & 3; // 3: MPEG1, 2: MPEG2, 0: MPEG2.5
+    const bi = bytes[i + 2]! >> 4;
+    const si = (bytes[i + 2]! >> 2) & 3;
+    const pad = (bytes[i + 2]! >> 1) & 1;
+    const rates = v === 3 ? [44100, 48000, 32000] : v === 2 ? [22050, 24000, 16000] : [11025, 12000, 8000];
+    const kbps = (v === 3 ? [0, ...MPEG1] : [0, ...MPEG2])[bi]!;
+    const len = v === 3 ? Math.floor((144000 * kbps) / rates[si]!) + pad : Math.floor((72000 * kbps) / rates[si]!) + pad;
+    if (!len) throw new Error('bad MP3 frame header');
+    i += len;
+    n++;
+  }
+  return n;
+}
+
+/** Reads the sample rate of the first frame header (to check the lamejs patch is in place). */
+function firstFrameRate(bytes: Uint8Array): number {
+  const v = (bytes[1]! >> 3) & 3;
+  const si = (bytes[2]! >> 2) & 3;
+  return (v === 3 ? [44100, 48000, 32000] : v === 2 ? [22050, 24000, 16000] : [11025, 12000, 8000])[si]!;
+}
+
+export interface Mp3Writer {
+  bitrate: number;
+  push(pcm: Int16Array): Buffer;
+  end(): Buffer;
+}
+
+export function mp3Writer(sampleRate: number, channels: 1 | 2, requestedBitrate: number): Mp3Writer {
+  const bitrate = mp3Bitrate(sampleRate, requestedBitrate);
+  const enc = new Mp3Encoder(channels, sampleRate, bitrate / 1000);
+  let checked = false;
+  const wrap = (out: Uint8Array): Buffer => {
+    const b = Buffer.from(out.buffer, out.byteOffset, out.byteLength);
+    if (!checked && b.length >= 4) {
+      checked = true;
+      if (firstFrameRate(b) !== sampleRate)
+        throw new Error(`lamejs wrote ${firstFrameRate(b)} Hz instead of ${sampleRate} Hz: the patch in patches/ is not applied (run npx patch-package)`);
+    }
+    return b; // lamejs returns a fresh Int8Array copy each call
+  };
+  return {
+    bitrate,
+    push(pcm) {
+      if (channels === 1) return wrap(enc.encodeBuffer(pcm));
+      const n = pcm.length / 2;
+      const l = new Int16Array(n);
+      const r = new Int16Array(n);
+      for (let i = 0; i < n; i++) {
+        l[i] = pcm[2 * i]!;
+        r[i] = pcm[2 * i + 1]!;
+      }
+      return wrap(enc.encodeBuffer(l, r));
+    },
+    end: () => wrap(enc.flush()),
+  };
+}
