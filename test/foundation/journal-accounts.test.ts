@@ -1,0 +1,242 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { Ids } from '../../src/core/ids.js';
+import type { RunningEmulator } from '../../src/index.js';
+import { call, control, startTestEmulator } from '../helpers/emulator.js';
+
+let emu: RunningEmulator;
+let ctl: ReturnType<typeof control>;
+const KEY_A = 'sk-journal-alpha-0123456789abcdef';
+const KEY_B = 'sk-journal-bravo-0123456789abcdef';
+
+beforeAll(async () => {
+  emu = await startTestEmulator({ journalLimit: 6 });
+  ctl = control(emu.speechBackupUrl);
+});
+afterAll(() => emu.close());
+beforeEach(async () => {
+  await ctl.reset();
+});
+
+const speech = (path: string, key?: string) => call(`${emu.speechUrl}${path}`, { headers: key ? { authorization: `Bearer ${key}` } : {} });
+const platform = (path: string, key?: string) => call(`${emu.platformUrl}${path}`, { headers: key ? { 'x-api-key': key } : {} });
+
+describe('journal', () => {
+  it('records requests newest first with the documented fields; control calls are not journaled', async () => {
+    await speech('/first', KEY_A);
+    await platform('/second', KEY_B);
+    await ctl.clock();
+    const r = await ctl.journal();
+    expect(r.status).toBe(200);
+    const [second, first] = r.body.entries;
+    expect(r.body.entries).toHaveLength(2);
+    expect(first).toMatchObject({ service: 'speech', method: 'GET', path: '/first', status: 404 });
+    expect(second).toMatchObject({ service: 'platform', method: 'GET', path: '/second', status: 404 });
+    for (const e of [first, second]) {
+      expect(typeof e.id).toBe('string');
+      expect(typeof e.at_ms).toBe('number');
+      expect(typeof e.duration_ms).toBe('number');
+      expect(e.request.headers).toBeTypeOf('object');
+      expect(e.response).toBeTypeOf('object');
+      expect(e).not.toHaveProperty('accountId');
+    }
+    expect(first.account).toMatch(/^sk-j…[0-9a-f]{6}$/);
+    expect(first.account).not.toBe(second.account);
+  });
+
+  it('at_ms is the emulator clock', async () => {
+    await ctl.setClock({ freeze: true, set_ms: 1_600_000_000_000 });
+    await speech('/when');
+    expect((await ctl.journal()).body.entries[0].at_ms).toBe(1_600_000_000_000);
+  });
+
+  it('filters by path, by account (full key) and limit', async () => {
+    await speech('/p1', KEY_A);
+    await speech('/p2', KEY_B);
+    await platform('/p1', KEY_B);
+    const byPath = (await ctl.journal({ path: '/p1' })).body.entries;
+    expect(byPath.map((e: { service: string }) => e.service)).toEqual(['platform', 'speech']);
+    const byAccount = (await ctl.journal({ account: KEY_B })).body.entries;
+    expect(byAccount.map((e: { path: string }) => e.path)).toEqual(['/p1', '/p2']);
+    expect((await ctl.journal({ account: 'nobody-at-all' })).body.entries).toEqual([]);
+    const limited = (await ctl.journal({ limit: 1 })).body.entries;
+    expect(limited).toHaveLength(1);
+    expect(limited[0]).toMatchObject({ service: 'platform', path: '/p1' });
+    expect((await ctl.journal({ limit: 0 })).status).toBe(400);
+    const unknown = await ctl.journal({ colour: 'red' });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error.message).toContain('colour');
+  });
+
+  it('is bounded by journalLimit, oldest dropped first', async () => {
+    for (let i = 1; i <= 9; i++) await speech(`/n${i}`);
+    const entries = (await ctl.journal()).body.entries;
+    expect(entries.map((e: { path: string }) => e.path)).toEqual(['/n9', '/n8', '/n7', '/n6', '/n5', '/n4']);
+  });
+
+  it('DELETE clears it', async () => {
+    await speech('/gone');
+    expect((await ctl.clearJournal()).status).toBe(200);
+    expect((await ctl.journal()).body.entries).toEqual([]);
+  });
+
+  it('never holds a full key: not in the journal, state view, accounts view or fault list', async () => {
+    const key = 'sk-secret-never-shown-0123456789';
+    await speech('/k', key);
+    await platform('/k', key);
+    await call(`${emu.platformUrl}/k?api_key=${key}`);
+    await call(`${emu.platformUrl}/k`, { json: { apiKey: key, nested: { token: key } }, headers: { 'x-api-key': key } });
+    await ctl.putAccount(key, { project: 'p1' });
+    await ctl.addFault({ account: key, fault: { code: 1 } });
+    const texts = [
+      (await ctl.journal()).text,
+      (await ctl.state()).text,
+      (await ctl.account(key)).text,
+      (await ctl.putAccount(key, { project: 'p2' })).text,
+      (await ctl.faults()).text,
+    ];
+    for (const t of texts) {
+      expect(t.length).toBeGreaterThan(10);
+      expect(t).not.toContain(key);
+      expect(t).not.toContain(key.slice(4));
+    }
+    expect((await ctl.journal({ account: key })).body.entries.length).toBeGreaterThanOrEqual(3);
+  });
+});
+
+describe('accounts', () => {
+  it('a key never configured answers the defaults: all capabilities, project default', async () => {
+    const r = await ctl.account('sk-fresh-key-xyz');
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ project: 'default', disabled: false, limits: {} });
+    expect(r.body.capabilities).toEqual(['tts', 'cloning', 'upload', 'podcast', 'calls', 'recognition', 'detection', 'diarization', 'agents']);
+    expect(r.body.balance_micro).toBeGreaterThan(1e12);
+  });
+
+  it('PUT sets the fields, GET answers them at the top level, partial PUT keeps the rest', async () => {
+    const put = await ctl.putAccount(KEY_A, {
+      balance_micro: 1234,
+      capabilities: ['tts', 'upload'],
+      project: 'proj-x',
+      disabled: false,
+      limits: { requests_per_minute: 5, characters_per_minute: 900, max_concurrent_calls: 2, single_channel: true },
+    });
+    expect(put.status).toBe(200);
+    const want = {
+      balance_micro: 1234,
+      capabilities: ['tts', 'upload'],
+      project: 'proj-x',
+      disabled: false,
+      limits: { requests_per_minute: 5, characters_per_minute: 900, max_concurrent_calls: 2, single_channel: true },
+    };
+    expect(put.body).toMatchObject(want);
+    expect((await ctl.account(KEY_A)).body).toMatchObject(want);
+    await ctl.putAccount(KEY_A, { balance_micro: 0, limits: { requests_per_minute: 7 } });
+    const after = (await ctl.account(KEY_A)).body;
+    expect(after).toMatchObject({ balance_micro: 0, project: 'proj-x', capabilities: ['tts', 'upload'] });
+    expect(after.limits).toMatchObject({ requests_per_minute: 7, characters_per_minute: 900 });
+    // the account the services see is the same one
+    const resolved = emu.emulator.accounts.resolve(KEY_A);
+    expect(resolved.ok && resolved.account.project).toBe('proj-x');
+  });
+
+  it('invalid PUT bodies answer 400 naming the field', async () => {
+    const cases: [unknown, string][] = [
+      [{ balance_micro: -1 }, 'balance_micro'],
+      [{ balance_micro: 1.5 }, 'balance_micro'],
+      [{ capabilities: ['flying'] }, 'capabilities'],
+      [{ project: '' }, 'project'],
+      [{ disabled: 'yes' }, 'disabled'],
+      [{ limits: { requests_per_minute: 0 } }, 'requests_per_minute'],
+      [{ limits: { burst: 1 } }, 'burst'],
+      [{ nickname: 'x' }, 'nickname'],
+    ];
+    for (const [body, word] of cases) {
+      const r = await ctl.putAccount(KEY_A, body as Record<string, unknown>);
+      expect(r.status, JSON.stringify(body)).toBe(400);
+      expect(r.body.error.message, JSON.stringify(body)).toContain(word);
+    }
+    const notJson = await call(`${emu.speechUrl}/_emulator/accounts/${KEY_A}`, { method: 'PUT', body: '{nope', headers: { 'content-type': 'application/json' } });
+    expect(notJson.status).toBe(400);
+    expect(notJson.body.error.message).toMatch(/JSON/);
+  });
+
+  it('a disabled key is an invalid key', async () => {
+    expect(emu.emulator.accounts.resolve(KEY_A).ok).toBe(true);
+    await ctl.putAccount(KEY_A, { disabled: true });
+    expect(emu.emulator.accounts.resolve(KEY_A)).toEqual({ ok: false, problem: 'disabled' });
+    await speech('/who', KEY_A);
+    expect((await ctl.journal()).body.entries[0].account).toBeNull();
+    await ctl.putAccount(KEY_A, { disabled: false });
+    expect(emu.emulator.accounts.resolve(KEY_A).ok).toBe(true);
+  });
+
+  it('global reset clears PUT settings', async () => {
+    await ctl.putAccount(KEY_A, { project: 'temp', balance_micro: 5 });
+    await ctl.reset();
+    expect((await ctl.account(KEY_A)).body).toMatchObject({ project: 'default', disabled: false });
+  });
+
+  it('reset of one account leaves the other account untouched', async () => {
+    const e = emu.emulator;
+    await ctl.putAccount(KEY_A, { project: 'pa', balance_micro: 11 });
+    await ctl.putAccount(KEY_B, { project: 'pb', balance_micro: 22 });
+    await speech('/a1', KEY_A);
+    await speech('/b1', KEY_B);
+    await ctl.addFault({ account: KEY_A, path: '/fa', fault: { code: 1 } });
+    await ctl.addFault({ account: KEY_B, path: '/fb', fault: { code: 1 } });
+    const a = (e.accounts.resolve(KEY_A) as { account: Parameters<typeof e.windowKey>[0] }).account;
+    const b = (e.accounts.resolve(KEY_B) as { account: Parameters<typeof e.windowKey>[0] }).account;
+    e.clock.after(60_000, () => {}, 'a-timer', a.id);
+    e.clock.after(60_000, () => {}, 'b-timer', b.id);
+    e.limits.hit(e.windowKey(a, 'rpm'), 60_000, 1);
+    e.limits.hit(e.windowKey(b, 'rpm'), 60_000, 1);
+    const fresh = new Ids('t');
+    const aFirst = fresh.stream(a.id).hex(8);
+    const bFirst = fresh.stream(b.id).hex(8);
+    e.ids.stream(a.id).hex(8);
+
+    const r = await ctl.reset(KEY_A);
+    expect(r.status).toBe(200);
+    expect(r.text).not.toContain(KEY_A);
+
+    expect((await ctl.account(KEY_A)).body).toMatchObject({ project: 'default' });
+    expect((await ctl.account(KEY_B)).body).toMatchObject({ project: 'pb', balance_micro: 22 });
+    expect((await ctl.journal({ account: KEY_A })).body.entries).toEqual([]);
+    expect((await ctl.journal({ account: KEY_B })).body.entries.map((x: { path: string }) => x.path)).toEqual(['/b1']);
+    expect((await ctl.faults()).body.rules.map((x: { path: string }) => x.path)).toEqual(['/fb']);
+    expect(e.clock.pending().map((t) => t.label)).toEqual(['b-timer']);
+    expect(e.limits.hit(e.windowKey(a, 'rpm'), 60_000, 1).allowed).toBe(true);
+    expect(e.limits.hit(e.windowKey(b, 'rpm'), 60_000, 1).allowed).toBe(false);
+    expect(e.ids.stream(a.id).hex(8)).toBe(aFirst); // A's id sequence starts over, B's goes on
+    expect(e.ids.stream(b.id).hex(8)).not.toBe(bFirst);
+  });
+
+  it('state view lists accounts redacted with their timers', async () => {
+    const e = emu.emulator;
+    await speech('/s', KEY_A);
+    const a = (e.accounts.resolve(KEY_A) as { account: { id: string; label: string } }).account;
+    e.clock.after(5_000, () => {}, 'session-timeout', a.id);
+    const s = await ctl.state();
+    expect(s.status).toBe(200);
+    const mine = s.body.accounts.find((x: { account: string }) => x.account === a.label);
+    expect(mine.pending_timers).toEqual([{ label: 'session-timeout', due_ms: expect.any(Number) }]);
+    expect(mine.open_websockets).toEqual([]);
+    expect(s.body.totals.pending_timers).toBe(1);
+  });
+});
+
+describe('rate windows on the emulator clock', () => {
+  it('a full window reopens exactly when the clock moves past it', async () => {
+    await ctl.freeze();
+    const l = emu.emulator.limits;
+    expect(l.hit('g:w', 1_000, 2).allowed).toBe(true);
+    await ctl.advance(400);
+    expect(l.hit('g:w', 1_000, 2).allowed).toBe(true);
+    const denied = l.hit('g:w', 1_000, 2);
+    expect(denied).toEqual({ allowed: false, retryAfterMs: 600 });
+    await ctl.advance(599);
+    expect(l.hit('g:w', 1_000, 2).allowed).toBe(false);
+    await ctl.advance(1);
+    expect(l.hit('g:w', 1_000, 2).allowed).toBe(true);
+  });
+});
