@@ -1,0 +1,28 @@
+/**
+ * `npm run bench`: performance figures (not tests). Each part is a module exporting one async function
+ * that returns its figures; they run one after the other so they do not disturb each other.
+ */
+const parts: { name: string; module: string; fn: string }[] = [
+  { name: 'start-up (compiled bin, start to healthy)', module: './startup.js', fn: 'benchStartup' },
+  { name: 'audio engine (synthesis + encoding)', module: './audio.js', fn: 'benchAudio' },
+  { name: 'speech service over HTTP', module: './speech.js', fn: 'benchSpeech' },
+];
+
+const only = process.argv.slice(2);
+const results: Record<string, unknown> = {};
+for (const part of parts) {
+  if (only.length && !only.some((o) => part.module.includes(o))) continue;
+  let mod: Record<string, unknown>;
+  try {
+    mod = (await import(part.module)) as Record<string, unknown>;
+  } catch (err) {
+    console.log(`- ${part.name}: not available (${(err as Error).message.split('\n')[0]})`);
+    continue;
+  }
+  const fn = mod[part.fn] as (() => Promise<Record<string, unknown>>) | undefined;
+  if (!fn) continue;
+  console.log(`- ${part.name} …`);
+  results[part.name] = await fn();
+  console.log(JSON.stringify(results[part.name], null, 2));
+}
+console.log(`\nnode ${process.version}, ${(await import('node:os')).cpus().length} cores`);
