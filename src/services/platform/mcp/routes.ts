@@ -1,5 +1,45 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Emulator } from '../../../core/emulator.js';
+import { attachAccount, sendJson, takeFault } from '../../../core/http.js';
+import { failure, handleBody, parseBody, RPC_ERRORS, UnparseableBody } from './jsonrpc.js';
+import { dispatcher } from './model.js';
+import { mcpTools } from './tools.js';
 
-/** The JSON-RPC tool endpoint /mcp (built in its own issue). */
-export async function mcpRoutes(_app: FastifyInstance, _opts: { emu: Emulator }): Promise<void> {}
+/**
+ * `/mcp`: JSON-RPC 2.0 over plain HTTP POST, no login (the key travels in `arguments.apiKey`).
+ * Requests get HTTP 200 with a JSON-RPC body (errors included); notifications get 202 and no body;
+ * GET and DELETE get 405 with `Allow: POST` (this endpoint opens no server-sent stream and no session).
+ */
+export async function mcpRoutes(app: FastifyInstance, { emu }: { emu: Emulator }): Promise<void> {
+  const tools = mcpTools(emu);
+
+  // This plugin's own scope: any body is read as text and parsed here, so broken JSON answers -32700
+  // in JSON-RPC shape instead of the platform envelope (curl -d sends a form content type: accept it too).
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, parseBody(body as string)));
+
+  app.setErrorHandler((err: Error & { code?: string; statusCode?: number }, req, reply) => {
+    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendJson(reply, 200, failure(null, RPC_ERRORS.invalidRequest, 'invalid request: the body exceeds the 1 MB limit'));
+    if (err.statusCode === 400) return sendJson(reply, 200, failure(null, RPC_ERRORS.parse, `parse error: ${err.message}`));
+    emu.logger.error({ err, path: req.url }, '/mcp failed');
+    return sendJson(reply, 200, failure(null, RPC_ERRORS.internal, 'internal error'));
+  });
+
+  app.post('/mcp', { config: { selfAuth: true } }, async (req, reply) => {
+    const body = req.body === undefined ? new UnparseableBody('the request body is empty', 0) : req.body;
+    const answer = await handleBody(
+      body,
+      dispatcher(emu, tools, {
+        takeFault: (field) => takeFault(req, field),
+        onAccount: (account) => attachAccount(req, account),
+        logError: (err, what) => emu.logger.error({ err, path: '/mcp' }, `/mcp ${what} failed`),
+      }),
+    );
+    if (answer === null) return reply.code(202).send();
+    return sendJson(reply, 200, answer);
+  });
+
+  const notAllowed = async (_req: unknown, reply: FastifyReply) =>
+    sendJson(reply.header('allow', 'POST'), 405, failure(null, -32000, 'method not allowed: /mcp accepts POST only (no server-sent event stream, no session to delete)'));
+  app.route({ method: ['GET', 'DELETE', 'PUT', 'PATCH'], url: '/mcp', config: { selfAuth: true }, handler: notAllowed });
+}
