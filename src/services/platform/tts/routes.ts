@@ -1,5 +1,75 @@
-import type { FastifyInstance } from 'fastify';
+import { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Emulator } from '../../../core/emulator.js';
+import { countChunk, finishEntry, takeFault } from '../../../core/http.js';
+import { planTts, startTtsStream, synthesizeTts, TTS_BIT_DEPTH, TTS_CHANNELS, TTS_SAMPLE_RATE } from './model.js';
 
-/** Synthesis (built in its own issue). */
-export async function ttsRoutes(_app: FastifyInstance, _opts: { emu: Emulator }): Promise<void> {}
+/**
+ * `POST /v1/text-to-speech` (whole body) and `/v1/text-to-speech/stream` (chunked transfer, rendered
+ * while sent). Errors before audio are the envelope with an HTTP status; after audio began, the
+ * connection is cut (`cut_after_chunks` fault).
+ */
+const CHUNK = 8192;
+const config = { family: 'tts', capability: 'tts' } as const;
+
+function audioHeaders(reply: FastifyReply, contentType: string): void {
+  reply
+    .header('content-type', contentType)
+    .header('x-audio-sample-rate', String(TTS_SAMPLE_RATE))
+    .header('x-audio-channels', String(TTS_CHANNELS))
+    .header('x-audio-bit-depth', String(TTS_BIT_DEPTH));
+}
+
+/** Waits until the socket handed everything written so far to the system, then cuts it. */
+async function cut(req: FastifyRequest, chunks: number): Promise<void> {
+  const socket = req.raw.socket;
+  for (let i = 0; i < 200 && socket.writableLength > 0 && !socket.destroyed; i++) await new Promise((r) => setTimeout(r, 5));
+  if (req.emu.entry) req.emu.entry.note = `connection cut after ${chunks} chunks (fault)`;
+  finishEntry(req, 200);
+  socket.destroy();
+}
+
+/** Passes chunks on, counting them in the journal and cutting the connection after `cutAfter`. */
+async function* sent(req: FastifyRequest, chunks: AsyncIterable<Buffer>, cutAfter: number | undefined): AsyncGenerator<Buffer> {
+  let n = 0;
+  if (cutAfter === 0) return void (await cut(req, 0));
+  for await (const chunk of chunks) {
+    countChunk(req);
+    yield chunk;
+    if (cutAfter !== undefined && ++n >= cutAfter) {
+      await cut(req, n);
+      return;
+    }
+  }
+}
+
+function* slices(bytes: Buffer): Generator<Buffer> {
+  for (let i = 0; i < bytes.length; i += CHUNK) yield bytes.subarray(i, i + CHUNK);
+}
+
+export async function ttsRoutes(app: FastifyInstance, { emu }: { emu: Emulator }): Promise<void> {
+  app.post('/v1/text-to-speech', { config }, async (req, reply) => {
+    const audio = await synthesizeTts(emu, req.emu.account!, req.body);
+    audioHeaders(reply, audio.contentType);
+    reply.header('content-length', String(audio.bytes.length));
+    const cutAfter = takeFault(req, 'cut_after_chunks');
+    if (cutAfter === undefined) return reply.send(audio.bytes);
+    // Sent in slices so the fault can cut it part way, as a failure after audio began would.
+    return reply.send(Readable.from(sent(req, (async function* () { yield* slices(audio.bytes); })(), cutAfter), { highWaterMark: 1 }));
+  });
+
+  app.post('/v1/text-to-speech/stream', { config }, async (req, reply) => {
+    const account = req.emu.account!;
+    const plan = planTts(emu, account, req.body);
+    const cutAfter = takeFault(req, 'cut_after_chunks');
+    const abort = new AbortController();
+    const { chunks } = startTtsStream(emu, account, plan, abort.signal);
+    // A client that goes away stops the rendering.
+    reply.raw.on('close', () => {
+      if (!reply.raw.writableFinished) abort.abort();
+    });
+    audioHeaders(reply, plan.contentType);
+    reply.header('x-accel-buffering', 'no');
+    return reply.send(Readable.from(sent(req, chunks, cutAfter), { highWaterMark: 1 }));
+  });
+}

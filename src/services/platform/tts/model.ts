@@ -1,0 +1,146 @@
+import type { Account } from '../../../core/accounts.js';
+import type { Emulator } from '../../../core/emulator.js';
+import { synthesize, synthesizeStream, type SynthInput, type SynthStream, type SynthSummary } from '../../../audio/index.js';
+import { PlatformError } from '../envelope.js';
+import { findCustomVoice } from '../voices/store.js';
+import { firstIssue, ttsRequestSchema } from './schema.js';
+import { pcmChunks, wholeFile, type TtsFormat } from './wav.js';
+
+/**
+ * Platform synthesis rules. Validation, voice resolution and billing live here; routes.ts only moves
+ * bytes. The `/mcp` tools call `synthesizeTts` with an authenticated account.
+ */
+export const TTS_SAMPLE_RATE = 24000;
+export const TTS_CHANNELS = 1;
+export const TTS_BIT_DEPTH = 16;
+export const MAX_WEIGHTED_LENGTH = 500;
+export const TTS_MODELS = ['std-tts'] as const;
+const FORMATS: Record<string, TtsFormat> = { '': 'wav', wav: 'wav', pcm: 'pcm', pcm_s16le: 'pcm' };
+const LANGUAGE = /^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$/;
+const HAN = /\p{Script=Han}/u;
+
+export interface TtsPlan {
+  synth: SynthInput;
+  format: TtsFormat;
+  contentType: 'audio/wav' | 'audio/pcm';
+  voiceId: string;
+  language: string;
+  weightedLength: number;
+  priceMicro: number;
+}
+
+export interface TtsAudio {
+  bytes: Buffer;
+  contentType: TtsPlan['contentType'];
+  format: TtsFormat;
+  sampleRate: number;
+  channels: number;
+  bitDepth: number;
+  durationMs: number;
+  signatureId: string;
+}
+
+/** Length of the platform: a Chinese (Han) character counts 2, any other code point 1. */
+export function weightedLength(text: string): number {
+  let n = 0;
+  for (const ch of text) n += HAN.test(ch) ? 2 : 1;
+  return n;
+}
+
+const param = (message: string) => new PlatformError('param', message);
+
+/** Checks a request and resolves its voice; throws the first problem. Nothing is charged yet. */
+export function planTts(emu: Emulator, account: Account, body: unknown): TtsPlan {
+  const parsed = ttsRequestSchema.safeParse(body ?? undefined);
+  if (!parsed.success) throw param(firstIssue(parsed.error));
+  const req = parsed.data;
+
+  if (!req.voice_id.trim()) throw param('voice_id: is required and must not be empty');
+  const text = req.generate_text;
+  if (!text.trim()) throw param('generate_text: is required and must not be empty');
+  const weighted = weightedLength(text);
+  if (weighted > MAX_WEIGHTED_LENGTH) {
+    throw param(`generate_text: weighted length ${weighted} exceeds ${MAX_WEIGHTED_LENGTH} (a Chinese character counts 2, any other character 1)`);
+  }
+
+  const system = emu.fixtures.data['platform-voices.json'].find((v) => v.voice_id === req.voice_id);
+  const custom = system ? undefined : findCustomVoice(emu, account.id, req.voice_id);
+  if (!system && !custom) throw param(`voice_id: "${req.voice_id}" is neither a system voice nor a custom voice of this account`);
+
+  const model = req.model_id || TTS_MODELS[0];
+  if (!(TTS_MODELS as readonly string[]).includes(model)) throw param(`model_id: unsupported model "${model}"; supported: ${TTS_MODELS.join(', ')}`);
+
+  let speed = req.speed ?? 0;
+  if (speed === 0) speed = 1;
+  else if (!(speed >= 0.6 && speed <= 1.2)) throw param(`speed: must be between 0.6 and 1.2 (or 0 for the default 1.0), got ${req.speed}`);
+
+  const format = FORMATS[req.audio_format ?? ''];
+  if (!format) throw param(`audio_format: unsupported format "${req.audio_format}"; use wav or pcm (pcm_s16le)`);
+
+  if (req.language != null && !LANGUAGE.test(req.language)) throw param(`language: "${req.language}" is not a language code such as zh or en`);
+  const language = req.language || (system ? system.language : 'zh');
+
+  // emotion_class is accepted and ignored: the standard model does not process it.
+  const priceMicro = weighted * emu.fixtures.data['billing.json'].prices_micro.platform_tts_character;
+  if (!emu.accounts.canAfford(account, priceMicro)) {
+    throw new PlatformError('balance', `insufficient balance: this synthesis costs ${priceMicro} micro-units, the balance is ${account.balanceMicro}`);
+  }
+
+  return {
+    synth: {
+      text,
+      voices: [{ id: custom ? custom.toneId : req.voice_id, weight: 1 }],
+      speed,
+      textNormalization: req.text_normalization ?? false,
+      tags: true,
+      sampleRate: TTS_SAMPLE_RATE,
+      channels: TTS_CHANNELS,
+    },
+    format,
+    contentType: format === 'wav' ? 'audio/wav' : 'audio/pcm',
+    voiceId: req.voice_id,
+    language,
+    weightedLength: weighted,
+    priceMicro,
+  };
+}
+
+/** Charges the synthesis and records what the audio says, so recognition and detection know it. */
+function commit(emu: Emulator, account: Account, plan: TtsPlan, summary: SynthSummary): void {
+  emu.accounts.charge(account, plan.priceMicro);
+  emu.signatures.put({
+    id: summary.signatureId,
+    kind: 'speech',
+    text: plan.synth.text,
+    language: plan.language,
+    speakers: [{ speaker: 1, voices: [plan.voiceId] }],
+    segments: summary.timeline.sentences.map((s) => ({ text: s.text, startMs: s.startMs, endMs: s.endMs, speaker: 1 })),
+    durationMs: summary.durationMs,
+    createdAtMs: emu.clock.now(),
+  });
+  emu.markDirty();
+}
+
+/** Starts a streamed synthesis: audio chunks are rendered as they are read. */
+export function startTtsStream(emu: Emulator, account: Account, plan: TtsPlan, signal?: AbortSignal): { stream: SynthStream; chunks: AsyncIterable<Buffer> } {
+  const stream = synthesizeStream(plan.synth, { signal });
+  commit(emu, account, plan, stream);
+  return { stream, chunks: pcmChunks(plan.format, stream, TTS_SAMPLE_RATE, TTS_CHANNELS) };
+}
+
+/** A whole synthesis (the sync endpoint and the `/mcp` tool): bytes plus what a decoder will find. */
+export async function synthesizeTts(emu: Emulator, account: Account, body: unknown): Promise<TtsAudio> {
+  const plan = planTts(emu, account, body);
+  const result = await synthesize(plan.synth);
+  commit(emu, account, plan, result);
+  return {
+    bytes: await wholeFile(plan.format, result),
+    contentType: plan.contentType,
+    format: plan.format,
+    sampleRate: TTS_SAMPLE_RATE,
+    channels: TTS_CHANNELS,
+    bitDepth: TTS_BIT_DEPTH,
+    durationMs: result.durationMs,
+    signatureId: result.signatureId,
+  };
+}
