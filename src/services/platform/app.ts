@@ -1,6 +1,6 @@
 import multipart from '@fastify/multipart';
 import websocket from '@fastify/websocket';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { controlPlane } from '../../control/routes.js';
 import { registerDownloads } from '../../core/downloads.js';
 import type { Emulator } from '../../core/emulator.js';
@@ -53,7 +53,12 @@ export async function setupPlatformApp(app: FastifyInstance, emu: Emulator): Pro
     }
   });
 
+  const notFound = (req: FastifyRequest, reply: FastifyReply) =>
+    sendJson(reply, 404, failure(10002, `not found: no operation at ${req.method} ${req.url.split('?')[0]}`));
+
   app.setErrorHandler((err: Error & { statusCode?: number; code?: string; validation?: unknown }, req, reply) => {
+    // A body that failed to parse on an unknown route is still an unknown route: 404, not a body error.
+    if (req.is404) return notFound(req, reply);
     if (err instanceof PlatformError) return sendPlatformError(req, reply, err);
     if (err.validation) return sendPlatformError(req, reply, new PlatformError('param', validationText(err)));
     if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendPlatformError(req, reply, new PlatformError('param', 'request body exceeds the size limit'));
@@ -64,7 +69,7 @@ export async function setupPlatformApp(app: FastifyInstance, emu: Emulator): Pro
     return sendPlatformError(req, reply, new PlatformError('internal', 'internal server error'));
   });
 
-  app.setNotFoundHandler((req, reply) => sendJson(reply, 404, failure(10002, `not found: no operation at ${req.method} ${req.url.split('?')[0]}`)));
+  app.setNotFoundHandler(notFound);
 
   await app.register(multipart, { limits: { fileSize: 256 * 1024 * 1024, files: 1, fields: 16 } });
   await app.register(websocket, { options: { maxPayload: 8 * 1024 * 1024 } });

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { registerDownloads } from '../../core/downloads.js';
 import type { Emulator } from '../../core/emulator.js';
 import { installPipeline } from '../../core/http.js';
@@ -17,7 +17,12 @@ export function bearerKey(header: string | undefined): string | undefined {
 export async function setupSpeechApp(app: FastifyInstance, emu: Emulator): Promise<void> {
   installPipeline(app, emu, { service: 'speech', keyOf: (req) => bearerKey(req.headers.authorization) });
 
+  const notFound = (req: FastifyRequest, reply: FastifyReply) =>
+    sendSpeechError(emu, req, reply, new SpeechError(1000, `not found: no operation at ${req.method} ${req.url.split('?')[0]}`, 404));
+
   app.setErrorHandler((err: Error & { statusCode?: number; code?: string }, req, reply) => {
+    // A body that failed to parse on an unknown route is still an unknown route: 404, not a body error.
+    if (req.is404) return notFound(req, reply);
     if (err instanceof SpeechError) return sendSpeechError(emu, req, reply, err);
     if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendSpeechError(emu, req, reply, invalidParams('request body exceeds the 1 MB limit'));
     if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return sendSpeechError(emu, req, reply, invalidParams('Content-Type must be application/json'));
@@ -27,9 +32,7 @@ export async function setupSpeechApp(app: FastifyInstance, emu: Emulator): Promi
     return sendSpeechError(emu, req, reply, new SpeechError(1000));
   });
 
-  app.setNotFoundHandler((req, reply) =>
-    sendSpeechError(emu, req, reply, new SpeechError(1000, `not found: no operation at ${req.method} ${req.url.split('?')[0]}`, 404)),
-  );
+  app.setNotFoundHandler(notFound);
 
   registerDownloads(app, emu, (reply, status, message) =>
     sendSpeechError(emu, reply.request, reply, new SpeechError(status === 403 ? 1004 : 1000, message, status)),
