@@ -1,0 +1,54 @@
+import type { AddressInfo } from 'node:net';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import pino from 'pino';
+import { configSchema, type ConfigInput } from '../../src/config.js';
+import { Emulator } from '../../src/core/emulator.js';
+import { loadFixtures } from '../../src/core/fixtures.js';
+import { setupPlatformApp } from '../../src/services/platform/app.js';
+import { setupSpeechApp } from '../../src/services/speech/app.js';
+
+/**
+ * The two service apps of the foundation with one extra probe route each, so the shared pipeline
+ * (account, faults, error shapes) can be tested before any operation of the specs exists.
+ */
+export interface ProbeApps {
+  emu: Emulator;
+  speechUrl: string;
+  platformUrl: string;
+  close(): Promise<void>;
+}
+
+export async function startProbeApps(
+  options: Partial<ConfigInput>,
+  extra: { speech?: (app: FastifyInstance, emu: Emulator) => void; platform?: (app: FastifyInstance, emu: Emulator) => void },
+): Promise<ProbeApps> {
+  const config = configSchema.parse({ seed: 't', logLevel: 'silent', ...options });
+  const logger = pino({ level: 'silent' });
+  const emu = await Emulator.create(config, await loadFixtures(config.fixturesDir), logger);
+  const make = () => {
+    const app = Fastify({ loggerInstance: logger, bodyLimit: 1024 * 1024 }) as unknown as FastifyInstance;
+    app.setValidatorCompiler(validatorCompiler);
+    app.setSerializerCompiler(serializerCompiler);
+    return app;
+  };
+  const speech = make();
+  const platform = make();
+  await setupSpeechApp(speech, emu);
+  extra.speech?.(speech, emu);
+  await setupPlatformApp(platform, emu);
+  extra.platform?.(platform, emu);
+  await speech.listen({ port: 0, host: '127.0.0.1' });
+  await platform.listen({ port: 0, host: '127.0.0.1' });
+  const url = (a: FastifyInstance) => `http://127.0.0.1:${(a.server.address() as AddressInfo).port}`;
+  emu.urls = { speech: url(speech), speechBackup: url(speech), platform: url(platform) };
+  return {
+    emu,
+    speechUrl: url(speech),
+    platformUrl: url(platform),
+    close: async () => {
+      await Promise.allSettled([speech.close(), platform.close()]);
+      await emu.close();
+    },
+  };
+}
