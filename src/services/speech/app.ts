@@ -4,7 +4,7 @@ import type { Emulator } from '../../core/emulator.js';
 import { installPipeline } from '../../core/http.js';
 import { controlPlane } from '../../control/routes.js';
 import { invalidParams, SpeechError, sendSpeechError } from './errors.js';
-import { speechRoutes } from './routes.js';
+import { gate, speechRoutes, T2A_PATH } from './routes.js';
 
 /** Bearer key of the speech service (`Authorization: Bearer <key>`). */
 export function bearerKey(header: string | undefined): string | undefined {

@@ -1,5 +1,184 @@
-import type { FastifyInstance } from 'fastify';
+import type { ServerResponse } from 'node:http';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { encodeAudio, encodeAudioStream, synthesizeStream } from '../../audio/index.js';
 import type { Emulator } from '../../core/emulator.js';
+import { countChunk, finishEntry, takeFault } from '../../core/http.js';
+import { codeForHttpStatus, SpeechError, STATUS_MSG, traceIdOf } from './errors.js';
+import { admit, planRequest, recordSignature, subtitleSegments, URL_TTL_MS, type SynthesisPlan } from './model.js';
+import { t2aRequestSchema } from './schema.js';
+import { speechArea, type SpeechArea } from './state.js';
+import { completeFlacHeader, extraInfo, finalEvent, intermediateEvent, pieces, sseEvent } from './stream.js';
 
-/** `POST /v1/t2a_v2` (built in its own issue). */
-export async function speechRoutes(_app: FastifyInstance, _opts: { emu: Emulator }): Promise<void> {}
+export const T2A_PATH = '/v1/t2a_v2';
+
+const LOGIN_FAIL: Record<string, string> = {
+  missing: STATUS_MSG[1004]!,
+  invalid: 'login fail: the API secret key in the Authorization header is not valid',
+  disabled: 'login fail: the API secret key in the Authorization header is disabled',
+  tts: 'login fail: the API secret key has no access to speech synthesis (capability tts)',
+};
+
+/**
+ * What is checked before the body (design.md, order of checks): fault directives, then the key and its
+ * capability. Also used by the app's error handler, so a broken body still meets faults and auth first.
+ */
+export function gate(emu: Emulator, req: FastifyRequest): void {
+  const code = takeFault(req, 'code');
+  if (code !== undefined) throw new SpeechError(code, STATUS_MSG[code] ?? STATUS_MSG[1000]);
+  const status = takeFault(req, 'status');
+  if (status !== undefined) throw new SpeechError(codeForHttpStatus(status), undefined, status);
+  const account = req.emu.account;
+  if (!account) throw new SpeechError(1004, LOGIN_FAIL[req.emu.accountProblem ?? 'missing']);
+  if (!emu.accounts.has(account, 'tts')) throw new SpeechError(1004, LOGIN_FAIL.tts);
+}
+
+/** `POST /v1/t2a_v2` on the primary and the backup listener (same app, same state). */
+export async function speechRoutes(app: FastifyInstance, opts: { emu: Emulator }): Promise<void> {
+  const emu = opts.emu;
+  const area = speechArea(emu);
+  app.post(
+    T2A_PATH,
+    {
+      // The zod schema documents the route; validation runs in the handler, after faults and auth.
+      schema: { body: t2aRequestSchema },
+      validatorCompiler: () => (data: unknown) => ({ value: data }),
+    },
+    async (req, reply) => {
+      gate(emu, req);
+      const account = req.emu.account!;
+      const plan = planRequest(emu, account, req.body);
+      admit(emu, account, plan);
+      area.count(account.id, plan);
+      const traceId = traceIdOf(emu, req);
+      if (plan.stream) return streamSynthesis(emu, area, req, reply, plan, traceId);
+      return wholeSynthesis(emu, req, reply, plan, traceId);
+    },
+  );
+}
+
+/** Aborts the synthesis when the client goes away before the answer is complete. */
+function abortOnClose(res: ServerResponse): AbortController {
+  const ac = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) ac.abort(new Error('client disconnected'));
+  });
+  return ac;
+}
+
+function downloadLink(emu: Emulator, req: FastifyRequest, rel: string): string {
+  const expires = emu.clock.now() + URL_TTL_MS;
+  // A link is served by the listener that handed it out (the backup may be the only one up).
+  if (!emu.config.publicUrl && req.emu.listener === 'speech-backup') return emu.urls.speechBackup + emu.blobs.signedPath(rel, expires);
+  return emu.downloadUrl('speech', rel, expires);
+}
+
+async function wholeSynthesis(emu: Emulator, req: FastifyRequest, reply: FastifyReply, plan: SynthesisPlan, traceId: string) {
+  const ac = abortOnClose(reply.raw);
+  const synth = synthesizeStream(plan.input, { signal: ac.signal });
+  const encoded = await encodeAudio(plan.format, synth, { sampleRate: plan.sampleRate, channels: plan.channels, bitrate: plan.bitrate });
+  recordSignature(emu, plan, synth);
+  const account = req.emu.account!;
+  let audio = encoded.bytes.toString('hex');
+  if (plan.outputUrl) {
+    const rel = `speech/${account.id}/${traceId}.${plan.format}`;
+    await emu.blobs.put(rel, encoded.bytes);
+    audio = downloadLink(emu, req, rel);
+  }
+  let subtitleFile: string | undefined;
+  if (plan.subtitles) {
+    const rel = `speech/${account.id}/${traceId}-subtitles.json`;
+    await emu.blobs.put(rel, JSON.stringify(subtitleSegments(synth)));
+    subtitleFile = downloadLink(emu, req, rel);
+  }
+  const body = {
+    data: { audio, status: 2, ced: '', ...(subtitleFile ? { subtitle_file: subtitleFile } : {}) },
+    extra_info: extraInfo(encoded.meta, plan),
+    trace_id: traceId,
+    base_resp: { status_code: 0, status_msg: STATUS_MSG[0] },
+  };
+  return reply.code(200).header('Trace-Id', traceId).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(body));
+}
+
+/** Writes and resolves once the bytes were handed to the socket (or the client is gone). */
+function write(res: ServerResponse, text: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (res.destroyed || res.writableEnded) return resolve(false);
+    const onClose = () => resolve(false);
+    res.once('close', onClose);
+    res.write(text, (err) => {
+      res.off('close', onClose);
+      resolve(!err);
+    });
+  });
+}
+
+/**
+ * The event stream, produced as synthesis advances: each encoder chunk leaves as soon as it exists.
+ * A `cut_after_chunks` fault destroys the socket after N events; a client that leaves aborts synthesis.
+ */
+async function streamSynthesis(emu: Emulator, area: SpeechArea, req: FastifyRequest, reply: FastifyReply, plan: SynthesisPlan, traceId: string) {
+  const cut = takeFault(req, 'cut_after_chunks');
+  const res = reply.raw;
+  const ac = abortOnClose(res);
+  const account = req.emu.account!;
+  reply.hijack();
+  const ignored = req.emu.fault ? Object.keys(req.emu.fault).filter((f) => !req.emu.faultUsed.has(f as never)) : [];
+  res.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    'x-accel-buffering': 'no',
+    'trace-id': traceId,
+    ...(ignored.length ? { 'x-emulator-fault-ignored': ignored.join(', ') } : {}),
+  });
+  res.flushHeaders();
+  if (req.emu.entry) req.emu.entry.response = { content_type: 'text/event-stream', summary: { stream: true, trace_id: traceId } };
+
+  const run = area.startStream(account.id, traceId);
+  const synth = synthesizeStream(plan.input, { signal: ac.signal });
+  const encoded = encodeAudioStream(plan.format, synth, { sampleRate: plan.sampleRate, channels: plan.channels, bitrate: plan.bitrate });
+  const kept: Buffer[] = [];
+  let events = 0;
+  const cutNow = () => {
+    run.end('cut', events);
+    ac.abort(new Error('connection cut by fault'));
+    finishEntry(req, 200);
+    res.socket?.destroy();
+  };
+  try {
+    if (cut === 0) return cutNow();
+    for await (const chunk of encoded) {
+      for (const piece of pieces(chunk, plan.format, plan.channels)) {
+        if (!plan.excludeAggregated) kept.push(piece);
+        if (!(await write(res, intermediateEvent(piece, traceId)))) throw new Error('client disconnected');
+        events++;
+        countChunk(req);
+        run.progress(events);
+        if (cut !== undefined && events >= cut) return cutNow();
+      }
+    }
+    const meta = await encoded.meta();
+    recordSignature(emu, plan, synth);
+    let aggregated = '';
+    if (!plan.excludeAggregated) {
+      const file = Buffer.concat(kept);
+      const totals = (encoded as { flacTotals?: () => { frames: number; md5: Buffer } | null }).flacTotals?.();
+      if (plan.format === 'flac') completeFlacHeader(file, totals?.frames ?? synth.frames, totals?.md5 ?? null);
+      aggregated = file.toString('hex');
+    }
+    await write(res, finalEvent(aggregated, extraInfo(meta, plan), traceId));
+    events++;
+    countChunk(req);
+    run.end('done', events);
+    res.end();
+  } catch (err) {
+    if (ac.signal.aborted || res.destroyed) {
+      run.end('aborted', events);
+      finishEntry(req, 200);
+      return;
+    }
+    emu.logger.error({ err }, 'speech stream failed');
+    run.end('failed', events);
+    await write(res, sseEvent({ data: null, trace_id: traceId, base_resp: { status_code: 1000, status_msg: STATUS_MSG[1000] } }));
+    res.end();
+  }
+}

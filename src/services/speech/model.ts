@@ -1,0 +1,230 @@
+/**
+ * Rules of `POST /v1/t2a_v2`, apart from HTTP: from a parsed body to a synthesis plan (or the error the
+ * spec gives), voices of the catalogue and of the account, billing, per-account rate windows and the
+ * record of what was spoken. Errors are thrown as SpeechError; routes.ts only translates.
+ */
+import type { AudioFormat, SynthInput, SynthSummary, VoiceModify, VoiceTone } from '../../audio/index.js';
+import type { Account } from '../../core/accounts.js';
+import type { Emulator } from '../../core/emulator.js';
+import { invalidParams, SpeechError } from './errors.js';
+import { EMOTIONS_26_ONLY, firstProblem, MODEL_ALIASES, MODELS, t2aRequestSchema, type T2aRequest } from './schema.js';
+import {
+  checkLatex,
+  checkPauseMarkers,
+  codePoints,
+  countText,
+  invisibleRatio,
+  languageOf,
+  MAX_INVISIBLE_RATIO,
+  MAX_TEXT_CHARS,
+  parsePronunciations,
+} from './text.js';
+
+export const URL_TTL_MS = 24 * 3600 * 1000;
+const MINUTE_MS = 60_000;
+
+export interface SynthesisPlan {
+  model: (typeof MODELS)[number];
+  stream: boolean;
+  excludeAggregated: boolean;
+  format: AudioFormat;
+  sampleRate: number;
+  channels: 1 | 2;
+  bitrate: number;
+  outputUrl: boolean;
+  subtitles: boolean;
+  input: SynthInput;
+  language: string;
+  invisibleRatio: number;
+  usageCharacters: number;
+  wordCount: number;
+  priceMicro: number;
+}
+
+/** Parses and checks a body: every rule of the request object, in the order a reader expects. */
+export function planRequest(emu: Emulator, account: Account, body: unknown): SynthesisPlan {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalidParams('request body must be a JSON object');
+  const parsed = t2aRequestSchema.safeParse(body, { reportInput: true });
+  if (!parsed.success) throw invalidParams(firstProblem(parsed.error));
+  const r = parsed.data;
+
+  const model = MODEL_ALIASES[r.model] ?? ((MODELS as readonly string[]).includes(r.model) ? (r.model as SynthesisPlan['model']) : null);
+  if (!model) throw invalidParams(`model must be one of ${MODELS.join(', ')}`);
+  const stream = r.stream === true;
+
+  const text = r.text;
+  const length = codePoints(text);
+  if (length === 0) throw invalidParams('text is required and must not be empty');
+  if (length >= MAX_TEXT_CHARS) throw invalidParams(`text must be shorter than ${MAX_TEXT_CHARS} characters (got ${length})`);
+  const markerProblem = checkPauseMarkers(text);
+  if (markerProblem) throw invalidParams(markerProblem);
+
+  const vs = r.voice_setting ?? {};
+  if (vs.latex_read) {
+    const latexProblem = checkLatex(text);
+    if (latexProblem) throw invalidParams(latexProblem);
+  }
+  if (vs.emotion && EMOTIONS_26_ONLY.has(vs.emotion) && !model.startsWith('speech-2.6'))
+    throw invalidParams(`voice_setting.emotion ${vs.emotion} is supported only by speech-2.6-hd and speech-2.6-turbo`);
+
+  const as = r.audio_setting ?? {};
+  const format = as.format ?? 'mp3';
+  if (stream && format === 'wav') throw invalidParams('audio_setting.format wav is supported only in non-streaming output');
+
+  const pronunciations = parsePronunciations(r.pronunciation_dict?.tone ?? []);
+  if (typeof pronunciations === 'string') throw invalidParams(pronunciations);
+
+  const voices = voicesOf(emu, account, r);
+
+  const ratio = invisibleRatio(text);
+  if (ratio > MAX_INVISIBLE_RATIO) throw new SpeechError(1042);
+  const counts = countText(text);
+  if (counts.usageCharacters === 0) throw invalidParams('text must contain at least one letter or digit to pronounce');
+
+  // voice_modify applies to non-streaming mp3/wav/flac and streaming mp3; elsewhere it is accepted and ignored.
+  const modifyApplies = stream ? format === 'mp3' : format !== 'pcm';
+  const voiceModify = modifyApplies ? voiceModifyOf(r) : undefined;
+  const sampleRate = as.sample_rate ?? 32000;
+  const channels = as.channel ?? 1;
+  const input: SynthInput = {
+    text,
+    voices,
+    speed: vs.speed ?? 1,
+    vol: vs.vol ?? 1,
+    pitch: vs.pitch ?? 0,
+    ...(vs.emotion ? { emotion: vs.emotion } : {}),
+    ...(voiceModify ? { voiceModify } : {}),
+    textNormalization: vs.text_normalization === true,
+    pauseMarkers: true,
+    tags: false,
+    pronunciations,
+    latex: vs.latex_read === true,
+    watermark: !stream && r.aigc_watermark === true,
+    sampleRate,
+    channels,
+  };
+  const price = counts.usageCharacters * emu.fixtures.data['billing.json'].prices_micro.speech_character;
+  return {
+    model,
+    stream,
+    excludeAggregated: r.stream_options?.exclude_aggregated_audio === true,
+    format,
+    sampleRate,
+    channels,
+    bitrate: as.bitrate ?? 128000,
+    outputUrl: !stream && r.output_format === 'url',
+    subtitles: !stream && r.subtitle_enable === true,
+    input,
+    language: languageOf(text, r.language_boost),
+    invisibleRatio: ratio,
+    usageCharacters: counts.usageCharacters,
+    wordCount: counts.wordCount,
+    priceMicro: price,
+  };
+}
+
+function voiceModifyOf(r: T2aRequest): VoiceModify | undefined {
+  const vm = r.voice_modify;
+  if (!vm) return undefined;
+  const out: VoiceModify = {};
+  if (vm.pitch) out.pitch = vm.pitch;
+  if (vm.intensity) out.intensity = vm.intensity;
+  if (vm.timbre) out.timbre = vm.timbre;
+  if (vm.sound_effects) out.soundEffect = vm.sound_effects;
+  return Object.keys(out).length ? out : undefined;
+}
+
+/** The voice mix: `timber_weights` (or `timbre_weights`) when given, else `voice_setting.voice_id`. */
+function voicesOf(emu: Emulator, account: Account, r: T2aRequest): VoiceTone[] {
+  const weights = r.timber_weights ?? r.timbre_weights;
+  const field = r.timber_weights ? 'timber_weights' : 'timbre_weights';
+  if (weights && weights.length) {
+    return weights.map((w, i) => {
+      if (!voiceExists(emu, account, w.voice_id)) throw new SpeechError(2054, `voice id not exist: ${field}[${i}].voice_id ${w.voice_id}`);
+      return { id: w.voice_id, weight: w.weight };
+    });
+  }
+  if (!r.voice_setting) throw invalidParams('voice_setting is required (or timber_weights for mixed voices)');
+  const id = r.voice_setting.voice_id;
+  if (id === undefined || id === null) throw invalidParams('voice_setting.voice_id is required');
+  if (!id) throw invalidParams('voice_setting.voice_id must not be empty unless timber_weights is given');
+  if (!voiceExists(emu, account, id)) throw new SpeechError(2054, `voice id not exist: voice_setting.voice_id ${id}`);
+  return [{ id, weight: 1 }];
+}
+
+/** A system voice of the catalogue, or a custom voice of the caller's account on the platform. */
+export function voiceExists(emu: Emulator, account: Account, voiceId: string): boolean {
+  if (emu.fixtures.data['speech-voices.json'].some((v) => v.voice_id === voiceId)) return true;
+  return accountVoiceExists(emu, account, voiceId);
+}
+
+/**
+ * The platform voices area owns custom voices. It is read through its registered area, defensively:
+ * a `lookup`/`find`/`get` function taking (accountId, voiceId) when it has one, else its state view.
+ */
+function accountVoiceExists(emu: Emulator, account: Account, voiceId: string): boolean {
+  const area = emu.areas.get('voices') as (Record<string, unknown> & { view?: (id: string) => unknown }) | undefined;
+  if (!area) return false;
+  for (const name of ['lookup', 'find', 'get', 'voiceOf']) {
+    const fn: unknown = area[name];
+    if (typeof fn === 'function') {
+      try {
+        const found = (fn as (a: string, v: string) => unknown).call(area, account.id, voiceId);
+        if (found) return true;
+      } catch {
+        /* not this signature */
+      }
+    }
+  }
+  return containsVoice(area.view?.(account.id), voiceId, 0);
+}
+
+function containsVoice(value: unknown, voiceId: string, depth: number): boolean {
+  if (depth > 4 || value === null || typeof value !== 'object') return false;
+  if (Array.isArray(value)) return value.some((v) => containsVoice(v, voiceId, depth + 1));
+  const o = value as Record<string, unknown>;
+  if (o.voice_id === voiceId || o.voiceId === voiceId) return true;
+  return Object.values(o).some((v) => containsVoice(v, voiceId, depth + 1));
+}
+
+/** Balance, then the account's request and character windows (off unless its limits set them). */
+export function admit(emu: Emulator, account: Account, plan: SynthesisPlan): void {
+  if (account.balanceMicro <= 0 || !emu.accounts.canAfford(account, plan.priceMicro)) throw new SpeechError(1008);
+  const rpm = account.limits.requests_per_minute;
+  if (rpm && !emu.limits.hit(emu.windowKey(account, 'speech:requests'), MINUTE_MS, rpm).allowed) throw new SpeechError(1002);
+  const cpm = account.limits.characters_per_minute;
+  if (cpm && !emu.limits.hit(emu.windowKey(account, 'speech:characters'), MINUTE_MS, cpm, plan.usageCharacters).allowed) throw new SpeechError(1039);
+  emu.accounts.charge(account, plan.priceMicro);
+  emu.markDirty();
+}
+
+/** Records what the audio says, so the platform's recognition, detection and diarization know it. */
+export function recordSignature(emu: Emulator, plan: SynthesisPlan, summary: SynthSummary): void {
+  emu.signatures.put({
+    id: summary.signatureId,
+    kind: 'speech',
+    text: plan.input.text,
+    language: plan.language,
+    speakers: [{ speaker: 1, voices: plan.input.voices.map((v) => v.id) }],
+    segments: summary.timeline.sentences.map((s) => ({ text: s.text, startMs: s.startMs, endMs: s.endMs, speaker: 1 })),
+    durationMs: summary.durationMs,
+    createdAtMs: emu.clock.now(),
+  });
+  emu.markDirty();
+}
+
+/** Subtitle file of addendum A3: one segment per timeline sentence, with its true times. */
+export function subtitleSegments(summary: SynthSummary) {
+  const sentences = summary.timeline.sentences;
+  return sentences.map((s, i) => ({
+    text: s.text,
+    time_begin: s.startMs,
+    time_end: s.endMs,
+    text_begin: s.charStart,
+    text_end: s.charEnd,
+    pronounce_text: s.text,
+    pronounce_text_begin: s.charStart,
+    pronounce_text_end: s.charEnd,
+    is_final_segment: i === sentences.length - 1,
+  }));
+}

@@ -1,0 +1,116 @@
+import { z } from 'zod';
+
+/**
+ * Wire shapes of `POST /v1/t2a_v2` (spec: speech-t2a-api.md). Objects are plain (unknown keys are
+ * dropped, as the real service ignores them); optional fields accept `null` as "not given", which
+ * real clients send. Range and enum messages are written out so a 2013 names the field and the rule.
+ */
+export const MODELS = ['speech-2.6-hd', 'speech-2.6-turbo', 'speech-02-hd', 'speech-02-turbo', 'speech-01-hd', 'speech-01-turbo'] as const;
+/** Legacy names still sent by an official client (addendum A2). */
+export const MODEL_ALIASES: Record<string, (typeof MODELS)[number]> = {
+  'speech-01-240228': 'speech-01-hd',
+  'speech-01-turbo-240228': 'speech-01-turbo',
+};
+export const EMOTIONS = ['happy', 'sad', 'angry', 'fearful', 'disgusted', 'surprised', 'calm', 'fluent', 'whisper'] as const;
+/** Emotions effective only for the speech-2.6 models (the real service rejects them elsewhere). */
+export const EMOTIONS_26_ONLY = new Set(['fluent', 'whisper']);
+export const SAMPLE_RATES = [8000, 16000, 22050, 24000, 32000, 44100] as const;
+export const BITRATES = [32000, 64000, 128000, 256000] as const;
+export const FORMATS = ['mp3', 'pcm', 'flac', 'wav'] as const;
+export const SOUND_EFFECTS = ['spacious_echo', 'auditorium_echo', 'lofi_telephone', 'robotic'] as const;
+export const LANGUAGE_BOOSTS = [
+  'Chinese', 'Chinese,Yue', 'English', 'Arabic', 'Russian', 'Spanish', 'French', 'Portuguese', 'German', 'Turkish', 'Dutch',
+  'Ukrainian', 'Vietnamese', 'Indonesian', 'Japanese', 'Italian', 'Korean', 'Thai', 'Polish', 'Romanian', 'Greek', 'Czech',
+  'Finnish', 'Hindi', 'Bulgarian', 'Danish', 'Hebrew', 'Malay', 'Persian', 'Slovak', 'Swedish', 'Croatian', 'Filipino',
+  'Hungarian', 'Norwegian', 'Slovenian', 'Catalan', 'Nynorsk', 'Tamil', 'Afrikaans', 'auto',
+] as const;
+
+const oneOf = (values: readonly (string | number)[]) => `must be one of ${values.join(', ')}`;
+const opt = <T extends z.ZodType>(t: T) => t.nullish();
+const bool = () => opt(z.boolean());
+const range100 = () => opt(z.int().min(-100, 'must be an integer in [-100, 100]').max(100, 'must be an integer in [-100, 100]'));
+
+export const voiceSettingSchema = z.object({
+  voice_id: opt(z.string()),
+  speed: opt(z.number().min(0.5, 'must be in [0.5, 2]').max(2, 'must be in [0.5, 2]')),
+  vol: opt(z.number().gt(0, 'must be in (0, 10]').max(10, 'must be in (0, 10]')),
+  pitch: opt(z.int('must be an integer in [-12, 12]').min(-12, 'must be an integer in [-12, 12]').max(12, 'must be an integer in [-12, 12]')),
+  emotion: opt(z.enum(EMOTIONS, oneOf(EMOTIONS))),
+  text_normalization: bool(),
+  latex_read: bool(),
+});
+
+export const audioSettingSchema = z.object({
+  sample_rate: opt(z.union(SAMPLE_RATES.map((r) => z.literal(r)), oneOf(SAMPLE_RATES))),
+  bitrate: opt(z.union(BITRATES.map((r) => z.literal(r)), oneOf(BITRATES))),
+  format: opt(z.enum(FORMATS, oneOf(FORMATS))),
+  channel: opt(z.union([z.literal(1), z.literal(2)], oneOf([1, 2]))),
+  force_cbr: bool(),
+});
+
+export const timberWeightSchema = z.object({
+  voice_id: z.string().min(1, 'must not be empty'),
+  weight: z.int('must be an integer in [1, 100]').min(1, 'must be an integer in [1, 100]').max(100, 'must be an integer in [1, 100]'),
+});
+
+const timberWeights = opt(z.array(timberWeightSchema).min(1, 'must hold 1 to 4 voices').max(4, 'must hold 1 to 4 voices'));
+
+export const t2aRequestSchema = z.object({
+  model: z.string(),
+  text: z.string(),
+  stream: bool(),
+  stream_options: opt(z.object({ exclude_aggregated_audio: bool() })),
+  voice_setting: opt(voiceSettingSchema),
+  audio_setting: opt(audioSettingSchema),
+  pronunciation_dict: opt(z.object({ tone: opt(z.array(z.string())) })),
+  timber_weights: timberWeights,
+  /** The spelling used in the description of `voice_id`; accepted as the same field. */
+  timbre_weights: timberWeights,
+  language_boost: opt(z.enum(LANGUAGE_BOOSTS, oneOf(LANGUAGE_BOOSTS))),
+  voice_modify: opt(
+    z.object({
+      pitch: range100(),
+      intensity: range100(),
+      timbre: range100(),
+      sound_effects: opt(z.enum(SOUND_EFFECTS, oneOf(SOUND_EFFECTS))),
+    }),
+  ),
+  subtitle_enable: bool(),
+  output_format: opt(z.enum(['url', 'hex'], oneOf(['url', 'hex']))),
+  aigc_watermark: bool(),
+});
+export type T2aRequest = z.infer<typeof t2aRequestSchema>;
+
+/** `voice_setting.speed` style path of an issue; array items as `timber_weights[0].weight`. */
+export function issuePath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const p of path) out += typeof p === 'number' ? `[${p}]` : `${out ? '.' : ''}${String(p)}`;
+  return out;
+}
+
+const TYPE_NAMES: Record<string, string> = {
+  string: 'a string',
+  number: 'a number',
+  int: 'an integer',
+  boolean: 'a boolean',
+  object: 'an object',
+  array: 'an array',
+};
+
+/** The rule an issue broke, in the words a 2013 message uses: `must be in [0.5, 2]`, `is required`. */
+export function issueRule(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'invalid_type') {
+    if ((issue as { input?: unknown }).input === undefined) return 'is required';
+    if (!issue.message.startsWith('Invalid')) return issue.message;
+    return `must be ${TYPE_NAMES[issue.expected] ?? issue.expected}`;
+  }
+  if (issue.code === 'unrecognized_keys') return `has unknown keys ${issue.keys.join(', ')}`;
+  return issue.message;
+}
+
+/** The first problem of a body (parsed with `reportInput`): `voice_setting.speed must be in [0.5, 2]`. */
+export function firstProblem(error: z.ZodError): string {
+  const issue = error.issues[0]!;
+  const path = issuePath(issue.path);
+  return `${path || 'request body'} ${issueRule(issue)}`;
+}

@@ -1,0 +1,143 @@
+/**
+ * Text rules of the T2A operation: length, pause markers, LaTeX delimiters, pronunciation entries,
+ * invisible characters and the two counts reported in `extra_info` (defined in README.md).
+ * Every function returns a problem text (the part after `invalid params, `) or a value; no HTTP here.
+ */
+
+/** Text must be shorter than this many code points. */
+export const MAX_TEXT_CHARS = 10_000;
+/** Above this share of invisible characters the request fails with 1042. */
+export const MAX_INVISIBLE_RATIO = 0.1;
+
+/** Anything between `<#` and `#>` is read as a pause marker; its value is checked separately. */
+const MARKER = /<#([^#<>]*)#>/gu;
+const MARKER_VALUE = /^\d{1,2}(\.\d{1,2})?$/;
+const PRONOUNCEABLE = /[\p{L}\p{N}]/u;
+/** Control, format (zero-width…), private-use, unassigned and lone surrogates; tab and line breaks are layout. */
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Cs}]/u;
+const LAYOUT = new Set(['\n', '\r', '\t']);
+const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
+const DIGIT = /\p{N}/u;
+const LETTER = /[\p{L}\p{M}]/u;
+
+export function codePoints(text: string): number {
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
+}
+
+/** Checks every pause marker: value, place between pronounceable text, never two in a row. */
+export function checkPauseMarkers(text: string): string | null {
+  const markers = [...text.matchAll(MARKER)];
+  if (!markers.length) return null;
+  let prevEnd = 0;
+  for (const [i, m] of markers.entries()) {
+    const raw = m[1]!;
+    const seconds = Number(raw);
+    if (!MARKER_VALUE.test(raw) || seconds < 0.01 || seconds > 99.99)
+      return `text pause marker <#${raw}#> must hold seconds in [0.01, 99.99] with at most two decimals`;
+    const before = text.slice(prevEnd, m.index);
+    if (!PRONOUNCEABLE.test(before))
+      return i === 0
+        ? `text pause marker <#${raw}#> must sit between two pronounceable pieces of text`
+        : `text pause markers must not be used consecutively (<#${markers[i - 1]![1]}#> then <#${raw}#>)`;
+    prevEnd = m.index! + m[0].length;
+  }
+  if (!PRONOUNCEABLE.test(text.slice(prevEnd)))
+    return `text pause marker <#${markers[markers.length - 1]![1]}#> must sit between two pronounceable pieces of text`;
+  return null;
+}
+
+/** The text with its pause markers replaced by spaces (for counting). */
+export function withoutMarkers(text: string): string {
+  return text.replace(MARKER, ' ');
+}
+
+/** `latex_read`: formulas sit between `$$` pairs, so the delimiters must come in pairs. */
+export function checkLatex(text: string): string | null {
+  const n = text.split('$$').length - 1;
+  return n % 2 === 1 ? `text has ${n} "$$" delimiters: with voice_setting.latex_read every formula must be wrapped in $$ at both ends` : null;
+}
+
+export interface Pronunciation {
+  text: string;
+  replacement: string;
+}
+
+/** `pronunciation_dict.tone` entries `<text>/<replacement>`: split at the first slash, both sides non-empty. */
+export function parsePronunciations(tone: readonly string[]): Pronunciation[] | string {
+  const out: Pronunciation[] = [];
+  for (const [i, entry] of tone.entries()) {
+    const at = entry.indexOf('/');
+    const text = at < 0 ? '' : entry.slice(0, at).trim();
+    const replacement = at < 0 ? '' : entry.slice(at + 1).trim();
+    if (!text || !replacement) return `pronunciation_dict.tone[${i}] must have the shape <text>/<replacement>`;
+    out.push({ text, replacement });
+  }
+  return out;
+}
+
+/** Share of invisible code points in the whole text (0 for an empty text). */
+export function invisibleRatio(text: string): number {
+  let total = 0;
+  let invisible = 0;
+  for (const c of text) {
+    total++;
+    if (!LAYOUT.has(c) && INVISIBLE.test(c)) invisible++;
+  }
+  return total ? invisible / total : 0;
+}
+
+export interface TextCounts {
+  /** Billed characters: letters and digits, one per code point; markers, punctuation, spaces, invisible excluded. */
+  usageCharacters: number;
+  /** Pronounced words: each CJK character, each digit, each run of other letters (a Latin word). */
+  wordCount: number;
+}
+
+export function countText(text: string): TextCounts {
+  let usage = 0;
+  let words = 0;
+  let inWord = false;
+  const cps = [...withoutMarkers(text)];
+  for (let i = 0; i < cps.length; i++) {
+    const c = cps[i]!;
+    if (CJK.test(c)) {
+      usage++;
+      words++;
+      inWord = false;
+    } else if (DIGIT.test(c)) {
+      usage++;
+      words++;
+      inWord = false;
+    } else if (LETTER.test(c)) {
+      if (/\p{L}/u.test(c)) usage++;
+      if (!inWord) words++;
+      inWord = true;
+    } else if (inWord && (c === "'" || c === '’') && LETTER.test(cps[i + 1] ?? '')) {
+      // an apostrophe inside a word (don't) keeps the word whole
+    } else inWord = false;
+  }
+  return { usageCharacters: usage, wordCount: words };
+}
+
+/** Language of the text for the signature record: the boost when it names one, else Han vs the rest. */
+const BOOST_CODES: Record<string, string> = {
+  Chinese: 'zh', 'Chinese,Yue': 'yue', English: 'en', Arabic: 'ar', Russian: 'ru', Spanish: 'es', French: 'fr',
+  Portuguese: 'pt', German: 'de', Turkish: 'tr', Dutch: 'nl', Ukrainian: 'uk', Vietnamese: 'vi', Indonesian: 'id',
+  Japanese: 'ja', Italian: 'it', Korean: 'ko', Thai: 'th', Polish: 'pl', Romanian: 'ro', Greek: 'el', Czech: 'cs',
+  Finnish: 'fi', Hindi: 'hi', Bulgarian: 'bg', Danish: 'da', Hebrew: 'he', Malay: 'ms', Persian: 'fa', Slovak: 'sk',
+  Swedish: 'sv', Croatian: 'hr', Filipino: 'fil', Hungarian: 'hu', Norwegian: 'no', Slovenian: 'sl', Catalan: 'ca',
+  Nynorsk: 'nn', Tamil: 'ta', Afrikaans: 'af',
+};
+
+export function languageOf(text: string, boost: string | null | undefined): string {
+  if (boost && BOOST_CODES[boost]) return BOOST_CODES[boost]!;
+  let han = 0;
+  let other = 0;
+  for (const c of text) {
+    if (/\p{Script=Han}/u.test(c)) han++;
+    else if (/\p{L}/u.test(c)) other++;
+  }
+  return han > other ? 'zh' : 'en';
+}
