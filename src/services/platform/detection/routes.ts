@@ -1,5 +1,79 @@
-import type { FastifyInstance } from 'fastify';
+import type { MultipartFile } from '@fastify/multipart';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Emulator } from '../../../core/emulator.js';
+import { ok, PlatformError } from '../envelope.js';
+import { checkExtension, detect, fetchDetectionUrl } from './model.js';
+import { DETECTION_MAX_BYTES } from './schema.js';
 
-/** AI-audio detection (built in its own issue). */
-export async function detectionRoutes(_app: FastifyInstance, _opts: { emu: Emulator }): Promise<void> {}
+const PATH = '/v1/audio/ai-detect';
+
+/** Raw HTTP answers the spec gives without the envelope (413 oversize, 405 wrong method). */
+function bare(reply: FastifyReply, status: number, text: string): FastifyReply {
+  return reply.code(status).header('content-type', 'text/plain; charset=utf-8').send(text);
+}
+
+type Upload = { kind: 'file'; bytes: Buffer; name: string; contentType: string } | { kind: 'too-large' } | { kind: 'wrong-field'; field: string } | { kind: 'none' };
+
+/** Reads the multipart parts: keeps field `audio` up to the limit, drains everything else. */
+async function readUpload(req: FastifyRequest): Promise<Upload> {
+  let found: Upload = { kind: 'none' };
+  for await (const part of req.parts()) {
+    if (part.type !== 'file') continue;
+    const file = part as MultipartFile;
+    if (file.fieldname !== 'audio' || found.kind !== 'none') {
+      if (found.kind === 'none') found = { kind: 'wrong-field', field: file.fieldname };
+      file.file.resume();
+      await new Promise((r) => file.file.once('end', r));
+      continue;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = false;
+    for await (const chunk of file.file as AsyncIterable<Buffer>) {
+      if (tooLarge) continue; // drain so the client reads our answer; keep nothing
+      size += chunk.length;
+      if (size > DETECTION_MAX_BYTES) {
+        tooLarge = true;
+        chunks.length = 0;
+        continue;
+      }
+      chunks.push(chunk);
+    }
+    found = tooLarge || file.file.truncated ? { kind: 'too-large' } : { kind: 'file', bytes: Buffer.concat(chunks), name: file.filename, contentType: file.mimetype };
+  }
+  return found;
+}
+
+/** `POST /v1/audio/ai-detect`: JSON `{audio_url}` or multipart field `audio`; envelope with HTTP 200. */
+export async function detectionRoutes(app: FastifyInstance, { emu }: { emu: Emulator }): Promise<void> {
+  app.post(PATH, { config: { family: 'detection', capability: 'detection' } }, async (req, reply) => {
+    const account = req.emu.account!;
+    if (req.isMultipart()) {
+      let upload: Upload;
+      try {
+        upload = await readUpload(req);
+      } catch (err) {
+        const code = (err as { code?: string }).code;
+        if (code === 'FST_REQ_FILE_TOO_LARGE') return bare(reply, 413, 'Request Entity Too Large');
+        throw new PlatformError('param', `multipart body could not be read (${(err as Error).message})`);
+      }
+      if (upload.kind === 'too-large') return bare(reply, 413, 'Request Entity Too Large');
+      if (upload.kind === 'wrong-field') throw new PlatformError('param', `the file must be sent in the multipart field named audio, not ${upload.field}`);
+      if (upload.kind === 'none') throw new PlatformError('param', 'no audio: send the file in the multipart field audio');
+      if (upload.bytes.length === 0) throw new PlatformError('param', 'audio is an empty file');
+      checkExtension('audio', upload.name);
+      return ok(await detect(emu, account, 'audio', upload.bytes, upload.name, upload.contentType));
+    }
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    if (typeof body !== 'object' || Array.isArray(body)) throw new PlatformError('param', 'request body must be a JSON object with audio_url');
+    const got = await fetchDetectionUrl(emu, body.audio_url);
+    return ok(await detect(emu, account, 'audio_url', got.bytes, got.name, got.contentType));
+  });
+
+  // A wrong method answers 405 without the envelope (spec, detection detail 8).
+  app.route({
+    method: ['GET', 'PUT', 'DELETE', 'PATCH'],
+    url: PATH,
+    handler: async (_req, reply) => bare(reply.header('allow', 'POST'), 405, 'Method Not Allowed'),
+  });
+}

@@ -1,0 +1,18 @@
+import { z } from 'zod';
+
+/** JSON mode of `POST /v1/audio/ai-detect` (the other mode is multipart with the file in field `audio`). */
+export const detectUrlRequest = z.object({
+  audio_url: z.string().describe('http(s) URL of a .wav or .mp3 file'),
+});
+
+export const detectionData = z.object({
+  prediction: z.enum(['Fake', 'Real']),
+  /** Four decimals, 0.5000 to 1.0000: confidence in the predicted class. */
+  confidence: z.string().regex(/^(0\.[5-9]\d{3}|1\.0000)$/),
+  descriptor: z.enum(['Definitely', 'Likely', 'Unsure, but leaning']),
+});
+export type DetectionData = z.infer<typeof detectionData>;
+
+/** Largest file accepted (spec: 50 MB); beyond it HTTP 413 without the envelope. */
+export const DETECTION_MAX_BYTES = 50 * 1024 * 1024;
+export const DETECTION_EXTENSIONS = ['.wav', '.mp3'] as const;

@@ -1,0 +1,109 @@
+import { createHash } from 'node:crypto';
+import { AudioProbeError, decodeToMono, probeAudio, type ProbedFormat } from '../../../audio/index.js';
+import type { Account } from '../../../core/accounts.js';
+import type { Emulator } from '../../../core/emulator.js';
+import type { SignatureRecord } from '../../../core/signatures.js';
+import { readSignature } from '../../../audio/index.js';
+import { fetchRemote } from '../../shared/remote.js';
+import { readObjectKey } from '../../shared/remote.js';
+import { PlatformError } from '../envelope.js';
+
+/**
+ * Audio handed to detection and diarization: fetched (URL or object key), probed and decoded to mono,
+ * with what the emulator knows of it (its own signature record). Problems are parameter errors that
+ * name the field.
+ */
+export interface InputAudio {
+  bytes: Buffer;
+  /** SHA-256 of the file bytes as received (what the fixtures' `sha256` match). */
+  sha256: string;
+  format: ProbedFormat;
+  samples: Float32Array;
+  sampleRate: number;
+  /** Duration as a decoder measures it. */
+  durationMs: number;
+  /** The signature id found in the audio (emulator-made audio), or null. */
+  signatureId: string | null;
+  record?: SignatureRecord;
+}
+
+/** Fetches a URL through the offline resolver; failures become 10001 naming `field`. */
+export async function fetchUrl(emu: Emulator, field: string, url: string): Promise<{ bytes: Buffer; name: string; contentType?: string }> {
+  const got = await fetchRemote(emu, url);
+  if (!got.ok) throw new PlatformError('param', `${field} ${got.message}`);
+  return got;
+}
+
+/** Reads an object key of the account (uploads or podcasts); another account's key is not found. */
+export async function fetchObjectKey(emu: Emulator, account: Account, field: string, key: string): Promise<{ bytes: Buffer; name: string }> {
+  const bytes = await readObjectKey(emu, account, key);
+  if (!bytes) throw new PlatformError('param', `${field} does not name a file of this API key`);
+  return { bytes, name: key.split('/').pop() ?? key };
+}
+
+/** Probes and decodes; unreadable audio is a parameter error naming `field`. */
+export async function readInputAudio(
+  emu: Emulator,
+  field: string,
+  bytes: Buffer,
+  hint: { filename?: string; contentType?: string },
+  accept?: readonly ProbedFormat[],
+): Promise<InputAudio> {
+  let format: ProbedFormat;
+  let decoded: { samples: Float32Array; sampleRate: number };
+  let durationMs: number;
+  try {
+    const probe = await probeAudio(bytes, hint);
+    format = probe.format;
+    if (accept && !accept.includes(format)) throw new PlatformError('param', `${field}: ${format} audio is not supported (only ${accept.join(', ')})`);
+    decoded = await decodeToMono(bytes, hint);
+    durationMs = probe.durationMs;
+  } catch (err) {
+    if (err instanceof PlatformError) throw err;
+    if (err instanceof AudioProbeError) {
+      const what = err.code === 'unsupported' ? 'is not in a supported audio format' : err.code === 'empty' ? 'is empty' : 'could not be parsed as audio';
+      throw new PlatformError('param', `${field} ${what}`);
+    }
+    throw err;
+  }
+  const { samples, sampleRate } = decoded;
+  if (!(durationMs > 0)) durationMs = (samples.length * 1000) / sampleRate;
+  const signatureId = readSignature(samples, sampleRate);
+  return {
+    bytes,
+    sha256: createHash('sha256').update(bytes).digest('hex'),
+    format,
+    samples,
+    sampleRate,
+    durationMs,
+    signatureId,
+    record: emu.signatures.get(signatureId),
+  };
+}
+
+/** Lead silence of the signature burst (marker.ts layout: 30 ms silence, then tones at 0.3). */
+const SIGNATURE_LEAD_MS = 30;
+
+/**
+ * Where the emulator's audio starts inside the samples, in ms: decoders add encoder delay (MP3) and
+ * users may trim or pad. Found from the onset of the signature burst, which starts 30 ms in.
+ */
+export function signatureOffsetMs(samples: Float32Array, sampleRate: number): number {
+  const end = Math.min(samples.length, Math.round(1.5 * sampleRate));
+  for (let i = 0; i < end; i++) {
+    if (Math.abs(samples[i]!) > 0.1) return (i * 1000) / sampleRate - SIGNATURE_LEAD_MS;
+  }
+  return 0;
+}
+
+/** Micro-units for `durationMs` of audio at a per-second price (prorated, rounded up). */
+export function priceOf(perSecondMicro: number, durationMs: number): number {
+  return Math.ceil((perSecondMicro * durationMs) / 1000);
+}
+
+/** Balance check then charge: 20003 (the family's balance error) when the price exceeds the balance. */
+export function chargeOrRefuse(emu: Emulator, account: Account, micro: number, what: string): void {
+  if (!emu.accounts.canAfford(account, micro)) throw new PlatformError('balance', `insufficient balance for ${what}`);
+  emu.accounts.charge(account, micro);
+  emu.markDirty();
+}

@@ -1,0 +1,91 @@
+import { speechActivity } from '../../../audio/index.js';
+import type { Account } from '../../../core/accounts.js';
+import type { Emulator } from '../../../core/emulator.js';
+import type { SignatureRecord } from '../../../core/signatures.js';
+import { PlatformError } from '../envelope.js';
+import { chargeOrRefuse, fetchObjectKey, fetchUrl, priceOf, readInputAudio, signatureOffsetMs, type InputAudio } from './input.js';
+import type { DiarizationData, DiarizationSpeaker } from './schema.js';
+
+/**
+ * Speaker diarization. Emulator audio → its real turns (a podcast: one speaker per voice with its
+ * line times; a single synthesis: one speaker over its sentences), shifted by where the audio really
+ * starts (MP3 encoder delay, trimming). Other audio → the diarization fixture by SHA-256 of the file,
+ * else one speaker over the non-silent stretches of an energy detector. Speaker labels are
+ * `SPEAKER_00`, `SPEAKER_01`… in order of first appearance; times are seconds with 3 decimals.
+ */
+export interface DiarizeInput {
+  object_key?: unknown;
+  url?: unknown;
+}
+
+const secs = (ms: number) => Math.round(Math.max(0, ms)) / 1000;
+
+export function speakerLabel(index: number): string {
+  return `SPEAKER_${String(index).padStart(2, '0')}`;
+}
+
+function speaker(index: number, segments: { start_time: number; end_time: number }[]): DiarizationSpeaker {
+  const total = segments.reduce((s, g) => s + (g.end_time - g.start_time), 0);
+  return { speaker_id: speakerLabel(index), total_dur: Math.round(total * 1000) / 1000, segments };
+}
+
+/** Turns of a signature record grouped by speaker, shifted by `offsetMs` and clipped to the audio. */
+export function speakersOfRecord(record: SignatureRecord, offsetMs: number, durationMs: number): DiarizationSpeaker[] {
+  const order: number[] = [];
+  const bySpeaker = new Map<number, { start_time: number; end_time: number }[]>();
+  for (const seg of record.segments) {
+    const start = seg.startMs + offsetMs;
+    const end = Math.min(seg.endMs + offsetMs, durationMs);
+    if (end <= start) continue;
+    const who = record.kind === 'dialogue' ? (seg.speaker ?? 1) : 1;
+    if (!bySpeaker.has(who)) {
+      bySpeaker.set(who, []);
+      order.push(who);
+    }
+    bySpeaker.get(who)!.push({ start_time: secs(start), end_time: secs(end) });
+  }
+  return order.map((who, i) => speaker(i, bySpeaker.get(who)!));
+}
+
+export function speakersOf(emu: Emulator, audio: InputAudio): DiarizationSpeaker[] {
+  if (audio.record && audio.record.segments.length > 0) {
+    return speakersOfRecord(audio.record, signatureOffsetMs(audio.samples, audio.sampleRate), audio.durationMs);
+  }
+  const rule = emu.fixtures.data['diarization.json'].rules.find((r) => r.sha256 === audio.sha256);
+  if (rule) {
+    return rule.speakers.map((s) => {
+      const segments = s.segments.map((g) => ({ start_time: g.start_time, end_time: g.end_time }));
+      return { ...speaker(0, segments), speaker_id: s.speaker_id };
+    });
+  }
+  const spans = speechActivity(audio.samples, audio.sampleRate);
+  if (spans.length === 0) return [];
+  return [speaker(0, spans.map((s) => ({ start_time: secs(s.startMs), end_time: secs(s.endMs) })))];
+}
+
+/** Resolves the source: `url` when given (it wins), else `object_key` of this account. */
+async function sourceOf(emu: Emulator, account: Account, input: DiarizeInput): Promise<{ field: string; bytes: Buffer; name: string; contentType?: string }> {
+  for (const field of ['url', 'object_key'] as const) {
+    const v = input[field];
+    if (v !== undefined && v !== null && typeof v !== 'string') throw new PlatformError('param', `${field} must be a string`);
+  }
+  const url = typeof input.url === 'string' ? input.url.trim() : '';
+  const key = typeof input.object_key === 'string' ? input.object_key.trim() : '';
+  if (url) return { field: 'url', ...(await fetchUrl(emu, 'url', url)) };
+  if (key) return { field: 'object_key', ...(await fetchObjectKey(emu, account, 'object_key', key)) };
+  throw new PlatformError('param', 'one of object_key or url is required');
+}
+
+/**
+ * Diarizes the audio of `object_key` or `url` for `account`: validates, charges
+ * `diarization_audio_second` and answers `{trace_id, speakers}`. Throws PlatformError (usable without
+ * HTTP, e.g. by the /mcp tool `diarize`).
+ */
+export async function diarize(emu: Emulator, account: Account, input: DiarizeInput): Promise<DiarizationData> {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new PlatformError('param', 'request body must be a JSON object');
+  const src = await sourceOf(emu, account, input);
+  const audio = await readInputAudio(emu, src.field, src.bytes, { filename: src.name, contentType: src.contentType });
+  const price = priceOf(emu.fixtures.data['billing.json'].prices_micro.diarization_audio_second, audio.durationMs);
+  chargeOrRefuse(emu, account, price, 'diarization');
+  return { trace_id: emu.ids.traceId(account.id), speakers: speakersOf(emu, audio) };
+}

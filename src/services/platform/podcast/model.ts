@@ -1,0 +1,170 @@
+import { createHash } from 'node:crypto';
+import { encodeAudio, synthesizeDialogueStream, type DialogueInput } from '../../../audio/index.js';
+import type { Account } from '../../../core/accounts.js';
+import type { Emulator } from '../../../core/emulator.js';
+import { fetchRemote, podcastKeyPrefix } from '../../shared/remote.js';
+import { priceOf } from '../diarization/input.js';
+import { PlatformError } from '../envelope.js';
+import { languageOf } from '../recognition/model.js';
+import { CUSTOM, MAX_DIALOGUE_CHARS, PODCAST_AUDIO, SPEED_DEFAULT, SPEED_MAX, SPEED_MIN, URL_VALIDITY_MS, type PodcastData } from './schema.js';
+
+/**
+ * Podcast generation: the rules of the request, then two-voice dialogue audio (MP3 24 kHz mono
+ * 128 kbps) stored as `podcasts/{account}/{id}.mp3` with a signed link valid 1 hour on the emulator
+ * clock, and a signature record whose segments are the turns (so diarization and recognition know
+ * what was said and by whom).
+ */
+export interface PodcastPlan {
+  lines: string[];
+  /** Voice ids of speaker 1 and speaker 2. */
+  voices: [string, string];
+  pair: string;
+  speed: number;
+}
+
+const GLOBAL_WINDOW = { key: 'global:podcast', ms: 1000, max: 2 };
+const ACCOUNT_WINDOW = { name: 'podcast', ms: 60_000, max: 5 };
+
+/**
+ * Voice of a custom prompt: derived from the speaker number and the prompt URL, so the same URLs
+ * always give the same voices and the two speakers never share one.
+ */
+export function promptVoiceId(speaker: 1 | 2, url: string): string {
+  return `prompt-${speaker}-${createHash('sha256').update(url).digest('hex').slice(0, 12)}`;
+}
+
+function optionalString(body: Record<string, unknown>, field: string): string | undefined {
+  const v = body[field];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string') throw new PlatformError('param', `${field} must be a string`);
+  return v.trim() === '' ? undefined : v.trim();
+}
+
+/** A prompt must be https on the whitelist and resolvable; `field` names it in the error. */
+async function checkPrompt(emu: Emulator, field: string, raw: string): Promise<void> {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new PlatformError('param', `${field} is not a valid URL`);
+  }
+  if (url.protocol !== 'https:') throw new PlatformError('param', `${field} must be an https URL`);
+  const hosts = emu.fixtures.data['podcast-hosts.json'].map((h) => h.toLowerCase());
+  if (!hosts.includes(url.hostname.toLowerCase())) throw new PlatformError('param', `${field} host ${url.hostname} is not on the voice URL whitelist`);
+  const got = await fetchRemote(emu, raw);
+  if (!got.ok) throw new PlatformError('param', `${field} ${got.message}`);
+}
+
+/** Checks every rule of the request (10001, then 10015) and returns what to generate. */
+export async function planPodcast(emu: Emulator, raw: unknown): Promise<PodcastPlan> {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new PlatformError('param', 'request body must be a JSON object');
+  const body = raw as Record<string, unknown>;
+
+  const text = body.dialogueText;
+  if (text === undefined || text === null) throw new PlatformError('param', 'dialogueText is required');
+  if (typeof text !== 'string') throw new PlatformError('param', 'dialogueText must be a string');
+  const chars = [...text].length;
+  if (chars > MAX_DIALOGUE_CHARS) throw new PlatformError('param', `dialogueText has ${chars} characters; at most ${MAX_DIALOGUE_CHARS} are allowed`);
+  const lines = text
+    .split(/\r\n|\r|\n/)
+    .map((l) => l.trim())
+    .filter(Boolean);
+  if (lines.length === 0) throw new PlatformError('param', 'dialogueText is empty: give one sentence per line');
+
+  let speed = SPEED_DEFAULT;
+  if (body.speed !== undefined && body.speed !== null) {
+    if (typeof body.speed !== 'number' || !Number.isFinite(body.speed) || body.speed < SPEED_MIN || body.speed > SPEED_MAX) {
+      throw new PlatformError('param', `speed must be a number from ${SPEED_MIN} to ${SPEED_MAX}, got ${JSON.stringify(body.speed)}`);
+    }
+    speed = body.speed;
+  }
+
+  const pairs = emu.fixtures.data['podcast-pairs.json'];
+  const selection = optionalString(body, 'pairSelection');
+  const p1 = optionalString(body, 'audioPromptSpk1');
+  const p2 = optionalString(body, 'audioPromptSpk2');
+  const custom = p1 !== undefined && p2 !== undefined;
+  if (selection !== undefined && selection !== CUSTOM && !pairs.some((p) => p.name === selection)) {
+    throw new PlatformError('param', `pairSelection must be one of ${[...pairs.map((p) => p.name), CUSTOM].map((n) => JSON.stringify(n)).join(', ')}`);
+  }
+  if (selection === CUSTOM && !custom) throw new PlatformError('param', 'pairSelection Custom needs both audioPromptSpk1 and audioPromptSpk2');
+
+  let voices: [string, string];
+  let pair: string;
+  if (custom) {
+    // Both prompts: the custom voices take effect. One prompt alone is ignored (spec).
+    await checkPrompt(emu, 'audioPromptSpk1', p1);
+    await checkPrompt(emu, 'audioPromptSpk2', p2);
+    voices = [promptVoiceId(1, p1), promptVoiceId(2, p2)];
+    pair = CUSTOM;
+  } else {
+    const preset = pairs.find((p) => p.name === selection) ?? pairs[0]!;
+    voices = [preset.speaker1, preset.speaker2];
+    pair = preset.name;
+  }
+
+  const lower = text.toLowerCase();
+  const term = emu.fixtures.data['content-safety.json'].terms.find((t) => lower.includes(t.toLowerCase()));
+  if (term !== undefined) throw new PlatformError(10015, 'dialogueText was blocked by content safety');
+
+  return { lines, voices, pair, speed };
+}
+
+export function dialogueOf(plan: PodcastPlan): DialogueInput {
+  return {
+    turns: plan.lines.map((text, i) => ({ text, voices: [{ id: plan.voices[i % 2]!, weight: 1 }], speaker: (i % 2) + 1 })),
+    speed: plan.speed / SPEED_DEFAULT,
+    sampleRate: PODCAST_AUDIO.sampleRate,
+    channels: PODCAST_AUDIO.channels,
+  };
+}
+
+/** Rate windows: global 2 per second (unless global limits are off) and 5 per minute per account. */
+function takeRateSlot(emu: Emulator, account: Account): void {
+  const mine = emu.windowKey(account, ACCOUNT_WINDOW.name);
+  const own = emu.limits.check(mine, ACCOUNT_WINDOW.ms, ACCOUNT_WINDOW.max);
+  if (!own.allowed) throw new PlatformError('rate', `podcast rate limit: at most ${ACCOUNT_WINDOW.max} requests per minute per API key (retry in ${Math.ceil(own.retryAfterMs / 1000)} s)`);
+  if (emu.config.globalLimits) {
+    const all = emu.limits.check(GLOBAL_WINDOW.key, GLOBAL_WINDOW.ms, GLOBAL_WINDOW.max);
+    if (!all.allowed) throw new PlatformError('rate', `podcast rate limit: at most ${GLOBAL_WINDOW.max} requests per second in total`);
+    emu.limits.hit(GLOBAL_WINDOW.key, GLOBAL_WINDOW.ms, GLOBAL_WINDOW.max);
+  }
+  emu.limits.hit(mine, ACCOUNT_WINDOW.ms, ACCOUNT_WINDOW.max);
+}
+
+/** Balance (20003), rate windows (10014), then the audio, its blob, link and signature record. */
+export async function generatePodcast(emu: Emulator, account: Account, plan: PodcastPlan): Promise<PodcastData> {
+  const input = dialogueOf(plan);
+  const stream = synthesizeDialogueStream(input); // lazy: the plan (duration, turns) is known before rendering
+  const price = priceOf(emu.fixtures.data['billing.json'].prices_micro.podcast_audio_second, stream.durationMs);
+  if (!emu.accounts.canAfford(account, price)) throw new PlatformError('balance', 'insufficient balance for podcast generation');
+  takeRateSlot(emu, account);
+
+  const { bytes, meta } = await encodeAudio('mp3', stream, PODCAST_AUDIO);
+  const ids = emu.ids.stream(account.id);
+  const objectKey = `${podcastKeyPrefix(account)}${ids.hex(24)}.mp3`;
+  await emu.blobs.put(objectKey, bytes);
+  emu.accounts.charge(account, price);
+
+  const text = plan.lines.join('\n');
+  emu.signatures.put({
+    id: stream.signatureId,
+    kind: 'dialogue',
+    text,
+    language: languageOf(text),
+    speakers: [
+      { speaker: 1, voices: [plan.voices[0]] },
+      { speaker: 2, voices: [plan.voices[1]] },
+    ],
+    segments: (stream.turns ?? []).map((t) => ({ text: t.text, startMs: t.startMs, endMs: t.endMs, speaker: t.speaker })),
+    durationMs: stream.durationMs,
+    createdAtMs: emu.clock.now(),
+  });
+  emu.markDirty();
+  return {
+    audioUrl: emu.downloadUrl('platform', objectKey, emu.clock.now() + URL_VALIDITY_MS),
+    objectKey,
+    durationSec: Math.round(meta.durationMs) / 1000,
+    traceId: emu.ids.traceId(account.id),
+  };
+}
