@@ -1,9 +1,11 @@
-import { configSchema, type ConfigInput } from './config.js';
+import { ConfigError, configSchema, type ConfigInput } from './config.js';
 import { runEmulator, type RunningEmulator } from './app.js';
 import { createLogger } from './logger.js';
 
 export type { RunningEmulator } from './app.js';
 export type { Config, ConfigInput } from './config.js';
+export { ConfigError } from './config.js';
+export { FixtureError } from './core/fixtures.js';
 export type { Emulator } from './core/emulator.js';
 
 export type StartOptions = Partial<ConfigInput>;
@@ -13,7 +15,15 @@ export type StartOptions = Partial<ConfigInput>;
  * `warn`; returns the three base URLs and `close()`.
  */
 export async function startEmulator(options: StartOptions = {}): Promise<RunningEmulator> {
-  const config = configSchema.parse({ speechPort: 0, speechBackupPort: 0, platformPort: 0, logLevel: 'warn', ...options });
+  const raw: Record<string, unknown> = { speechPort: 0, speechBackupPort: 0, platformPort: 0, logLevel: 'warn', ...options };
+  const parsed = configSchema.safeParse(raw);
+  if (!parsed.success) {
+    // One line naming the option, as the CLI does for its flags.
+    const issue = parsed.error.issues[0]!;
+    const key = String(issue.path[0] ?? '');
+    throw new ConfigError(`invalid option ${key}=${JSON.stringify(raw[key])}: ${issue.message}`);
+  }
+  const config = parsed.data;
   const logger = createLogger(config.logLevel, false);
   return runEmulator(config, logger);
 }

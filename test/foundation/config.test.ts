@@ -1,0 +1,148 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, readConfig, settings } from '../../src/config.js';
+import { startEmulator } from '../../src/index.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const TSX = join(ROOT, 'node_modules', '.bin', 'tsx');
+
+/** A valid raw value per setting and what it reads as. */
+const SAMPLES: Record<string, [string, unknown]> = {
+  host: ['0.0.0.0', '0.0.0.0'],
+  speechPort: ['1234', 1234],
+  speechBackupPort: ['1235', 1235],
+  platformPort: ['1236', 1236],
+  seed: ['abc', 'abc'],
+  dataDir: ['/tmp/data-x', '/tmp/data-x'],
+  fixturesDir: ['/tmp/fix-x', '/tmp/fix-x'],
+  publicUrl: ['https://emu.example.test', 'https://emu.example.test'],
+  strictKeys: ['on', true],
+  journalLimit: ['50', 50],
+  logLevel: ['debug', 'debug'],
+  controlToken: ['tok', 'tok'],
+  globalLimits: ['off', false],
+  latency: ['realistic', 'realistic'],
+  livekitApiKey: ['lk', 'lk'],
+  livekitApiSecret: ['lks', 'lks'],
+  rtcUrl: ['wss://rtc.x.test', 'wss://rtc.x.test'],
+};
+
+function configError(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as Error).message;
+  }
+  throw new Error('no ConfigError');
+}
+
+describe('readConfig', () => {
+  it('defaults match the documented ones', () => {
+    const c = readConfig([], {});
+    expect(c).toMatchObject({ host: '127.0.0.1', speechPort: 8900, speechBackupPort: 8901, platformPort: 8910, journalLimit: 1000, strictKeys: false, logLevel: 'info' });
+    expect(c.dataDir).toBeUndefined();
+    expect(c.controlToken).toBeUndefined();
+  });
+
+  it('every setting has a flag and an environment twin that read the same', () => {
+    for (const s of settings) {
+      const sample = SAMPLES[s.key];
+      expect(sample, s.key).toBeDefined();
+      const [raw, want] = sample!;
+      expect(readConfig([], { [s.env]: raw })[s.key], s.env).toEqual(want);
+      expect(readConfig([s.flag, raw], {})[s.key], s.flag).toEqual(want);
+      expect(readConfig([`${s.flag}=${raw}`], {})[s.key], `${s.flag}=`).toEqual(want);
+    }
+  });
+
+  it('a flag wins over its environment twin; a bare boolean flag is true', () => {
+    expect(readConfig(['--speech-port', '7000'], { EMULATOR_SPEECH_PORT: '6000' }).speechPort).toBe(7000);
+    expect(readConfig(['--strict-keys', '--seed', 's'], {})).toMatchObject({ strictKeys: true, seed: 's' });
+    expect(readConfig([], { EMULATOR_STRICT_KEYS: '' }).strictKeys).toBe(false);
+  });
+
+  it('a bad value is one line naming the variable or flag it came from', () => {
+    const cases: [string[], Record<string, string>, string][] = [
+      [[], { EMULATOR_SPEECH_PORT: 'abc' }, 'EMULATOR_SPEECH_PORT'],
+      [['--speech-port', 'abc'], {}, '--speech-port'],
+      [[], { EMULATOR_PLATFORM_PORT: '70000' }, 'EMULATOR_PLATFORM_PORT'],
+      [[], { EMULATOR_JOURNAL_LIMIT: '0' }, 'EMULATOR_JOURNAL_LIMIT'],
+      [[], { EMULATOR_STRICT_KEYS: 'maybe' }, 'EMULATOR_STRICT_KEYS'],
+      [[], { EMULATOR_PUBLIC_URL: 'ftp://x' }, 'EMULATOR_PUBLIC_URL'],
+      [[], { LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+      [['--nope'], {}, '--nope'],
+    ];
+    for (const [argv, env, name] of cases) {
+      const msg = configError(() => readConfig(argv, env));
+      expect(msg).toContain(name);
+      expect(msg).not.toContain('\n');
+    }
+  });
+
+  it('startEmulator names a bad option too', async () => {
+    await expect(startEmulator({ speechPort: 'abc' as unknown as number })).rejects.toThrow(/speechPort/);
+    await expect(startEmulator({ speechPort: 'abc' as unknown as number })).rejects.toBeInstanceOf(ConfigError);
+  });
+});
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function runCli(args: string[], env: Record<string, string>, during?: (out: () => string, kill: () => void) => Promise<void>): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(TSX, ['src/main.ts', ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d));
+    child.stderr.on('data', (d: Buffer) => (stderr += d));
+    child.on('error', reject);
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    if (during) during(() => stdout, () => child.kill('SIGTERM')).catch((err) => {
+      child.kill('SIGKILL');
+      reject(err);
+    });
+  });
+}
+
+describe('CLI', () => {
+  it('a bad flag exits non-zero with one line naming it', async () => {
+    const r = await runCli(['--speech-port', 'abc'], {});
+    expect(r.code).not.toBe(0);
+    const lines = r.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('--speech-port');
+    expect(r.stdout).toBe('');
+  });
+
+  it('starts from EMULATOR_* variables, prints its URLs, logs one key-free line per request, closes on SIGTERM', async () => {
+    const key = 'cli-secret-key-0123456789';
+    const r = await runCli([], { EMULATOR_SPEECH_PORT: '0', EMULATOR_SPEECH_BACKUP_PORT: '0', EMULATOR_PLATFORM_PORT: '0', LOG_LEVEL: 'info', EMULATOR_SEED: 'cli' }, async (out, kill) => {
+      const deadline = Date.now() + 20_000;
+      while (!/voice platform\s+http/.test(out())) {
+        if (Date.now() > deadline) throw new Error(`no start-up banner: ${out()}`);
+        await new Promise((res) => setTimeout(res, 50));
+      }
+      const speech = /speech synthesis\s+(http:\S+)/.exec(out())![1]!;
+      const platform = /voice platform\s+(http:\S+)/.exec(out())![1]!;
+      expect((await fetch(`${speech}/_emulator/health`)).status).toBe(200);
+      expect((await fetch(`${platform}/v1/where`, { headers: { 'x-api-key': key } })).status).toBe(404);
+      await new Promise((res) => setTimeout(res, 100));
+      kill();
+    });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/speech backup\s+http:\/\/127\.0\.0\.1:\d+/);
+    expect(r.stdout).toMatch(/control plane\s+http:\/\/127\.0\.0\.1:\d+\/_emulator/);
+    const logs = r.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const line = logs.find((l) => l.path === '/v1/where');
+    expect(line).toMatchObject({ method: 'GET', status: 404, path: '/v1/where' });
+    expect(typeof line!.ms).toBe('number');
+    expect(String(line!.account)).toMatch(/^cli-…[0-9a-f]{6}$/);
+    expect(r.stdout + r.stderr).not.toContain(key);
+    expect(logs.filter((l) => String(l.path ?? '').startsWith('/_emulator'))).toEqual([]);
+  });
+});
