@@ -1,5 +1,30 @@
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Emulator } from '../../../core/emulator.js';
+import { acceptEmptyJson } from '../calls/body.js';
+import { ok } from '../envelope.js';
+import { createSession, deleteSession, registerSessions, roles } from './model.js';
+import { createBody, deleteParams, type Character, type SessionData } from './schema.js';
 
-/** REST conversation sessions and characters (built in its own issue). */
-export async function sessionRoutes(_app: FastifyInstance, _opts: { emu: Emulator }): Promise<void> {}
+/** REST conversation sessions and the characters (roles) list; same error family as the calls. */
+export async function sessionRoutes(app: FastifyInstance, opts: { emu: Emulator }): Promise<void> {
+  const emu = opts.emu;
+  registerSessions(emu);
+  acceptEmptyJson(app);
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const config = { family: 'call', capability: 'calls' } as const;
+
+  r.post('/api/v1/audio/sessions', { config, schema: { body: createBody } }, async (req) => {
+    const s = createSession(emu, req.emu.account!, req.body.voice_id);
+    return ok<SessionData>({ session_id: s.sessionId, voice_id: s.voiceId, created_at: Math.floor(s.createdAtMs / 1000) });
+  });
+
+  r.delete('/api/v1/audio/sessions/:session_id', { config, schema: { params: deleteParams } }, async (req) => {
+    return ok({ deleted: deleteSession(emu, req.emu.account!.id, req.params.session_id) });
+  });
+
+  r.get('/api/v1/audio/characters', { config }, async () => {
+    const characters: Character[] = roles(emu).map(({ id, name, language, description }) => ({ id, name, language, description }));
+    return ok({ characters });
+  });
+}

@@ -1,0 +1,79 @@
+import type { Account } from '../../../core/accounts.js';
+
+/**
+ * Per-second billing of running sessions (calls, agent sessions). Every running meter of an account is
+ * settled to the same moment before any rule reads the balance, so concurrent sessions share the free
+ * pool and the balance fairly, and a balance that runs out ends them at the exact moment it does.
+ * Plain data: a meter is part of its session record and is saved with it.
+ */
+export interface Meter {
+  /** Emulator time (ms) up to which this meter has been billed. */
+  settledToMs: number;
+  /** Call time billed so far (ms), free and paid. */
+  billedMs: number;
+  /** Part of billedMs covered by the free pool. */
+  freeMs: number;
+  /** Exact cost in micro-units (fractional), and the whole micro-units already taken from the balance. */
+  costExact: number;
+  chargedMicro: number;
+}
+
+export function newMeter(atMs: number): Meter {
+  return { settledToMs: atMs, billedMs: 0, freeMs: 0, costExact: 0, chargedMicro: 0 };
+}
+
+/** Milliseconds of call time the account can still pay for one session (free pool first). */
+export function budgetMs(account: Account, priceMicroPerSec: number, useFreePool: boolean): number {
+  const free = useFreePool ? account.freeCallSeconds * 1000 : 0;
+  if (priceMicroPerSec <= 0) return Number.POSITIVE_INFINITY;
+  return free + (account.balanceMicro / priceMicroPerSec) * 1000;
+}
+
+/**
+ * Bills the running meters of one account up to `untilMs`. Returns the moment the money ran out (all
+ * of them stop there) or null. Meters are billed piecewise, each from its own `settledToMs`.
+ */
+export function settleMeters(account: Account, running: Meter[], untilMs: number, price: number, useFreePool: boolean): number | null {
+  const open = running.filter((m) => m.settledToMs < untilMs);
+  if (open.length === 0) return null;
+  let t = Math.min(...open.map((m) => m.settledToMs));
+  while (t < untilMs) {
+    const active = open.filter((m) => m.settledToMs <= t);
+    const later = open.filter((m) => m.settledToMs > t).map((m) => m.settledToMs);
+    const next = Math.min(untilMs, ...later);
+    const n = active.length;
+    const span = Math.min(next - t, Math.floor(budgetMs(account, price, useFreePool) / n));
+    const freeAvail = useFreePool ? account.freeCallSeconds * 1000 : 0;
+    const freeEach = Math.min(freeAvail, n * span) / n;
+    for (const m of active) {
+      m.billedMs += span;
+      m.freeMs += freeEach;
+      m.costExact += ((span - freeEach) * price) / 1000;
+      const due = Math.round(m.costExact) - m.chargedMicro;
+      account.balanceMicro = Math.max(0, account.balanceMicro - due);
+      m.chargedMicro += due;
+      m.settledToMs = t + span;
+    }
+    if (useFreePool) account.freeCallSeconds = Math.max(0, account.freeCallSeconds - (freeEach * n) / 1000);
+    if (span < next - t) {
+      // Out of money: what is left is less than one millisecond of call time.
+      account.balanceMicro = 0;
+      if (useFreePool) account.freeCallSeconds = 0;
+      return t + span;
+    }
+    t = next;
+  }
+  return null;
+}
+
+/** Whole seconds the account can still pay for (free pool counted), as the heartbeats report it. */
+export function remainingSeconds(account: Account, price: number, useFreePool: boolean): number {
+  const ms = budgetMs(account, price, useFreePool);
+  return Number.isFinite(ms) ? Math.floor(ms / 1000) : MAX_REMAINING;
+}
+
+/** Reported when calls are free (price 0): the largest 32-bit count of seconds. */
+export const MAX_REMAINING = 2_147_483_647;
+
+/** Milliseconds as seconds with millisecond precision (the unit of `total_sec`, `elapsed_seconds`). */
+export const seconds = (ms: number): number => Math.round(ms) / 1000;
