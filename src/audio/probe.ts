@@ -1,4 +1,9 @@
-import type { ProbeHint, ProbeResult } from './types.js';
+// Reading input audio (uploads, reference audio, detection, diarization): what it is, and its
+// samples as mono float for WAV, MP3, FLAC and raw PCM16.
+import { parseBuffer } from 'music-metadata';
+import type { ProbedFormat, ProbeHint, ProbeResult } from './types.js';
+import { decodeFlac, decodeMp3, decodeWav, readWav } from './decode.js';
+import { mp3FrameDuration } from './encode/mp3.js';
 
 export type AudioProbeErrorCode = 'unsupported' | 'undecodable' | 'empty';
 
@@ -12,12 +17,97 @@ export class AudioProbeError extends Error {
   }
 }
 
-export async function probeAudio(_bytes: Buffer, _hint: ProbeHint = {}): Promise<ProbeResult> {
-  throw new Error('not implemented yet');
+const MIME: Partial<Record<ProbedFormat, string>> = {
+  mp3: 'audio/mpeg', flac: 'audio/flac', m4a: 'audio/mp4', ogg: 'audio/ogg', webm: 'audio/webm', aac: 'audio/aac',
+};
+
+/** The container/codec of the bytes by their magic numbers, or a raw-PCM hint; null if unknown. */
+export function sniffFormat(b: Buffer, hint: ProbeHint = {}): ProbedFormat | null {
+  const ascii = (at: number, s: string) => b.length >= at + s.length && b.toString('latin1', at, at + s.length) === s;
+  if ((ascii(0, 'RIFF') || ascii(0, 'RF64')) && ascii(8, 'WAVE')) return 'wav';
+  if (ascii(0, 'fLaC')) return 'flac';
+  if (ascii(4, 'ftyp')) return 'm4a';
+  if (ascii(0, 'OggS')) return /opus/i.test(b.toString('latin1', 0, Math.min(b.length, 64))) ? 'opus' : 'ogg';
+  if (b.length >= 4 && b.readUInt32BE(0) === 0x1a45dfa3) return 'webm';
+  if (ascii(0, 'ID3')) return 'mp3';
+  if (b.length >= 2 && b[0] === 0xff && (b[1]! & 0xe0) === 0xe0) return (b[1]! & 0x06) === 0 ? 'aac' : 'mp3';
+  const name = (hint.filename ?? '').toLowerCase();
+  const type = (hint.contentType ?? '').toLowerCase();
+  if (hint.rawPcm || /\.(pcm|raw)$/.test(name) || /audio\/(pcm|l16|raw)/.test(type)) return 'pcm';
+  return null;
 }
-export async function decodeToMono(
-  _bytes: Buffer,
-  _hint: ProbeHint = {},
-): Promise<{ samples: Float32Array; sampleRate: number }> {
-  throw new Error('not implemented yet');
+
+function rawPcmShape(hint: ProbeHint): { sampleRate: number; channels: number } {
+  if (hint.rawPcm) return hint.rawPcm;
+  const rate = /rate=(\d+)/.exec(hint.contentType ?? '');
+  const ch = /channels=(\d+)/.exec(hint.contentType ?? '');
+  return { sampleRate: rate ? Number(rate[1]) : 16000, channels: ch ? Number(ch[1]) : 1 };
+}
+
+/** Format, sample rate, channels and duration (whole ms) of input audio. */
+export async function probeAudio(bytes: Buffer, hint: ProbeHint = {}): Promise<ProbeResult> {
+  if (!bytes.length) throw new AudioProbeError('empty', 'the audio is empty');
+  const format = sniffFormat(bytes, hint);
+  if (!format) throw new AudioProbeError('unsupported', 'unrecognised audio format');
+  if (format === 'pcm') {
+    const { sampleRate, channels } = rawPcmShape(hint);
+    return { format, sampleRate, channels, durationMs: Math.round((bytes.length / (2 * channels) / sampleRate) * 1000) };
+  }
+  if (format === 'wav') {
+    const w = readWav(bytes);
+    if (!w) throw new AudioProbeError('undecodable', 'broken WAV header');
+    return { format, sampleRate: w.sampleRate, channels: w.channels, durationMs: Math.round((w.frames / w.sampleRate) * 1000) };
+  }
+  try {
+    const meta = await parseBuffer(bytes, { mimeType: MIME[format] ?? 'application/octet-stream', size: bytes.length }, { duration: true, skipCovers: true });
+    const sampleRate = meta.format.sampleRate;
+    const channels = meta.format.numberOfChannels;
+    let seconds = meta.format.duration;
+    if (format === 'mp3') seconds = mp3FrameDuration(bytes)?.seconds ?? seconds;
+    if (format === 'flac' && !meta.format.numberOfSamples) seconds = undefined; // a streamed FLAC: count by decoding
+    if (!seconds && (format === 'flac' || format === 'mp3')) {
+      const d = await decodeToMono(bytes, hint);
+      seconds = d.samples.length / d.sampleRate;
+    }
+    if (!sampleRate || !channels || seconds === undefined) throw new Error('no audio stream');
+    return { format, sampleRate, channels, durationMs: Math.round(seconds * 1000) };
+  } catch (e) {
+    if (e instanceof AudioProbeError) throw e;
+    throw new AudioProbeError('undecodable', `cannot read ${format} audio: ${(e as Error).message}`);
+  }
+}
+
+/** Mono float samples (channels averaged) of WAV, MP3, FLAC or raw PCM16 audio. */
+export async function decodeToMono(bytes: Buffer, hint: ProbeHint = {}): Promise<{ samples: Float32Array; sampleRate: number }> {
+  if (!bytes.length) throw new AudioProbeError('empty', 'the audio is empty');
+  const format = sniffFormat(bytes, hint);
+  try {
+    switch (format) {
+      case 'wav': {
+        const r = decodeWav(bytes);
+        if (!r) throw new Error('broken WAV header');
+        return r;
+      }
+      case 'mp3':
+        return await decodeMp3(bytes);
+      case 'flac':
+        return await decodeFlac(bytes);
+      case 'pcm': {
+        const { sampleRate, channels } = rawPcmShape(hint);
+        const frames = Math.floor(bytes.length / (2 * channels));
+        const samples = new Float32Array(frames);
+        for (let i = 0; i < frames; i++) {
+          let s = 0;
+          for (let c = 0; c < channels; c++) s += bytes.readInt16LE((i * channels + c) * 2);
+          samples[i] = s / channels / 32768;
+        }
+        return { samples, sampleRate };
+      }
+      default:
+        throw new AudioProbeError('unsupported', `cannot decode ${format ?? 'unrecognised'} audio to samples`);
+    }
+  } catch (e) {
+    if (e instanceof AudioProbeError) throw e;
+    throw new AudioProbeError('undecodable', `cannot decode ${format} audio: ${(e as Error).message}`);
+  }
 }

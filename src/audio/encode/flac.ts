@@ -61,12 +61,14 @@ for (let i = 0; i < 256; i++) {
   for (let k = 0; k < 8; k++) d = d & 0x8000 ? ((d << 1) ^ 0x8005) & 0xffff : (d << 1) & 0xffff;
   CRC16[i] = d;
 }
-const crc8 = (b: Uint8Array, from: number, to: number) => {
+export const crc8 = (b: Uint8Array, from: number, to: number) => {
   let c = 0;
   for (let i = from; i < to; i++) c = CRC8[c ^ b[i]!]!;
   return c;
 };
-const crc16 = (b: Uint8Array, from: number, to: number) => {
+/** One byte into a running FLAC CRC-16. */
+export const crc16Update = (crc: number, byte: number) => ((crc << 8) & 0xffff) ^ CRC16[(crc >> 8) ^ byte]!;
+export const crc16 = (b: Uint8Array, from: number, to: number) => {
   let c = 0;
   for (let i = from; i < to; i++) c = ((c << 8) & 0xffff) ^ CRC16[(c >> 8) ^ b[i]!]!;
   return c;

@@ -22,23 +22,56 @@ export function mp3FrameSamples(sampleRate: number): number {
   return sampleRate >= 32000 ? 1152 : 576;
 }
 
+/** Length in bytes and sample rate of the MPEG audio layer III frame header at `i`, or null. */
+function frameAt(bytes: Uint8Array, i: number): { len: number; rate: number } | null {
+  if (i + 4 > bytes.length || bytes[i] !== 0xff || (bytes[i + 1]! & 0xe0) !== 0xe0) return null;
+  const v = (bytes[i + 1]! >> 3) & 3; // 3: MPEG1, 2: MPEG2, 0: MPEG2.5
+  const layer = (bytes[i + 1]! >> 1) & 3;
+  const bi = bytes[i + 2]! >> 4;
+  const si = (bytes[i + 2]! >> 2) & 3;
+  if (v === 1 || layer !== 1 || bi === 0 || bi === 15 || si === 3) return null;
+  const pad = (bytes[i + 2]! >> 1) & 1;
+  const rate = (v === 3 ? [44100, 48000, 32000] : v === 2 ? [22050, 24000, 16000] : [11025, 12000, 8000])[si]!;
+  const kbps = (v === 3 ? MPEG1 : MPEG2)[bi - 1]!;
+  const len = Math.floor(((v === 3 ? 144000 : 72000) * kbps) / rate) + pad;
+  return { len, rate };
+}
+
 /** Counts the frames in whole-frame MP3 bytes, checking each sync word. */
 export function countMp3Frames(bytes: Uint8Array): number {
   let n = 0;
-  for (let i = 0; i < bytes.length; ) {
-    if (bytes[i] !== 0xff || (bytes[i + 1]! & 0xe0) !== 0xe0) throw new Error(`MP3 chunk is not frame-aligned at byte ${i}`);
-    const v = (bytes[i + 1]! >> 3) & 3; // 3: MPEG1, 2: MPEG2, 0: MPEG2.5
-    const bi = bytes[i + 2]! >> 4;
-    const si = (bytes[i + 2]! >> 2) & 3;
-    const pad = (bytes[i + 2]! >> 1) & 1;
-    const rates = v === 3 ? [44100, 48000, 32000] : v === 2 ? [22050, 24000, 16000] : [11025, 12000, 8000];
-    const kbps = (v === 3 ? [0, ...MPEG1] : [0, ...MPEG2])[bi]!;
-    const len = v === 3 ? Math.floor((144000 * kbps) / rates[si]!) + pad : Math.floor((72000 * kbps) / rates[si]!) + pad;
-    if (!len) throw new Error('bad MP3 frame header');
-    i += len;
-    n++;
+  for (let i = 0; i < bytes.length; n++) {
+    const f = frameAt(bytes, i);
+    if (!f) throw new Error(`MP3 chunk is not frame-aligned at byte ${i}`);
+    i += f.len;
   }
   return n;
+}
+
+/**
+ * Decoded duration of a CBR MP3 without a Xing/Info tag by walking its frames (what ffprobe
+ * reports for such files), or null when the file is not a clean frame sequence.
+ */
+export function mp3FrameDuration(bytes: Uint8Array): { seconds: number; sampleRate: number } | null {
+  let i = 0;
+  if (bytes[0] === 0x49 && bytes[1] === 0x44 && bytes[2] === 0x33 && bytes.length > 10)
+    i = 10 + ((bytes[6]! << 21) | (bytes[7]! << 14) | (bytes[8]! << 7) | bytes[9]!);
+  const first = frameAt(bytes, i);
+  if (!first) return null;
+  const head = Buffer.from(bytes.subarray(i, i + Math.min(first.len, 64))).toString('latin1');
+  if (head.includes('Xing') || head.includes('Info')) return null;
+  let n = 0;
+  while (i < bytes.length) {
+    const f = frameAt(bytes, i);
+    if (!f) {
+      if (bytes.length - i === 128 && bytes[i] === 0x54) break; // ID3v1 "TAG"
+      return null;
+    }
+    if (f.rate !== first.rate) return null;
+    i += f.len;
+    n++;
+  }
+  return { seconds: (n * mp3FrameSamples(first.rate)) / first.rate, sampleRate: first.rate };
 }
 
 /** Reads the sample rate of the first frame header (to check the lamejs patch is in place). */
