@@ -66,8 +66,8 @@ export function languageOf(text: string): string {
 /** What a signature record says up to `durationMs` of its audio (all of it when the audio is whole). */
 export function spokenText(record: SignatureRecord, durationMs: number): string {
   const whole = durationMs >= record.durationMs - END_TOLERANCE_MS;
+  if (whole && record.kind === 'speech') return record.text.trim();
   const segments = whole ? record.segments : record.segments.filter((s) => s.endMs <= durationMs);
-  if (whole && record.kind === 'speech' && record.segments.length === 0) return record.text;
   return segments
     .map((s) => s.text.trim())
     .filter(Boolean)
