@@ -24,6 +24,14 @@ export async function setupSpeechApp(app: FastifyInstance, emu: Emulator): Promi
     // A body that failed to parse on an unknown route is still an unknown route: 404, not a body error.
     if (req.is404) return notFound(req, reply);
     if (err instanceof SpeechError) return sendSpeechError(emu, req, reply, err);
+    // A body that cannot be read still meets the fault directives and the key check first.
+    if (req.emu && req.routeOptions.url === T2A_PATH) {
+      try {
+        gate(emu, req);
+      } catch (gateErr) {
+        if (gateErr instanceof SpeechError) return sendSpeechError(emu, req, reply, gateErr);
+      }
+    }
     if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendSpeechError(emu, req, reply, invalidParams('request body exceeds the 1 MB limit'));
     if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return sendSpeechError(emu, req, reply, invalidParams('Content-Type must be application/json'));
     if (err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return sendSpeechError(emu, req, reply, invalidParams('request body is empty'));

@@ -1,0 +1,218 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+export const VOICE = 'male-qn-qingse';
+export const VOICE_B = 'female-shaonv';
+
+export interface T2aReply {
+  status: number;
+  headers: Headers;
+  text: string;
+  body: any;
+}
+
+/** One `POST /v1/t2a_v2` over a real socket. */
+export async function t2a(
+  baseUrl: string,
+  body: unknown,
+  opts: { key?: string | null; headers?: Record<string, string>; query?: string; raw?: string } = {},
+): Promise<T2aReply> {
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...opts.headers };
+  const key = opts.key === undefined ? 'speech-test-key' : opts.key;
+  if (key !== null) headers.authorization = `Bearer ${key}`;
+  const res = await fetch(`${baseUrl}/v1/t2a_v2${opts.query ?? ''}`, { method: 'POST', headers, body: opts.raw ?? JSON.stringify(body) });
+  const text = await res.text();
+  let parsed: any;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  return { status: res.status, headers: res.headers, text, body: parsed };
+}
+
+/** A minimal valid request, overridable. */
+export function req(extra: Record<string, unknown> = {}, text = 'Hello world.'): Record<string, unknown> {
+  return { model: 'speech-02-turbo', text, voice_setting: { voice_id: VOICE }, ...extra };
+}
+
+export interface Probe {
+  codec: string;
+  sampleRate: number;
+  channels: number;
+  durationMs: number;
+  bitRate: number;
+}
+
+/** ffprobe of bytes (written to a temp file), as a user would check a file. */
+export async function ffprobe(bytes: Buffer, ext: string): Promise<Probe> {
+  const dir = mkdtempSync(join(tmpdir(), 'speech-test-'));
+  const file = join(dir, `a.${ext}`);
+  writeFileSync(file, bytes);
+  try {
+    const { stdout } = await run('ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_name,sample_rate,channels,bit_rate:format=duration,bit_rate', '-of', 'json', file]);
+    const j = JSON.parse(stdout);
+    const s = j.streams[0];
+    return {
+      codec: s.codec_name,
+      sampleRate: Number(s.sample_rate),
+      channels: Number(s.channels),
+      durationMs: Number(j.format.duration) * 1000,
+      bitRate: Number(s.bit_rate ?? j.format.bit_rate),
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** `flac -t` on bytes: resolves when the decoder accepts the file (MD5 included). */
+export async function flacTest(bytes: Buffer): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'speech-test-'));
+  const file = join(dir, 'a.flac');
+  writeFileSync(file, bytes);
+  try {
+    const { stderr } = await run('flac', ['-t', file]);
+    return stderr;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Our own reading of a canonical PCM WAV: header fields and the samples. */
+export function parseWav(b: Buffer) {
+  if (b.toString('latin1', 0, 4) !== 'RIFF' || b.toString('latin1', 8, 12) !== 'WAVE') throw new Error('not a WAV file');
+  let at = 12;
+  let fmt: { format: number; channels: number; sampleRate: number; byteRate: number; bits: number } | null = null;
+  while (at + 8 <= b.length) {
+    const id = b.toString('latin1', at, at + 4);
+    const size = b.readUInt32LE(at + 4);
+    if (id === 'fmt ') {
+      fmt = { format: b.readUInt16LE(at + 8), channels: b.readUInt16LE(at + 10), sampleRate: b.readUInt32LE(at + 12), byteRate: b.readUInt32LE(at + 16), bits: b.readUInt16LE(at + 22) };
+    } else if (id === 'data') {
+      if (!fmt) throw new Error('data before fmt');
+      const data = b.subarray(at + 8, at + 8 + size);
+      return { ...fmt, riffSize: b.readUInt32LE(4), dataSize: size, data, frames: data.length / (fmt.channels * 2), durationMs: (data.length / (fmt.channels * 2) / fmt.sampleRate) * 1000 };
+    }
+    at += 8 + size + (size & 1);
+  }
+  throw new Error('no data chunk');
+}
+
+/** Interleaved s16le -> Int16Array (copy). */
+export function samplesOf(pcm: Buffer): Int16Array {
+  const out = new Int16Array(pcm.length >> 1);
+  for (let i = 0; i < out.length; i++) out[i] = pcm.readInt16LE(i * 2);
+  return out;
+}
+
+/** Frame lengths of MP3 bytes; throws when a frame does not start where the previous ended. */
+export function mp3Frames(b: Buffer): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < b.length; ) {
+    if (b[i] !== 0xff || (b[i + 1]! & 0xe0) !== 0xe0) throw new Error(`no MP3 frame sync at byte ${i}`);
+    const v = (b[i + 1]! >> 3) & 3;
+    const bi = b[i + 2]! >> 4;
+    const si = (b[i + 2]! >> 2) & 3;
+    const pad = (b[i + 2]! >> 1) & 1;
+    const rates = v === 3 ? [44100, 48000, 32000] : v === 2 ? [22050, 24000, 16000] : [11025, 12000, 8000];
+    const kbps = (v === 3 ? [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320] : [0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160])[bi]!;
+    const len = Math.floor(((v === 3 ? 144000 : 72000) * kbps) / rates[si]!) + pad;
+    if (!len) throw new Error(`bad MP3 frame header at byte ${i}`);
+    out.push(len);
+    i += len;
+  }
+  return out;
+}
+
+/** Longest run of exact digital silence (all channels zero), in sample frames. */
+export function longestSilence(s: Int16Array, channels: number): number {
+  let best = 0;
+  let run = 0;
+  for (let f = 0; f < s.length / channels; f++) {
+    let zero = true;
+    for (let c = 0; c < channels; c++) if (s[f * channels + c] !== 0) zero = false;
+    run = zero ? run + 1 : 0;
+    if (run > best) best = run;
+  }
+  return best;
+}
+
+/** RMS of a stretch of mono samples, in [0, 1]. */
+export function rms(s: Int16Array, from: number, to: number): number {
+  let sum = 0;
+  const a = Math.max(0, Math.floor(from));
+  const b = Math.min(s.length, Math.floor(to));
+  for (let i = a; i < b; i++) sum += (s[i]! / 32768) ** 2;
+  return b > a ? Math.sqrt(sum / (b - a)) : 0;
+}
+
+/** Average magnitude spectrum (1024-point frames, Hann window), normalised to unit length. */
+export function spectrum(s: Int16Array, from = 0): Float64Array {
+  const N = 1024;
+  const acc = new Float64Array(N / 2);
+  const re = new Float64Array(N);
+  const im = new Float64Array(N);
+  for (let at = from; at + N <= s.length; at += N) {
+    for (let i = 0; i < N; i++) {
+      re[i] = (s[at + i]! / 32768) * (0.5 - 0.5 * Math.cos((2 * Math.PI * i) / (N - 1)));
+      im[i] = 0;
+    }
+    fft(re, im);
+    for (let k = 0; k < N / 2; k++) acc[k]! += Math.hypot(re[k]!, im[k]!);
+  }
+  const norm = Math.hypot(...acc) || 1;
+  for (let k = 0; k < acc.length; k++) acc[k]! /= norm;
+  return acc;
+}
+
+export function distance(a: Float64Array, b: Float64Array): number {
+  let d = 0;
+  for (let i = 0; i < a.length; i++) d += (a[i]! - b[i]!) ** 2;
+  return Math.sqrt(d);
+}
+
+function fft(re: Float64Array, im: Float64Array): void {
+  const n = re.length;
+  for (let i = 1, j = 0; i < n; i++) {
+    let bit = n >> 1;
+    for (; j & bit; bit >>= 1) j ^= bit;
+    j ^= bit;
+    if (i < j) {
+      [re[i], re[j]] = [re[j]!, re[i]!];
+      [im[i], im[j]] = [im[j]!, im[i]!];
+    }
+  }
+  for (let len = 2; len <= n; len <<= 1) {
+    const ang = (-2 * Math.PI) / len;
+    for (let i = 0; i < n; i += len) {
+      for (let k = 0; k < len / 2; k++) {
+        const wr = Math.cos(ang * k);
+        const wi = Math.sin(ang * k);
+        const a = i + k;
+        const b = a + len / 2;
+        const xr = re[b]! * wr - im[b]! * wi;
+        const xi = re[b]! * wi + im[b]! * wr;
+        re[b] = re[a]! - xr;
+        im[b] = im[a]! - xi;
+        re[a]! += xr;
+        im[a]! += xi;
+      }
+    }
+  }
+}
+
+/** Parses an event-stream body strictly (addendum A1): only `data: <one-line JSON>` + blank line. */
+export function strictEvents(body: string): any[] {
+  if (!body.endsWith('\n\n')) throw new Error('stream does not end with a blank line');
+  const blocks = body.slice(0, -2).split('\n\n');
+  return blocks.map((block, i) => {
+    if (block.includes('\n')) throw new Error(`event ${i} spans several lines`);
+    if (!block.startsWith('data: ')) throw new Error(`event ${i} does not start with "data: "`);
+    return JSON.parse(block.slice(6));
+  });
+}
