@@ -1,0 +1,116 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningEmulator } from '../../src/index.js';
+import { control, startTestEmulator } from '../helpers/emulator.js';
+
+/**
+ * Peer: the official MiniMax MCP server for JavaScript (npm `minimax-mcp-js`), spawned over stdio and
+ * driven by the MCP SDK client, pointed at the speech listener by MINIMAX_API_HOST alone. Its
+ * text_to_audio tool coerces the model to speech-02-hd, sends language_boost "auto", subtitle_enable
+ * false, emotion "happy", 32 kHz 128 kbps mono MP3, and reads the Trace-Id header on errors.
+ */
+const run = promisify(execFile);
+const KEY = 'minimax-peer-key';
+let emu: RunningEmulator;
+let dir: string;
+
+function serverEntry(): string {
+  const require = createRequire(import.meta.url);
+  const pkgFile = require.resolve('minimax-mcp-js/package.json');
+  const bin = (require(pkgFile) as { bin: Record<string, string> }).bin['minimax-mcp-js']!;
+  return join(dirname(pkgFile), bin);
+}
+
+async function withServer<T>(mode: 'url' | 'local', fn: (client: Client) => Promise<T>): Promise<T> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [serverEntry()],
+    env: {
+      MINIMAX_API_HOST: emu.speechUrl,
+      MINIMAX_API_KEY: KEY,
+      MINIMAX_RESOURCE_MODE: mode,
+      MINIMAX_MCP_BASE_PATH: dir,
+    },
+    stderr: 'pipe',
+  });
+  const client = new Client({ name: 'minimax-peer-test', version: '1.0.0' });
+  await client.connect(transport);
+  try {
+    return await fn(client);
+  } finally {
+    await client.close();
+  }
+}
+
+const textOf = (r: unknown) => ((r as { content: { type: string; text: string }[] }).content[0]?.text ?? '');
+
+async function probe(file: string) {
+  const { stdout } = await run('ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_name,sample_rate,channels,bit_rate:format=duration', '-of', 'json', file]);
+  return JSON.parse(stdout) as { streams: { codec_name: string; sample_rate: string; channels: number; bit_rate: string }[]; format: { duration: string } };
+}
+
+beforeAll(async () => {
+  emu = await startTestEmulator();
+  dir = await mkdtemp(join(tmpdir(), 'minimax-peer-'));
+});
+afterAll(async () => {
+  await emu.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('minimax-mcp-js against the speech listener', () => {
+  it('url mode: text_to_audio answers a URL served by the emulator whose bytes decode as the MP3 it asked for', async () => {
+    const text = await withServer('url', async (client) => {
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name)).toContain('text_to_audio');
+      return textOf(await client.callTool({ name: 'text_to_audio', arguments: { text: 'Hello from the emulator.', voiceId: 'female-shaonv', model: 'speech-2.6-hd' } }));
+    });
+    const m = /Audio URL: (\S+?)\.?\s/.exec(`${text} `);
+    expect(m, text).not.toBeNull();
+    const url = m![1]!;
+    expect(url.startsWith(emu.speechUrl)).toBe(true);
+    const res = await fetch(url); // a plain GET with no credentials, as the client's users do
+    expect(res.status).toBe(200);
+    const file = join(dir, 'url-mode.mp3');
+    await writeFile(file, Buffer.from(await res.arrayBuffer()));
+    const p = await probe(file);
+    expect(p.streams[0]).toMatchObject({ codec_name: 'mp3', sample_rate: '32000', channels: 1, bit_rate: '128000' });
+    expect(Number(p.format.duration)).toBeGreaterThan(0.5);
+
+    // What the client sent, as the journal saw it: the coerced model and the fixed extras.
+    const journal = await control(emu.speechUrl).journal({ path: '/v1/t2a_v2' });
+    const entries = journal.body.entries ?? journal.body;
+    const sent = entries.at(-1).request.body;
+    expect(sent).toMatchObject({ model: 'speech-02-hd', language_boost: 'auto', subtitle_enable: false, output_format: 'url' });
+    expect(entries.at(-1).status).toBe(200);
+  });
+
+  it('local mode: the file it writes decodes', async () => {
+    const text = await withServer('local', (client) =>
+      client.callTool({ name: 'text_to_audio', arguments: { text: 'Saved on disk.', outputDirectory: 'out' } }).then(textOf),
+    );
+    expect(text).toMatch(/^Audio file saved: /);
+    const files = await readdir(join(dir, 'out'));
+    expect(files).toHaveLength(1);
+    const file = join(dir, 'out', files[0]!);
+    expect(existsSync(file)).toBe(true);
+    const p = await probe(file);
+    expect(p.streams[0]).toMatchObject({ codec_name: 'mp3', sample_rate: '32000', channels: 1 });
+  });
+
+  it('an error reaches the client with its message and the Trace-Id header value', async () => {
+    await control(emu.speechUrl).addFault({ service: 'speech', path: '/v1/t2a_v2', times: 1, fault: { code: 1039 } });
+    const text = await withServer('url', (client) => client.callTool({ name: 'text_to_audio', arguments: { text: 'This one fails.' } }).then(textOf));
+    expect(text).toContain('Failed to generate audio');
+    expect(text).toContain('token limit');
+    expect(text).toMatch(/Trace ID: [0-9a-f]{32}/);
+  });
+});
