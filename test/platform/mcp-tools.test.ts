@@ -39,7 +39,7 @@ async function callTool(name: string, args: unknown, headers: Record<string, str
     body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } }),
   });
   expect(res.status).toBe(200);
-  const body = await res.json();
+  const body = (await res.json()) as any;
   expect(body.id).toBe(id);
   expect(Object.keys(body.result).sort()).toEqual(['content', 'isError']);
   expect(body.result.content).toHaveLength(1);
@@ -51,7 +51,7 @@ async function callTool(name: string, args: unknown, headers: Record<string, str
 describe('tools/list', () => {
   it('lists the tools with inputSchema generated from the HTTP zod schemas, apiKey required, no outputSchema', async () => {
     const res = await fetch(`${emu.platformUrl}/mcp`, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
-    const { tools } = (await res.json()).result;
+    const { tools } = ((await res.json()) as any).result;
     const names = tools.map((t: { name: string }) => t.name);
     for (const n of ['text_to_speech_generate', 'text_to_speech_stream', 'diarize']) expect(names).toContain(n);
     for (const t of tools) {
