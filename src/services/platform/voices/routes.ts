@@ -1,5 +1,20 @@
 import type { FastifyInstance } from 'fastify';
 import type { Emulator } from '../../../core/emulator.js';
+import { ok } from '../envelope.js';
+import { deleteVoice, listVoices, saveVoice } from './model.js';
+import { voiceArea } from './store.js';
 
-/** Voice cloning (built in its own issue). */
-export async function voiceRoutes(_app: FastifyInstance, _opts: { emu: Emulator }): Promise<void> {}
+/** Voice cloning: save, list, delete. Always HTTP 200; success text `success`. */
+const config = { family: 'voice', capability: 'cloning' } as const;
+
+export async function voiceRoutes(app: FastifyInstance, { emu }: { emu: Emulator }): Promise<void> {
+  voiceArea(emu); // registered at start so a data dir snapshot restores it
+
+  app.post('/v1/voice/save', { config }, async (req) => ok(await saveVoice(emu, req.emu.account!, req.body), 'success'));
+
+  app.get('/v1/voice/list', { config }, async (req) => ok(listVoices(emu, req.emu.account!, req.query as { voice_id?: string; page_size?: string }), 'success'));
+
+  app.delete('/v1/voice/:voice_id', { config }, async (req) =>
+    ok(await deleteVoice(emu, req.emu.account!, (req.params as { voice_id: string }).voice_id), 'success'),
+  );
+}

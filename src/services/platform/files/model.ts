@@ -1,0 +1,134 @@
+import { mkdir, rename, rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { Account } from '../../../core/accounts.js';
+import type { Emulator, StateArea } from '../../../core/emulator.js';
+import { uploadKeyPrefix } from '../../shared/remote.js';
+import { PlatformError } from '../envelope.js';
+
+/**
+ * Upload rules: scenes and their size limits, the hourly window, object keys, and the record of what
+ * each account uploaded (state view, reset). The bytes themselves are blobs named by the object key.
+ */
+export const SCENE_LIMITS = { image: 10 * 1024 * 1024, audio: 50 * 1024 * 1024, video: 200 * 1024 * 1024 } as const;
+export type Scene = keyof typeof SCENE_LIMITS;
+export const MAX_UPLOAD_BYTES = Math.max(...Object.values(SCENE_LIMITS));
+export const UPLOADS_PER_HOUR = 30;
+const HOUR_MS = 3600 * 1000;
+/** Validity of the optional `url` (`?with_url=true`), on the emulator clock. */
+export const UPLOAD_URL_TTL_MS = 24 * HOUR_MS;
+
+export interface UploadRecord {
+  object_key: string;
+  file_name: string;
+  size: number;
+  scene: Scene;
+  uploaded_at_ms: number;
+}
+
+export interface UploadData {
+  object_key: string;
+  file_name: string;
+  size: number;
+  scene: Scene;
+  url?: string;
+}
+
+const AREA = 'platform-uploads';
+
+interface UploadArea extends StateArea {
+  byAccount: Map<string, UploadRecord[]>;
+}
+
+export function uploadArea(emu: Emulator): UploadArea {
+  const existing = emu.areas.get(AREA) as UploadArea | undefined;
+  if (existing) return existing;
+  const byAccount = new Map<string, UploadRecord[]>();
+  const drop = (rel: string) => void emu.blobs.removeTree(rel).catch(() => undefined);
+  const area: UploadArea = {
+    name: AREA,
+    byAccount,
+    reset(accountId) {
+      if (accountId === undefined) {
+        byAccount.clear();
+        drop('uploads');
+        drop('incoming');
+        return;
+      }
+      byAccount.delete(accountId);
+      for (const scene of Object.keys(SCENE_LIMITS)) drop(`uploads/${scene}/${accountId}`);
+      drop(`incoming/${accountId}`);
+    },
+    view: (accountId) => byAccount.get(accountId) ?? [],
+    save: () => Object.fromEntries(byAccount),
+    load(data) {
+      byAccount.clear();
+      for (const [id, list] of Object.entries((data ?? {}) as Record<string, UploadRecord[]>)) byAccount.set(id, list);
+    },
+  };
+  emu.registerArea(area);
+  return area;
+}
+
+export function isScene(value: string): value is Scene {
+  return Object.hasOwn(SCENE_LIMITS, value);
+}
+
+export function checkScene(scene: string | undefined): Scene {
+  if (scene === undefined || scene === '') throw new PlatformError('param', 'scene: is required (image, audio or video)');
+  if (!isScene(scene)) throw new PlatformError('param', `scene: unsupported scene "${scene}"; use image, audio or video`);
+  return scene;
+}
+
+/** 10005 when the account already made 30 uploads in the last hour (sliding window on the emulator clock). */
+export function checkUploadWindow(emu: Emulator, account: Account): void {
+  const w = emu.limits.check(emu.windowKey(account, 'upload'), HOUR_MS, UPLOADS_PER_HOUR);
+  if (!w.allowed) {
+    throw new PlatformError('rate', `upload frequency limit exceeded: at most ${UPLOADS_PER_HOUR} uploads per hour; retry in ${Math.ceil(w.retryAfterMs / 1000)} s`);
+  }
+}
+
+export function tooLarge(scene: Scene): PlatformError {
+  return new PlatformError(20010, `file: larger than the ${SCENE_LIMITS[scene] / 1024 / 1024} MB limit of scene ${scene}`);
+}
+
+/** The file name as it may appear in an object key: plain characters only, at most 100. */
+export function safeFileName(name: string): string {
+  const base = name.split(/[\\/]/).pop() ?? '';
+  const safe = base.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/\.{2,}/g, '.').replace(/^[._-]+/, '').slice(-100);
+  return safe || 'file';
+}
+
+/** Where a file is written while its scene is not yet known. */
+export function incomingBlob(emu: Emulator, account: Account): string {
+  return `incoming/${account.id}/${emu.ids.stream(account.id).hex(16)}`;
+}
+
+/** Moves a received file to its object key, counts it in the window and records it. */
+export async function commitUpload(
+  emu: Emulator,
+  account: Account,
+  input: { tmpBlob: string; scene: Scene; fileName: string; size: number; withUrl: boolean },
+): Promise<UploadData> {
+  // Counted here, and checked again: a parallel upload of the account may have filled the window.
+  if (!emu.limits.hit(emu.windowKey(account, 'upload'), HOUR_MS, UPLOADS_PER_HOUR).allowed) checkUploadWindow(emu, account);
+  const id = emu.ids.stream(account.id).hex(16);
+  const objectKey = `${uploadKeyPrefix(account, input.scene)}${id}-${safeFileName(input.fileName)}`;
+  const target = emu.blobs.file(objectKey);
+  await mkdir(dirname(target), { recursive: true });
+  await rename(emu.blobs.file(input.tmpBlob), target);
+  const record: UploadRecord = { object_key: objectKey, file_name: input.fileName, size: input.size, scene: input.scene, uploaded_at_ms: emu.clock.now() };
+  const area = uploadArea(emu);
+  area.byAccount.set(account.id, [...(area.byAccount.get(account.id) ?? []), record]);
+  emu.markDirty();
+  return {
+    object_key: objectKey,
+    file_name: input.fileName,
+    size: input.size,
+    scene: input.scene,
+    ...(input.withUrl ? { url: emu.downloadUrl('platform', objectKey, emu.clock.now() + UPLOAD_URL_TTL_MS) } : {}),
+  };
+}
+
+export async function discardBlob(emu: Emulator, rel: string | undefined): Promise<void> {
+  if (rel) await rm(emu.blobs.file(rel), { force: true }).catch(() => undefined);
+}

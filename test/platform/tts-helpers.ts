@@ -1,0 +1,96 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** Helpers of the platform synthesis, voice and upload tests. */
+export function api(base: string, key: string) {
+  return async (path: string, init: { method?: string; json?: unknown; headers?: Record<string, string> } = {}) => {
+    const headers: Record<string, string> = { 'x-api-key': key, ...init.headers };
+    if (!key) delete headers['x-api-key'];
+    if (init.json !== undefined) headers['content-type'] = 'application/json';
+    const res = await fetch(base + path, {
+      method: init.method ?? (init.json !== undefined ? 'POST' : 'GET'),
+      headers,
+      body: init.json !== undefined ? JSON.stringify(init.json) : undefined,
+    });
+    const bytes = Buffer.from(await res.arrayBuffer());
+    let body: any;
+    try {
+      body = JSON.parse(bytes.toString('utf8'));
+    } catch {
+      body = undefined;
+    }
+    return { status: res.status, headers: res.headers, bytes, body };
+  };
+}
+
+export interface Probed {
+  codec: string;
+  sampleRate: number;
+  channels: number;
+  bits: number;
+  durationS: number;
+}
+
+/** What ffprobe finds in the bytes, saved as a file the way a user saves a download. */
+export function ffprobe(bytes: Buffer): Promise<Probed> {
+  const dir = mkdtempSync(join(tmpdir(), 'probe-'));
+  const file = join(dir, 'audio.wav');
+  writeFileSync(file, bytes);
+  return new Promise((resolve, reject) => {
+    const args = ['-v', 'error', '-show_streams', '-show_format', '-of', 'json', file];
+    execFile('ffprobe', args, { encoding: 'utf8', maxBuffer: 1 << 20 }, (err, out) => {
+      rmSync(dir, { recursive: true, force: true });
+      if (err) return reject(err);
+      const j = JSON.parse(out) as { streams: Record<string, string | number>[]; format: Record<string, string> };
+      const s = j.streams[0]!;
+      resolve({
+        codec: String(s.codec_name),
+        sampleRate: Number(s.sample_rate),
+        channels: Number(s.channels),
+        bits: Number(s.bits_per_sample),
+        durationS: Number(s.duration ?? j.format.duration),
+      });
+    });
+  });
+}
+
+/** Float32 mono samples of a 16-bit mono WAV or raw PCM body. */
+export function samplesOf(bytes: Buffer, wav: boolean): Float32Array {
+  const data = wav ? bytes.subarray(44) : bytes;
+  const out = new Float32Array(data.length >> 1);
+  for (let i = 0; i < out.length; i++) out[i] = data.readInt16LE(i * 2) / 32768;
+  return out;
+}
+
+/** A small valid 16 kHz mono WAV of `seconds` (a tone), for reference audio uploads. */
+export function toneWav(seconds: number, rate = 16000): Buffer {
+  const n = Math.round(seconds * rate);
+  const b = Buffer.alloc(44 + n * 2);
+  b.write('RIFF', 0, 'ascii');
+  b.writeUInt32LE(36 + n * 2, 4);
+  b.write('WAVEfmt ', 8, 'ascii');
+  b.writeUInt32LE(16, 16);
+  b.writeUInt16LE(1, 20);
+  b.writeUInt16LE(1, 22);
+  b.writeUInt32LE(rate, 24);
+  b.writeUInt32LE(rate * 2, 28);
+  b.writeUInt16LE(2, 32);
+  b.writeUInt16LE(16, 34);
+  b.write('data', 36, 'ascii');
+  b.writeUInt32LE(n * 2, 40);
+  for (let i = 0; i < n; i++) b.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / rate)), 44 + i * 2);
+  return b;
+}
+
+/** Uploads bytes with multipart (scene first unless told), answering the parsed envelope. */
+export async function upload(base: string, key: string, bytes: Buffer | null, opts: { scene?: string | null; name?: string; sceneLast?: boolean; query?: string } = {}) {
+  const form = new FormData();
+  const scene = opts.scene === undefined ? 'audio' : opts.scene;
+  if (scene !== null && !opts.sceneLast) form.append('scene', scene);
+  if (bytes) form.append('file', new Blob([bytes]), opts.name ?? 'ref.wav');
+  if (scene !== null && opts.sceneLast) form.append('scene', scene);
+  const res = await fetch(`${base}/v1/files/upload${opts.query ?? ''}`, { method: 'POST', headers: key ? { 'x-api-key': key } : {}, body: form });
+  return { status: res.status, body: (await res.json()) as any };
+}
