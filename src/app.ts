@@ -51,6 +51,28 @@ function listen(server: Server, port: number, host: string): Promise<void> {
   });
 }
 
+/**
+ * Graceful close for one server: once closing, in-flight responses end their connection instead of
+ * keeping it alive, so close() does not wait for clients to drop idle keep-alive sockets.
+ */
+function drainOnClose(server: Server): () => void {
+  const open = new Set<ServerResponse>();
+  let closing = false;
+  server.on('request', (_req: IncomingMessage, res: ServerResponse) => {
+    if (closing && !res.headersSent) res.shouldKeepAlive = false;
+    open.add(res);
+    res.once('close', () => open.delete(res));
+    res.once('finish', () => {
+      if (closing) setImmediate(() => server.closeIdleConnections());
+    });
+  });
+  return () => {
+    closing = true;
+    for (const res of open) if (!res.headersSent) res.shouldKeepAlive = false;
+    server.closeIdleConnections();
+  };
+}
+
 /** Builds the emulator and its three listeners (speech, speech backup, platform) on one shared state. */
 export async function runEmulator(config: Config, logger: Logger): Promise<RunningEmulator> {
   const fixtures = await loadFixtures(config.fixturesDir);
@@ -78,6 +100,7 @@ export async function runEmulator(config: Config, logger: Logger): Promise<Runni
     backupServer?.close();
     throw err;
   }
+  const drains = [drainOnClose(speech.server), drainOnClose(backupServer!), drainOnClose(platform.server)];
   emu.urls = {
     speech: urlOf(config.host, speech.server),
     speechBackup: urlOf(config.host, backupServer!),
@@ -88,8 +111,8 @@ export async function runEmulator(config: Config, logger: Logger): Promise<Runni
   const close = () =>
     (closing ??= (async () => {
       emu.sockets.closeAll(1001, 'emulator shutting down');
+      for (const drain of drains) drain();
       const backupClosed = new Promise<void>((r) => backupServer!.close(() => r()));
-      backupServer!.closeIdleConnections();
       await Promise.allSettled([speech.close(), platform.close(), backupClosed]);
       await emu.close();
     })());
