@@ -1,5 +1,35 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Emulator } from '../../../core/emulator.js';
+import { sendJson } from '../../../core/http.js';
+import { failure } from '../envelope.js';
+import { recognitionStreamRoutes } from '../recognition/stream.js';
+import { conversationArea } from './model.js';
+import { conversationSocket } from './socket.js';
 
-/** Conversation WebSockets (built in its own issue). */
-export async function conversationRoutes(_app: FastifyInstance, _opts: { emu: Emulator }): Promise<void> {}
+export const STREAM_PATH = '/api/v1/audio/conversation/stream';
+export const STREAM_TEXT_PATH = '/api/v1/audio/conversation/stream-text';
+
+/** Conversation WebSockets (and the recognition stream, whose plugin lives with the recognition area). */
+export async function conversationRoutes(app: FastifyInstance, opts: { emu: Emulator }): Promise<void> {
+  const { emu } = opts;
+  const state = conversationArea(emu);
+
+  // A plain GET (no Upgrade) gets the group's parameter error with HTTP 426.
+  const notUpgraded = (req: FastifyRequest, reply: FastifyReply) =>
+    sendJson(reply, 426, failure(20003, `${req.url.split('?')[0]} is a WebSocket endpoint: connect with an Upgrade request`));
+
+  for (const [url, mode] of [
+    [STREAM_PATH, 'stream'],
+    [STREAM_TEXT_PATH, 'text'],
+  ] as const) {
+    app.route({
+      method: 'GET',
+      url,
+      config: { family: 'call', selfAuth: true },
+      handler: notUpgraded,
+      wsHandler: (socket, req) => conversationSocket(emu, state, socket, req, mode),
+    });
+  }
+
+  await app.register(recognitionStreamRoutes, { emu });
+}

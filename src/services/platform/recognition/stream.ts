@@ -94,7 +94,7 @@ function recognitionSocket(emu: Emulator, socket: WebSocket, req: FastifyRequest
     if (ms < MIN_AUDIO_MS) return fail(20014, `audio is shorter than ${MIN_AUDIO_MS / 1000} seconds (${Math.round(ms)} ms of PCM received)`);
     const price = recognitionPrice(emu, ms / 1000);
     if (!emu.accounts.canAfford(account, price)) return fail(20003, 'insufficient balance for recognition');
-    const result = recognizeUtterance(emu, u);
+    const result = recognizeUtterance(emu, u, language ?? undefined);
     emu.accounts.charge(account, price);
     emu.markDirty();
     event('asr_final', result);
@@ -109,7 +109,7 @@ function recognitionSocket(emu: Emulator, socket: WebSocket, req: FastifyRequest
       if (phase === 'meta') return fail(10001, 'binary audio arrived before the meta message');
       appendPcm(u, data);
       if (durationMs(u) > MAX_UTTERANCE_MS) return fail(10001, `audio: a stream may carry at most ${MAX_UTTERANCE_MS / 1000} s`);
-      const partial = nextPartial(emu, u);
+      const partial = nextPartial(emu, u, language ?? undefined);
       if (partial) event('asr_partial', { ...partial.result, text: partial.text });
       return;
     }

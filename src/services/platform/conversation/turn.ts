@@ -1,0 +1,114 @@
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { encodeAudioStream, synthesizeStream, type SynthInput } from '../../../audio/index.js';
+import type { Account } from '../../../core/accounts.js';
+import type { Emulator } from '../../../core/emulator.js';
+import { chooseReply, conversationPrice, latencyProfile, tokensOf, type Role } from './model.js';
+import type { TurnTimings } from './schema.js';
+import type { Wire } from './wire.js';
+
+/**
+ * One reply of a conversation turn: scripted reply text, its tokens, the reply audio synthesized
+ * with the role's voice and streamed as MP3 frames while it is encoded, billing, and `done`.
+ */
+export const REPLY_SAMPLE_RATE = 24_000;
+export const REPLY_BITRATE = 64_000;
+/** Margin added to the planned PCM length for the balance check: MP3 decoders see the encoder delay and padding. */
+const MP3_MARGIN_MS = 120;
+
+export interface ReplyContext {
+  emu: Emulator;
+  account: Account;
+  wire: Wire;
+  role: Role;
+  /** `zh`/`en` of the session (meta `language`, else the role's). */
+  language: string;
+  /** stream-text: every character after the first goes out as an `llm_token`. */
+  tokenEvents: boolean;
+}
+
+export interface TurnClock {
+  /** performance.now() when the user's input was complete (utterance end, or meta with text). */
+  t0: number;
+  /** ms from t0 to `asr_final` (0 in text mode). */
+  asrMs: number;
+}
+
+export type ReplyOutcome = 'done' | 'closed' | 'no_balance';
+
+const since = (t: number) => Math.round(performance.now() - t);
+
+export function replySynthInput(text: string, role: Role): SynthInput {
+  return {
+    text,
+    voices: [{ id: role.voice_id, weight: 1 }],
+    textNormalization: true,
+    tags: true,
+    sampleRate: REPLY_SAMPLE_RATE,
+    channels: 1,
+  };
+}
+
+export async function runReply(ctx: ReplyContext, userText: string, clock: TurnClock): Promise<ReplyOutcome> {
+  const { emu, account, wire } = ctx;
+  const latency = latencyProfile(emu);
+  const signal = wire.signal;
+  const llmStart = performance.now();
+  const reply = chooseReply(emu, userText, ctx.language);
+  const synth = synthesizeStream(replySynthInput(reply.text, ctx.role), { signal });
+
+  // The reply's length is known from the synthesis plan: refuse before anything is said.
+  const plannedSec = (synth.durationMs + MP3_MARGIN_MS) / 1000;
+  if (!emu.accounts.canAfford(account, conversationPrice(emu, plannedSec))) return 'no_balance';
+
+  const tokens = tokensOf(reply.text);
+  if (latency.llmFirstToken) await sleep(latency.llmFirstToken, undefined, { signal });
+  if (wire.closed) return 'closed';
+  wire.send({ type: 'llm_first_token', first_token: tokens[0] ?? '' });
+  const firstTokenMs = since(clock.t0);
+  if (ctx.tokenEvents) {
+    for (const token of tokens.slice(1)) {
+      if (latency.perToken) await sleep(latency.perToken, undefined, { signal });
+      if (wire.closed) return 'closed';
+      wire.send({ type: 'llm_token', token });
+    }
+  }
+  const llmMs = since(llmStart);
+
+  const ttsStart = performance.now();
+  if (latency.ttsFirstAudio) await sleep(latency.ttsFirstAudio, undefined, { signal });
+  const encoded = encodeAudioStream('mp3', synth, { sampleRate: REPLY_SAMPLE_RATE, channels: 1, bitrate: REPLY_BITRATE });
+  let firstAudioMs = -1;
+  for await (const chunk of encoded) {
+    if (!wire.sendAudio(chunk)) return 'closed';
+    if (firstAudioMs < 0) firstAudioMs = since(clock.t0);
+  }
+  const meta = await encoded.meta();
+  const ttsMs = since(ttsStart);
+  const audioSec = Math.round(meta.durationMs) / 1000;
+
+  emu.accounts.charge(account, conversationPrice(emu, audioSec));
+  emu.signatures.put({
+    id: synth.signatureId,
+    kind: 'speech',
+    text: reply.text,
+    language: reply.language,
+    speakers: [{ speaker: 1, voices: [ctx.role.voice_id] }],
+    segments: synth.timeline.sentences.map((s) => ({ text: s.text, startMs: s.startMs, endMs: s.endMs, speaker: 1 })),
+    durationMs: synth.durationMs,
+    createdAtMs: emu.clock.now(),
+  });
+  emu.markDirty();
+
+  const timings: TurnTimings = {
+    first_token_ms: firstTokenMs,
+    first_audio_ms: Math.max(0, firstAudioMs),
+    asr_ms: clock.asrMs,
+    llm_ms: llmMs,
+    tts_ms: ttsMs,
+    total_ms: since(clock.t0),
+  };
+  if (wire.closed) return 'closed';
+  wire.send({ type: 'done', reply_text: reply.text, ...timings, audio_duration_sec: audioSec });
+  return 'done';
+}
