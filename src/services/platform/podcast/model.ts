@@ -6,6 +6,7 @@ import { fetchRemote, podcastKeyPrefix } from '../../shared/remote.js';
 import { priceOf } from '../diarization/input.js';
 import { PlatformError } from '../envelope.js';
 import { languageOf } from '../recognition/model.js';
+import { podcastStore } from './store.js';
 import { CUSTOM, MAX_DIALOGUE_CHARS, PODCAST_AUDIO, SPEED_DEFAULT, SPEED_MAX, SPEED_MIN, URL_VALIDITY_MS, type PodcastData } from './schema.js';
 
 /**
@@ -160,11 +161,17 @@ export async function generatePodcast(emu: Emulator, account: Account, plan: Pod
     durationMs: stream.durationMs,
     createdAtMs: emu.clock.now(),
   });
-  emu.markDirty();
-  return {
-    audioUrl: emu.downloadUrl('platform', objectKey, emu.clock.now() + URL_VALIDITY_MS),
+  const durationSec = Math.round(meta.durationMs) / 1000;
+  const expiresAt = emu.clock.now() + URL_VALIDITY_MS;
+  podcastStore(emu).add(account.id, {
     objectKey,
-    durationSec: Math.round(meta.durationMs) / 1000,
-    traceId: emu.ids.traceId(account.id),
-  };
+    durationSec,
+    lines: plan.lines.length,
+    pair: plan.pair,
+    speed: plan.speed,
+    createdAtMs: emu.clock.now(),
+    urlExpiresAtMs: expiresAt,
+  });
+  emu.markDirty();
+  return { audioUrl: emu.downloadUrl('platform', objectKey, expiresAt), objectKey, durationSec, traceId: emu.ids.traceId(account.id) };
 }

@@ -1,0 +1,53 @@
+import type { Emulator, StateArea } from '../../../core/emulator.js';
+
+/** What the state view shows of one generated podcast. */
+export interface PodcastEntry {
+  objectKey: string;
+  durationSec: number;
+  lines: number;
+  pair: string;
+  speed: number;
+  createdAtMs: number;
+  urlExpiresAtMs: number;
+}
+
+interface PodcastArea extends StateArea {
+  byAccount: Map<string, PodcastEntry[]>;
+  add(accountId: string, entry: PodcastEntry): void;
+}
+
+const NAME = 'podcasts';
+/** Entries kept per account (state view, and the files removed on reset). */
+const KEEP = 1000;
+
+/** The podcast area of an emulator, registered on first use (reset drops entries and audio files). */
+export function podcastStore(emu: Emulator): PodcastArea {
+  const existing = emu.areas.get(NAME) as PodcastArea | undefined;
+  if (existing) return existing;
+  const byAccount = new Map<string, PodcastEntry[]>();
+  const area: PodcastArea = {
+    name: NAME,
+    byAccount,
+    add(accountId, entry) {
+      const list = byAccount.get(accountId) ?? [];
+      list.push(entry);
+      if (list.length > KEEP) list.shift();
+      byAccount.set(accountId, list);
+    },
+    reset(accountId) {
+      // Remove the listed files only: a podcast made right after the reset must survive.
+      const dropped = accountId === undefined ? [...byAccount.values()].flat() : (byAccount.get(accountId) ?? []);
+      if (accountId === undefined) byAccount.clear();
+      else byAccount.delete(accountId);
+      for (const e of dropped) emu.blobs.remove(e.objectKey).catch((err: unknown) => emu.logger.warn({ err }, 'removing a podcast file failed'));
+    },
+    view: (accountId) => byAccount.get(accountId) ?? [],
+    save: () => Object.fromEntries(byAccount),
+    load(data) {
+      byAccount.clear();
+      for (const [id, list] of Object.entries((data ?? {}) as Record<string, PodcastEntry[]>)) byAccount.set(id, list);
+    },
+  };
+  emu.registerArea(area);
+  return area;
+}
