@@ -88,9 +88,9 @@ describe('minimax-mcp-js against the speech listener', () => {
     // What the client sent, as the journal saw it: the coerced model and the fixed extras.
     const journal = await control(emu.speechUrl).journal({ path: '/v1/t2a_v2' });
     const entries = journal.body.entries ?? journal.body;
-    const sent = entries.at(-1).request.body;
+    const sent = entries[0].request.body; // newest first
     expect(sent).toMatchObject({ model: 'speech-02-hd', language_boost: 'auto', subtitle_enable: false, output_format: 'url' });
-    expect(entries.at(-1).status).toBe(200);
+    expect(entries[0].status).toBe(200);
   });
 
   it('local mode: the file it writes decodes', async () => {

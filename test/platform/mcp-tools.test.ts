@@ -7,6 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/index.js';
 import { diarizeRequest } from '../../src/services/platform/diarization/schema.js';
 import { ttsRequestSchema } from '../../src/services/platform/tts/schema.js';
+import { voiceSaveSchema } from '../../src/services/platform/voices/schema.js';
 import { control, startTestEmulator } from '../helpers/emulator.js';
 
 /** Tools of /mcp over raw JSON-RPC: schemas, audio results, auth, argument errors, faults, journal. */
@@ -53,7 +54,7 @@ describe('tools/list', () => {
     const res = await fetch(`${emu.platformUrl}/mcp`, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
     const { tools } = ((await res.json()) as any).result;
     const names = tools.map((t: { name: string }) => t.name);
-    for (const n of ['text_to_speech_generate', 'text_to_speech_stream', 'diarize']) expect(names).toContain(n);
+    expect(names).toEqual(['text_to_speech_generate', 'text_to_speech_stream', 'diarize', 'voice_save', 'voice_list', 'voice_delete']);
     for (const t of tools) {
       expect(Object.keys(t).sort()).toEqual(['description', 'inputSchema', 'name']);
       expect(t.description.length).toBeGreaterThan(80);
@@ -68,6 +69,12 @@ describe('tools/list', () => {
     expect(tts.inputSchema.properties.voice_id.description).toBe(ttsRequestSchema.shape.voice_id.description);
     const di = tools.find((t: { name: string }) => t.name === 'diarize');
     expect(Object.keys(di.inputSchema.properties).sort()).toEqual([...Object.keys(diarizeRequest.shape), 'apiKey'].sort());
+    const byName = (n: string) => tools.find((t: { name: string }) => t.name === n).inputSchema;
+    expect(Object.keys(byName('voice_save').properties).sort()).toEqual([...Object.keys(voiceSaveSchema.shape), 'apiKey'].sort());
+    expect(byName('voice_save').required.sort()).toEqual(['apiKey', 'voice_id']);
+    expect(Object.keys(byName('voice_list').properties)).toEqual(['apiKey']);
+    expect(byName('voice_list').required).toEqual(['apiKey']);
+    expect(byName('voice_delete').required.sort()).toEqual(['apiKey', 'voice_id']);
   });
 });
 
@@ -187,6 +194,41 @@ describe('diarize', () => {
     expect(r.json.data.trace_id).toEqual(expect.any(String));
     expect(r.json.data.speakers).toHaveLength(1);
     expect(r.json.data.speakers[0].segments.length).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe('voice tools', () => {
+  const ref = { ref_audio: 'https://cdn.emulator.test/audio/ref-5s.wav', ref_text: 'A reference recording.' };
+
+  it('save, list, synthesize with it, delete (idempotent), isolated per key', async () => {
+    const saved = await callTool('voice_save', { apiKey: 'mcp-v', voice_id: 'my-voice_1', ...ref });
+    expect(saved.isError, saved.text).toBe(false);
+    expect(saved.json).toEqual({ error_code: 0, error_message: 'success', succeed: true, data: {} });
+    const list = await callTool('voice_list', { apiKey: 'mcp-v' });
+    expect(list.json.data).toMatchObject({ total: 1, has_more: false, list: [{ voice_id: 'my-voice_1', voice_url: expect.stringContaining('/download/'), created_at: expect.any(Number) }] });
+    expect((await callTool('voice_list', { apiKey: 'mcp-other' })).json.data.list).toEqual([]);
+    const spoken = await callTool('text_to_speech_generate', { apiKey: 'mcp-v', voice_id: 'my-voice_1', generate_text: 'Cloned.', language: 'en' });
+    expect(spoken.isError, spoken.text).toBe(false);
+    expect((await callTool('text_to_speech_generate', { apiKey: 'mcp-other', voice_id: 'my-voice_1', generate_text: 'x' })).json.error_code).toBe(10001);
+    const del = await callTool('voice_delete', { apiKey: 'mcp-v', voice_id: 'my-voice_1' });
+    expect(del.json).toEqual({ error_code: 0, error_message: 'success', succeed: true, data: {} });
+    expect((await callTool('voice_delete', { apiKey: 'mcp-v', voice_id: 'my-voice_1' })).isError).toBe(false);
+    expect((await callTool('voice_list', { apiKey: 'mcp-v' })).json.data.list).toEqual([]);
+  });
+
+  it('failures follow the voice operations: 10001 arguments, 10003 key or capability', async () => {
+    const noText = await callTool('voice_save', { apiKey: 'mcp-v', voice_id: 'v1', ref_audio: ref.ref_audio });
+    expect(noText.json).toMatchObject({ error_code: 10001, error_message: expect.stringContaining('ref_text') });
+    const badId = await callTool('voice_save', { apiKey: 'mcp-v', voice_id: 'Bad Id', ...ref });
+    expect(badId.json).toMatchObject({ error_code: 10001, error_message: expect.stringContaining('voice_id') });
+    expect((await callTool('voice_delete', { apiKey: 'mcp-v' })).json).toMatchObject({ error_code: 10001, error_message: expect.stringContaining('voice_id') });
+    expect((await callTool('voice_delete', { apiKey: 'mcp-v', voice_id: '' })).json.error_code).toBe(10001);
+    await ctl.putAccount('mcp-noclone', { capabilities: ['tts'] });
+    for (const [name, args] of [['voice_save', { voice_id: 'v', ...ref }], ['voice_list', {}], ['voice_delete', { voice_id: 'v' }]] as const) {
+      const r = await callTool(name, { apiKey: 'mcp-noclone', ...args });
+      expect(r.json, name).toMatchObject({ error_code: 10003, error_message: expect.stringContaining('cloning capability') });
+    }
+    expect((await callTool('voice_list', {})).json.error_code).toBe(10003);
   });
 });
 
