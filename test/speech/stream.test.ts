@@ -1,0 +1,190 @@
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningEmulator } from '../../src/index.js';
+import { control, startTestEmulator } from '../helpers/emulator.js';
+import { ffprobe, flacTest, mp3Frames, req, strictEvents, t2a } from './helpers.js';
+
+let emu: RunningEmulator;
+let url: string;
+let ctl: ReturnType<typeof control>;
+
+beforeAll(async () => {
+  emu = await startTestEmulator();
+  url = emu.speechUrl;
+  ctl = control(url);
+});
+afterAll(() => emu.close());
+
+const TEXT = 'Streaming speech arrives in pieces. Each piece is a whole frame, and the last one says how long it all was.';
+
+async function open(body: Record<string, unknown>, key = 'speech-stream-key', headers: Record<string, string> = {}, signal?: AbortSignal) {
+  return fetch(`${url}/v1/t2a_v2`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, ...headers },
+    body: JSON.stringify(body),
+    signal,
+  });
+}
+
+/** Reads a body until it ends or the connection breaks; says which. */
+async function readAll(res: Response): Promise<{ text: string; broken: boolean }> {
+  const reader = res.body!.getReader();
+  const dec = new TextDecoder();
+  let text = '';
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return { text, broken: false };
+      text += dec.decode(value, { stream: true });
+    }
+  } catch {
+    return { text, broken: true };
+  }
+}
+
+/** Checks the A1 framing of a complete stream and returns intermediate audio pieces and the final chunk. */
+function checkFraming(text: string) {
+  const events = strictEvents(text);
+  expect(events.length).toBeGreaterThanOrEqual(2);
+  const inter = events.slice(0, -1);
+  const last = events[events.length - 1];
+  const traceId = last.trace_id;
+  expect(traceId).toMatch(/^[0-9a-f]{32}$/);
+  for (const e of inter) {
+    expect(Object.keys(e)).toEqual(['data', 'trace_id', 'base_resp']); // no extra_info key at all
+    expect(e.data).toEqual({ audio: e.data.audio, status: 1, ced: '' });
+    expect(e.data.audio).toMatch(/^[0-9a-f]+$/);
+    expect(e.base_resp).toEqual({ status_code: 0, status_msg: '' });
+    expect(e.trace_id).toBe(traceId);
+  }
+  expect(last.data.status).toBe(2);
+  expect(last.extra_info).toBeTypeOf('object');
+  expect(last.base_resp.status_code).toBe(0);
+  for (const line of text.split('\n\n').slice(0, -2)) expect(line.length).toBeLessThanOrEqual(32 * 1024);
+  expect(text.split('data:').length - 1).toBe(events.length); // "data:" only as the prefix of each event
+  return { pieces: inter.map((e) => Buffer.from(e.data.audio, 'hex')), last, events };
+}
+
+describe('streaming framing (addendum A1)', () => {
+  it('MP3: text/event-stream, whole frames per chunk, final chunk with extra_info and the aggregated file', async () => {
+    const res = await open(req({ stream: true, audio_setting: { sample_rate: 32000, format: 'mp3' } }, TEXT));
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/event-stream');
+    const { text } = await readAll(res);
+    const { pieces, last } = checkFraming(text);
+    expect(res.headers.get('trace-id')).toBe(last.trace_id);
+    expect(pieces.length).toBeGreaterThan(3);
+    for (const p of pieces) expect(mp3Frames(p).length).toBeGreaterThan(0); // each piece starts and ends on frames
+    const whole = Buffer.concat(pieces);
+    expect(last.data.audio).toBe(whole.toString('hex'));
+    expect(last.extra_info).toMatchObject({ audio_format: 'mp3', audio_sample_rate: 32000, audio_channel: 1, bitrate: 128000, audio_size: whole.length });
+    const p = await ffprobe(whole, 'mp3');
+    expect(Math.abs(p.durationMs - last.extra_info.audio_length)).toBeLessThanOrEqual(37);
+    expect(last.extra_info.usage_characters).toBeGreaterThan(50);
+  });
+
+  it('PCM stereo: chunks of whole sample frames, each line well under 32 KiB', async () => {
+    const res = await open(req({ stream: true, audio_setting: { sample_rate: 44100, format: 'pcm', channel: 2 } }, TEXT));
+    const { pieces, last } = checkFraming((await readAll(res)).text);
+    for (const p of pieces) expect(p.length % 4).toBe(0);
+    const whole = Buffer.concat(pieces);
+    expect(last.extra_info).toMatchObject({ audio_format: 'pcm', audio_channel: 2, audio_size: whole.length });
+    expect(last.extra_info.audio_length).toBe(Math.round((whole.length / 4 / 44100) * 1000));
+  });
+
+  it('FLAC: the aggregated file passes flac -t and matches extra_info', async () => {
+    const res = await open(req({ stream: true, audio_setting: { sample_rate: 22050, format: 'flac' } }, 'Lossless streaming.'));
+    const { last } = checkFraming((await readAll(res)).text);
+    const file = Buffer.from(last.data.audio, 'hex');
+    await flacTest(file);
+    const p = await ffprobe(file, 'flac');
+    expect(p).toMatchObject({ sampleRate: 22050, channels: 1 });
+    expect(Math.abs(p.durationMs - last.extra_info.audio_length)).toBeLessThanOrEqual(1);
+  });
+
+  it('the stream parses with eventsource-parser (a parser no one here wrote) to the same events', async () => {
+    const res = await open(req({ stream: true, audio_setting: { format: 'mp3', sample_rate: 16000 } }, 'Parsed by others.'));
+    const { text } = await readAll(res);
+    const seen: EventSourceMessage[] = [];
+    const parser = createParser({ onEvent: (e) => seen.push(e) });
+    for (let i = 0; i < text.length; i += 777) parser.feed(text.slice(i, i + 777)); // arbitrary network splits
+    const strict = strictEvents(text);
+    expect(seen.length).toBe(strict.length);
+    seen.forEach((e, i) => {
+      expect(e.event).toBeUndefined();
+      expect(e.id).toBeUndefined();
+      expect(JSON.parse(e.data)).toEqual(strict[i]);
+    });
+    expect('extra_info' in JSON.parse(seen[seen.length - 1]!.data)).toBe(true);
+  });
+
+  it('exclude_aggregated_audio leaves the final audio empty; non-streaming-only options are ignored', async () => {
+    const body = req({ stream: true, stream_options: { exclude_aggregated_audio: true }, audio_setting: { format: 'pcm', sample_rate: 16000 } }, 'Short one.');
+    const { last, pieces } = checkFraming((await readAll(await open(body))).text);
+    expect(last.data.audio).toBe('');
+    const plain = Buffer.concat(pieces);
+    const extras = { ...body, output_format: 'url', subtitle_enable: true, aigc_watermark: true, audio_setting: { format: 'pcm', sample_rate: 16000 } };
+    const r = checkFraming((await readAll(await open(extras))).text);
+    expect(r.last.data.subtitle_file).toBeUndefined();
+    expect(Buffer.concat(r.pieces).equals(plain)).toBe(true); // no watermark, hex not url
+    expect(r.last.data.audio).toBe('');
+  });
+
+  it('force_cbr is accepted for streaming mp3; voice_modify applies to streaming mp3 only', async () => {
+    const base = { stream: true, audio_setting: { format: 'mp3', sample_rate: 16000, force_cbr: true } };
+    const a = checkFraming((await readAll(await open(req(base, 'Robot voice')))).text).last.data.audio;
+    const b = checkFraming((await readAll(await open(req({ ...base, voice_modify: { sound_effects: 'robotic' } }, 'Robot voice')))).text).last.data.audio;
+    expect(a).not.toBe(b);
+    const pcm = { stream: true, audio_setting: { format: 'pcm', sample_rate: 16000 } };
+    const c = checkFraming((await readAll(await open(req(pcm, 'Robot voice')))).text).last.data.audio;
+    const d = checkFraming((await readAll(await open(req({ ...pcm, voice_modify: { sound_effects: 'robotic' } }, 'Robot voice')))).text).last.data.audio;
+    expect(c).toBe(d);
+  });
+
+  it('errors before audio are plain JSON, not an event stream', async () => {
+    const r = await t2a(url, req({ stream: true, audio_setting: { format: 'wav' } }));
+    expect(r.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(r.body.base_resp.status_code).toBe(2013);
+    const f = await t2a(url, req({ stream: true }), { headers: { 'x-emulator-fault': 'code=1002' } });
+    expect(f.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(f.body.base_resp.status_code).toBe(1002);
+    expect(f.headers.get('trace-id')).toBe(f.body.trace_id);
+  });
+});
+
+describe('streaming while synthesizing', () => {
+  it('cut_after_chunks=2 breaks the connection after exactly two events', async () => {
+    const res = await open(req({ stream: true, audio_setting: { format: 'mp3', sample_rate: 16000 } }, TEXT), 'speech-cut-key', { 'x-emulator-fault': 'cut_after_chunks=2' });
+    const { text, broken } = await readAll(res);
+    expect(broken).toBe(true);
+    const events = strictEvents(text);
+    expect(events.length).toBe(2);
+    expect(events.every((e) => e.data.status === 1)).toBe(true);
+    const j = await ctl.journal({ path: '/v1/t2a_v2', limit: 1 });
+    expect(j.body.entries[0].chunks).toBe(2);
+  });
+
+  it('the first chunk of a 9,999-character text leaves at once; a client that leaves stops the synthesis', async () => {
+    const long = ('Stream me now. ').repeat(667).slice(0, 9_999);
+    const ac = new AbortController();
+    const started = performance.now();
+    const res = await open(req({ stream: true, audio_setting: { format: 'mp3', sample_rate: 16000 } }, long), 'speech-leaver', {}, ac.signal);
+    const reader = res.body!.getReader();
+    const first = await reader.read();
+    const firstMs = performance.now() - started;
+    expect(new TextDecoder().decode(first.value)).toMatch(/^data: \{"data":\{"audio":"fff/);
+    // About 11 minutes of audio: producing it all would take many seconds; the first event does not wait.
+    expect(firstMs).toBeLessThan(3000);
+    ac.abort();
+    let streams: any[] = [];
+    for (let i = 0; i < 100; i++) {
+      const state = await ctl.state();
+      const acct = state.body.accounts.find((a: any) => a.resources?.speech?.streams?.length && a.resources.speech.requests === 1 && a.resources.speech.usage_characters > 5000);
+      streams = acct?.resources.speech.streams ?? [];
+      if (streams[0] && streams[0].status !== 'streaming') break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(streams[0].status).toBe('aborted');
+    expect(streams[0].events).toBeLessThan(200); // far fewer than the whole text would make
+  });
+});
