@@ -1,5 +1,65 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Emulator } from '../../../core/emulator.js';
+import { takeFault } from '../../../core/http.js';
+import { acceptEmptyJson } from '../calls/body.js';
+import { ok, PlatformError } from '../envelope.js';
+import { agentHeartbeat, agentStore, checkAgentSession, createAgentSession, endAgentSession, failAgentSession } from './model.js';
+import { createBody } from './schema.js';
 
-/** Agent sessions (built in its own issue). */
-export async function agentRoutes(_app: FastifyInstance, _opts: { emu: Emulator }): Promise<void> {}
+const BASE = '/api/v1/agents/openapi/sessions';
+
+/** `session_id` of the query, required on check, heartbeat and end. */
+function sessionIdOf(req: FastifyRequest): string {
+  const v = (req.query as Record<string, unknown> | undefined)?.session_id;
+  const id = typeof v === 'string' ? v.trim() : '';
+  if (!id) throw new PlatformError('param', 'session_id: query parameter is required');
+  return id;
+}
+
+/** The idempotency key: the `Idempotency-Key` header, else the body's `clientRequestId`. */
+function idempotencyKeyOf(req: FastifyRequest, body: { clientRequestId?: string | null }): string {
+  const h = req.headers['idempotency-key'];
+  const header = (Array.isArray(h) ? h[0] : h)?.trim();
+  if (header) return header;
+  const fromBody = body.clientRequestId?.trim();
+  if (fromBody) return fromBody;
+  throw new PlatformError('param', 'Idempotency-Key: header is required (or clientRequestId in the body)');
+}
+
+/** Agent sessions (family `agent`: 10001 params, 10003 key, 10004 capability/project, 10002 unknown). */
+export async function agentRoutes(app: FastifyInstance, opts: { emu: Emulator }): Promise<void> {
+  const emu = opts.emu;
+  agentStore(emu);
+  acceptEmptyJson(app);
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const config = { family: 'agent', capability: 'agents' } as const;
+
+  // An injected error (fault `code`/`status`) on a heartbeat or check fails the session it names.
+  app.addHook('onError', async (req, _reply, err) => {
+    const account = req.emu?.account;
+    if (!account || !(err instanceof PlatformError)) return;
+    if (!req.emu.faultUsed.has('code') && !req.emu.faultUsed.has('status')) return;
+    if (req.method === 'DELETE' || (!req.url.startsWith(`${BASE}/heartbeat`) && !req.url.startsWith(`${BASE}/check`))) return;
+    const id = (req.query as Record<string, unknown> | undefined)?.session_id;
+    if (typeof id === 'string' && id.trim()) failAgentSession(emu, account, id.trim());
+  });
+
+  r.post(`${BASE}/create`, { config, schema: { body: createBody } }, async (req) => {
+    const key = idempotencyKeyOf(req, req.body);
+    const { item, traceId } = await createAgentSession(emu, req.emu.account!, req.body, key);
+    if (req.emu.entry) req.emu.entry.note = `traceId: ${traceId}`;
+    return ok({ item });
+  });
+
+  r.get(`${BASE}/check`, { config }, async (req) => ok({ item: checkAgentSession(emu, req.emu.account!, sessionIdOf(req)) }));
+
+  r.post(`${BASE}/heartbeat`, { config }, async (req) => {
+    const id = sessionIdOf(req);
+    // A close_ws fault stands for the room dropping: the session fails, the heartbeat reports it.
+    if (takeFault(req, 'close_ws') !== undefined) failAgentSession(emu, req.emu.account!, id);
+    return ok({ item: agentHeartbeat(emu, req.emu.account!, id) });
+  });
+
+  r.delete(`${BASE}/end`, { config }, async (req) => ok({ item: endAgentSession(emu, req.emu.account!, sessionIdOf(req)) }));
+}
