@@ -82,6 +82,12 @@ describe('parse errors and invalid requests', () => {
     }
   });
 
+  it('a body over the 1 MB limit: -32600 in JSON-RPC shape, not the platform envelope', async () => {
+    const r = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { pad: 'x'.repeat(1_100_000) } }));
+    expect(r.status).toBe(200);
+    expect(r.json).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.stringContaining('1 MB') } });
+  });
+
   it('a form content type (curl -d) and no content type are read as JSON too', async () => {
     const msg = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' });
     expect((await post(msg, { 'content-type': 'application/x-www-form-urlencoded' })).json.result).toEqual({});
