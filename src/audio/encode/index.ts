@@ -82,14 +82,23 @@ function encodeInternal(format: AudioFormat, source: EncodeSource, opts: StreamE
         for (let at = 0; at < b.length; at += maxBytes) yield b.subarray(at, at + maxBytes);
       } else yield b;
     };
+    let lastYield = performance.now();
     for await (const block of blocksOf(source, ch)) {
       frames += block.length / ch;
-      if (mp3) {
-        const out = mp3.push(block);
-        mp3Frames += countMp3Frames(out);
-        yield* emit(out);
-      } else if (flac) {
-        const out = flac.push(block);
+      if (mp3 || flac) {
+        // Encode in pieces, letting the event loop breathe between them; one chunk per block.
+        const piece = (mp3 ? 1152 : 4096) * ch;
+        const parts: Buffer[] = [];
+        for (let at = 0; at < block.length; at += piece) {
+          const sub = block.subarray(at, Math.min(block.length, at + piece));
+          parts.push(mp3 ? mp3.push(sub) : flac!.push(sub));
+          if (performance.now() - lastYield > YIELD_AFTER_MS) {
+            await tick();
+            lastYield = performance.now();
+          }
+        }
+        const out = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+        if (mp3) mp3Frames += countMp3Frames(out);
         if (out.length) yield* emit(out);
       } else yield* emit(pcmBytes(block));
     }

@@ -1,0 +1,154 @@
+// Test helpers: external tools with bounded concurrency, and signal measurements.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+let running = 0;
+const queue: (() => void)[] = [];
+/** Runs a tool (at most 2 at a time: the machine has two cores). */
+export async function run(cmd: string, args: string[], input?: Buffer): Promise<Buffer> {
+  if (running >= 2) await new Promise<void>((r) => queue.push(r));
+  running++;
+  try {
+    return await new Promise<Buffer>((resolve, reject) => {
+      const p = execFile(cmd, args, { encoding: 'buffer', maxBuffer: 1 << 28 }, (err, stdout, stderr) =>
+        err ? reject(new Error(`${cmd} ${args.join(' ')}: ${stderr.toString()}`)) : resolve(stdout),
+      );
+      if (input) p.stdin!.end(input);
+    });
+  } finally {
+    running--;
+    queue.shift()?.();
+  }
+}
+
+export const tmp = mkdtempSync(join(tmpdir(), 'audio-test-'));
+let n = 0;
+export function tmpFile(bytes: Buffer, ext: string): string {
+  const path = join(tmp, `f${n++}.${ext}`);
+  writeFileSync(path, bytes);
+  return path;
+}
+export const readTmp = (path: string) => readFileSync(path);
+
+export interface FfprobeInfo {
+  sampleRate: number;
+  channels: number;
+  bitRate: number | null;
+  durationMs: number;
+  codec: string;
+}
+
+export async function ffprobe(path: string, rawArgs: string[] = []): Promise<FfprobeInfo> {
+  const out = await run('ffprobe', ['-v', 'error', ...rawArgs, '-show_entries', 'stream=sample_rate,channels,bit_rate,codec_name:format=duration', '-of', 'json', path]);
+  const j = JSON.parse(out.toString());
+  const s = j.streams[0];
+  return {
+    sampleRate: Number(s.sample_rate),
+    channels: Number(s.channels),
+    bitRate: s.bit_rate ? Number(s.bit_rate) : null,
+    durationMs: Number(j.format.duration) * 1000,
+    codec: s.codec_name,
+  };
+}
+
+/** Decodes any file with ffmpeg to mono float at its own (or a given) rate. */
+export async function ffmpegMono(path: string, extra: string[] = [], inputArgs: string[] = []): Promise<Float32Array> {
+  const out = await run('ffmpeg', ['-v', 'error', ...inputArgs, '-i', path, ...extra, '-ac', '1', '-f', 'f32le', '-']);
+  return new Float32Array(out.buffer, out.byteOffset, out.length / 4).slice();
+}
+
+export function toFloat(pcm: Int16Array, channels = 1): Float32Array {
+  const n = pcm.length / channels;
+  const out = new Float32Array(n);
+  for (let i = 0; i < n; i++) out[i] = pcm[i * channels]! / 32768;
+  return out;
+}
+
+export function rms(x: Float32Array, from = 0, to = x.length): number {
+  let s = 0;
+  for (let i = from; i < to; i++) s += x[i]! * x[i]!;
+  return Math.sqrt(s / Math.max(1, to - from));
+}
+
+/** Magnitude spectrum (Hann window, zero-padded to a power of two >= `size`). */
+export function spectrum(x: Float32Array, size = 1 << 15): Float64Array {
+  let n = 1;
+  while (n < Math.max(size, x.length)) n <<= 1;
+  const re = new Float64Array(n);
+  const im = new Float64Array(n);
+  for (let i = 0; i < x.length; i++) re[i] = x[i]! * (0.5 - 0.5 * Math.cos((2 * Math.PI * i) / (x.length - 1 || 1)));
+  for (let i = 1, j = 0; i < n; i++) {
+    let bit = n >> 1;
+    for (; j & bit; bit >>= 1) j ^= bit;
+    j ^= bit;
+    if (i < j) {
+      [re[i], re[j]] = [re[j]!, re[i]!];
+      [im[i], im[j]] = [im[j]!, im[i]!];
+    }
+  }
+  for (let len = 2; len <= n; len <<= 1) {
+    const ang = (-2 * Math.PI) / len;
+    for (let i = 0; i < n; i += len)
+      for (let k = 0; k < len / 2; k++) {
+        const wr = Math.cos(ang * k);
+        const wi = Math.sin(ang * k);
+        const a = i + k;
+        const b = a + len / 2;
+        const xr = re[b]! * wr - im[b]! * wi;
+        const xi = re[b]! * wi + im[b]! * wr;
+        re[b] = re[a]! - xr;
+        im[b] = im[a]! - xi;
+        re[a] = re[a]! + xr;
+        im[a] = im[a]! + xi;
+      }
+  }
+  const mag = new Float64Array(n / 2);
+  for (let i = 0; i < n / 2; i++) mag[i] = Math.hypot(re[i]!, im[i]!);
+  return mag;
+}
+
+export function dominantHz(x: Float32Array, sampleRate: number): number {
+  const mag = spectrum(x);
+  let best = 1;
+  for (let i = 2; i < mag.length; i++) if (mag[i]! > mag[best]!) best = i;
+  return (best * sampleRate) / (mag.length * 2);
+}
+
+export function centroidHz(x: Float32Array, sampleRate: number): number {
+  const mag = spectrum(x);
+  let num = 0;
+  let den = 0;
+  for (let i = 0; i < mag.length; i++) {
+    num += ((i * sampleRate) / (mag.length * 2)) * mag[i]!;
+    den += mag[i]!;
+  }
+  return num / den;
+}
+
+/** L1 distance between two RMS-normalised spectra (0 = same shape). */
+export function spectralDistance(a: Float32Array, b: Float32Array): number {
+  const sa = spectrum(a);
+  const sb = spectrum(b);
+  const ta = sa.reduce((x, y) => x + y, 0);
+  const tb = sb.reduce((x, y) => x + y, 0);
+  let d = 0;
+  for (let i = 0; i < sa.length; i++) d += Math.abs(sa[i]! / ta - sb[i]! / tb);
+  return d;
+}
+
+/** Longest run of exact zeros in [from, to): [start, length]. */
+export function longestZeroRun(pcm: Int16Array, from = 0, to = pcm.length): [number, number] {
+  let best: [number, number] = [from, 0];
+  let start = -1;
+  for (let i = from; i <= to; i++) {
+    if (i < to && pcm[i] === 0) {
+      if (start < 0) start = i;
+    } else if (start >= 0) {
+      if (i - start > best[1]) best = [start, i - start];
+      start = -1;
+    }
+  }
+  return best;
+}

@@ -1,0 +1,107 @@
+// Streams: chunks concatenate to the whole file, MP3 chunks are whole frames, the first chunk of
+// a long text comes quickly, a signal stops the work, and the event loop keeps breathing.
+import { describe, expect, it } from 'vitest';
+import { encodeAudio, encodeAudioStream, synthesize, synthesizeStream, type AudioFormat, type SynthInput } from '../../src/audio/index.js';
+import { countMp3Frames } from '../../src/audio/encode/mp3.js';
+import { ffprobe, tmpFile } from './helpers.js';
+
+const input = (over: Partial<SynthInput> = {}): SynthInput => ({
+  text: 'Streaming is the same as a whole file, chunk by chunk. 流式输出也一样。',
+  voices: [{ id: 'male-qn-qingse', weight: 1 }],
+  sampleRate: 24000,
+  channels: 2,
+  ...over,
+});
+
+async function collect(format: AudioFormat, i: SynthInput, bitrate = 64000) {
+  const chunks: Buffer[] = [];
+  const stream = encodeAudioStream(format, synthesizeStream(i), { sampleRate: i.sampleRate, channels: i.channels, bitrate });
+  for await (const c of stream) chunks.push(c);
+  return { chunks, meta: await stream.meta() };
+}
+
+describe('streams', () => {
+  it('concatenated chunks equal the whole file (WAV/FLAC: except the unknown-length header fields)', async () => {
+    const i = input();
+    const whole = await synthesize(i);
+    for (const format of ['mp3', 'pcm', 'wav', 'flac'] as const) {
+      const { chunks, meta } = await collect(format, i);
+      const file = await encodeAudio(format, whole, { sampleRate: 24000, channels: 2, bitrate: 64000 });
+      const cat = Buffer.concat(chunks);
+      expect(chunks.length).toBeGreaterThan(3);
+      expect(meta).toEqual(file.meta);
+      if (format === 'wav') {
+        expect(cat.readUInt32LE(4)).toBe(0xffffffff);
+        expect(cat.readUInt32LE(40)).toBe(0xffffffff);
+        cat.writeUInt32LE(file.bytes.readUInt32LE(4), 4);
+        cat.writeUInt32LE(file.bytes.readUInt32LE(40), 40);
+        expect((await ffprobe(tmpFile(Buffer.concat(chunks), 'wav'))).sampleRate).toBe(24000);
+      }
+      if (format === 'flac') {
+        expect(cat.subarray(0, 4).toString('latin1')).toBe('fLaC');
+        expect(chunks[0]!.length).toBeGreaterThan(42); // header and at least one frame
+        // STREAMINFO bytes 18..25 hold rate/channels/bps/total samples, 26..41 the MD5.
+        expect(cat.subarray(26, 42).equals(Buffer.alloc(16))).toBe(true);
+        file.bytes.copy(cat, 21, 21, 42);
+      }
+      expect(cat.equals(file.bytes)).toBe(true);
+      if (format === 'pcm' || format === 'wav') for (const c of chunks.slice(1)) expect(c.length % 4).toBe(0);
+      if (format === 'mp3')
+        for (const c of chunks) {
+          expect(c[0]).toBe(0xff);
+          expect(c[1]! & 0xe0).toBe(0xe0);
+          expect(countMp3Frames(c)).toBeGreaterThan(0); // whole frames only
+        }
+    }
+  });
+
+  it('is deterministic: identical inputs give identical bytes', async () => {
+    const a = await collect('mp3', input({ channels: 1 }));
+    const b = await collect('mp3', input({ channels: 1 }));
+    expect(Buffer.concat(a.chunks).equals(Buffer.concat(b.chunks))).toBe(true);
+    const c = await collect('mp3', input({ channels: 1, text: 'Something else.' }));
+    expect(Buffer.concat(a.chunks).equals(Buffer.concat(c.chunks))).toBe(false);
+  });
+
+  it('gives the first chunk of a 10,000-character text in milliseconds, and stops on abort', async () => {
+    const text = 'A long text goes on and on, sentence after sentence. '.repeat(189).slice(0, 9999);
+    const ctl = new AbortController();
+    const synth = synthesizeStream(input({ text, channels: 1, sampleRate: 32000 }), { signal: ctl.signal });
+    expect(synth.durationMs).toBeGreaterThan(600_000); // known up front: ten minutes of speech
+    const t0 = performance.now();
+    const chunks: Buffer[] = [];
+    let firstMs = -1;
+    await expect(
+      (async () => {
+        for await (const c of encodeAudioStream('mp3', synth, { sampleRate: 32000, channels: 1, bitrate: 128000 })) {
+          if (firstMs < 0) firstMs = performance.now() - t0;
+          chunks.push(c);
+          if (chunks.length === 5) ctl.abort();
+        }
+      })(),
+    ).rejects.toThrow();
+    expect(firstMs).toBeGreaterThanOrEqual(0);
+    expect(firstMs).toBeLessThan(250);
+    expect(chunks.length).toBe(5);
+    await expect(synth.done()).rejects.toThrow();
+  });
+
+  it('never blocks the event loop for long while synthesizing and encoding', async () => {
+    const text = 'The event loop keeps turning while we work. '.repeat(12);
+    let last = performance.now();
+    let worst = 0;
+    const timer = setInterval(() => {
+      const now = performance.now();
+      worst = Math.max(worst, now - last);
+      last = now;
+    }, 2);
+    const synth = synthesizeStream(input({ text, sampleRate: 24000, channels: 1 }));
+    const out = encodeAudioStream('mp3', synth, { sampleRate: 24000, channels: 1, bitrate: 128000 });
+    for await (const _ of out) void _;
+    clearInterval(timer);
+    // Work is cut into slices of ~8-20 ms between yields; the bound is loose because a shared
+    // two-core machine under load delays even an idle timer by tens of milliseconds.
+    expect(worst).toBeLessThan(250);
+    expect((await synth.done()).durationMs).toBeGreaterThan(30_000);
+  }, 60_000);
+});
