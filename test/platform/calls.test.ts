@@ -228,3 +228,32 @@ describe('persistence', () => {
     }
   });
 });
+
+describe('determinism and reset', () => {
+  it('same seed, same clock and same requests give the same ids and token', async () => {
+    const key = 'calls-det';
+    const at = (await c.ctl.clock()).body.now_ms as number;
+    const n = nonce();
+    const first = (await start(key, { client_nonce: n })).body.data;
+    await c.ctl.reset(key);
+    await c.ctl.setClock({ set_ms: at });
+    const again = (await start(key, { client_nonce: n })).body.data;
+    expect(again).toEqual(first);
+  });
+
+  it('a reset of the account drops its calls and their timers', async () => {
+    const key = 'calls-r';
+    await start(key);
+    expect((await c.stateOf(key)).pending_timers.length).toBe(1);
+    await c.ctl.reset(key);
+    const s = await c.stateOf(key);
+    expect(s.resources.calls).toEqual([]);
+    expect(s.pending_timers).toEqual([]);
+  });
+
+  it('a key without the calls capability gets 20001', async () => {
+    const r = await start('emulator-tts-only-key');
+    expect(r.body).toMatchObject({ error_code: 20001, succeed: false });
+    expect(r.body.error_message).toContain('calls');
+  });
+});
