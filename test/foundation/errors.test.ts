@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/index.js';
-import { call, control, startTestEmulator } from '../helpers/emulator.js';
+import { call, control, startTestEmulator, type JsonReply } from '../helpers/emulator.js';
 
 let emu: RunningEmulator;
 let listeners: { name: string; url: string }[];
@@ -15,7 +15,7 @@ beforeAll(async () => {
 });
 afterAll(() => emu.close());
 
-function expectServiceShape(name: string, r: Awaited<ReturnType<typeof call>>, path: string) {
+function expectServiceShape(name: string, r: JsonReply, path: string) {
   expect(r.status, `${name} ${path}`).toBe(404);
   expect(r.headers.get('content-type')).toMatch(/^application\/json/);
   if (name === 'platform') {
@@ -78,7 +78,7 @@ describe('control plane errors', () => {
   it('invalid bodies, values and unknown fields answer 400 with a JSON body naming the problem, on every listener', async () => {
     for (const { url } of listeners) {
       const c = control(url);
-      const cases: [Awaited<ReturnType<typeof call>>, RegExp][] = [
+      const cases: [JsonReply, RegExp][] = [
         [await call(`${url}/_emulator/clock`, { method: 'POST', body: '{"advance_ms"', headers: { 'content-type': 'application/json' } }), /JSON/],
         [await c.setClock({ advance_ms: 'x' as unknown as number }), /advance_ms/],
         [await c.call('POST', '/clock', { speed: 2 }), /speed/],

@@ -47,7 +47,7 @@ export function control(baseUrl: string, token?: string) {
     faults: () => c('GET', '/faults'),
     clearFaults: (id?: string) => c('DELETE', id ? `/faults/${id}` : '/faults'),
     journal: (q: Record<string, string | number> = {}) => {
-      const qs = new URLSearchParams(Object.entries(q).map(([k, v]) => [k, String(v)])).toString();
+      const qs = new URLSearchParams(Object.entries(q).map(([k, v]) => [k, String(v)] as [string, string])).toString();
       return c('GET', `/journal${qs ? `?${qs}` : ''}`);
     },
     clearJournal: () => c('DELETE', '/journal'),
