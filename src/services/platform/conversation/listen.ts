@@ -125,7 +125,7 @@ export function nextPartial(emu: Emulator, u: Utterance, language?: string): { t
   // revealed up to the sentence times of its record.
   const record = u.signature.record;
   const text = record ? revealed(record.text.trim(), durationMs(u), record) : revealed(result.text, durationMs(u));
-  if (!text || text === u.lastPartial || text.length < u.lastPartial.length) return null;
+  if (!text || text.length <= u.lastPartial.length) return null; // partials only ever grow
   u.lastPartial = text;
   return { text, result };
 }
