@@ -35,7 +35,7 @@ describe('output_format url and subtitles (addendum A3)', () => {
     await ctl.advance(120_000);
     const expired = await fetch(link);
     expect(expired.status).toBe(403);
-    expect((await expired.json()).base_resp.status_msg).toMatch(/expired/);
+    expect(((await expired.json()) as any).base_resp.status_msg).toMatch(/expired/);
   });
 
   it('subtitle_enable: a JSON array of sentence segments with the true times of each sentence', async () => {
@@ -44,7 +44,7 @@ describe('output_format url and subtitles (addendum A3)', () => {
     expect(r.body.data.subtitle_file).toMatch(/-subtitles\.json\?expires=\d+&sig=/);
     const res = await fetch(r.body.data.subtitle_file);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-    const segs = await res.json();
+    const segs: any[] = (await res.json()) as any[];
     expect(segs.map((s: any) => s.text)).toEqual(['The first sentence is short.', 'The second one is a little longer than the first!', 'A new paragraph starts here.']);
     const cps = [...text];
     segs.forEach((s: any, i: number) => {
@@ -65,7 +65,7 @@ describe('output_format url and subtitles (addendum A3)', () => {
   it('sentences longer than 50 characters are split at word boundaries', async () => {
     const text = 'This sentence keeps going on and on without any stop so that it must be split into several shorter parts for subtitles';
     const r = await t2a(emu.speechUrl, req({ subtitle_enable: true, audio_setting: { format: 'pcm', sample_rate: 8000 } }, text));
-    const segs = await (await fetch(r.body.data.subtitle_file)).json();
+    const segs = (await (await fetch(r.body.data.subtitle_file)).json()) as any[];
     expect(segs.length).toBeGreaterThan(2);
     for (const s of segs) {
       expect([...s.text].length).toBeLessThanOrEqual(50);

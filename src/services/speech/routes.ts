@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { encodeAudio, encodeAudioStream, synthesizeStream } from '../../audio/index.js';
 import type { Emulator } from '../../core/emulator.js';
+import type { FaultField } from '../../core/faults.js';
 import { countChunk, finishEntry, takeFault } from '../../core/http.js';
 import { codeForHttpStatus, SpeechError, STATUS_MSG, traceIdOf } from './errors.js';
 import { admit, planRequest, recordSignature, subtitleSegments, URL_TTL_MS, type SynthesisPlan } from './model.js';
@@ -75,7 +76,17 @@ function downloadLink(emu: Emulator, req: FastifyRequest, rel: string): string {
 async function wholeSynthesis(emu: Emulator, req: FastifyRequest, reply: FastifyReply, plan: SynthesisPlan, traceId: string) {
   const ac = abortOnClose(reply.raw);
   const synth = synthesizeStream(plan.input, { signal: ac.signal });
-  const encoded = await encodeAudio(plan.format, synth, { sampleRate: plan.sampleRate, channels: plan.channels, bitrate: plan.bitrate });
+  let encoded: Awaited<ReturnType<typeof encodeAudio>>;
+  try {
+    encoded = await encodeAudio(plan.format, synth, { sampleRate: plan.sampleRate, channels: plan.channels, bitrate: plan.bitrate });
+  } catch (err) {
+    if (!ac.signal.aborted) throw err;
+    // The client left: the synthesis stopped with it and nobody is there to answer.
+    reply.hijack();
+    finishEntry(req, 200);
+    if (req.emu.entry) req.emu.entry.note = 'client disconnected before the answer';
+    return;
+  }
   recordSignature(emu, plan, synth);
   const account = req.emu.account!;
   let audio = encoded.bytes.toString('hex');
@@ -122,7 +133,7 @@ async function streamSynthesis(emu: Emulator, area: SpeechArea, req: FastifyRequ
   const ac = abortOnClose(res);
   const account = req.emu.account!;
   reply.hijack();
-  const ignored = req.emu.fault ? Object.keys(req.emu.fault).filter((f) => !req.emu.faultUsed.has(f as never)) : [];
+  const ignored = req.emu.fault ? (Object.keys(req.emu.fault) as FaultField[]).filter((f) => !req.emu.faultUsed.has(f)) : [];
   res.writeHead(200, {
     'content-type': 'text/event-stream',
     'cache-control': 'no-cache',
