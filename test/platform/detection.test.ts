@@ -165,7 +165,7 @@ describe('request rules', () => {
     const form = new FormData();
     form.append('note', 'no file');
     const none = await fetch(`${emu.platformUrl}/v1/audio/ai-detect`, { method: 'POST', body: form, headers: { 'x-api-key': KEY } });
-    expect((await none.json()).error_code).toBe(10001);
+    expect(((await none.json()) as { error_code: number }).error_code).toBe(10001);
   });
 
   it('a file over 50 MB is HTTP 413 without the envelope', async () => {

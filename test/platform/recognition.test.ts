@@ -188,6 +188,20 @@ describe('errors: envelope with an HTTP status', () => {
     expect(b.body).toMatchObject(env(10000));
   });
 
+  it("the account's requests_per_minute gives 429 10014 until the window reopens on the clock", async () => {
+    await ctl.freeze(true);
+    await ctl.putAccount('stt-limited', { limits: { requests_per_minute: 2 } });
+    const pcm = foreign(2500).toString('base64');
+    expect((await stt({ audio_data: pcm }, 'stt-limited')).status).toBe(200);
+    expect((await stt({ audio_data: pcm }, 'stt-limited')).status).toBe(200);
+    const third = await stt({ audio_data: pcm }, 'stt-limited');
+    expect(third.status).toBe(429);
+    expect(third.body).toMatchObject(env(10014));
+    await ctl.advance(60_001);
+    expect((await stt({ audio_data: pcm }, 'stt-limited')).status).toBe(200);
+    await ctl.freeze(false);
+  });
+
   it('accepts a body far above the 1 MB JSON limit (60 s of audio)', async () => {
     const r = await stt({ audio_data: foreign(60_000).toString('base64') });
     expect(r.status).toBe(200);

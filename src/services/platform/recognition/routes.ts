@@ -26,7 +26,7 @@ export async function recognitionRoutes(app: FastifyInstance, { emu }: { emu: Em
     const { audio_data, audio_format, language } = body;
     if (audio_data === undefined || audio_data === null || audio_data === '') throw new PlatformError('param', 'audio_data is required');
     if (typeof audio_data !== 'string') throw new PlatformError('param', 'audio_data must be a Base64 string');
-    if (audio_format !== undefined && !(AUDIO_FORMATS as readonly unknown[]).includes(audio_format)) {
+    if (audio_format !== undefined && audio_format !== null && !(AUDIO_FORMATS as readonly unknown[]).includes(audio_format)) {
       throw new PlatformError('param', `audio_format must be pcm16 or pcm_16000, got ${JSON.stringify(audio_format)}`);
     }
     if (language !== undefined && language !== null && (typeof language !== 'string' || language.length > 16)) {
@@ -42,8 +42,16 @@ export async function recognitionRoutes(app: FastifyInstance, { emu }: { emu: Em
     const samples = new Int16Array(pcm.length / 2);
     for (let i = 0; i < samples.length; i++) samples[i] = pcm.readInt16LE(i * 2);
     const durationMs = (samples.length * 1000) / RECOGNITION_RATE;
-    chargeOrRefuse(emu, req.emu.account!, priceOf(emu.fixtures.data['billing.json'].prices_micro.recognition_audio_second, durationMs), 'recognition');
-    const result = recognizePcm(emu, samples, RECOGNITION_RATE, typeof language === 'string' && language ? { language } : {});
+    const account = req.emu.account!;
+    const price = priceOf(emu.fixtures.data['billing.json'].prices_micro.recognition_audio_second, durationMs);
+    if (!emu.accounts.canAfford(account, price)) throw new PlatformError('balance', 'insufficient balance for recognition');
+    // The account's requests_per_minute (accounts fixture or control plane), when set, limits recognition too.
+    const rpm = account.limits.requests_per_minute;
+    if (rpm && !emu.limits.hit(emu.windowKey(account, 'recognition:requests'), 60_000, rpm).allowed) {
+      throw new PlatformError('rate', `request rate exceeded: at most ${rpm} recognition requests per minute for this API key`);
+    }
+    chargeOrRefuse(emu, account, price, 'recognition');
+    const result = recognizePcm(emu, samples, RECOGNITION_RATE, typeof language === 'string' && language.trim() ? { language: language.trim() } : {});
     return sendJson(reply, 200, result);
   });
 }
