@@ -129,8 +129,9 @@ export function centroidHz(x: Float32Array, sampleRate: number): number {
 
 /** L1 distance between two RMS-normalised spectra (0 = same shape). */
 export function spectralDistance(a: Float32Array, b: Float32Array): number {
-  const sa = spectrum(a);
-  const sb = spectrum(b);
+  const size = Math.max(a.length, b.length, 1 << 15);
+  const sa = spectrum(a, size);
+  const sb = spectrum(b, size);
   const ta = sa.reduce((x, y) => x + y, 0);
   const tb = sb.reduce((x, y) => x + y, 0);
   let d = 0;
