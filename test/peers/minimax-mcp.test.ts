@@ -21,6 +21,8 @@ const run = promisify(execFile);
 const KEY = 'minimax-peer-key';
 let emu: RunningEmulator;
 let dir: string;
+/** One url-mode server process for the tests that use it (spawning costs a second or two). */
+let urlClient: Client;
 
 function serverEntry(): string {
   const require = createRequire(import.meta.url);
@@ -29,7 +31,7 @@ function serverEntry(): string {
   return join(dirname(pkgFile), bin);
 }
 
-async function withServer<T>(mode: 'url' | 'local', fn: (client: Client) => Promise<T>): Promise<T> {
+async function connect(mode: 'url' | 'local'): Promise<Client> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [serverEntry()],
@@ -43,11 +45,7 @@ async function withServer<T>(mode: 'url' | 'local', fn: (client: Client) => Prom
   });
   const client = new Client({ name: 'minimax-peer-test', version: '1.0.0' });
   await client.connect(transport);
-  try {
-    return await fn(client);
-  } finally {
-    await client.close();
-  }
+  return client;
 }
 
 const textOf = (r: unknown) => ((r as { content: { type: string; text: string }[] }).content[0]?.text ?? '');
@@ -60,19 +58,19 @@ async function probe(file: string) {
 beforeAll(async () => {
   emu = await startTestEmulator();
   dir = await mkdtemp(join(tmpdir(), 'minimax-peer-'));
-});
+  urlClient = await connect('url');
+}, 60_000);
 afterAll(async () => {
+  await urlClient?.close();
   await emu.close();
   await rm(dir, { recursive: true, force: true });
 });
 
 describe('minimax-mcp-js against the speech listener', () => {
-  it('url mode: text_to_audio answers a URL served by the emulator whose bytes decode as the MP3 it asked for', async () => {
-    const text = await withServer('url', async (client) => {
-      const { tools } = await client.listTools();
-      expect(tools.map((t) => t.name)).toContain('text_to_audio');
-      return textOf(await client.callTool({ name: 'text_to_audio', arguments: { text: 'Hello from the emulator.', voiceId: 'female-shaonv', model: 'speech-2.6-hd' } }));
-    });
+  it('url mode: text_to_audio answers a URL served by the emulator whose bytes decode as the MP3 it asked for', { timeout: 60_000 }, async () => {
+    const { tools } = await urlClient.listTools();
+    expect(tools.map((t) => t.name)).toContain('text_to_audio');
+    const text = textOf(await urlClient.callTool({ name: 'text_to_audio', arguments: { text: 'Hello from the emulator.', voiceId: 'female-shaonv', model: 'speech-2.6-hd' } }));
     const m = /Audio URL: (\S+?)\.?\s/.exec(`${text} `);
     expect(m, text).not.toBeNull();
     const url = m![1]!;
@@ -93,10 +91,9 @@ describe('minimax-mcp-js against the speech listener', () => {
     expect(entries[0].status).toBe(200);
   });
 
-  it('local mode: the file it writes decodes', async () => {
-    const text = await withServer('local', (client) =>
-      client.callTool({ name: 'text_to_audio', arguments: { text: 'Saved on disk.', outputDirectory: 'out' } }).then(textOf),
-    );
+  it('local mode: the file it writes decodes', { timeout: 60_000 }, async () => {
+    const client = await connect('local');
+    const text = await client.callTool({ name: 'text_to_audio', arguments: { text: 'Saved on disk.', outputDirectory: 'out' } }).then(textOf).finally(() => client.close());
     expect(text).toMatch(/^Audio file saved: /);
     const files = await readdir(join(dir, 'out'));
     expect(files).toHaveLength(1);
@@ -108,7 +105,7 @@ describe('minimax-mcp-js against the speech listener', () => {
 
   it('an error reaches the client with its message and the Trace-Id header value', async () => {
     await control(emu.speechUrl).addFault({ service: 'speech', path: '/v1/t2a_v2', times: 1, fault: { code: 1039 } });
-    const text = await withServer('url', (client) => client.callTool({ name: 'text_to_audio', arguments: { text: 'This one fails.' } }).then(textOf));
+    const text = textOf(await urlClient.callTool({ name: 'text_to_audio', arguments: { text: 'This one fails.' } }));
     expect(text).toContain('Failed to generate audio');
     expect(text).toContain('token limit');
     expect(text).toMatch(/Trace ID: [0-9a-f]{32}/);

@@ -40,7 +40,7 @@ async function streamEvents(body: unknown): Promise<{ res: Response; events: Eve
 }
 
 describe('eventsource-parser over the T2A stream', () => {
-  it('every event is one JSON chunk; intermediates lack extra_info, the final one has it; the hex decodes as MP3', async () => {
+  it('every event is one JSON chunk; intermediates lack extra_info, the final one has it; the hex decodes as MP3', { timeout: 60_000 }, async () => {
     const { res, events } = await streamEvents({
       model: 'speech-02-turbo',
       text: 'Streaming works with a real parser. It reads every event.',
