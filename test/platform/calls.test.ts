@@ -155,6 +155,24 @@ describe('heartbeat timeout and billing', () => {
     expect(await c.balance(key)).toBe(86_000);
   });
 
+  it('concurrent calls share the free pool equally and run out of balance together', async () => {
+    const key = 'calls-cc';
+    await c.ctl.putAccount(key, { balance_micro: 8_000 });
+    emu.emulator.accounts.peek(key)!.freeCallSeconds = 4;
+    const a = (await start(key)).body.data.session_id;
+    const b = (await start(key)).body.data.session_id;
+    await c.ctl.advance(3_000); // 6 call-seconds: 4 free (2 each), 2 paid (4,000)
+    expect((await beat(key, a)).body.data).toEqual({ should_close: false, remaining_seconds: 2, elapsed_seconds: 3 });
+    await c.ctl.advance(2_000); // the last 4,000 pay 1 more second each: both end at 4 s
+    expect((await callsOf(key)).map((x) => [x.state, x.end_reason, x.billed_sec])).toEqual([
+      ['ended', 'balance_exhausted', 4],
+      ['ended', 'balance_exhausted', 4],
+    ]);
+    expect((await stop(key, a)).body.data).toEqual({ total_sec: 4, total_billed: 4_000 });
+    expect((await stop(key, b)).body.data).toEqual({ total_sec: 4, total_billed: 4_000 });
+    expect(await c.balance(key)).toBe(0);
+  });
+
   it('a close_ws fault on a heartbeat stands for an abnormal end: should_close true', async () => {
     const key = 'calls-x';
     const id = (await start(key)).body.data.session_id;
