@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { accountView, CAPABILITIES } from '../core/accounts.js';
+import { accountView, CAPABILITIES, redactKey } from '../core/accounts.js';
 import type { Emulator } from '../core/emulator.js';
 import { faultRuleSchema } from '../core/faults.js';
 import { accountId } from '../core/accounts.js';
@@ -17,6 +17,13 @@ class ControlError extends Error {
   ) {
     super(message);
   }
+}
+
+/** A key named on the control plane, trimmed as the services trim presented keys. */
+function keyParam(value: string, what: string): string {
+  const key = value.trim();
+  if (!key) throw new ControlError(400, `${what} must be a non-empty key`);
+  return key;
 }
 
 function parse<T extends z.ZodType>(schema: T, value: unknown, what: string): z.output<T> {
@@ -65,14 +72,30 @@ const journalQuery = z
 export async function controlPlane(app: FastifyInstance, opts: { emu: Emulator }): Promise<void> {
   const emu = opts.emu;
 
+  // Scoped to the control plane: an empty body with a JSON content type (curl -X POST -H 'Content-Type: application/json')
+  // means "no body", and a body that is not JSON answers 400 naming the problem.
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    const text = String(body);
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch (err) {
+      done(new ControlError(400, `body is not valid JSON: ${(err as Error).message}`), undefined);
+    }
+  });
+
   app.addHook('onRequest', async (req) => {
     const token = emu.config.controlToken;
     if (!token) return;
     if (req.headers.authorization !== `Bearer ${token}`) throw new ControlError(401, 'control plane needs Authorization: Bearer <EMULATOR_CONTROL_TOKEN>');
   });
 
-  app.setErrorHandler((err: Error & { statusCode?: number }, _req, reply) => {
+  app.setErrorHandler((err: Error & { statusCode?: number }, req, reply) => {
     if (err instanceof ControlError) return reply.code(err.status).send({ error: { message: err.message } });
+    if ((err as { code?: string }).code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+      return reply.code(400).send({ error: { message: `body must be JSON (Content-Type: application/json), not ${req.headers['content-type'] ?? '(none)'}` } });
+    }
     const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
     if (status === 500) emu.logger.error({ err }, 'control plane failure');
     const message = status === 400 && /JSON/i.test(err.message) ? `body is not valid JSON: ${err.message}` : err.message;
@@ -88,12 +111,10 @@ export async function controlPlane(app: FastifyInstance, opts: { emu: Emulator }
   }));
 
   app.post('/reset', async (req: FastifyRequest<{ Querystring: { account?: string } }>, reply) => {
-    const key = req.query.account;
-    if (key !== undefined) {
-      if (!key) throw new ControlError(400, 'query account must be a non-empty key');
-      const account = emu.accounts.peek(key);
+    if (req.query.account !== undefined) {
+      const key = keyParam(String(req.query.account), 'query account');
       emu.reset(accountId(key));
-      return reply.code(200).send({ reset: 'account', account: account?.label ?? null });
+      return reply.code(200).send({ reset: 'account', account: redactKey(key) });
     }
     emu.reset();
     return reply.code(200).send({ reset: 'all' });
@@ -116,13 +137,13 @@ export async function controlPlane(app: FastifyInstance, opts: { emu: Emulator }
     const limits = body.limits
       ? Object.fromEntries(Object.entries(body.limits).map(([k, v]) => [k, v === null ? undefined : v]))
       : undefined;
-    const account = emu.accounts.put(req.params.key, { ...body, limits });
+    const account = emu.accounts.put(keyParam(req.params.key, 'account key'), { ...body, limits });
     emu.markDirty();
     return accountView(account);
   });
 
   app.get('/accounts/:key', async (req: FastifyRequest<{ Params: { key: string } }>) => {
-    const account = emu.accounts.peek(req.params.key);
+    const account = emu.accounts.peek(keyParam(req.params.key, 'account key'));
     if (!account) throw new ControlError(404, 'no such account (strict keys are on and this key is not listed)');
     return accountView(account);
   });
@@ -166,7 +187,8 @@ export async function controlPlane(app: FastifyInstance, opts: { emu: Emulator }
 
   app.post('/faults', async (req, reply) => {
     const body = parse(faultRuleSchema, req.body, 'fault rule');
-    const account = body.account ? { id: accountId(body.account), label: emu.accounts.peek(body.account)?.label ?? '' } : undefined;
+    const key = body.account === undefined ? undefined : keyParam(body.account, 'fault rule field account');
+    const account = key ? { id: accountId(key), label: redactKey(key) } : undefined;
     const rule = emu.faults.add(body, account);
     return reply.code(201).send({ id: rule.id, rule: ruleView(rule) });
   });
@@ -182,7 +204,7 @@ export async function controlPlane(app: FastifyInstance, opts: { emu: Emulator }
 
   app.get('/journal', async (req) => {
     const q = parse(journalQuery, req.query, 'journal query');
-    const entries = emu.journal.list({ limit: q.limit, path: q.path, accountId: q.account ? accountId(q.account) : undefined });
+    const entries = emu.journal.list({ limit: q.limit, path: q.path, accountId: q.account !== undefined ? accountId(keyParam(q.account, 'journal query account')) : undefined });
     return { entries: entries.map(({ accountId: _hidden, ...e }) => e) };
   });
   app.delete('/journal', async (_req, reply: FastifyReply) => {
