@@ -60,6 +60,8 @@ describe('eventsource-parser over the T2A stream', () => {
     });
     const final = chunks.at(-1)!;
     const intermediates = chunks.slice(0, -1);
+    // Modest event lines (addendum A1: well under 64 KiB; a client had to raise its buffer for long ones).
+    for (const e of events.slice(0, -1)) expect(e.data.length).toBeLessThan(32 * 1024);
     for (const c of intermediates) {
       expect(c).not.toHaveProperty('extra_info');
       expect(c.data.status).toBe(1);

@@ -232,6 +232,26 @@ describe('voice tools', () => {
   });
 });
 
+describe('determinism', () => {
+  it('same seed and same calls: same file name and same bytes on another instance', async () => {
+    const other = await startTestEmulator();
+    try {
+      const args = { apiKey: 'mcp-det', voice_id: voice, generate_text: 'Same every time.', audio_format: 'pcm' };
+      const a = await callTool('text_to_speech_generate', args);
+      const res = await fetch(`${other.platformUrl}/mcp`, {
+        method: 'POST',
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'text_to_speech_generate', arguments: args } }),
+      });
+      const b = JSON.parse(((await res.json()) as any).result.content[0].text);
+      const path = (u: string) => new URL(u).pathname;
+      expect(path(b.download_url)).toBe(path(a.json.download_url));
+      expect(b.audio_base64).toBe(a.json.audio_base64);
+    } finally {
+      await other.close();
+    }
+  });
+});
+
 describe('journal', () => {
   it('records the account named by arguments.apiKey, with the key redacted from the body', async () => {
     await callTool('text_to_speech_generate', { apiKey: 'mcp-journal-key', voice_id: voice, generate_text: 'Logged.' });
