@@ -162,6 +162,11 @@ describe('request rules', () => {
     expect((await byFile(Buffer.alloc(0), 'a.wav')).body.error_message).toContain('empty');
     const junk = await byFile(Buffer.from('this is not audio at all, just text'), 'a.mp3');
     expect(junk.body).toMatchObject(bad(10001));
+    const both = new FormData();
+    both.append('file', new Blob([wav(3, 9)]), 'other.wav');
+    both.append('audio', new Blob([wav(3, 9)]), 'right.wav');
+    const r = await fetch(`${emu.platformUrl}/v1/audio/ai-detect`, { method: 'POST', body: both, headers: { 'x-api-key': KEY } });
+    expect(((await r.json()) as { error_code: number }).error_code).toBe(0);
     const form = new FormData();
     form.append('note', 'no file');
     const none = await fetch(`${emu.platformUrl}/v1/audio/ai-detect`, { method: 'POST', body: form, headers: { 'x-api-key': KEY } });

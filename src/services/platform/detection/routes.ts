@@ -17,11 +17,12 @@ type Upload = { kind: 'file'; bytes: Buffer; name: string; contentType: string }
 /** Reads the multipart parts: keeps field `audio` up to the limit, drains everything else. */
 async function readUpload(req: FastifyRequest): Promise<Upload> {
   let found: Upload = { kind: 'none' };
-  for await (const part of req.parts()) {
+  let wrongField: string | null = null;
+  for await (const part of req.parts({ limits: { files: 4, fileSize: DETECTION_MAX_BYTES + 1 } })) {
     if (part.type !== 'file') continue;
     const file = part as MultipartFile;
     if (file.fieldname !== 'audio' || found.kind !== 'none') {
-      if (found.kind === 'none') found = { kind: 'wrong-field', field: file.fieldname };
+      if (file.fieldname !== 'audio') wrongField ??= file.fieldname;
       file.file.resume();
       await new Promise((r) => file.file.once('end', r));
       continue;
@@ -41,7 +42,7 @@ async function readUpload(req: FastifyRequest): Promise<Upload> {
     }
     found = tooLarge || file.file.truncated ? { kind: 'too-large' } : { kind: 'file', bytes: Buffer.concat(chunks), name: file.filename, contentType: file.mimetype };
   }
-  return found;
+  return found.kind === 'none' && wrongField !== null ? { kind: 'wrong-field', field: wrongField } : found;
 }
 
 /** `POST /v1/audio/ai-detect`: JSON `{audio_url}` or multipart field `audio`; envelope with HTTP 200. */
