@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/index.js';
 import { startTestEmulator } from '../helpers/emulator.js';
@@ -148,5 +151,27 @@ describe('state machine', () => {
       expect((await c.send(method, `${BASE}/${path}${q(id)}`, 'agents-q2')).body.error_code).toBe(10002);
     }
     expect((await check('agents-q', id)).body.data.item.status).toBe('connecting');
+  });
+});
+
+describe('persistence', () => {
+  it('keeps sessions and idempotency keys, and rebuilds the heartbeat deadline', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'agents-'));
+    const first = await startTestEmulator({ dataDir });
+    const post = () => sessionClient(first).post(`${BASE}/create`, { agentId: 'agent_demo' }, 'agents-d', { 'idempotency-key': 'keep-1' });
+    const item = (await post()).body.data.item;
+    await first.close();
+    const second = await startTestEmulator({ dataDir });
+    try {
+      const c2 = sessionClient(second);
+      const again = await c2.post(`${BASE}/create`, { agentId: 'agent_demo' }, 'agents-d', { 'idempotency-key': 'keep-1' });
+      expect(again.body.data.item).toEqual(item);
+      expect((await c2.stateOf('agents-d')).pending_timers.map((t) => t.label)).toEqual([`agent heartbeat timeout ${item.sessionId}`]);
+      await c2.ctl.freeze(true);
+      await c2.ctl.advance(31_000);
+      expect((await c2.send('GET', `${BASE}/check?session_id=${item.sessionId}`, 'agents-d')).body.data.item).toMatchObject({ status: 'failed', closeReason: 'heartbeat_timeout' });
+    } finally {
+      await second.close();
+    }
   });
 });

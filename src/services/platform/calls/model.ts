@@ -313,7 +313,8 @@ function prune(s: CallStore, accountId: string): void {
 }
 
 function elapsedMs(x: CallSession, now: number): number {
-  return x.state === 'ended' ? x.meter.billedMs : now - x.startedAtMs;
+  // The clock may be set backwards: never a negative duration.
+  return x.state === 'ended' ? x.meter.billedMs : Math.max(0, now - x.startedAtMs);
 }
 
 export function heartbeat(emu: Emulator, account: Account, sessionId: string): HeartbeatData {
