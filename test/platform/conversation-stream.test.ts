@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { RunningEmulator } from '../../src/index.js';
-import { control, startTestEmulator } from '../helpers/emulator.js';
+import { call, control, startTestEmulator } from '../helpers/emulator.js';
 import {
   accountState,
   connect,
@@ -120,9 +120,12 @@ describe('conversation stream: several turns, and utterances that end by themsel
     const goodbye = await spokenPcm(emu.emulator, 'Goodbye then.');
     const weather = await spokenPcm(emu.emulator, 'Any weather news?');
     const other = await spokenPcm(emu.emulator, 'Tell me a story.');
+    // A REST session of this key is taken up, and its turns are recorded there.
+    const rest = await call(`${emu.platformUrl}/api/v1/audio/sessions`, { json: { voice_id: 'english_tutor' }, headers: { 'x-api-key': key } });
+    const sessionId = rest.body.data.session_id as string;
     const c = await connect(wsUrl(emu.platformUrl, PATH, key));
-    c.sendJson({ voice_id: 'english_tutor', session_id: 'my-session-1' });
-    expect((await c.waitFor('session_created')).session_id).toBe('my-session-1');
+    c.sendJson({ voice_id: 'english_tutor', session_id: sessionId });
+    expect((await c.waitFor('session_created')).session_id).toBe(sessionId);
     await ctl.freeze(true);
     try {
       // Turn 1: explicit is_final.
@@ -164,7 +167,8 @@ describe('conversation stream: several turns, and utterances that end by themsel
       expect(['I see. Tell me more about that.', 'That is interesting. What would you like to do next?']).toContain(done3.reply_text);
       a = await accountState(emu.platformUrl, key);
       expect(a.pending_timers).toHaveLength(0);
-      expect(a.resources.conversation.live_sessions).toMatchObject([{ session_id: 'my-session-1', turns: 3, created_here: false }]);
+      expect(a.resources.conversation.live_sessions).toMatchObject([{ session_id: sessionId, turns: 3, created_here: false }]);
+      expect(a.resources.conversation_sessions).toMatchObject([{ session_id: sessionId, turns: 3 }]);
 
       // An is_final after an utterance that already ended by itself starts nothing.
       from = c.messages.length;

@@ -6,6 +6,7 @@ import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { takeFault } from '../../../core/http.js';
 import { appendPcm, durationMs, MAX_UTTERANCE_MS, newUtterance, nextPartial, recognizeUtterance, trailingSilenceMs, type Utterance } from './listen.js';
+import { appendTurn, getSession } from '../sessions/model.js';
 import {
   addLive,
   faultCodeString,
@@ -122,8 +123,11 @@ class Conversation {
     if (!role) return this.fail('20003', `${prefix}voice_id: unknown role "${meta.voice_id}" (roles: ${roleIds(this.emu).join(', ')})`);
     if (!this.emu.accounts.canAfford(this.account, 0)) return this.fail('40011', 'insufficient balance: the conversation cannot start');
 
-    // stream-text creates a round session per connection; /stream keeps the client's session_id.
+    // stream-text creates a round session per connection; /stream takes a REST session of this key
+    // (POST /api/v1/audio/sessions) and records its turns there, or creates one for the connection.
     const given = this.mode === 'stream' && meta.session_id ? meta.session_id : null;
+    if (given !== null && !getSession(this.emu, this.account.id, given))
+      return this.fail('20003', `${prefix}session_id: no session "${given}" for this API key (create one with POST /api/v1/audio/sessions, or leave it out)`);
     const language = meta.language ?? role.language;
     this.session = {
       session_id: given ?? newSessionId(this.emu, this.account),
@@ -214,9 +218,10 @@ class Conversation {
       const elapsed = Math.round(performance.now() - clock.t0);
       this.wire.send({ type: 'done', reply_text: '', first_token_ms: 0, first_audio_ms: 0, asr_ms: clock.asrMs, llm_ms: 0, tts_ms: 0, total_ms: elapsed, audio_duration_sec: 0 });
     } else {
-      const outcome = await runReply(this.ctx, userText, clock);
+      const { outcome, replyText } = await runReply(this.ctx, userText, clock);
       if (outcome === 'no_balance') return this.fail('40011', 'insufficient balance: the reply audio cannot be paid');
       if (outcome === 'closed') return;
+      if (!this.session.created_here) appendTurn(this.emu, this.account.id, this.session.session_id, { user: userText, reply: replyText });
     }
     if (this.mode === 'text') this.wire.close(1000, 'turn finished');
   }

@@ -49,7 +49,7 @@ export function replySynthInput(text: string, role: Role): SynthInput {
   };
 }
 
-export async function runReply(ctx: ReplyContext, userText: string, clock: TurnClock): Promise<ReplyOutcome> {
+export async function runReply(ctx: ReplyContext, userText: string, clock: TurnClock): Promise<{ outcome: ReplyOutcome; replyText: string }> {
   const { emu, account, wire } = ctx;
   const latency = latencyProfile(emu);
   const signal = wire.signal;
@@ -59,17 +59,17 @@ export async function runReply(ctx: ReplyContext, userText: string, clock: TurnC
 
   // The reply's length is known from the synthesis plan: refuse before anything is said.
   const plannedSec = (synth.durationMs + MP3_MARGIN_MS) / 1000;
-  if (!emu.accounts.canAfford(account, conversationPrice(emu, plannedSec))) return 'no_balance';
+  if (!emu.accounts.canAfford(account, conversationPrice(emu, plannedSec))) return { outcome: 'no_balance', replyText: reply.text };
 
   const tokens = tokensOf(reply.text);
   if (latency.llmFirstToken) await sleep(latency.llmFirstToken, undefined, { signal });
-  if (wire.closed) return 'closed';
+  if (wire.closed) return { outcome: 'closed', replyText: reply.text };
   wire.send({ type: 'llm_first_token', first_token: tokens[0] ?? '' });
   const firstTokenMs = since(clock.t0);
   if (ctx.tokenEvents) {
     for (const token of tokens.slice(1)) {
       if (latency.perToken) await sleep(latency.perToken, undefined, { signal });
-      if (wire.closed) return 'closed';
+      if (wire.closed) return { outcome: 'closed', replyText: reply.text };
       wire.send({ type: 'llm_token', token });
     }
   }
@@ -80,7 +80,7 @@ export async function runReply(ctx: ReplyContext, userText: string, clock: TurnC
   const encoded = encodeAudioStream('mp3', synth, { sampleRate: REPLY_SAMPLE_RATE, channels: 1, bitrate: REPLY_BITRATE });
   let firstAudioMs = -1;
   for await (const chunk of encoded) {
-    if (!wire.sendAudio(chunk)) return 'closed';
+    if (!wire.sendAudio(chunk)) return { outcome: 'closed', replyText: reply.text };
     if (firstAudioMs < 0) firstAudioMs = since(clock.t0);
   }
   const meta = await encoded.meta();
@@ -108,7 +108,7 @@ export async function runReply(ctx: ReplyContext, userText: string, clock: TurnC
     tts_ms: ttsMs,
     total_ms: since(clock.t0),
   };
-  if (wire.closed) return 'closed';
+  if (wire.closed) return { outcome: 'closed', replyText: reply.text };
   wire.send({ type: 'done', reply_text: reply.text, ...timings, audio_duration_sec: audioSec });
-  return 'done';
+  return { outcome: 'done', replyText: reply.text };
 }
