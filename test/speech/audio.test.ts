@@ -187,6 +187,26 @@ describe('text and voice settings shape the audio', () => {
     expect(echo.length).toBeGreaterThan(wav.length); // the echo tail lengthens the audio
   });
 
+  it('each voice_modify setting, each sound effect, emotion and pitch audibly change the audio', async () => {
+    const wav = (extra: Record<string, unknown>) => audioOf(req({ audio_setting: { format: 'wav', sample_rate: 8000 }, ...extra }, 'Changed'));
+    const plain = (await wav({})).bytes;
+    const variants: Record<string, unknown>[] = [
+      { voice_modify: { pitch: -80 } },
+      { voice_modify: { intensity: 70 } },
+      { voice_modify: { timbre: 90 } },
+      ...['spacious_echo', 'auditorium_echo', 'lofi_telephone', 'robotic'].map((e) => ({ voice_modify: { sound_effects: e } })),
+      { voice_setting: { voice_id: VOICE, emotion: 'sad' } },
+      { voice_setting: { voice_id: VOICE, pitch: 5 } },
+    ];
+    const seen = new Set<string>([plain.toString('base64')]);
+    for (const v of variants) {
+      const b = (await wav(v)).bytes;
+      expect(b.equals(plain), JSON.stringify(v)).toBe(false);
+      seen.add(b.toString('base64'));
+    }
+    expect(seen.size).toBe(variants.length + 1);
+  });
+
   it('aigc_watermark appends an audible marker and audio_length says so', async () => {
     const plain = await audioOf(req(pcm16(), 'Marked audio'));
     const marked = await audioOf(req(pcm16({ aigc_watermark: true }), 'Marked audio'));

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/index.js';
+import { accountId } from '../../src/core/accounts.js';
+import { voicesOf } from '../../src/services/platform/voices/store.js';
 import { control, startTestEmulator } from '../helpers/emulator.js';
 import { req, t2a, VOICE, VOICE_B } from './helpers.js';
 
@@ -179,16 +181,20 @@ describe('request validation (2013 names the field and the rule)', () => {
   });
 
   it('a custom voice of the caller account is accepted, and only for that account', async () => {
-    // The platform voices area owns custom voices; its state view lists them per account.
-    const e = emu.emulator;
+    // Custom voices live in the platform voices area (made there by cloning); put one in directly.
     const custom = 'speech-test-custom-voice';
-    const area = e.areas.get('voices');
-    const { accountId } = await import('../../src/core/accounts.js');
     const owner = accountId('speech-voice-owner');
-    if (!area) e.registerArea({ name: 'voices', reset() {}, view: (id) => (id === owner ? { voices: [{ voice_id: custom }] } : { voices: [] }) });
-    if (area && !area.view?.(owner)) return; // the real area is in place: its own tests cover cloning
-    expect((await t2a(url, req({ ...pcm8k, voice_setting: { voice_id: custom } }), { key: 'speech-voice-owner' })).body.base_resp.status_code).toBe(0);
-    expectError(await t2a(url, req({ voice_setting: { voice_id: custom } }), { key: 'speech-voice-stranger' }), 2054);
+    voicesOf(emu.emulator, owner).set(custom, {
+      voiceId: custom, accountId: owner, toneId: 'clone-tone-1', refBlob: 'voices/x/ref.wav', refFormat: 'wav', refDurationMs: 10_000, refText: '', createdAt: 0,
+    });
+    const r = await t2a(url, req({ ...pcm8k, voice_setting: { voice_id: custom } }), { key: 'speech-voice-owner' });
+    expect(r.body.base_resp.status_code).toBe(0);
+    const sys = await t2a(url, req(pcm8k), { key: 'speech-voice-owner' });
+    expect(r.body.data.audio).not.toBe(sys.body.data.audio); // the clone's own tone
+    expectError(await t2a(url, req({ voice_setting: { voice_id: custom } }), { key: 'speech-voice-stranger' }), 2054, 'voice id not exist: voice_setting.voice_id speech-test-custom-voice');
+    expectError(await t2a(url, req({ timber_weights: [{ voice_id: custom, weight: 5 }] }), { key: 'speech-voice-stranger' }), 2054);
+    const mixed = await t2a(url, req({ ...pcm8k, timber_weights: [{ voice_id: custom, weight: 5 }, { voice_id: VOICE, weight: 5 }] }), { key: 'speech-voice-owner' });
+    expect(mixed.body.base_resp.status_code).toBe(0);
   });
 
   it('invisible characters: ratio reported up to 10%, 1042 above', async () => {
@@ -219,6 +225,20 @@ describe('request validation (2013 names the field and the rule)', () => {
     }
     const fluent = await t2a(url, req({ ...pcm8k, model: 'speech-2.6-turbo', voice_setting: { voice_id: VOICE, emotion: 'whisper' } }, 'Hi'));
     expect(fluent.body.base_resp.status_code).toBe(0);
+  });
+
+  it('same seed and same requests give the same trace ids and bytes on another emulator', async () => {
+    const other = await startTestEmulator();
+    try {
+      const body = req(pcm8k, 'Same again');
+      const a = [await t2a(url, body, { key: 'speech-determinism' }), await t2a(url, body, { key: 'speech-determinism' })];
+      const b = [await t2a(other.speechUrl, body, { key: 'speech-determinism' }), await t2a(other.speechUrl, body, { key: 'speech-determinism' })];
+      expect(b.map((r) => r.body.trace_id)).toEqual(a.map((r) => r.body.trace_id));
+      expect(a[0]!.body.trace_id).not.toBe(a[1]!.body.trace_id);
+      expect(b[1]!.body.data.audio).toBe(a[0]!.body.data.audio);
+    } finally {
+      await other.close();
+    }
   });
 
   it('timbre_weights (the other spelling) mixes voices like timber_weights', async () => {

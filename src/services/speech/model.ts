@@ -6,6 +6,7 @@
 import type { AudioFormat, SynthInput, SynthSummary, VoiceModify, VoiceTone } from '../../audio/index.js';
 import type { Account } from '../../core/accounts.js';
 import type { Emulator } from '../../core/emulator.js';
+import { findCustomVoice } from '../platform/voices/store.js';
 import { invalidParams, SpeechError } from './errors.js';
 import { EMOTIONS_26_ONLY, firstProblem, MODEL_ALIASES, MODELS, t2aRequestSchema, type T2aRequest } from './schema.js';
 import {
@@ -34,6 +35,8 @@ export interface SynthesisPlan {
   outputUrl: boolean;
   subtitles: boolean;
   input: SynthInput;
+  /** The voice ids as the request named them (the input holds the engine's tones). */
+  voiceIds: string[];
   language: string;
   invisibleRatio: number;
   usageCharacters: number;
@@ -74,7 +77,8 @@ export function planRequest(emu: Emulator, account: Account, body: unknown): Syn
   const pronunciations = parsePronunciations(r.pronunciation_dict?.tone ?? []);
   if (typeof pronunciations === 'string') throw invalidParams(pronunciations);
 
-  const voices = voicesOf(emu, account, r);
+  const mix = voicesOf(emu, account, r);
+  const voices = mix.map(({ id, weight }) => ({ id, weight }));
 
   const ratio = invisibleRatio(text);
   if (ratio > MAX_INVISIBLE_RATIO) throw new SpeechError(1042);
@@ -115,6 +119,7 @@ export function planRequest(emu: Emulator, account: Account, body: unknown): Syn
     outputUrl: !stream && r.output_format === 'url',
     subtitles: !stream && r.subtitle_enable === true,
     input,
+    voiceIds: mix.map((v) => v.voiceId),
     language: languageOf(text, r.language_boost),
     invisibleRatio: ratio,
     usageCharacters: counts.usageCharacters,
@@ -135,56 +140,33 @@ function voiceModifyOf(r: T2aRequest): VoiceModify | undefined {
 }
 
 /** The voice mix: `timber_weights` (or `timbre_weights`) when given, else `voice_setting.voice_id`. */
-function voicesOf(emu: Emulator, account: Account, r: T2aRequest): VoiceTone[] {
+function voicesOf(emu: Emulator, account: Account, r: T2aRequest): (VoiceTone & { voiceId: string })[] {
   const weights = r.timber_weights ?? r.timbre_weights;
   const field = r.timber_weights ? 'timber_weights' : 'timbre_weights';
   if (weights && weights.length) {
     return weights.map((w, i) => {
-      if (!voiceExists(emu, account, w.voice_id)) throw new SpeechError(2054, `voice id not exist: ${field}[${i}].voice_id ${w.voice_id}`);
-      return { id: w.voice_id, weight: w.weight };
+      const tone = toneOf(emu, account, w.voice_id);
+      if (!tone) throw new SpeechError(2054, `voice id not exist: ${field}[${i}].voice_id ${w.voice_id}`);
+      return { id: tone, weight: w.weight, voiceId: w.voice_id };
     });
   }
   if (!r.voice_setting) throw invalidParams('voice_setting is required (or timber_weights for mixed voices)');
   const id = r.voice_setting.voice_id;
   if (id === undefined || id === null) throw invalidParams('voice_setting.voice_id is required');
   if (!id) throw invalidParams('voice_setting.voice_id must not be empty unless timber_weights is given');
-  if (!voiceExists(emu, account, id)) throw new SpeechError(2054, `voice id not exist: voice_setting.voice_id ${id}`);
-  return [{ id, weight: 1 }];
-}
-
-/** A system voice of the catalogue, or a custom voice of the caller's account on the platform. */
-export function voiceExists(emu: Emulator, account: Account, voiceId: string): boolean {
-  if (emu.fixtures.data['speech-voices.json'].some((v) => v.voice_id === voiceId)) return true;
-  return accountVoiceExists(emu, account, voiceId);
+  const tone = toneOf(emu, account, id);
+  if (!tone) throw new SpeechError(2054, `voice id not exist: voice_setting.voice_id ${id}`);
+  return [{ id: tone, weight: 1, voiceId: id }];
 }
 
 /**
- * The platform voices area owns custom voices. It is read through its registered area, defensively:
- * a `lookup`/`find`/`get` function taking (accountId, voiceId) when it has one, else its state view.
+ * The audio engine's tone of a voice id: a system voice of the catalogue is its own tone; a custom
+ * voice of the caller's account on the platform (its cloned voices, design.md) sounds like its
+ * reference audio. Undefined when neither.
  */
-function accountVoiceExists(emu: Emulator, account: Account, voiceId: string): boolean {
-  const area = emu.areas.get('voices') as (Record<string, unknown> & { view?: (id: string) => unknown }) | undefined;
-  if (!area) return false;
-  for (const name of ['lookup', 'find', 'get', 'voiceOf']) {
-    const fn: unknown = area[name];
-    if (typeof fn === 'function') {
-      try {
-        const found = (fn as (a: string, v: string) => unknown).call(area, account.id, voiceId);
-        if (found) return true;
-      } catch {
-        /* not this signature */
-      }
-    }
-  }
-  return containsVoice(area.view?.(account.id), voiceId, 0);
-}
-
-function containsVoice(value: unknown, voiceId: string, depth: number): boolean {
-  if (depth > 4 || value === null || typeof value !== 'object') return false;
-  if (Array.isArray(value)) return value.some((v) => containsVoice(v, voiceId, depth + 1));
-  const o = value as Record<string, unknown>;
-  if (o.voice_id === voiceId || o.voiceId === voiceId) return true;
-  return Object.values(o).some((v) => containsVoice(v, voiceId, depth + 1));
+export function toneOf(emu: Emulator, account: Account, voiceId: string): string | undefined {
+  if (emu.fixtures.data['speech-voices.json'].some((v) => v.voice_id === voiceId)) return voiceId;
+  return findCustomVoice(emu, account.id, voiceId)?.toneId;
 }
 
 /** Balance, then the account's request and character windows (off unless its limits set them). */
@@ -205,7 +187,7 @@ export function recordSignature(emu: Emulator, plan: SynthesisPlan, summary: Syn
     kind: 'speech',
     text: plan.input.text,
     language: plan.language,
-    speakers: [{ speaker: 1, voices: plan.input.voices.map((v) => v.id) }],
+    speakers: [{ speaker: 1, voices: plan.voiceIds }],
     segments: summary.timeline.sentences.map((s) => ({ text: s.text, startMs: s.startMs, endMs: s.endMs, speaker: 1 })),
     durationMs: summary.durationMs,
     createdAtMs: emu.clock.now(),

@@ -147,6 +147,8 @@ async function streamSynthesis(emu: Emulator, area: SpeechArea, req: FastifyRequ
   const run = area.startStream(account.id, traceId);
   const synth = synthesizeStream(plan.input, { signal: ac.signal });
   const encoded = encodeAudioStream(plan.format, synth, { sampleRate: plan.sampleRate, channels: plan.channels, bitrate: plan.bitrate });
+  // The plan is known up front: even a stream cut short carries a signature the emulator knows.
+  recordSignature(emu, plan, synth);
   const kept: Buffer[] = [];
   let events = 0;
   const cutNow = () => {
@@ -168,7 +170,6 @@ async function streamSynthesis(emu: Emulator, area: SpeechArea, req: FastifyRequ
       }
     }
     const meta = await encoded.meta();
-    recordSignature(emu, plan, synth);
     let aggregated = '';
     if (!plan.excludeAggregated) {
       const file = Buffer.concat(kept);
