@@ -5,7 +5,7 @@ import { takeFault } from '../../../core/http.js';
 import { acceptEmptyJson } from '../calls/body.js';
 import { ok, PlatformError } from '../envelope.js';
 import { agentHeartbeat, agentStore, checkAgentSession, createAgentSession, endAgentSession, failAgentSession } from './model.js';
-import { createBody } from './schema.js';
+import { createBody, sessionQuery } from './schema.js';
 
 const BASE = '/api/v1/agents/openapi/sessions';
 
@@ -52,14 +52,14 @@ export async function agentRoutes(app: FastifyInstance, opts: { emu: Emulator })
     return ok({ item });
   });
 
-  r.get(`${BASE}/check`, { config }, async (req) => ok({ item: checkAgentSession(emu, req.emu.account!, sessionIdOf(req)) }));
+  r.get(`${BASE}/check`, { config, schema: { querystring: sessionQuery } }, async (req) => ok({ item: checkAgentSession(emu, req.emu.account!, sessionIdOf(req)) }));
 
-  r.post(`${BASE}/heartbeat`, { config }, async (req) => {
+  r.post(`${BASE}/heartbeat`, { config, schema: { querystring: sessionQuery } }, async (req) => {
     const id = sessionIdOf(req);
     // A close_ws fault stands for the room dropping: the session fails, the heartbeat reports it.
     if (takeFault(req, 'close_ws') !== undefined) failAgentSession(emu, req.emu.account!, id);
     return ok({ item: agentHeartbeat(emu, req.emu.account!, id) });
   });
 
-  r.delete(`${BASE}/end`, { config }, async (req) => ok({ item: endAgentSession(emu, req.emu.account!, sessionIdOf(req)) }));
+  r.delete(`${BASE}/end`, { config, schema: { querystring: sessionQuery } }, async (req) => ok({ item: endAgentSession(emu, req.emu.account!, sessionIdOf(req)) }));
 }
