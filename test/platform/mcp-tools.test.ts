@@ -146,6 +146,21 @@ describe('failures are results with isError and the operation envelope', () => {
     expect(capD.json.error_message).toContain('diarization capability');
   });
 
+  it('strict keys: an unlisted key is 10003 "not a valid API key"', async () => {
+    const strict = await startTestEmulator({ strictKeys: true });
+    try {
+      const res = await fetch(`${strict.platformUrl}/mcp`, {
+        method: 'POST',
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'voice_list', arguments: { apiKey: 'nobody-knows-me' } } }),
+      });
+      const result = ((await res.json()) as any).result;
+      expect(result.isError).toBe(true);
+      expect(JSON.parse(result.content[0].text)).toMatchObject({ error_code: 10003, error_message: expect.stringContaining('not a valid API key') });
+    } finally {
+      await strict.close();
+    }
+  });
+
   it('bad arguments give 10001 naming the field and the rule', async () => {
     const cases: [Record<string, unknown>, string][] = [
       [{ voice_id: voice }, 'generate_text'],
@@ -180,6 +195,10 @@ describe('failures are results with isError and the operation envelope', () => {
     expect(code.headers.get('x-emulator-fault-ignored')).toBeNull();
     const status = await callTool('text_to_speech_generate', { apiKey: 'mcp-a' }, { 'x-emulator-fault': 'status=429' });
     expect(status.json.error_code).toBe(10014);
+    // A queued control-plane rule on /mcp reaches the next tool call the same way.
+    await ctl.addFault({ service: 'platform', path: '/mcp', times: 1, fault: { code: 10000 } });
+    expect((await callTool('voice_list', { apiKey: 'mcp-a' })).json.error_code).toBe(10000);
+    expect((await callTool('voice_list', { apiKey: 'mcp-a' })).isError).toBe(false);
     const cut = await callTool('text_to_speech_generate', { apiKey: 'mcp-a' }, { 'x-emulator-fault': 'cut_after_chunks=1' });
     expect(cut.headers.get('x-emulator-fault-ignored')).toBe('cut_after_chunks');
   });
