@@ -117,12 +117,12 @@ describe('CLI', () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain('--speech-port');
     expect(r.stdout).toBe('');
-  });
+  }, 60_000);
 
   it('starts from EMULATOR_* variables, prints its URLs, logs one key-free line per request, closes on SIGTERM', async () => {
     const key = 'cli-secret-key-0123456789';
     const r = await runCli([], { EMULATOR_SPEECH_PORT: '0', EMULATOR_SPEECH_BACKUP_PORT: '0', EMULATOR_PLATFORM_PORT: '0', LOG_LEVEL: 'info', EMULATOR_SEED: 'cli' }, async (out, kill) => {
-      const deadline = Date.now() + 20_000;
+      const deadline = Date.now() + 45_000;
       while (!/voice platform\s+http/.test(out())) {
         if (Date.now() > deadline) throw new Error(`no start-up banner: ${out()}`);
         await new Promise((res) => setTimeout(res, 50));
@@ -144,5 +144,5 @@ describe('CLI', () => {
     expect(String(line!.account)).toMatch(/^cli-…[0-9a-f]{6}$/);
     expect(r.stdout + r.stderr).not.toContain(key);
     expect(logs.filter((l) => String(l.path ?? '').startsWith('/_emulator'))).toEqual([]);
-  });
+  }, 60_000);
 });

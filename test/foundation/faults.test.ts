@@ -34,9 +34,6 @@ describe('X-Emulator-Fault header', () => {
     const ignored = await hit(emu.speechUrl, '/slow', { 'x-emulator-fault': 'delay_ms=200' });
     expect(performance.now() - t0).toBeGreaterThanOrEqual(190);
     expect(ignored).toBeNull();
-    const t1 = performance.now();
-    await hit(emu.platformUrl, '/fast');
-    expect(performance.now() - t1).toBeLessThan(150);
   });
 
   it('an unreadable header is reported, never dropped in silence', async () => {

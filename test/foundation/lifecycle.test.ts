@@ -107,7 +107,7 @@ describe('graceful close', () => {
     const [r, rb] = await Promise.all([inFlight, inFlightBackup]);
     expect(closedAfter).toBeGreaterThanOrEqual(290);
     // close() does not wait for the client to drop its keep-alive connection
-    expect(closedAfter).toBeLessThan(2_500);
+    expect(closedAfter).toBeLessThan(3_000); // a client keeps an idle socket 4 s
     expect(r.headers.get('connection')).toBe('close');
     expect(r.status).toBe(404);
     expect(r.body.base_resp).toBeDefined();
