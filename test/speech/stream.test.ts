@@ -187,4 +187,20 @@ describe('streaming while synthesizing', () => {
     expect(streams[0].status).toBe('aborted');
     expect(streams[0].events).toBeLessThan(200); // far fewer than the whole text would make
   });
+
+  it('a non-streaming client that leaves stops its synthesis too', async () => {
+    const long = ('Leave early please. ').repeat(500).slice(0, 9_999);
+    const ac = new AbortController();
+    const pending = open(req({ audio_setting: { format: 'mp3', sample_rate: 44100, channel: 2 } }, long), 'speech-quitter', {}, ac.signal).catch(() => null);
+    await new Promise((r) => setTimeout(r, 300));
+    ac.abort();
+    await pending;
+    let note: string | undefined;
+    for (let i = 0; i < 250 && !note; i++) {
+      const j = await ctl.journal({ path: '/v1/t2a_v2', account: 'speech-quitter', limit: 1 });
+      note = j.body.entries[0]?.note;
+      if (!note) await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(note).toBe('client disconnected before the answer');
+  });
 });
