@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Ids } from '../../src/core/ids.js';
+import { recordFrame } from '../../src/core/journal.js';
 import type { RunningEmulator } from '../../src/index.js';
 import { call, control, startTestEmulator } from '../helpers/emulator.js';
 
@@ -222,6 +223,53 @@ describe('accounts', () => {
     expect(mine.pending_timers).toEqual([{ label: 'session-timeout', due_ms: expect.any(Number) }]);
     expect(mine.open_websockets).toEqual([]);
     expect(s.body.totals.pending_timers).toBe(1);
+  });
+});
+
+describe('areas and sockets follow reset and the state view', () => {
+  it('an area is reset per account and shown per account; a reset closes only that account\'s sockets', async () => {
+    const e = emu.emulator;
+    const a = (e.accounts.resolve(KEY_A) as { account: { id: string; label: string } }).account;
+    const b = (e.accounts.resolve(KEY_B) as { account: { id: string; label: string } }).account;
+    const store = new Map<string, string[]>([[a.id, ['voice-a']], [b.id, ['voice-b']]]);
+    const resets: (string | undefined)[] = [];
+    e.registerArea({
+      name: 'probe_voices',
+      reset: (id) => {
+        resets.push(id);
+        if (id === undefined) store.clear();
+        else store.delete(id);
+      },
+      view: (id) => store.get(id) ?? [],
+    });
+    const closed: [string, number][] = [];
+    e.sockets.add({ accountId: a.id, path: '/ws/a', openedAtMs: e.clock.now(), close: (code) => closed.push(['a', code]) });
+    e.sockets.add({ accountId: b.id, path: '/ws/b', openedAtMs: e.clock.now(), close: (code) => closed.push(['b', code]) });
+
+    const before = (await ctl.state()).body.accounts.find((x: { account: string }) => x.account === b.label);
+    expect(before.resources.probe_voices).toEqual(['voice-b']);
+    expect(before.open_websockets).toEqual([{ path: '/ws/b', opened_at_ms: expect.any(Number) }]);
+
+    await ctl.reset(KEY_A);
+    expect(resets).toEqual([a.id]);
+    expect([...store.keys()]).toEqual([b.id]);
+    expect(closed).toEqual([['a', 1012]]);
+    const after = (await ctl.state()).body;
+    expect(after.totals.open_websockets).toBe(1);
+
+    await ctl.reset();
+    expect(resets).toEqual([a.id, undefined]);
+    expect(closed).toEqual([['a', 1012], ['b', 1012]]);
+    e.areas.delete('probe_voices');
+  });
+});
+
+describe('journal frames', () => {
+  it('a WebSocket entry keeps the first and last 20 frames and the total', () => {
+    const entry = emu.emulator.journal.start({ at_ms: 0, service: 'platform', method: 'GET', path: '/ws', account: null, request: { headers: {} }, response: {} });
+    for (let i = 0; i < 50; i++) recordFrame(entry, { dir: 'in', type: 'text', size: i, at_ms: i });
+    expect(entry.ws_frames_total).toBe(50);
+    expect(entry.ws_frames!.map((f) => f.size)).toEqual([...Array(20).keys(), ...Array.from({ length: 20 }, (_, i) => 30 + i)]);
   });
 });
 

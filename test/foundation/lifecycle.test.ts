@@ -47,9 +47,12 @@ describe('persistence', () => {
     await first.emulator.blobs.put(rel, bytes);
     const path = first.emulator.blobs.signedPath(rel, first.emulator.clock.now() + 3_600_000);
     expect((await control(first.platformUrl).putAccount(key, { project: 'kept', balance_micro: 77, capabilities: ['tts'] })).status).toBe(200);
+    first.emulator.registerArea({ name: 'probe_area', reset: () => {}, save: () => ({ voices: ['v1'] }) });
     await first.close();
     expect(existsSync(join(dataDir, 'state.json'))).toBe(true);
-    expect(readFileSync(join(dataDir, 'state.json'), 'utf8')).not.toContain(key);
+    const snapshot = readFileSync(join(dataDir, 'state.json'), 'utf8');
+    expect(snapshot).not.toContain(key);
+    expect(JSON.parse(snapshot).areas.probe_area).toEqual({ voices: ['v1'] });
 
     const second = await startTestEmulator({ dataDir });
     try {
@@ -58,6 +61,11 @@ describe('persistence', () => {
       expect(res.status).toBe(200);
       expect(Buffer.from(await res.arrayBuffer())).toEqual(bytes);
       expect(await second.emulator.blobs.read(rel)).toEqual(bytes);
+      // an area registered at set-up receives its saved data
+      let loaded: unknown = null;
+      second.emulator.registerArea({ name: 'probe_area', reset: () => {}, load: (d) => (loaded = d) });
+      await second.emulator.loadSnapshot();
+      expect(loaded).toEqual({ voices: ['v1'] });
     } finally {
       await second.close();
     }
