@@ -45,25 +45,39 @@ function mixDown(channels: Float32Array[] | Float64Array[], frames: number): Flo
   return out;
 }
 
+/** Reader of one sample at a byte offset, as float in [-1, 1], for the plain PCM/float layouts. */
+function sampleReader(b: Buffer, format: number, bits: number): ((at: number) => number) | null {
+  if (format === 1 && bits === 8) return (at) => (b[at]! - 128) / 128;
+  if (format === 1 && bits === 16) return (at) => b.readInt16LE(at) / 32768;
+  if (format === 1 && bits === 24) return (at) => b.readIntLE(at, 3) / 8388608;
+  if (format === 1 && bits === 32) return (at) => b.readInt32LE(at) / 2147483648;
+  if (format === 3 && bits === 32) return (at) => b.readFloatLE(at);
+  if (format === 3 && bits === 64) return (at) => b.readDoubleLE(at);
+  return null;
+}
+
 export function decodeWav(b: Buffer): { samples: Float32Array; sampleRate: number } | null {
   const w = readWav(b);
   if (!w) return null;
-  if (w.audioFormat === 1 && w.bitsPerSample === 16) {
+  const read = sampleReader(b, w.audioFormat, w.bitsPerSample);
+  if (read) {
+    const bytes = w.bitsPerSample / 8;
     const out = new Float32Array(w.frames);
     for (let i = 0; i < w.frames; i++) {
       let s = 0;
-      for (let c = 0; c < w.channels; c++) s += b.readInt16LE(w.dataOffset + (i * w.channels + c) * 2);
-      out[i] = s / w.channels / 32768;
+      for (let c = 0; c < w.channels; c++) s += read(w.dataOffset + (i * w.channels + c) * bytes);
+      out[i] = s / w.channels;
     }
     return { samples: out, sampleRate: w.sampleRate };
   }
-  // Other variants (8/24/32-bit, float, A-law, mu-law...): rebuild a well-formed file for wavefile.
+  // Other encodings (A-law, mu-law, IMA ADPCM): rebuild a well-formed file for wavefile.
   const fixed = Buffer.concat([b.subarray(0, w.dataOffset), b.subarray(w.dataOffset, w.dataOffset + w.dataBytes)]);
   fixed.writeUInt32LE(fixed.length - 8, 4);
   fixed.writeUInt32LE(w.dataBytes, w.dataOffset - 4);
   const wav = new WaveFile(fixed);
   if (w.audioFormat === 6) wav.fromALaw();
   else if (w.audioFormat === 7) wav.fromMuLaw();
+  else if (w.audioFormat === 17) wav.fromIMAADPCM();
   wav.toBitDepth('32f');
   const raw = wav.getSamples(false, Float32Array) as unknown as Float32Array | Float32Array[];
   const chans = w.channels === 1 ? [raw as Float32Array] : (raw as Float32Array[]);

@@ -44,6 +44,29 @@ function rawPcmShape(hint: ProbeHint): { sampleRate: number; channels: number } 
   return { sampleRate: rate ? Number(rate[1]) : 16000, channels: ch ? Number(ch[1]) : 1 };
 }
 
+/**
+ * Channel count from the AudioSpecificConfig in an MP4 `esds` box (the sample entry's own count
+ * is 2 by QuickTime convention even for mono AAC), or null.
+ */
+function mp4AacChannels(b: Buffer): number | null {
+  const at = b.indexOf('esds', 0, 'latin1');
+  if (at < 0) return null;
+  for (let i = at + 8; i < Math.min(b.length - 6, at + 64); i++) {
+    if (b[i] !== 0x05) continue;
+    let j = i + 1;
+    while (b[j] === 0x80 && j < i + 4) j++;
+    const len = b[j]!;
+    if (len < 2 || len > 64) continue;
+    const b0 = b[j + 1]!;
+    const b1 = b[j + 2]!;
+    const freqIndex = ((b0 & 7) << 1) | (b1 >> 7);
+    if (freqIndex === 15) return null;
+    const ch = (b1 >> 3) & 15;
+    return ch >= 1 && ch <= 7 ? (ch === 7 ? 8 : ch) : null;
+  }
+  return null;
+}
+
 /** Format, sample rate, channels and duration (whole ms) of input audio. */
 export async function probeAudio(bytes: Buffer, hint: ProbeHint = {}): Promise<ProbeResult> {
   if (!bytes.length) throw new AudioProbeError('empty', 'the audio is empty');
@@ -61,7 +84,7 @@ export async function probeAudio(bytes: Buffer, hint: ProbeHint = {}): Promise<P
   try {
     const meta = await parseBuffer(bytes, { mimeType: MIME[format] ?? 'application/octet-stream', size: bytes.length }, { duration: true, skipCovers: true });
     const sampleRate = meta.format.sampleRate;
-    const channels = meta.format.numberOfChannels;
+    const channels = (format === 'm4a' ? mp4AacChannels(bytes) : null) ?? meta.format.numberOfChannels;
     let seconds = meta.format.duration;
     if (format === 'mp3') seconds = mp3FrameDuration(bytes)?.seconds ?? seconds;
     if (format === 'flac' && !meta.format.numberOfSamples) seconds = undefined; // a streamed FLAC: count by decoding
