@@ -83,10 +83,14 @@ describe('persistence', () => {
   });
 });
 
-describe('control token', () => {
+describe('control token and public URL', () => {
   it('when set, every control route needs Authorization: Bearer <token>; services do not', async () => {
-    const emu = await startTestEmulator({ controlToken: 'ctl-token' });
+    const emu = await startTestEmulator({ controlToken: 'ctl-token', publicUrl: 'https://emu.example.test:9443/' });
     try {
+      // EMULATOR_PUBLIC_URL is the base of the links handed out, whatever listener issued them
+      const link = emu.emulator.downloadUrl('platform', 'a/b.mp3', 1_000);
+      expect(link).toMatch(/^https:\/\/emu\.example\.test:9443\/download\/a\/b\.mp3\?expires=1000&sig=/);
+      expect(emu.emulator.downloadUrl('speech', 'a/b.mp3', 1_000)).toBe(link);
       for (const url of [emu.speechUrl, emu.speechBackupUrl, emu.platformUrl]) {
         for (const [method, path] of [['GET', '/health'], ['GET', '/clock'], ['POST', '/reset'], ['GET', '/journal'], ['GET', '/faults']]) {
           const none = await call(`${url}/_emulator${path}`, { method });
