@@ -100,6 +100,15 @@ describe('upload', () => {
     expect(await json.json()).toMatchObject(fails(10001, /multipart/));
   });
 
+  it('10000 is reachable by fault, with HTTP 200', async () => {
+    const form = new FormData();
+    form.append('scene', 'audio');
+    form.append('file', new Blob([Buffer.from('x')]), 'a.wav');
+    const res = await fetch(`${emu.platformUrl}/v1/files/upload`, { method: 'POST', headers: { 'x-api-key': 'files-b', 'x-emulator-fault': 'code=10000' }, body: form });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject(fails(10000));
+  });
+
   it('no key → 10003 with HTTP 200', async () => {
     const r = await upload(emu.platformUrl, '', Buffer.from('x'));
     expect(r.status).toBe(200);
@@ -109,6 +118,7 @@ describe('upload', () => {
 
 describe('size limits', () => {
   it('60 MB to scene audio is stopped at 50 MB while streaming, with flat memory', async () => {
+    await streamUpload('files-warm', 11 * MB, 'image'); // warm the code paths first: only the upload is measured
     gc();
     const before = process.memoryUsage().rss;
     let peak = before;
