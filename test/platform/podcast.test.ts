@@ -92,6 +92,17 @@ describe('generation', () => {
     expect(rec2.speakers.map((s) => s.voices[0])).toEqual([first.speaker1, first.speaker2]);
   });
 
+  it('the state view lists the podcasts of an account; its reset removes them and their audio', async () => {
+    await fresh();
+    const r = await podcast({ dialogueText: 'Keep me.\nFor now.' }, 'pod-state');
+    const state = await ctl.state();
+    const mine = state.body.accounts.find((a: any) => a.resources.podcasts?.some((p: any) => p.objectKey === r.body.data.objectKey));
+    expect(mine.resources.podcasts).toHaveLength(1);
+    expect(mine.resources.podcasts[0]).toMatchObject({ lines: 2, pair: 'GMale & GFemale', speed: 250, durationSec: r.body.data.durationSec });
+    await ctl.reset('pod-state');
+    expect((await fetch(r.body.data.audioUrl)).status).toBe(404);
+  });
+
   it('a preset pair by name sets the two voices', async () => {
     await fresh();
     const pair = emu.emulator.fixtures.data['podcast-pairs.json'][3]!;

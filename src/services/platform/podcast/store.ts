@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import type { Emulator, StateArea } from '../../../core/emulator.js';
 
 /** What the state view shows of one generated podcast. */
@@ -39,7 +40,8 @@ export function podcastStore(emu: Emulator): PodcastArea {
       const dropped = accountId === undefined ? [...byAccount.values()].flat() : (byAccount.get(accountId) ?? []);
       if (accountId === undefined) byAccount.clear();
       else byAccount.delete(accountId);
-      for (const e of dropped) emu.blobs.remove(e.objectKey).catch((err: unknown) => emu.logger.warn({ err }, 'removing a podcast file failed'));
+      // Synchronous, so a link is dead as soon as the reset has answered.
+      for (const e of dropped) rmSync(emu.blobs.file(e.objectKey), { force: true });
     },
     view: (accountId) => byAccount.get(accountId) ?? [],
     save: () => Object.fromEntries(byAccount),
