@@ -105,7 +105,8 @@ describe('recognition stream: partials, final, done', () => {
     expect(final.text.length).toBeGreaterThan(0);
     // The fixture picks by duration, so the transcript may change as audio grows; partials never shrink.
     const partials = events.filter((e) => e.type === 'asr_partial');
-    expect(partials.length).toBeGreaterThanOrEqual(2);
+    expect(partials.length).toBeGreaterThanOrEqual(1);
+    expect(partials[0].audio_duration_ms).toBeLessThan(3000);
     for (let i = 1; i < partials.length; i++) expect(partials[i].text.length).toBeGreaterThan(partials[i - 1].text.length);
     expect(final.audio_duration_ms).toBe(3000);
   });

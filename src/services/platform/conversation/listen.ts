@@ -1,14 +1,16 @@
 import type { Emulator } from '../../../core/emulator.js';
 import type { SignatureRecord } from '../../../core/signatures.js';
-import { findRecord, recognizePcm, type Recognition } from '../recognition/model.js';
+import { findRecord, recognizePcm, toFloat, type Recognition } from '../recognition/model.js';
 
 /**
  * One utterance of PCM16 16 kHz mono arriving in binary frames: the samples, a small energy detector
  * (for the trailing-silence rule) and the progressive reveal of partial recognition.
  */
 export const INPUT_RATE = 16_000;
-/** A partial is considered after every 200 ms of new audio. */
+/** A partial is considered after every 200 ms of new audio, or 10% of the audio so far when that is more
+ * (each look recognises all of the audio: the growing step keeps long streams from costing O(n²)). */
 export const PARTIAL_STEP_MS = 200;
+const PARTIAL_STEP_RATIO = 0.1;
 /** Longest utterance kept (emulator rule): 5 minutes of audio. */
 export const MAX_UTTERANCE_MS = 300_000;
 /** Energy detector: 20 ms windows whose RMS exceeds 0.01 of full scale (about −40 dBFS) are voiced. */
@@ -21,7 +23,8 @@ const LATIN_CPS = 14;
 const HAN_CPS = 4;
 
 export interface Utterance {
-  parts: Int16Array[];
+  /** Samples received, in a buffer that doubles when full. */
+  pcm: Int16Array;
   samples: number;
   /** An odd byte left over from the previous frame (frames need not be sample-aligned). */
   carry: number | null;
@@ -36,7 +39,7 @@ export interface Utterance {
 
 export function newUtterance(): Utterance {
   return {
-    parts: [],
+    pcm: new Int16Array(16_000),
     samples: 0,
     carry: null,
     winSum: 0,
@@ -67,7 +70,12 @@ export function appendPcm(u: Utterance, data: Buffer): void {
   const n = bytes.length >> 1;
   if (bytes.length & 1) u.carry = bytes[bytes.length - 1]!;
   if (n === 0) return;
-  const block = new Int16Array(n);
+  if (u.samples + n > u.pcm.length) {
+    const grown = new Int16Array(Math.max(u.pcm.length * 2, u.samples + n));
+    grown.set(u.pcm.subarray(0, u.samples));
+    u.pcm = grown;
+  }
+  const block = u.pcm.subarray(u.samples, u.samples + n);
   for (let i = 0; i < n; i++) {
     const v = bytes.readInt16LE(i * 2);
     block[i] = v;
@@ -83,19 +91,12 @@ export function appendPcm(u: Utterance, data: Buffer): void {
       u.winCount = 0;
     }
   }
-  u.parts.push(block);
   u.samples += n;
 }
 
-/** The utterance as Float32 mono samples. */
-export function samplesOf(u: Utterance): Float32Array {
-  const out = new Float32Array(u.samples);
-  let at = 0;
-  for (const p of u.parts) {
-    for (let i = 0; i < p.length; i++) out[at + i] = p[i]! / 32768;
-    at += p.length;
-  }
-  return out;
+/** The utterance's samples (a view, no copy). */
+export function samplesOf(u: Utterance): Int16Array {
+  return u.pcm.subarray(0, u.samples);
 }
 
 /** Final recognition of the whole utterance by the platform recognizer. */
@@ -110,12 +111,14 @@ export function recognizeUtterance(emu: Emulator, u: Utterance, language?: strin
  * signature record, otherwise at the design's speaking rate; never cutting a word in two.
  */
 export function nextPartial(emu: Emulator, u: Utterance, language?: string): { text: string; result: Recognition } | null {
-  if ((u.samples - u.lastPartialAt) * 1000 < PARTIAL_STEP_MS * INPUT_RATE) return null;
+  const step = Math.max((PARTIAL_STEP_MS * INPUT_RATE) / 1000, u.lastPartialAt * PARTIAL_STEP_RATIO);
+  if (u.samples - u.lastPartialAt < step) return null;
   u.lastPartialAt = u.samples;
   if (!u.heardVoice) return null;
   const samples = samplesOf(u);
   if (!u.signature.settled) {
-    u.signature.record = findRecord(emu, samples, INPUT_RATE);
+    const head = samples.subarray(0, Math.round((SIGNATURE_SEARCH_MS / 1000) * INPUT_RATE));
+    u.signature.record = findRecord(emu, toFloat(head), INPUT_RATE);
     u.signature.settled = u.signature.record !== undefined || durationMs(u) >= SIGNATURE_SEARCH_MS;
     // Until we know whether this is the emulator's own speech, a guess could contradict later partials.
     if (!u.signature.settled) return null;
