@@ -198,7 +198,7 @@ describe('rate limits (10014) on the emulator clock', () => {
     expect((await podcast({ dialogueText: 'C.' }, 'g3')).body.error_code).toBe(0);
   });
 
-  it('the global window is off with globalLimits false', async () => {
+  it('the global window is off with globalLimits false; same seed gives the same ids and bytes', async () => {
     const other = await startTestEmulator({ globalLimits: false });
     try {
       await control(other.platformUrl).freeze(true);
@@ -206,6 +206,14 @@ describe('rate limits (10014) on the emulator clock', () => {
         const r = await call(`${other.platformUrl}/v1/audio/podcast`, { json: { dialogueText: 'Hi.' }, headers: { 'x-api-key': k } });
         expect(r.body.error_code).toBe(0);
       }
+      // Same seed, same requests of a key: same ids and the same audio bytes on another instance.
+      await fresh();
+      const json = { dialogueText: 'Same seed.\nSame bytes.' };
+      const [a, b] = [await podcast(json, 'same-seed'), await call(`${other.platformUrl}/v1/audio/podcast`, { json, headers: { 'x-api-key': 'same-seed' } })];
+      expect(b.body.data.objectKey).toBe(a.body.data.objectKey);
+      expect(b.body.data.traceId).toBe(a.body.data.traceId);
+      const bytes = async (u: string) => Buffer.from(await (await fetch(u)).arrayBuffer());
+      expect((await bytes(b.body.data.audioUrl)).equals(await bytes(a.body.data.audioUrl))).toBe(true);
     } finally {
       await other.close();
     }
