@@ -1,0 +1,101 @@
+/**
+ * Audio engine benchmark (not a test): for 60 s of audio per format, synthesis + encoding
+ * real-time factor; for a 9,999-character text, time to the first stream chunk per format;
+ * the worst event-loop stall seen meanwhile, and peak RSS.
+ * Run alone: `npx tsx bench/audio.ts`.
+ */
+import { encodeAudio, encodeAudioStream, synthesize, synthesizeStream, type AudioFormat, type SynthInput } from '../src/audio/index.js';
+
+const WORDS = (
+  'the a of and to in is it that for on with as was at by be this from or an are not have has had but ' +
+  'voice sound emulator stream audio signal speech model client server request response number time ' +
+  'quickly slowly gently carefully tomorrow yesterday morning evening because although however therefore'
+).split(' ');
+
+/** Deterministic, varied English text of about `chars` characters (so caching does not flatter). */
+function text(chars: number): string {
+  let seed = 12345;
+  const rnd = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  let out = '';
+  let words = 0;
+  while (out.length < chars) {
+    const w = WORDS[Math.floor(rnd() * WORDS.length)]!;
+    out += (words === 0 ? w[0]!.toUpperCase() + w.slice(1) : w) + ' ';
+    words++;
+    if (words > 6 && rnd() < 0.12) {
+      out = out.trimEnd() + (rnd() < 0.3 ? ', ' : '. ');
+      if (out.endsWith('. ')) words = 0;
+    }
+  }
+  return out.slice(0, chars - 1).trimEnd() + '.';
+}
+
+function watchLoop() {
+  let last = performance.now();
+  let worst = 0;
+  const t = setInterval(() => {
+    const now = performance.now();
+    worst = Math.max(worst, now - last);
+    last = now;
+  }, 1);
+  return () => {
+    clearInterval(t);
+    return Math.round(worst);
+  };
+}
+
+export async function benchAudio(): Promise<Record<string, unknown>> {
+  const voices = [{ id: 'male-qn-qingse', weight: 1 }];
+  // ~14 chars/s plus pauses: find a text length giving 60 s of audio.
+  let chars = 760;
+  const base = (t: string, sampleRate: number, channels: 1 | 2): SynthInput => ({ text: t, voices, sampleRate, channels });
+  for (let k = 0; k < 4; k++) {
+    const d = synthesizeStream(base(text(chars), 32000, 1)).durationMs;
+    chars = Math.round((chars * 60_000) / d);
+  }
+  const sixty = text(chars);
+  const shapes: { label: string; sampleRate: number; channels: 1 | 2; bitrate: number }[] = [
+    { label: '32 kHz mono', sampleRate: 32000, channels: 1, bitrate: 128000 },
+    { label: '44.1 kHz stereo', sampleRate: 44100, channels: 2, bitrate: 256000 },
+  ];
+  const formats: AudioFormat[] = ['mp3', 'wav', 'flac', 'pcm'];
+  const realTime: Record<string, unknown> = {};
+  const stall = watchLoop();
+  for (const s of shapes) {
+    const t0 = performance.now();
+    const pcm = await synthesize(base(sixty, s.sampleRate, s.channels));
+    const synthMs = performance.now() - t0;
+    const row: Record<string, unknown> = { audioSeconds: +(pcm.durationMs / 1000).toFixed(1), synthesisOnly: `${Math.round(pcm.durationMs / synthMs)}x` };
+    for (const f of formats) {
+      const t1 = performance.now();
+      const r = await synthesize(base(sixty, s.sampleRate, s.channels));
+      await encodeAudio(f, r, { sampleRate: s.sampleRate, channels: s.channels, bitrate: s.bitrate });
+      row[f] = `${Math.round(r.durationMs / (performance.now() - t1))}x`;
+    }
+    realTime[s.label] = row;
+  }
+  const long = text(9999);
+  const firstChunk: Record<string, string> = {};
+  for (const f of formats) {
+    const ctl = new AbortController();
+    const t0 = performance.now();
+    const stream = encodeAudioStream(f, synthesizeStream(base(long, 32000, 1), { signal: ctl.signal }), { sampleRate: 32000, channels: 1, bitrate: 128000 });
+    for await (const _ of stream) {
+      void _;
+      firstChunk[f] = `${(performance.now() - t0).toFixed(1)} ms`;
+      ctl.abort();
+      break;
+    }
+  }
+  const longDuration = synthesizeStream(base(long, 32000, 1)).durationMs;
+  return {
+    '60 s of audio, synthesis + encode, real-time factor': realTime,
+    '9,999-char text': { audioSeconds: Math.round(longDuration / 1000), timeToFirstChunk: firstChunk },
+    worstEventLoopStallMs: stall(),
+    peakRssMB: Math.round(process.resourceUsage().maxRSS / 1024),
+  };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  console.log(JSON.stringify(await benchAudio(), null, 2));
+}
