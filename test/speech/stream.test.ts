@@ -162,6 +162,9 @@ describe('streaming while synthesizing', () => {
     expect(events.every((e) => e.data.status === 1)).toBe(true);
     const j = await ctl.journal({ path: '/v1/t2a_v2', limit: 1 });
     expect(j.body.entries[0].chunks).toBe(2);
+    const none = await open(req({ stream: true }, 'Cut at once'), 'speech-cut-key', { 'x-emulator-fault': 'cut_after_chunks=0' });
+    const zero = await readAll(none);
+    expect(zero).toEqual({ text: '', broken: true });
   });
 
   it('the first chunk of a 9,999-character text leaves at once; a client that leaves stops the synthesis', async () => {

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { registerDownloads } from '../../core/downloads.js';
 import type { Emulator } from '../../core/emulator.js';
-import { installPipeline } from '../../core/http.js';
+import { installPipeline, pathOf } from '../../core/http.js';
 import { controlPlane } from '../../control/routes.js';
 import { invalidParams, SpeechError, sendSpeechError } from './errors.js';
 import { gate, speechRoutes, T2A_PATH } from './routes.js';
@@ -36,7 +36,7 @@ export async function setupSpeechApp(app: FastifyInstance, emu: Emulator): Promi
     if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return sendSpeechError(emu, req, reply, invalidParams('Content-Type must be application/json'));
     if (err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return sendSpeechError(emu, req, reply, invalidParams('request body is empty'));
     if (err.statusCode === 400) return sendSpeechError(emu, req, reply, invalidParams(`request body is not valid JSON (${err.message})`));
-    emu.logger.error({ err, path: req.url }, 'speech handler failed');
+    emu.logger.error({ err, path: pathOf(req) }, 'speech handler failed');
     return sendSpeechError(emu, req, reply, new SpeechError(1000));
   });
 

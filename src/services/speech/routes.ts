@@ -138,7 +138,7 @@ async function streamSynthesis(emu: Emulator, area: SpeechArea, req: FastifyRequ
     'content-type': 'text/event-stream',
     'cache-control': 'no-cache',
     'x-accel-buffering': 'no',
-    'trace-id': traceId,
+    'Trace-Id': traceId,
     ...(ignored.length ? { 'x-emulator-fault-ignored': ignored.join(', ') } : {}),
   });
   res.flushHeaders();
