@@ -19,7 +19,8 @@ export interface RunningEmulator {
 
 const JSON_BODY_LIMIT = 1024 * 1024;
 
-function baseApp(logger: Logger, serverFactory?: (handler: (req: IncomingMessage, res: ServerResponse) => void) => Server): FastifyInstance {
+/** A Fastify app with the emulator's settings (exported for tests that add probe routes). */
+export function baseApp(logger: Logger, serverFactory?: (handler: (req: IncomingMessage, res: ServerResponse) => void) => Server): FastifyInstance {
   const app: FastifyInstance = Fastify({
     loggerInstance: logger,
     // One line per request is written by the pipeline (core/http.ts), not by Fastify.

@@ -15,6 +15,7 @@ import { startProbeApps, type ProbeApps } from './probe-app.js';
  */
 let apps: ProbeApps;
 let fixturesDir: string;
+const logLines: string[] = [];
 const LISTED = 'custom-fixture-key-0001';
 const TTS_ONLY = 'custom-tts-only-key-0002';
 const DISABLED = 'custom-disabled-key-0003';
@@ -29,6 +30,7 @@ beforeAll(async () => {
   apps = await startProbeApps(
     { strictKeys: true, fixturesDir },
     {
+      logLines,
       speech: (app) => {
         app.post('/_probe/echo', async (req) => ({ base_resp: { status_code: 0, status_msg: 'success' }, body: req.body }));
         app.post('/_probe/boom', async () => {
@@ -177,6 +179,21 @@ describe('body errors in the service shape', () => {
     expect(p.status).toBe(500);
     expect(p.body).toMatchObject({ error_code: 10000, succeed: false });
     for (const r of [s, p]) expect(r.text).not.toMatch(/kaboom|secret\.ts/);
+  });
+
+  it('logs: one line per request with method, path, status, duration and account, never the full key', async () => {
+    logLines.length = 0;
+    await call(`${apps.platformUrl}/_probe/boom?api_key=${LISTED}`, { json: {} });
+    await call(`${apps.speechUrl}/_probe/boom?key=${LISTED}`, { json: {}, headers: { authorization: `Bearer ${LISTED}` } });
+    await plat('/_probe/tts', LISTED);
+    const text = logLines.join('');
+    expect(text).not.toContain(LISTED);
+    const lines = logLines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    const request = lines.filter((l) => l.path === '/_probe/tts' && l.status !== undefined);
+    expect(request).toHaveLength(1);
+    expect(request[0]).toMatchObject({ method: 'POST', status: 200, account: expect.stringMatching(/^cust…[0-9a-f]{6}$/) });
+    expect(typeof request[0]!.ms).toBe('number');
+    expect(lines.some((l) => l.msg === 'platform handler failed' && l.path === '/_probe/boom')).toBe(true);
   });
 
   it('the journal records each probe call with the account redacted', async () => {

@@ -1,10 +1,11 @@
 import type { AddressInfo } from 'node:net';
-import Fastify, { type FastifyInstance } from 'fastify';
-import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
+import { baseApp } from '../../src/app.js';
 import { configSchema, type ConfigInput } from '../../src/config.js';
 import { Emulator } from '../../src/core/emulator.js';
 import { loadFixtures } from '../../src/core/fixtures.js';
+import { loggerOptions } from '../../src/logger.js';
 import { setupPlatformApp } from '../../src/services/platform/app.js';
 import { setupSpeechApp } from '../../src/services/speech/app.js';
 
@@ -21,17 +22,18 @@ export interface ProbeApps {
 
 export async function startProbeApps(
   options: Partial<ConfigInput>,
-  extra: { speech?: (app: FastifyInstance, emu: Emulator) => void; platform?: (app: FastifyInstance, emu: Emulator) => void },
+  extra: {
+    speech?: (app: FastifyInstance, emu: Emulator) => void;
+    platform?: (app: FastifyInstance, emu: Emulator) => void;
+    /** Receives every log line (JSON) at info and above. */
+    logLines?: string[];
+  },
 ): Promise<ProbeApps> {
   const config = configSchema.parse({ seed: 't', logLevel: 'silent', ...options });
-  const logger = pino({ level: 'silent' });
+  const sink = extra.logLines;
+  const logger = sink ? pino(loggerOptions('info'), { write: (line: string) => void sink.push(line) }) : pino({ level: 'silent' });
   const emu = await Emulator.create(config, await loadFixtures(config.fixturesDir), logger);
-  const make = () => {
-    const app = Fastify({ loggerInstance: logger, bodyLimit: 1024 * 1024 }) as unknown as FastifyInstance;
-    app.setValidatorCompiler(validatorCompiler);
-    app.setSerializerCompiler(serializerCompiler);
-    return app;
-  };
+  const make = () => baseApp(logger);
   const speech = make();
   const platform = make();
   await setupSpeechApp(speech, emu);

@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { controlPlane } from '../../control/routes.js';
 import { registerDownloads } from '../../core/downloads.js';
 import type { Emulator } from '../../core/emulator.js';
-import { installPipeline, sendJson, takeFault } from '../../core/http.js';
+import { installPipeline, pathOf, sendJson, takeFault } from '../../core/http.js';
 import { agentRoutes } from './agents/routes.js';
 import { callRoutes } from './calls/routes.js';
 import { conversationRoutes } from './conversation/routes.js';
@@ -65,7 +65,7 @@ export async function setupPlatformApp(app: FastifyInstance, emu: Emulator): Pro
     if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return sendPlatformError(req, reply, new PlatformError('param', `Content-Type ${req.headers['content-type'] ?? '(none)'} is not accepted here`));
     if (err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return sendPlatformError(req, reply, new PlatformError('param', 'request body is empty'));
     if (err.statusCode === 400) return sendPlatformError(req, reply, new PlatformError('param', `request body is not valid JSON (${err.message})`));
-    emu.logger.error({ err, path: req.url }, 'platform handler failed');
+    emu.logger.error({ err, path: pathOf(req) }, 'platform handler failed');
     return sendPlatformError(req, reply, new PlatformError('internal', 'internal server error'));
   });
 
