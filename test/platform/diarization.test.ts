@@ -53,11 +53,15 @@ function bursts(seconds: number, spans: [number, number][]): Buffer {
   return b;
 }
 
-/** Places a file where an audio upload of `key` would be (the object key a client would get). */
-async function uploaded(key: string, name: string, bytes: Buffer): Promise<string> {
-  const objectKey = `uploads/audio/${accountOf(key).id}/${name}`;
-  await emu.emulator.blobs.put(objectKey, bytes);
-  return objectKey;
+/** Uploads a file with scene audio, as a client does before diarizing it; answers its object key. */
+async function uploaded(key: string, name: string, bytes: Buffer, base = emu.platformUrl): Promise<string> {
+  const form = new FormData();
+  form.append('scene', 'audio');
+  form.append('file', new Blob([bytes]), name);
+  const res = await fetch(`${base}/v1/files/upload`, { method: 'POST', body: form, headers: { 'x-api-key': key } });
+  const body = (await res.json()) as { error_code: number; data: { object_key: string } };
+  expect(body.error_code).toBe(0);
+  return body.data.object_key;
 }
 
 describe('emulator audio: its real turns', () => {
@@ -136,9 +140,7 @@ describe('other audio', () => {
     writeFileSync(join(dir, 'diarization.json'), JSON.stringify({ rules: [rule] }));
     const other = await startTestEmulator({ fixturesDir: dir });
     try {
-      const r = emu.emulator.accounts.resolve(KEY);
-      const objectKey = `uploads/audio/${r.ok ? r.account.id : ''}/f.wav`;
-      await other.emulator.blobs.put(objectKey, bytes);
+      const objectKey = await uploaded(KEY, 'f.wav', bytes, other.platformUrl);
       const d = await diar({ object_key: objectKey }, KEY, other.platformUrl);
       expect(d.body.data.speakers).toEqual([
         { speaker_id: 'alice', total_dur: 1, segments: [{ start_time: 0.5, end_time: 1.5 }] },
