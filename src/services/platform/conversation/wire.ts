@@ -46,10 +46,10 @@ export function openWire(emu: Emulator, socket: WebSocket, req: FastifyRequest, 
 
   const isOpen = () => !closed && socket.readyState === socket.OPEN;
 
-  const shutdown = (code: number) => {
+  const shutdown = (code: number, byClient: boolean) => {
     if (closed) return;
     closed = true;
-    recordFrame(entry, { dir: 'in', type: 'close', size: 0, event: String(code), at_ms: emu.clock.now() });
+    if (byClient) recordFrame(entry, { dir: 'in', type: 'close', size: 0, event: String(code), at_ms: emu.clock.now() });
     controller.abort(new Error('socket closed'));
     for (const id of timers) emu.clock.cancel(id);
     timers.clear();
@@ -63,7 +63,7 @@ export function openWire(emu: Emulator, socket: WebSocket, req: FastifyRequest, 
     }
     finishEntry(req, 101);
   };
-  socket.on('close', (code) => shutdown(code));
+  socket.on('close', (code) => shutdown(code, true));
   socket.on('error', () => socket.terminate());
 
   const wire: Wire = {
@@ -96,12 +96,13 @@ export function openWire(emu: Emulator, socket: WebSocket, req: FastifyRequest, 
       if (!sendableCloseCode(code)) socket.terminate();
       else if (socket.readyState === socket.OPEN || socket.readyState === socket.CONNECTING) socket.close(code, truncateUtf8(reason, 120));
       // Cleanup now: the client may never answer the close frame.
-      shutdown(code);
+      shutdown(code, false);
     },
     terminate() {
       if (closed) return;
       socket.terminate();
-      shutdown(1006);
+      recordFrame(entry, { dir: 'out', type: 'close', size: 0, event: '1006', at_ms: emu.clock.now() });
+      shutdown(1006, false);
     },
     onClose(fn) {
       if (closed) fn();
