@@ -89,6 +89,18 @@ describe('strict keys', () => {
     expect((await control(apps.platformUrl).account(UNKNOWN)).status).toBe(404);
   });
 
+  it('speech: an unknown or disabled key is 1004 in base_resp; a listed key passes the key check', async () => {
+    const t2a = (key: string) => call(`${apps.speechUrl}/v1/t2a_v2`, { json: { model: 'speech-02-turbo' }, headers: { authorization: `Bearer ${key}` } });
+    for (const key of [UNKNOWN, DISABLED, 'emulator-demo-key']) {
+      const r = await t2a(key);
+      expect(r.body.base_resp.status_code, key).toBe(1004);
+      expect(r.headers.get('trace-id')).toBe(r.body.trace_id);
+      expect(r.text).not.toContain(key);
+    }
+    const listed = await t2a(LISTED); // no text: the body check answers, so the key was accepted
+    expect(listed.body.base_resp.status_code).toBe(2013);
+  });
+
   it('a key PUT on the control plane becomes valid', async () => {
     const key = 'put-later-key-0005';
     expect((await plat('/_probe/tts', key)).status).toBe(401);
