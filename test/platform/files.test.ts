@@ -100,6 +100,15 @@ describe('upload', () => {
     expect(await json.json()).toMatchObject(fails(10001, /multipart/));
   });
 
+  it('a second file → 10001', async () => {
+    const form = new FormData();
+    form.append('scene', 'audio');
+    form.append('file', new Blob([Buffer.from('a')]), 'a.wav');
+    form.append('file', new Blob([Buffer.from('b')]), 'b.wav');
+    const res = await fetch(`${emu.platformUrl}/v1/files/upload`, { method: 'POST', headers: { 'x-api-key': 'files-b' }, body: form });
+    expect(await res.json()).toMatchObject(fails(10001, /only one file/));
+  });
+
   it('10000 is reachable by fault, with HTTP 200', async () => {
     const form = new FormData();
     form.append('scene', 'audio');

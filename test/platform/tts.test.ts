@@ -165,7 +165,7 @@ describe('errors', () => {
   it('a body that is not JSON is 400 with 10001', async () => {
     const r = await fetch(`${emu.platformUrl}/v1/text-to-speech`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: '{nope' });
     expect(r.status).toBe(400);
-    expect((await r.json()).error_code).toBe(10001);
+    expect(((await r.json()) as { error_code: number }).error_code).toBe(10001);
   });
 
   it('no key, a disabled key or a key without the tts capability → 401 with 10003', async () => {

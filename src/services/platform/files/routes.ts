@@ -71,6 +71,7 @@ export async function fileRoutes(app: FastifyInstance, { emu }: { emu: Emulator 
     } catch (err) {
       await discardBlob(emu, received?.tmpBlob);
       if (err instanceof PlatformError) throw err;
+      if ((err as { code?: string }).code === 'FST_FILES_LIMIT') throw new PlatformError('param', 'file: only one file may be sent per upload');
       throw new PlatformError('param', `multipart body could not be read: ${(err as Error).message}`);
     }
 
