@@ -14,7 +14,8 @@ export class Sockets {
   private counter = 0;
 
   add(s: Omit<OpenSocket, 'id'>): OpenSocket {
-    const socket = { ...s, id: ++this.counter };
+    // The state view shows the path: never a query, where WebSocket clients carry their key.
+    const socket = { ...s, path: s.path.split('?')[0]!, id: ++this.counter };
     this.open.set(socket.id, socket);
     return socket;
   }

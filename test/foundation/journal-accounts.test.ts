@@ -244,9 +244,11 @@ describe('areas and sockets follow reset and the state view', () => {
     });
     const closed: [string, number][] = [];
     e.sockets.add({ accountId: a.id, path: '/ws/a', openedAtMs: e.clock.now(), close: (code) => closed.push(['a', code]) });
-    e.sockets.add({ accountId: b.id, path: '/ws/b', openedAtMs: e.clock.now(), close: (code) => closed.push(['b', code]) });
+    e.sockets.add({ accountId: b.id, path: `/ws/b?api_key=${KEY_B}`, openedAtMs: e.clock.now(), close: (code) => closed.push(['b', code]) });
 
-    const before = (await ctl.state()).body.accounts.find((x: { account: string }) => x.account === b.label);
+    const state = await ctl.state();
+    expect(state.text).not.toContain(KEY_B);
+    const before = state.body.accounts.find((x: { account: string }) => x.account === b.label);
     expect(before.resources.probe_voices).toEqual(['voice-b']);
     expect(before.open_websockets).toEqual([{ path: '/ws/b', opened_at_ms: expect.any(Number) }]);
 
