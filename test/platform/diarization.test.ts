@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -91,6 +92,23 @@ describe('emulator audio: its real turns', () => {
         expect(s.total_dur).toBeCloseTo(total, 3);
       }
     }
+  });
+
+  it('turn times follow the audio when a user pads, resamples and turns it down', async () => {
+    const lines = ['Padded audio here.', 'Still two speakers.'];
+    const pod = await call(`${emu.platformUrl}/v1/audio/podcast`, { json: { dialogueText: lines.join('\n') }, headers: { 'x-api-key': KEY } });
+    const dir = mkdtempSync(join(tmpdir(), 'diar-'));
+    writeFileSync(join(dir, 'p.mp3'), Buffer.from(await (await fetch(pod.body.data.audioUrl)).arrayBuffer()));
+    execFileSync('ffmpeg', ['-v', 'error', '-i', join(dir, 'p.mp3'), '-af', 'adelay=500,volume=0.3', '-ar', '16000', join(dir, 'p.wav')]);
+    const key = await uploaded(KEY, 'padded.wav', readFileSync(join(dir, 'p.wav')));
+    const pair = emu.emulator.fixtures.data['podcast-pairs.json'][0]!;
+    const turns = synthesizeDialogueStream(dialogueOf({ lines, voices: [pair.speaker1, pair.speaker2], pair: pair.name, speed: 250 })).turns!;
+    const speakers = (await diar({ object_key: key })).body.data.speakers;
+    expect(speakers).toHaveLength(2);
+    speakers.forEach((s: any, i: number) => {
+      // 500 ms of padding plus the MP3 decoder delay (about 46 ms).
+      expect(Math.abs(s.segments[0].start_time - (turns[i]!.startMs + 500) / 1000)).toBeLessThan(0.1);
+    });
   });
 
   it('a single synthesis is one speaker over its sentences', async () => {

@@ -90,8 +90,12 @@ const SIGNATURE_LEAD_MS = 30;
  */
 export function signatureOffsetMs(samples: Float32Array, sampleRate: number): number {
   const end = Math.min(samples.length, Math.round(1.5 * sampleRate));
+  let peak = 0;
+  for (let i = 0; i < end; i++) peak = Math.max(peak, Math.abs(samples[i]!));
+  // Relative to the loudest sample, so audio turned down by the user is measured the same way.
+  const threshold = Math.max(0.01, 0.3 * peak);
   for (let i = 0; i < end; i++) {
-    if (Math.abs(samples[i]!) > 0.1) return (i * 1000) / sampleRate - SIGNATURE_LEAD_MS;
+    if (Math.abs(samples[i]!) > threshold) return (i * 1000) / sampleRate - SIGNATURE_LEAD_MS;
   }
   return 0;
 }
