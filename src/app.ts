@@ -28,7 +28,8 @@ export function baseApp(logger: Logger, serverFactory?: (handler: (req: Incoming
     bodyLimit: JSON_BODY_LIMIT,
     forceCloseConnections: 'idle',
     return503OnClosing: true,
-    routerOptions: { ignoreTrailingSlash: true },
+    // Real keys are long JWT-like strings and appear as a path parameter on the control plane.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 4096 },
     ...(serverFactory ? { serverFactory } : {}),
   }) as unknown as FastifyInstance;
   app.setValidatorCompiler(validatorCompiler);

@@ -140,6 +140,15 @@ describe('accounts', () => {
     expect(resolved.ok && resolved.account.project).toBe('proj-x');
   });
 
+  it('a long key (real keys are JWT-like, hundreds of characters) works as a path parameter', async () => {
+    const key = `eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.${'x'.repeat(600)}`;
+    expect((await ctl.putAccount(key, { project: 'long' })).status).toBe(200);
+    const r = await ctl.account(key);
+    expect(r.status).toBe(200);
+    expect(r.body.project).toBe('long');
+    expect(r.text).not.toContain(key);
+  });
+
   it('invalid PUT bodies answer 400 naming the field', async () => {
     const cases: [unknown, string][] = [
       [{ balance_micro: -1 }, 'balance_micro'],
