@@ -75,6 +75,20 @@ describe('output_format url and subtitles (addendum A3)', () => {
   });
 });
 
+describe('reset', () => {
+  it("resetting an account drops its generated files", async () => {
+    const r = await t2a(emu.speechUrl, req({ output_format: 'url', audio_setting: { format: 'wav', sample_rate: 8000 } }, 'Gone soon'), { key: 'speech-reset-key' });
+    expect((await fetch(r.body.data.audio)).status).toBe(200);
+    await ctl.reset('speech-reset-key');
+    let status = 0;
+    for (let i = 0; i < 100 && status !== 404; i++) {
+      status = (await fetch(r.body.data.audio)).status; // files are removed in the background
+      if (status !== 404) await new Promise((res) => setTimeout(res, 20));
+    }
+    expect(status).toBe(404);
+  });
+});
+
 describe('backup listener and failover', () => {
   it('a rule on the primary takes only it down; the backup answers on the same state', async () => {
     const rule = await ctl.addFault({ service: 'speech', path: '/v1/t2a_v2', times: 'always', fault: { status: 503 } });
