@@ -73,12 +73,24 @@ function prefixSums(x: Float32Array, len: number, sampleRate: number) {
     const m = new Float64Array(len + 1);
     let sr = 0;
     let si = 0;
+    // cos/sin(w·n) by rotation, re-anchored every 1024 samples to keep it exact.
+    const cw = Math.cos(w);
+    const sw = Math.sin(w);
+    let c = 1;
+    let s = 0;
     for (let n = 0; n < len; n++) {
+      if ((n & 1023) === 0) {
+        c = Math.cos(w * n);
+        s = Math.sin(w * n);
+      }
       const v = x[n]!;
-      sr += v * Math.cos(w * n);
-      si += v * Math.sin(w * n);
+      sr += v * c;
+      si += v * s;
       r[n + 1] = sr;
       m[n + 1] = si;
+      const c2 = c * cw - s * sw;
+      s = s * cw + c * sw;
+      c = c2;
     }
     re.push(r);
     im.push(m);

@@ -43,7 +43,7 @@ export interface SynthSettings {
   voiceModify?: VoiceModify;
   /** Numbers, dates, units -> spoken words (en and zh). Off: digits read one by one. */
   textNormalization?: boolean;
-  /** T2A `<#x#>` markers -> exactly x s of digital silence. Off: markers are dropped silently. */
+  /** T2A `<#x#>` markers -> exactly x s of digital silence. Off: a marker is read as text (its digits). */
   pauseMarkers?: boolean;
   /** Bracketed tags (`[laughs]`, ...) -> short non-tonal sounds; unknown bracketed words are read. */
   tags?: boolean;
