@@ -76,6 +76,21 @@ describe('loopback: synthesize → resample to 16 kHz → recognize', () => {
     }
   });
 
+  it('audio cut short gives the sentences heard so far', async () => {
+    const text = 'This first sentence is rather long indeed. And then a second one.';
+    const res = await fetch(`${emu.platformUrl}/v1/text-to-speech`, {
+      method: 'POST',
+      headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
+      body: JSON.stringify({ voice_id: 'female_bright', generate_text: text, audio_format: 'pcm' }),
+    });
+    const pcm24 = new Int16Array(new Uint8Array(await res.arrayBuffer()).buffer);
+    const record = emu.emulator.signatures.save().find((r) => r.text === text)!;
+    const cutMs = record.segments[0]!.endMs + 150;
+    const cut = linearTo16k(pcm24.subarray(0, Math.round((cutMs * 24000) / 1000)));
+    const r = await stt({ audio_data: cut.toString('base64') });
+    expect(r.body.text).toBe('This first sentence is rather long indeed.');
+  });
+
   it('a podcast decoded from MP3 is transcribed line after line', async () => {
     const pod = await call(`${emu.platformUrl}/v1/audio/podcast`, {
       json: { dialogueText: 'Welcome to the show.\nGlad to be here.' },

@@ -74,6 +74,25 @@ export function spokenText(record: SignatureRecord, durationMs: number): string 
     .join(' ');
 }
 
+/** Lead silence of the signature burst (marker.ts layout: 30 ms silence, then tones at 0.3). */
+const SIGNATURE_LEAD_MS = 30;
+
+/**
+ * Where the emulator's audio starts inside the samples, in ms: decoders add encoder delay (MP3) and
+ * users may trim or pad. Found from the onset of the signature burst, which starts 30 ms in.
+ */
+export function signatureOffsetMs(samples: Float32Array, sampleRate: number): number {
+  const end = Math.min(samples.length, Math.round(1.5 * sampleRate));
+  let peak = 0;
+  for (let i = 0; i < end; i++) peak = Math.max(peak, Math.abs(samples[i]!));
+  // Relative to the loudest sample, so audio turned down by the user is measured the same way.
+  const threshold = Math.max(0.01, 0.3 * peak);
+  for (let i = 0; i < end; i++) {
+    if (Math.abs(samples[i]!) > threshold) return (i * 1000) / sampleRate - SIGNATURE_LEAD_MS;
+  }
+  return 0;
+}
+
 /** The emulator's own audio: the signature record of the samples, if any. */
 export function findRecord(emu: Emulator, samples: Float32Array, sampleRate: number): SignatureRecord | undefined {
   return emu.signatures.get(readSignature(samples, sampleRate));
@@ -99,7 +118,8 @@ export function recognizeWithSource(
 
   const record = findRecord(emu, float, sampleRate);
   if (record) {
-    const text = spokenText(record, duration_ms);
+    // What was heard of the recorded audio: its duration less where it starts (decoder delay, padding).
+    const text = spokenText(record, duration_ms - Math.max(0, signatureOffsetMs(float, sampleRate)));
     return { text, language: lang(record.language ?? languageOf(text)), confidence: 0.98, duration_ms, source: 'signature' };
   }
 
