@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
@@ -19,9 +19,28 @@ export interface RunningEmulator {
 
 const JSON_BODY_LIMIT = 1024 * 1024;
 
+/** The answer to a URL the router cannot read (bad %-escape), in the shape of the service it reached. */
+export type BadUrlAnswer = (message: string) => { status: number; headers?: Record<string, string>; body: unknown };
+
 /** A Fastify app with the emulator's settings (exported for tests that add probe routes). */
-export function baseApp(logger: Logger, serverFactory?: (handler: (req: IncomingMessage, res: ServerResponse) => void) => Server): FastifyInstance {
+export function baseApp(
+  logger: Logger,
+  serverFactory?: (handler: (req: IncomingMessage, res: ServerResponse) => void) => Server,
+  badUrl?: BadUrlAnswer,
+): FastifyInstance {
   const app: FastifyInstance = Fastify({
+    // Without this the router answers in Fastify's own shape, before any hook of ours runs.
+    ...(badUrl
+      ? {
+          frameworkErrors: (err: Error, _req: FastifyRequest, reply: FastifyReply) => {
+            const answer = badUrl(err.message);
+            void reply
+              .code(answer.status)
+              .headers({ ...answer.headers, 'content-type': 'application/json; charset=utf-8' })
+              .send(JSON.stringify(answer.body));
+          },
+        }
+      : {}),
     loggerInstance: logger,
     // One line per request is written by the pipeline (core/http.ts), not by Fastify.
     logController: new LogController({ disableRequestLogging: true }),
@@ -82,14 +101,19 @@ export async function runEmulator(config: Config, logger: Logger): Promise<Runni
 
   // The backup base URL is a second server in front of the same speech app.
   let backupServer = null as Server | null;
+  const speechBadUrl: BadUrlAnswer = (message) => {
+    const traceId = emu.ids.traceId();
+    return { status: 400, headers: { 'Trace-Id': traceId }, body: { data: null, trace_id: traceId, base_resp: { status_code: 2013, status_msg: `invalid params, ${message}` } } };
+  };
+  const platformBadUrl: BadUrlAnswer = (message) => ({ status: 400, body: { error_code: 10001, error_message: message, succeed: false, data: null } });
   const speech = baseApp(logger.child({ service: 'speech' }), (handler) => {
     backupServer = createServer((req, res) => {
       (req as IncomingMessage & { emulatorListener?: string }).emulatorListener = 'speech-backup';
       handler(req, res);
     });
     return createServer(handler);
-  });
-  const platform = baseApp(logger.child({ service: 'platform' }));
+  }, speechBadUrl);
+  const platform = baseApp(logger.child({ service: 'platform' }), undefined, platformBadUrl);
   try {
     await setupSpeechApp(speech, emu);
     await setupPlatformApp(platform, emu);
