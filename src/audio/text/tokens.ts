@@ -46,8 +46,27 @@ export interface Tokenized {
   trailing: Gap;
 }
 
-const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
-const LETTER = /[\p{L}\p{M}]/u;
+const CJK_RE = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
+const LETTER_RE = /[\p{L}\p{M}]/u;
+const ALNUM_RE = /[\p{L}\p{N}]/u;
+const F_CJK = 1;
+const F_LETTER = 2;
+const F_ALNUM = 4;
+const F_HAN = 8;
+const classes = new Map<string, number>();
+/** Character class flags, memoised (Unicode property regexes are slow per character). */
+function flags(c: string): number {
+  let f = classes.get(c);
+  if (f === undefined) {
+    f = (CJK_RE.test(c) ? F_CJK : 0) | (LETTER_RE.test(c) ? F_LETTER : 0) | (ALNUM_RE.test(c) ? F_ALNUM : 0) | (/\p{Script=Han}/u.test(c) ? F_HAN : 0);
+    if (classes.size < 65536) classes.set(c, f);
+  }
+  return f;
+}
+const CJK = { test: (c: string) => c !== '' && (flags(c) & F_CJK) !== 0 };
+const LETTER = { test: (c: string) => c !== '' && (flags(c) & F_LETTER) !== 0 };
+const isAlnum = (c: string) => c !== '' && (flags(c) & F_ALNUM) !== 0;
+const isHan = (c: string) => (flags(c) & F_HAN) !== 0;
 const COMMA = new Set([...',;:、，；：—–']);
 const SENTENCE = new Set([...'.!?。！？…‼⁇']);
 
@@ -61,7 +80,7 @@ export function unitsOf(spoken: string): Unit[] {
         if (letters) units.push({ kind: 'latin', letters });
         letters = 0;
         units.push({ kind: 'cjk' });
-      } else if (/[\p{L}\p{N}]/u.test(c)) letters++;
+      } else if (isAlnum(c)) letters++;
     }
     if (letters) units.push({ kind: 'latin', letters });
   }
@@ -116,12 +135,12 @@ function langAt(text: string, i: number): Lang {
   let han = 0;
   let other = 0;
   for (const c of text.slice(Math.max(0, i - 24), i + 24)) {
-    if (/\p{Script=Han}/u.test(c)) han++;
+    if (isHan(c)) han++;
     else if (LETTER.test(c)) other++;
   }
   if (han + other === 0) {
     for (const c of text) {
-      if (/\p{Script=Han}/u.test(c)) han++;
+      if (isHan(c)) han++;
       else if (LETTER.test(c)) other++;
     }
   }
@@ -154,7 +173,13 @@ export function tokenize(text: string, o: TextOptions): Tokenized {
     if (!sawSeparator && g === 'tight' && !(prev?.kind === 'word' && CJK.test(text[start] ?? '') && CJK.test(cps[prev.end - 1] ?? '')))
       g = 'space';
     if (sawSeparator && g === 'tight') g = 'space';
-    tokens.push({ ...t, start: cpAt[start]!, end: cpAt[end]!, tailEnd: cpAt[end]!, gapBefore: g, sentenceBefore: sentence } as Token);
+    const tok = t as Token;
+    tok.start = cpAt[start]!;
+    tok.end = cpAt[end]!;
+    tok.tailEnd = tok.end;
+    tok.gapBefore = g;
+    tok.sentenceBefore = sentence;
+    tokens.push(tok);
     gap = 'tight';
     sentence = false;
     sawSeparator = false;
@@ -177,7 +202,7 @@ export function tokenize(text: string, o: TextOptions): Tokenized {
     const numberStart =
       /\d/.test(c) ||
       ('$€£¥'.includes(c) && /\d/.test(next)) ||
-      (o.textNormalization && '-−'.includes(c) && /\d/.test(next) && !/[\p{L}\p{N}]/u.test(prevChar));
+      (o.textNormalization && '-−'.includes(c) && /\d/.test(next) && !isAlnum(prevChar));
     if (numberStart) {
       const r = readNumberAt(text, i, langAt(text, i), !!o.textNormalization);
       const end = r ? Math.min(r.end, si < spec.length ? spec[si]!.start : text.length) : i;
