@@ -96,29 +96,44 @@ interface RicePlan {
   bits: number;
 }
 
-/** Best partition order and Rice parameters for residuals res[warm..n). */
+function riceCost(sum: number, cnt: number): { k: number; bits: number } {
+  let k = 0;
+  while (k < 30 && cnt * 2 ** (k + 1) < sum) k++;
+  return { k, bits: 5 + cnt * (k + 1) + Math.floor(sum / 2 ** k) };
+}
+
+/**
+ * Best partition order and Rice parameters for residuals res[warm..n): sums of the zig-zagged
+ * residuals are taken once at the finest partition order and merged upward.
+ */
 function planRice(res: Int32Array, warm: number): RicePlan {
   const n = res.length;
+  let maxPo = 0;
+  while (maxPo < 8 && n % (1 << (maxPo + 1)) === 0 && n >> (maxPo + 1) > warm) maxPo++;
+  let sums = new Float64Array(1 << maxPo);
+  const size = n >> maxPo;
+  for (let p = 0; p < sums.length; p++) {
+    let sum = 0;
+    for (let i = p === 0 ? warm : p * size, to = (p + 1) * size; i < to; i++) {
+      const r = res[i]!;
+      sum += r >= 0 ? 2 * r : -2 * r - 1;
+    }
+    sums[p] = sum;
+  }
   let best: RicePlan | null = null;
-  for (let po = 0; po <= 8; po++) {
-    const parts = 1 << po;
-    if (n % parts || n / parts <= warm) break;
-    const size = n / parts;
+  for (let po = maxPo; po >= 0; po--) {
+    if (po < maxPo) {
+      const up = new Float64Array(sums.length / 2);
+      for (let p = 0; p < up.length; p++) up[p] = sums[2 * p]! + sums[2 * p + 1]!;
+      sums = up;
+    }
+    const psize = n >> po;
     const params: number[] = [];
     let bits = 0;
-    for (let p = 0; p < parts; p++) {
-      const from = p === 0 ? warm : p * size;
-      const to = (p + 1) * size;
-      let sum = 0;
-      for (let i = from; i < to; i++) {
-        const r = res[i]!;
-        sum += r >= 0 ? 2 * r : -2 * r - 1;
-      }
-      const cnt = to - from;
-      let k = 0;
-      while (k < 30 && cnt * 2 ** (k + 1) < sum) k++;
-      params.push(k);
-      bits += 5 + cnt * (k + 1) + Math.floor(sum / 2 ** k);
+    for (let p = 0; p < sums.length; p++) {
+      const c = riceCost(sums[p]!, p === 0 ? psize - warm : psize);
+      params.push(c.k);
+      bits += c.bits;
     }
     if (!best || bits < best.bits) best = { order: po, params, bits };
   }
