@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readSignature } from '../../src/audio/index.js';
 import { TAG_S } from '../../src/audio/plan.js';
@@ -108,6 +109,25 @@ describe('streamed synthesis', () => {
     expect(all.subarray(44).equals(sync.bytes.subarray(44))).toBe(true);
     const j = await ctl.journal({ path: '/v1/text-to-speech/stream', limit: 1 });
     expect(j.body.entries[0].chunks).toBeGreaterThan(1);
+  });
+
+  it('a client that leaves early stops the stream without harming the emulator', async () => {
+    const body = JSON.stringify({ voice_id: 'male_calm', generate_text: 'A longer text that takes a while to render. '.repeat(10) });
+    await new Promise<void>((resolve, reject) => {
+      const req = request(`${emu.platformUrl}/v1/text-to-speech/stream`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' } }, (res) => {
+        res.once('data', () => {
+          req.destroy();
+          resolve();
+        });
+      });
+      req.on('error', () => undefined);
+      req.end(body);
+      setTimeout(() => reject(new Error('no audio')), 10_000).unref();
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    const j = await ctl.journal({ path: '/v1/text-to-speech/stream', limit: 1 });
+    expect(j.body.entries[0]).toMatchObject({ status: 200, note: 'client left before the end of the stream' });
+    expect((await tts('/v1/text-to-speech', { json: base })).status).toBe(200);
   });
 
   it('streams raw PCM for audio_format pcm', async () => {

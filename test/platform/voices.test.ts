@@ -195,6 +195,13 @@ describe('list and delete', () => {
     expect((await client('sys-key')('/v1/text-to-speech', { json: { voice_id: 'female_warm', generate_text: 'still here' } })).status).toBe(200);
   });
 
+  it('a reset of the account drops its voices', async () => {
+    await save('reset-key', { voice_id: 'temp', ref_audio: REF_URL, ref_text: 'a' });
+    expect((await list('reset-key')).body.data.total).toBe(1);
+    await ctl.reset('reset-key');
+    expect((await list('reset-key')).body.data.total).toBe(0);
+  });
+
   it('created_at is Unix seconds of the emulator clock', async () => {
     await ctl.setClock({ freeze: true, set_ms: 1_900_000_000_500 });
     await save('clock-key', { voice_id: 'timed', ref_audio: REF_URL, ref_text: 'a' });

@@ -64,9 +64,14 @@ export async function ttsRoutes(app: FastifyInstance, { emu }: { emu: Emulator }
     const cutAfter = takeFault(req, 'cut_after_chunks');
     const abort = new AbortController();
     const { chunks } = startTtsStream(emu, account, plan, abort.signal);
-    // A client that goes away stops the rendering.
+    // A client that goes away stops the rendering, and its half-sent response is not kept open.
+    const socket = req.raw.socket;
     reply.raw.on('close', () => {
-      if (!reply.raw.writableFinished) abort.abort();
+      if (reply.raw.writableFinished) return;
+      abort.abort();
+      if (req.emu.entry && !req.emu.entry.note) req.emu.entry.note = 'client left before the end of the stream';
+      finishEntry(req, 200);
+      socket.destroy();
     });
     audioHeaders(reply, plan.contentType);
     reply.header('x-accel-buffering', 'no');
