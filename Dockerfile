@@ -5,7 +5,7 @@
 FROM node:20-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-COPY patches ./patches
+COPY scripts/patch-lamejs.mjs ./scripts/patch-lamejs.mjs
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src

@@ -1,5 +1,5 @@
 // MP3 through @breezystack/lamejs (patched so the output sample rate is the requested one; see
-// patches/). CBR without bit reservoir, so every encodeBuffer result holds whole frames.
+// scripts/patch-lamejs.mjs, run at postinstall). CBR without bit reservoir, so every encodeBuffer result holds whole frames.
 import { Mp3Encoder } from '@breezystack/lamejs';
 
 const MPEG1 = [32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320];
@@ -96,7 +96,7 @@ export function mp3Writer(sampleRate: number, channels: 1 | 2, requestedBitrate:
     if (!checked && b.length >= 4) {
       checked = true;
       if (firstFrameRate(b) !== sampleRate)
-        throw new Error(`lamejs wrote ${firstFrameRate(b)} Hz instead of ${sampleRate} Hz: the patch in patches/ is not applied (run npx patch-package)`);
+        throw new Error(`lamejs wrote ${firstFrameRate(b)} Hz instead of ${sampleRate} Hz: lamejs is not patched (run node scripts/patch-lamejs.mjs, done by npm install)`);
     }
     return b; // lamejs returns a fresh Int8Array copy each call
   };
