@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, rmSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -113,9 +113,17 @@ export class BlobStore {
     await rm(this.file(rel), { force: true });
   }
 
-  /** Removes a folder of blobs (an account's files on reset). */
-  async removeTree(relDir: string): Promise<void> {
-    await rm(join(this.root, checkBlobPath(relDir)), { recursive: true, force: true });
+  /**
+   * Removes a folder of blobs (an account's files on reset). Synchronous on purpose: a reset has removed
+   * the files by the time it answers, and a file written right after it can never be swept away late.
+   */
+  removeTree(relDir: string): Promise<void> {
+    try {
+      rmSync(join(this.root, checkBlobPath(relDir)), { recursive: true, force: true });
+      return Promise.resolve();
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
   }
 
   /** Path and query of a signed link to `rel`, valid until `expiresMs` on the emulator clock. */

@@ -1,4 +1,3 @@
-import { rmSync } from 'node:fs';
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator, StateArea } from '../../../core/emulator.js';
 import type { TtsFormat } from '../tts/wav.js';
@@ -32,8 +31,7 @@ export interface AudioResult {
 /** Registers the (stateless apart from blobs) area so reset drops an account's generated files. */
 export function registerMcpArea(emu: Emulator): void {
   if (emu.areas.has(MCP_AREA)) return;
-  // Removed synchronously: an asynchronous removal could race a tool call made right after the reset.
-  const drop = (rel: string) => rmSync(emu.blobs.file(rel), { recursive: true, force: true });
+  const drop = (rel: string) => void emu.blobs.removeTree(rel).catch(() => undefined);
   const area: StateArea = {
     name: MCP_AREA,
     reset: (accountId) => drop(accountId === undefined ? 'mcp' : `mcp/${accountId}`),
