@@ -1,8 +1,5 @@
 #!/usr/bin/env node
 import { ConfigError, readConfig } from './config.js';
-import { runEmulator } from './app.js';
-import { FixtureError } from './core/fixtures.js';
-import { createLogger } from './logger.js';
 
 /** CLI: read flags and environment, start the three listeners, close gracefully on SIGINT/SIGTERM. */
 async function main(): Promise<void> {
@@ -16,6 +13,8 @@ async function main(): Promise<void> {
     }
     throw err;
   }
+  // Loaded only once the configuration is valid: a bad flag or --help answers at once.
+  const [{ runEmulator }, { FixtureError }, { createLogger }] = await Promise.all([import('./app.js'), import('./core/fixtures.js'), import('./logger.js')]);
   const logger = createLogger(config.logLevel);
   let running;
   try {
