@@ -1,5 +1,5 @@
 // Tokens -> a timed plan: bursts, silences and tag sounds in frames, plus the timeline.
-// This is the duration model documented in src/audio/README.md.
+// This is the duration model documented in docs/audio.md.
 import { tokenize, type Gap, type TagName, type TextOptions, type Token, type Unit } from './text/tokens.js';
 
 export const LATIN_CHAR_S = 1 / 14;

@@ -8,7 +8,7 @@ import type { AgentStatus, CheckItem, CloseReason, CreateBody, CreateItem, EndIt
 /**
  * Agent sessions: `connecting` at create, `in_call` at the first heartbeat, `ended` by end (or when the
  * balance runs out), `failed` on a fault or after 30 s without a heartbeat. In-call time is billed per
- * second at the agent price. Rules are documented in README-sessions.md.
+ * second at the agent price. Rules are documented in docs/platform-sessions.md.
  */
 export const AGENT_HEARTBEAT_TIMEOUT_MS = 30_000;
 export const AGENT_TOKEN_TTL_SEC = 2 * 3600;

@@ -8,7 +8,7 @@ import type { HeartbeatData, StartBody, StartData, StopData } from './schema.js'
 
 /**
  * Real-time call sessions: start (nonce window, limits, room credentials), heartbeats (30 s timeout on
- * the emulator clock), stop (settled billing, idempotent). Rules are documented in README-sessions.md.
+ * the emulator clock), stop (settled billing, idempotent). Rules are documented in docs/platform-sessions.md.
  */
 export const NONCE_WINDOW_MS = 30_000;
 export const HEARTBEAT_TIMEOUT_MS = 30_000;

@@ -5,7 +5,7 @@ import { PlatformError } from '../envelope.js';
 /**
  * REST conversation sessions (`/api/v1/audio/sessions`) and the roles they talk with. A session is a
  * voice (role) plus the turns spoken so far; the conversation WebSockets append turns through
- * `appendTurn`, and a call started with `previous_session_id` copies them (see README-sessions.md).
+ * `appendTurn`, and a call started with `previous_session_id` copies them (see docs/platform-sessions.md).
  */
 export interface Turn {
   user: string;
