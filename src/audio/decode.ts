@@ -1,6 +1,4 @@
 // Decoders to mono float: WAV (any common variant, via wavefile), MP3 (mpg123-decoder), FLAC.
-import { FLACDecoder } from '@wasm-audio-decoders/flac';
-import { MPEGDecoder } from 'mpg123-decoder';
 import wavefile from 'wavefile';
 import { crc16Update, crc8 } from './encode/flac.js';
 
@@ -85,6 +83,8 @@ export function decodeWav(b: Buffer): { samples: Float32Array; sampleRate: numbe
 }
 
 export async function decodeMp3(b: Buffer): Promise<{ samples: Float32Array; sampleRate: number }> {
+  // Loaded on first use: the WebAssembly decoders are not needed to start the emulator.
+  const { MPEGDecoder } = await import('mpg123-decoder');
   const dec = new MPEGDecoder();
   await dec.ready;
   try {
@@ -140,6 +140,7 @@ export function splitFlacFrames(b: Uint8Array): Uint8Array[] {
 }
 
 export async function decodeFlac(b: Buffer): Promise<{ samples: Float32Array; sampleRate: number }> {
+  const { FLACDecoder } = await import('@wasm-audio-decoders/flac');
   const dec = new FLACDecoder();
   await dec.ready;
   try {

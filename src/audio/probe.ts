@@ -1,6 +1,5 @@
 // Reading input audio (uploads, reference audio, detection, diarization): what it is, and its
 // samples as mono float for WAV, MP3, FLAC and raw PCM16.
-import { parseBuffer } from 'music-metadata';
 import type { ProbedFormat, ProbeHint, ProbeResult } from './types.js';
 import { decodeFlac, decodeMp3, decodeWav, readWav } from './decode.js';
 import { mp3FrameDuration } from './encode/mp3.js';
@@ -82,6 +81,7 @@ export async function probeAudio(bytes: Buffer, hint: ProbeHint = {}): Promise<P
     return { format, sampleRate: w.sampleRate, channels: w.channels, durationMs: Math.round((w.frames / w.sampleRate) * 1000) };
   }
   try {
+    const { parseBuffer } = await import('music-metadata'); // loaded on first use (start-up time)
     const meta = await parseBuffer(bytes, { mimeType: MIME[format] ?? 'application/octet-stream', size: bytes.length }, { duration: true, skipCovers: true });
     const sampleRate = meta.format.sampleRate;
     const channels = (format === 'm4a' ? mp4AacChannels(bytes) : null) ?? meta.format.numberOfChannels;

@@ -1,4 +1,3 @@
-import { SignJWT } from 'jose';
 
 /**
  * Room credentials in LiveKit's own shape (addendum B): an HS256 JWT with `iss` = API key, `sub` = the
@@ -18,7 +17,8 @@ export interface RoomTokenInput {
   canPublishData?: boolean;
 }
 
-export function mintRoomToken(input: RoomTokenInput): Promise<string> {
+export async function mintRoomToken(input: RoomTokenInput): Promise<string> {
+  const { SignJWT } = await import('jose'); // loaded on first use (start-up time)
   const video = {
     room: input.room,
     roomJoin: true,

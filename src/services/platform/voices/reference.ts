@@ -1,4 +1,3 @@
-import { parseBuffer } from 'music-metadata';
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { AudioProbeError, probeAudio, type ProbeResult } from '../../../audio/index.js';
@@ -56,6 +55,7 @@ async function probe(bytes: Buffer, filename: string, contentType?: string): Pro
     if (err instanceof AudioProbeError) throw err;
   }
   try {
+    const { parseBuffer } = await import('music-metadata'); // loaded on first use (start-up time)
     const { format } = await parseBuffer(bytes, contentType ? { mimeType: contentType } : undefined, { duration: true });
     const container = (format.container ?? '').toLowerCase().split(/[/ ]/)[0]!;
     const kind = CONTAINERS[container];
