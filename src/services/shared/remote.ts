@@ -19,22 +19,53 @@ export type Fetched =
 
 export const FIXTURE_HOST = 'cdn.emulator.test';
 
-/** True for hosts a public URL must not point at. */
+/** True for IPv4 addresses that are not public: this-network, private, shared (CGNAT), loopback, link-local, IETF, benchmarking, multicast and reserved. */
+function isNonPublicV4(host: string): boolean {
+  const [a, b] = host.split('.').map(Number) as [number, number];
+  return (
+    a === 0 || a === 10 || a === 127 || a >= 224 ||
+    (a === 100 && b >= 64 && b <= 127) || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) ||
+    (a === 192 && (b === 168 || (b === 0 && host.split('.')[2] === '0'))) || (a === 198 && (b === 18 || b === 19))
+  );
+}
+
+/** The eight 16-bit groups of an IPv6 address (a trailing dotted IPv4 part counts as two). */
+function v6Groups(host: string): number[] {
+  let text = host;
+  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted[1]!.split('.').map(Number) as [number, number, number, number];
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail] = text.split('::') as [string, string | undefined];
+  const part = (s: string | undefined) => (s ? s.split(':').map((g) => parseInt(g, 16)) : []);
+  const h = part(head);
+  const t = part(tail);
+  return tail === undefined ? h : [...h, ...new Array<number>(8 - h.length - t.length).fill(0), ...t];
+}
+
+/**
+ * True for hosts a public URL must not point at. The URL parser already turns decimal, hex and short
+ * IPv4 forms into dotted quads and writes IPv6 in compressed hex (`[::ffff:127.0.0.1]` becomes
+ * `::ffff:7f00:1`), so IPv6 is read group by group and an embedded IPv4 address is checked as IPv4.
+ */
 export function isNonPublicHost(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  const host = hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
   if (host === 'localhost' || host.endsWith('.localhost') || host === '') return true;
   const v = isIP(host);
-  if (v === 4) {
-    const [a, b] = host.split('.').map(Number) as [number, number];
-    return a === 0 || a === 10 || a === 127 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127);
-  }
-  if (v === 6) {
-    if (host === '::1' || host === '::') return true;
-    if (/^f[cd]/.test(host) || /^fe[89ab]/.test(host)) return true;
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(host);
-    return mapped ? isNonPublicHost(mapped[1]!) : false;
-  }
-  return false;
+  if (v === 4) return isNonPublicV4(host);
+  if (v !== 6) return false;
+  const g = v6Groups(host.replace(/%.*$/, ''));
+  const embedded = () => isNonPublicV4(`${g[6]! >> 8}.${g[6]! & 255}.${g[7]! >> 8}.${g[7]! & 255}`);
+  const zeros = (n: number) => g.slice(0, n).every((x) => x === 0);
+  if (zeros(8)) return true; // ::
+  if (zeros(7) && g[7] === 1) return true; // ::1
+  if (zeros(5) && g[5] === 0xffff) return embedded(); // IPv4-mapped ::ffff:a.b.c.d
+  if (zeros(6)) return embedded(); // IPv4-compatible ::a.b.c.d (deprecated)
+  if (g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0)) return embedded(); // NAT64 64:ff9b::/96
+  const first = g[0]!;
+  // fc00::/7 unique local, fe80::/10 link-local, fec0::/10 site-local (deprecated), ff00::/8 multicast.
+  return (first & 0xfe00) === 0xfc00 || (first & 0xffc0) === 0xfe80 || (first & 0xffc0) === 0xfec0 || (first & 0xff00) === 0xff00;
 }
 
 /** Whether `url` points at one of this emulator's own listeners or its public URL. */
