@@ -46,6 +46,7 @@ const clockBody = z
 const accountBody = z
   .object({
     balance_micro: z.int().min(0).optional(),
+    free_call_seconds: z.number().min(0).optional(),
     capabilities: z.array(z.enum(CAPABILITIES)).optional(),
     project: z.string().min(1).optional(),
     disabled: z.boolean().optional(),

@@ -16,6 +16,8 @@ export interface AccountLimits {
 
 export interface AccountSettings {
   balance_micro?: number;
+  /** Free pool of call seconds left (billing counts it as 0). */
+  free_call_seconds?: number;
   capabilities?: Capability[];
   project?: string;
   disabled?: boolean;
@@ -84,6 +86,7 @@ export class Accounts {
     const account = this.accounts.get(id) ?? this.create(id, redactKey(key), this.fixture.get(id));
     account.listed = true;
     if (settings.balance_micro !== undefined) account.balanceMicro = settings.balance_micro;
+    if (settings.free_call_seconds !== undefined) account.freeCallSeconds = settings.free_call_seconds;
     if (settings.capabilities !== undefined) account.capabilities = [...settings.capabilities];
     if (settings.project !== undefined) account.project = settings.project;
     if (settings.disabled !== undefined) account.disabled = settings.disabled;
@@ -154,6 +157,7 @@ export function accountView(a: Account) {
   return {
     account: a.label,
     balance_micro: a.balanceMicro,
+    free_call_seconds: a.freeCallSeconds,
     capabilities: a.capabilities,
     project: a.project,
     disabled: a.disabled,

@@ -111,11 +111,13 @@ describe('accounts', () => {
     expect(r.body).toMatchObject({ project: 'default', disabled: false, limits: {} });
     expect(r.body.capabilities).toEqual(['tts', 'cloning', 'upload', 'podcast', 'calls', 'recognition', 'detection', 'diarization', 'agents']);
     expect(r.body.balance_micro).toBeGreaterThan(1e12);
+    expect(r.body.free_call_seconds).toBe(0); // billing.json free pool
   });
 
   it('PUT sets the fields, GET answers them at the top level, partial PUT keeps the rest', async () => {
     const put = await ctl.putAccount(KEY_A, {
       balance_micro: 1234,
+      free_call_seconds: 60,
       capabilities: ['tts', 'upload'],
       project: 'proj-x',
       disabled: false,
@@ -124,6 +126,7 @@ describe('accounts', () => {
     expect(put.status).toBe(200);
     const want = {
       balance_micro: 1234,
+      free_call_seconds: 60,
       capabilities: ['tts', 'upload'],
       project: 'proj-x',
       disabled: false,
