@@ -193,8 +193,16 @@ async function main() {
   for (const p of ['8900', '8901', '8910']) if (!exposed.includes(p)) fail(`EXPOSE lacks ${p}`);
 
   const ports = { EMULATOR_SPEECH_PORT: await freePort(), EMULATOR_SPEECH_BACKUP_PORT: await freePort(), EMULATOR_PLATFORM_PORT: await freePort() };
-  const env = { PATH: process.env.PATH ?? '', HOME: tmpdir(), ...final.env, ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])) };
-  log(`CMD ${JSON.stringify(cmd)} with ENV ${JSON.stringify(final.env)} (ports moved to ${Object.values(ports).join(', ')})`);
+  // A control token is set so the HEALTHCHECK must also work when the control plane requires one.
+  const token = 'docker-verify-token';
+  const env = {
+    PATH: process.env.PATH ?? '',
+    HOME: tmpdir(),
+    ...final.env,
+    ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
+    EMULATOR_CONTROL_TOKEN: token,
+  };
+  log(`CMD ${JSON.stringify(cmd)} with ENV ${JSON.stringify(final.env)} (ports moved to ${Object.values(ports).join(', ')}; EMULATOR_CONTROL_TOKEN set)`);
   const t0 = Date.now();
   const child = spawn(cmd[0]!, cmd.slice(1), { cwd: appDir, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
@@ -219,8 +227,12 @@ async function main() {
   }
   log(`healthy ${healthyAfter} ms after start (HEALTHCHECK command exited 0)`);
 
-  const health2 = await fetch(`http://127.0.0.1:${ports.EMULATOR_PLATFORM_PORT}/_emulator/health`).then((r) => r.json() as Promise<{ status: string }>);
+  const health2 = await fetch(`http://127.0.0.1:${ports.EMULATOR_PLATFORM_PORT}/_emulator/health`, { headers: { authorization: `Bearer ${token}` } }).then(
+    (r) => r.json() as Promise<{ status: string }>,
+  );
   if (health2.status !== 'ok') fail('platform listener is not healthy');
+  const refused = await fetch(`http://127.0.0.1:${ports.EMULATOR_PLATFORM_PORT}/_emulator/health`);
+  if (refused.status !== 401) fail(`the control plane answered ${refused.status} without its token`);
 
   child.kill('SIGTERM');
   const closedIn = await new Promise<number>((res) => {
