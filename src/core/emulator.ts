@@ -54,6 +54,8 @@ export class Emulator {
   readonly signatures = new SignatureRecords();
   readonly sockets = new Sockets();
   readonly areas = new Map<string, StateArea>();
+  /** Saved parts of areas not registered yet (they register on first use). */
+  private unclaimed = new Map<string, unknown>();
   readonly dataDir: string;
   readonly persistent: boolean;
   urls: ServiceUrls = { speech: '', speechBackup: '', platform: '' };
@@ -99,6 +101,11 @@ export class Emulator {
 
   registerArea(area: StateArea): void {
     this.areas.set(area.name, area);
+    // Areas may register on first use, after the snapshot was read: hand them their saved part then.
+    if (this.unclaimed.has(area.name)) {
+      area.load?.(this.unclaimed.get(area.name));
+      this.unclaimed.delete(area.name);
+    }
   }
 
   /** Base of links handed out by a service: EMULATOR_PUBLIC_URL, else the listener's own address. */
@@ -121,6 +128,7 @@ export class Emulator {
     this.limits.reset(id === undefined ? undefined : `${id}:`);
     this.journal.clear(id);
     if (id === undefined) {
+      this.unclaimed.clear();
       this.accounts.reset();
       this.ids.reset();
       this.clock.resetToReal();
@@ -151,6 +159,7 @@ export class Emulator {
     if (!this.persistent) return Promise.resolve();
     this.saving = this.saving.then(async () => {
       const areas: Record<string, unknown> = {};
+      for (const [name, data] of this.unclaimed) areas[name] = data;
       for (const a of this.areas.values()) if (a.save) areas[a.name] = a.save();
       const snapshot = {
         version: 1,
@@ -177,7 +186,11 @@ export class Emulator {
     };
     if (snapshot.accounts) this.accounts.load(snapshot.accounts);
     if (snapshot.signatures) this.signatures.load(snapshot.signatures);
-    for (const [name, data] of Object.entries(snapshot.areas ?? {})) this.areas.get(name)?.load?.(data);
+    for (const [name, data] of Object.entries(snapshot.areas ?? {})) {
+      const area = this.areas.get(name);
+      if (area) area.load?.(data);
+      else this.unclaimed.set(name, data);
+    }
   }
 
   async close(): Promise<void> {
