@@ -188,6 +188,13 @@ describe('errors', () => {
     expect(((await r.json()) as { error_code: number }).error_code).toBe(10001);
   });
 
+  it('a speed beyond the number range (1e400) is 400 naming the rule, not "got a number"', async () => {
+    const body = '{"voice_id":"male_calm","generate_text":"hi","speed":1e400}';
+    const r = await fetch(`${emu.platformUrl}/v1/text-to-speech`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body });
+    expect(r.status).toBe(400);
+    expect(await r.json()).toEqual({ error_code: 10001, error_message: 'speed: must be a number, got a number out of range', succeed: false, data: null });
+  });
+
   it('no key, a disabled key or a key without the tts capability → 401 with 10003', async () => {
     expect((await api(emu.platformUrl, '')('/v1/text-to-speech', { json: base })).status).toBe(401);
     const disabled = await api(emu.platformUrl, 'emulator-disabled-key')('/v1/text-to-speech', { json: base });

@@ -7,6 +7,8 @@ import { z } from 'zod';
 function received(input: unknown): string {
   if (input === null) return 'null';
   if (Array.isArray(input)) return 'an array';
+  // JSON numbers beyond the double range (1e400) parse as Infinity: a number, but not a usable one.
+  if (typeof input === 'number' && !Number.isFinite(input)) return 'a number out of range';
   return typeof input === 'string' ? 'a string' : typeof input === 'object' ? 'an object' : `a ${typeof input}`;
 }
 
