@@ -118,6 +118,7 @@ describe('recognition stream: error events with a numeric code, then close', () 
     ['non-JSON text', ['nope'], 10001, 'text message is not valid JSON'],
     ['bad audio_format', [{ meta: { audio_format: 'mp3' } }], 10001, 'meta.audio_format: must be "pcm16" or "pcm_16000"'],
     ['bad language', [{ meta: { language: 'English please' } }], 10001, 'meta.language: must be a language code'],
+    ['wrapped meta with sibling keys', [{ type: 'meta', ts: 1, meta: { audio_format: 'mp3' } }], 10001, 'meta.audio_format: must be "pcm16" or "pcm_16000"'],
     ['is_final first', [{ is_final: true }], 10001, 'meta: the first message must be'],
     ['under 2 s of audio', [{ meta: {} }, silencePcm(1990), { is_final: true }], 20014, 'audio is shorter than 2 seconds'],
   ])('%s', async (_name, messages, code, message) => {

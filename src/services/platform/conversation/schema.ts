@@ -28,10 +28,12 @@ export const textMetaSchema = streamMetaSchema.extend({
 });
 export type TextMeta = z.infer<typeof textMetaSchema>;
 
-/** `{meta:{…}}` → the inner object; a flat object stays as it is (its `type: "meta"` is ignored). */
+/**
+ * `{meta:{…}}` → the inner object, whatever else the wrapper carries (`type`, a timestamp…); a flat
+ * object (no `meta` key) stays as it is. No flat meta has a field named `meta`, so this is unambiguous.
+ */
 export function unwrapMeta(msg: Record<string, unknown>): unknown {
-  const inner = msg.meta;
-  return inner !== undefined && Object.keys(msg).every((k) => k === 'meta' || k === 'type') ? inner : msg;
+  return msg.meta !== undefined ? msg.meta : msg;
 }
 
 /** `{is_final: true}` (wrapped under `meta` too, for clients that wrap every message). */
