@@ -194,6 +194,8 @@ describe('upload frequency', () => {
     const refused = await upload(emu.platformUrl, key, Buffer.from('one more'));
     expect(refused.status).toBe(200);
     expect(refused.body).toMatchObject(fails(10005, /30 uploads per hour/));
+    // A form without its scene is a parameter error first, even with the window full.
+    expect((await upload(emu.platformUrl, key, Buffer.from('no scene'), { scene: null })).body).toMatchObject(fails(10001, /^scene: is required/));
     expect((await upload(emu.platformUrl, 'files-rate-other', Buffer.from('x'))).body.succeed).toBe(true);
     await ctl.advance(3_600_000);
     expect((await upload(emu.platformUrl, key, Buffer.from('after an hour'))).body.succeed).toBe(true);

@@ -76,8 +76,10 @@ export async function fileRoutes(app: FastifyInstance, { emu }: { emu: Emulator 
     }
 
     try {
-      if (problem) throw problem;
+      // Order of checks (design.md): a parameter error of the form answers before the upload window.
+      if (problem && problem.codeOrKind !== 'rate') throw problem;
       const sceneOk = checkScene(scene);
+      if (problem) throw problem;
       if (!received) throw new PlatformError('param', fileAsField ? 'file: must be sent as a file part (with a filename), not a text field' : 'file: is required');
       if (received.size > SCENE_LIMITS[sceneOk]) throw tooLarge(sceneOk);
       if (received.size === 0) throw new PlatformError('param', 'file: is empty');
