@@ -138,7 +138,12 @@ describe('state machine', () => {
     await c.ctl.putAccount(key, { balance_micro: 4_000 });
     const id = (await create(key)).body.data.item.sessionId;
     await beat(key, id);
+    const inCallAt = (await sessionsOf(key))[0].in_call_at_ms;
     await c.ctl.advance(3_000);
+    // The clock's move alone ends it, at the moment the 2 s of balance ran out (no request needed).
+    const s = await c.stateOf(key);
+    expect(s.resources.agent_sessions[0]).toMatchObject({ status: 'ended', close_reason: 'balance_exhausted', closed_at_ms: inCallAt + 2_000, billed_sec: 2 });
+    expect(s.pending_timers).toEqual([]);
     expect((await beat(key, id)).body.data.item).toMatchObject({ status: 'ended', shouldClose: true, closeReason: 'balance_exhausted', remainingSeconds: 0 });
     expect(await c.balance(key)).toBe(0);
   });

@@ -39,6 +39,8 @@ interface AgentStore {
   /** `${accountId}:${idempotency key}` → session id. */
   keys: Map<string, string>;
   deadlines: Map<string, number>;
+  /** accountId → the timer at the moment its balance runs out (not saved: rebuilt on load). */
+  exhaustTimers: Map<string, number>;
   signing: Map<string, Promise<string>>;
 }
 
@@ -53,7 +55,7 @@ const priceOf = (emu: Emulator) => emu.fixtures.data['billing.json'].prices_micr
 export function agentStore(emu: Emulator): AgentStore {
   const found = emu.areas.get(AREA) as AgentArea | undefined;
   if (found) return found.store;
-  const s: AgentStore = { sessions: new Map(), keys: new Map(), deadlines: new Map(), signing: new Map() };
+  const s: AgentStore = { sessions: new Map(), keys: new Map(), deadlines: new Map(), exhaustTimers: new Map(), signing: new Map() };
   const area: AgentArea = {
     name: AREA,
     store: s,
@@ -65,6 +67,11 @@ export function agentStore(emu: Emulator): AgentStore {
         s.sessions.delete(id);
       }
       for (const k of s.keys.keys()) if (accountId === undefined || k.startsWith(`${accountId}:`)) s.keys.delete(k);
+      for (const [k, id] of s.exhaustTimers) {
+        if (accountId !== undefined && k !== accountId) continue;
+        emu.clock.cancel(id);
+        s.exhaustTimers.delete(k);
+      }
     },
     view: (accountId) => [...s.sessions.values()].filter((x) => x.accountId === accountId).map(viewOf),
     save: () => ({ sessions: [...s.sessions.values()], keys: [...s.keys.entries()] }),
@@ -74,6 +81,10 @@ export function agentStore(emu: Emulator): AgentStore {
       for (const x of d.sessions ?? []) s.sessions.set(x.sessionId, x);
       for (const [k, v] of d.keys ?? []) s.keys.set(k, v);
       for (const x of s.sessions.values()) if (live(x)) armDeadline(emu, s, x);
+      for (const accountId of new Set([...s.sessions.values()].filter(live).map((x) => x.accountId))) {
+        const account = emu.accounts.byId(accountId);
+        if (account) armExhaustion(emu, s, account);
+      }
     },
   };
   emu.registerArea(area);
@@ -116,6 +127,31 @@ function armDeadline(emu: Emulator, s: AgentStore, x: AgentSession): void {
   s.deadlines.set(x.sessionId, id);
 }
 
+/**
+ * A timer at the moment the balance runs out for the account's in-call sessions (when that comes before
+ * every heartbeat deadline), so a session ended by an exhausted balance shows in the state view at once.
+ */
+function armExhaustion(emu: Emulator, s: AgentStore, account: Account): void {
+  emu.clock.cancel(s.exhaustTimers.get(account.id));
+  s.exhaustTimers.delete(account.id);
+  const mine = [...s.sessions.values()].filter((x) => x.accountId === account.id && live(x));
+  const billing = mine.filter((x) => x.status === 'in_call' && x.meter);
+  const budget = budgetMs(account, priceOf(emu), false);
+  if (billing.length === 0 || !Number.isFinite(budget)) return;
+  const at = Math.max(...billing.map((x) => x.meter!.settledToMs)) + Math.floor(budget / billing.length);
+  if (at >= Math.min(...mine.map((x) => x.lastSeenMs + AGENT_HEARTBEAT_TIMEOUT_MS))) return;
+  const id = emu.clock.at(
+    at,
+    () => {
+      s.exhaustTimers.delete(account.id);
+      advance(emu, account, at);
+    },
+    'agent balance runs out',
+    account.id,
+  );
+  s.exhaustTimers.set(account.id, id);
+}
+
 function close(emu: Emulator, s: AgentStore, x: AgentSession, atMs: number, status: 'ended' | 'failed', reason: CloseReason): void {
   if (!live(x)) return;
   x.status = status;
@@ -123,6 +159,8 @@ function close(emu: Emulator, s: AgentStore, x: AgentSession, atMs: number, stat
   x.closedAtMs = Math.max(atMs, x.meter?.settledToMs ?? atMs);
   emu.clock.cancel(s.deadlines.get(x.sessionId));
   s.deadlines.delete(x.sessionId);
+  const account = emu.accounts.byId(x.accountId);
+  if (account) armExhaustion(emu, s, account);
   emu.markDirty();
 }
 
@@ -146,6 +184,7 @@ function advance(emu: Emulator, account: Account, untilMs: number): void {
     }
     close(emu, s, overdue, target, 'failed', 'heartbeat_timeout');
   }
+  armExhaustion(emu, s, account);
   emu.markDirty();
 }
 
