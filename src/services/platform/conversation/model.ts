@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
+import { roles } from '../sessions/model.js';
 
 /**
  * Rules of the conversation WebSockets, nothing of the wire: live sessions, roles, scripted replies,
@@ -54,19 +55,11 @@ export function newSessionId(emu: Emulator, account: Account): string {
   return `conv_${emu.ids.stream(account.id).hex(24)}`;
 }
 
-export interface Role {
-  id: string;
-  name: string;
-  language: string;
-  voice_id: string;
-}
-
-export function findRole(emu: Emulator, id: string): Role | undefined {
-  return emu.fixtures.data['roles.json'].find((r) => r.id === id);
-}
+/** Roles are those of the REST sessions (one lookup for both). */
+export { findRole, type Role } from '../sessions/model.js';
 
 export function roleIds(emu: Emulator): string[] {
-  return emu.fixtures.data['roles.json'].map((r) => r.id);
+  return roles(emu).map((r) => r.id);
 }
 
 /** `zh` when the text holds Han characters, else `en`; `fallback` for an empty text. */
