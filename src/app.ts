@@ -17,6 +17,9 @@ export interface RunningEmulator {
   close(): Promise<void>;
 }
 
+/** How long close() lets in-flight responses finish before it cuts their connections. */
+const CLOSE_GRACE_MS = 3000;
+
 const JSON_BODY_LIMIT = 1024 * 1024;
 
 /** The answer to a URL the router cannot read (bad %-escape), in the shape of the service it reached. */
@@ -139,7 +142,16 @@ export async function runEmulator(config: Config, logger: Logger): Promise<Runni
       emu.sockets.closeAll(1001, 'emulator shutting down');
       for (const drain of drains) drain();
       const backupClosed = new Promise<void>((r) => backupServer!.close(() => r()));
-      await Promise.allSettled([speech.close(), platform.close(), backupClosed]);
+      const closed = Promise.allSettled([speech.close(), platform.close(), backupClosed]);
+      // In-flight responses get a grace period; a client that never reads its response (or a stream
+      // still running) is then cut, so close() always ends.
+      let grace: NodeJS.Timeout | undefined;
+      const timedOut = await Promise.race([closed.then(() => false), new Promise<boolean>((r) => (grace = setTimeout(() => r(true), CLOSE_GRACE_MS)))]);
+      clearTimeout(grace);
+      if (timedOut) {
+        for (const server of [speech.server, platform.server, backupServer!]) server.closeAllConnections();
+        await closed;
+      }
       await emu.close();
     })());
 
