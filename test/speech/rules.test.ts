@@ -144,6 +144,9 @@ describe('request validation (2013 names the field and the rule)', () => {
     ['subtitle_enable type', req({ subtitle_enable: 'true' }), 'invalid params, subtitle_enable must be a boolean'],
     ['dict shape', req({ pronunciation_dict: { tone: ['omg'] } }), 'invalid params, pronunciation_dict.tone[0] must have the shape <text>/<replacement>'],
     ['dict empty side', req({ pronunciation_dict: { tone: ['ok/(ou1)', '/x'] } }), 'invalid params, pronunciation_dict.tone[1] must have the shape <text>/<replacement>'],
+    ['annotation tone digit', req({ pronunciation_dict: { tone: ['处理/(chu3)(li6)'] } }), 'invalid params, pronunciation_dict.tone[0] annotation must be (<syllable><tone digit 1-5>) groups'],
+    ['annotation unclosed', req({ pronunciation_dict: { tone: ['ok/x', '处理/(chu3)(li3'] } }), 'invalid params, pronunciation_dict.tone[1] annotation must be'],
+    ['annotation no digit', req({ pronunciation_dict: { tone: ['处理/(chu)(li3)'] } }), 'invalid params, pronunciation_dict.tone[0] annotation must be'],
     ['latex odd', req({ voice_setting: { voice_id: VOICE, latex_read: true } }, 'Area is $$\\pi r^2$$ and $$x'), 'invalid params, text has 3 "$$" delimiters'],
     ['array body', [] as unknown as Record<string, unknown>, 'invalid params, request body must be a JSON object'],
     ['no letters', req({}, '?!... ,'), 'invalid params, text must contain at least one letter or digit'],
@@ -168,6 +171,26 @@ describe('request validation (2013 names the field and the rule)', () => {
   it('faults and the key come before body validation even for a broken body', async () => {
     expectError(await t2a(url, null, { raw: '{oops', key: null }), 1004);
     expectError(await t2a(url, null, { raw: '{oops', headers: { 'x-emulator-fault': 'code=1002' } }), 1002);
+  });
+
+  it('order of checks: capability before the body, the body before balance and rate windows', async () => {
+    const badSpeed = req({ voice_setting: { voice_id: VOICE, speed: 9 } });
+    await ctl.putAccount('speech-order-no-tts', { capabilities: ['cloning'] });
+    expectError(await t2a(url, badSpeed, { key: 'speech-order-no-tts' }), 1004);
+    expectError(await t2a(url, badSpeed, { key: 'emulator-broke-key' }), 2013, 'invalid params, voice_setting.speed must be in [0.5, 2]');
+    expectError(await t2a(url, req({ voice_setting: { voice_id: 'nobody' } }), { key: 'emulator-broke-key' }), 2054);
+    expectError(await t2a(url, req({}, 'Hi\u200b\u200c'), { key: 'emulator-broke-key' }), 1042);
+    // A refused body does not use up a request of the window; a refused balance neither.
+    await ctl.putAccount('speech-order-rpm', { limits: { requests_per_minute: 1 } });
+    expectError(await t2a(url, badSpeed, { key: 'speech-order-rpm' }), 2013);
+    expect((await t2a(url, req(pcm8k), { key: 'speech-order-rpm' })).body.base_resp.status_code).toBe(0);
+    expectError(await t2a(url, badSpeed, { key: 'speech-order-rpm' }), 2013);
+    expectError(await t2a(url, req(pcm8k), { key: 'speech-order-rpm' }), 1002);
+  });
+
+  it('a well-formed annotation and a replacing word are accepted', async () => {
+    const r = await t2a(url, req({ ...pcm8k, pronunciation_dict: { tone: ['处理/(chu3)(li3)', '危险/dangerous', 'omg/oh my god'] } }, '处理危险 omg'));
+    expect(r.body.base_resp.status_code).toBe(0);
   });
 
   it('unknown fields are ignored; null optionals count as absent', async () => {

@@ -74,7 +74,8 @@ describe('streaming framing (addendum A1)', () => {
     const { pieces, last } = checkFraming(text);
     expect(res.headers.get('trace-id')).toBe(last.trace_id);
     expect(pieces.length).toBeGreaterThan(3);
-    for (const p of pieces) expect(mp3Frames(p).length).toBeGreaterThan(0); // each piece starts and ends on frames
+    // Each piece starts on a frame and its frames add up to its length: it also ends on a frame boundary.
+    for (const p of pieces) expect(mp3Frames(p).reduce((a, b) => a + b, 0)).toBe(p.length);
     const whole = Buffer.concat(pieces);
     expect(last.data.audio).toBe(whole.toString('hex'));
     expect(last.extra_info).toMatchObject({ audio_format: 'mp3', audio_sample_rate: 32000, audio_channel: 1, bitrate: 128000, audio_size: whole.length });
@@ -149,6 +150,40 @@ describe('streaming framing (addendum A1)', () => {
     expect(f.headers.get('content-type')).toMatch(/^application\/json/);
     expect(f.body.base_resp.status_code).toBe(1002);
     expect(f.headers.get('trace-id')).toBe(f.body.trace_id);
+  });
+
+  it('key, balance, voice and invisible-character errors of a streaming request are plain JSON too', async () => {
+    const stream = { stream: true, audio_setting: { format: 'mp3', sample_rate: 16000 } };
+    const cases: [Record<string, unknown>, string | null, number][] = [
+      [req(stream), null, 1004],
+      [req(stream), 'emulator-broke-key', 1008],
+      [req({ ...stream, voice_setting: { voice_id: 'nobody-here' } }), 'speech-stream-key', 2054],
+      [req(stream, 'Hello\u200b\u200c\u200d'), 'speech-stream-key', 1042],
+    ];
+    for (const [body, key, code] of cases) {
+      const r = await t2a(url, body, { key });
+      expect(r.status).toBe(200);
+      expect(r.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(r.body.base_resp.status_code).toBe(code);
+      expect(r.headers.get('trace-id')).toBe(r.body.trace_id);
+    }
+  });
+
+  it('a failure while setting up the synthesis is a plain JSON 1000, not a stream left hanging', async () => {
+    const signatures = emu.emulator.signatures;
+    const put = signatures.put;
+    signatures.put = () => {
+      throw new Error('signature store failed');
+    };
+    try {
+      const res = await open(req({ stream: true, audio_setting: { format: 'pcm', sample_rate: 8000 } }, 'Set up fails'), 'speech-setup-key', {}, AbortSignal.timeout(5000));
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+      const body = (await res.json()) as any;
+      expect(body.base_resp).toEqual({ status_code: 1000, status_msg: 'unknown error' });
+      expect(res.headers.get('trace-id')).toBe(body.trace_id);
+    } finally {
+      signatures.put = put;
+    }
   });
 });
 

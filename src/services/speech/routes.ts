@@ -132,6 +132,12 @@ async function streamSynthesis(emu: Emulator, area: SpeechArea, req: FastifyRequ
   const res = reply.raw;
   const ac = abortOnClose(res);
   const account = req.emu.account!;
+  // Whatever can fail before audio runs before the headers leave: such a failure is plain JSON (A2),
+  // never an event stream left open.
+  const synth = synthesizeStream(plan.input, { signal: ac.signal });
+  const encoded = encodeAudioStream(plan.format, synth, { sampleRate: plan.sampleRate, channels: plan.channels, bitrate: plan.bitrate });
+  // The plan is known up front: even a stream cut short carries a signature the emulator knows.
+  recordSignature(emu, plan, synth);
   reply.hijack();
   const ignored = req.emu.fault ? (Object.keys(req.emu.fault) as FaultField[]).filter((f) => !req.emu.faultUsed.has(f)) : [];
   res.writeHead(200, {
@@ -145,10 +151,6 @@ async function streamSynthesis(emu: Emulator, area: SpeechArea, req: FastifyRequ
   if (req.emu.entry) req.emu.entry.response = { content_type: 'text/event-stream', summary: { stream: true, trace_id: traceId } };
 
   const run = area.startStream(account.id, traceId);
-  const synth = synthesizeStream(plan.input, { signal: ac.signal });
-  const encoded = encodeAudioStream(plan.format, synth, { sampleRate: plan.sampleRate, channels: plan.channels, bitrate: plan.bitrate });
-  // The plan is known up front: even a stream cut short carries a signature the emulator knows.
-  recordSignature(emu, plan, synth);
   const kept: Buffer[] = [];
   let events = 0;
   const cutNow = () => {

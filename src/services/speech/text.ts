@@ -64,7 +64,13 @@ export interface Pronunciation {
   replacement: string;
 }
 
-/** `pronunciation_dict.tone` entries `<text>/<replacement>`: split at the first slash, both sides non-empty. */
+/** A pronunciation annotation: `(<syllable><tone digit>)` groups, tones 1 to 4 and 5 for the neutral tone. */
+const ANNOTATION = /^(\([\p{L}\p{M}]+[1-5]\))+$/u;
+
+/**
+ * `pronunciation_dict.tone` entries `<text>/<replacement>`: split at the first slash, both sides
+ * non-empty; a replacement written with parentheses is an annotation and must have its shape.
+ */
 export function parsePronunciations(tone: readonly string[]): Pronunciation[] | string {
   const out: Pronunciation[] = [];
   for (const [i, entry] of tone.entries()) {
@@ -72,6 +78,8 @@ export function parsePronunciations(tone: readonly string[]): Pronunciation[] | 
     const text = at < 0 ? '' : entry.slice(0, at).trim();
     const replacement = at < 0 ? '' : entry.slice(at + 1).trim();
     if (!text || !replacement) return `pronunciation_dict.tone[${i}] must have the shape <text>/<replacement>`;
+    if (/[()]/.test(replacement) && !ANNOTATION.test(replacement))
+      return `pronunciation_dict.tone[${i}] annotation must be (<syllable><tone digit 1-5>) groups, such as (chu3)(li3)`;
     out.push({ text, replacement });
   }
   return out;
