@@ -87,6 +87,21 @@ describe('non-streaming audio is true to extra_info', () => {
     expect(Math.abs(mp.durationMs - mp3.extra.audio_length)).toBeLessThanOrEqual(25);
   });
 
+  it('FLAC and WAV at each of the six sample rates (channels alternating): the decoder agrees with extra_info', async () => {
+    for (const [i, rate] of [8000, 16000, 22050, 24000, 32000, 44100].entries()) {
+      const channel = (i % 2) + 1;
+      const flac = await audioOf(req({ audio_setting: { format: 'flac', sample_rate: rate, channel } }, 'Hi.'));
+      const fp = await ffprobe(flac.bytes, 'flac');
+      expect(fp).toMatchObject({ codec: 'flac', sampleRate: rate, channels: channel });
+      expect(flac.extra).toMatchObject({ audio_format: 'flac', audio_sample_rate: rate, audio_channel: channel, audio_size: flac.bytes.length });
+      expect(Math.abs(fp.durationMs - flac.extra.audio_length)).toBeLessThanOrEqual(1);
+      const wav = await audioOf(req({ audio_setting: { format: 'wav', sample_rate: rate, channel } }, 'Hi.'));
+      const w = parseWav(wav.bytes);
+      expect(w).toMatchObject({ sampleRate: rate, channels: channel, bits: 16, riffSize: wav.bytes.length - 8 });
+      expect(wav.extra).toMatchObject({ audio_format: 'wav', audio_sample_rate: rate, audio_channel: channel, audio_size: wav.bytes.length, audio_length: Math.round(w.durationMs) });
+    }
+  });
+
   it('mono PCM at each sample rate has the asked rate (duration follows the frame count)', async () => {
     for (const rate of [8000, 16000, 22050, 24000, 32000, 44100]) {
       const { bytes, extra } = await audioOf(req({ audio_setting: { format: 'pcm', sample_rate: rate } }, 'Hi.'));
