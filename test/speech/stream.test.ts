@@ -188,6 +188,16 @@ describe('streaming framing (addendum A1)', () => {
 });
 
 describe('streaming while synthesizing', () => {
+  it('a stream reports fault fields it never takes and a malformed fault header, as other answers do', async () => {
+    const body = req({ stream: true, audio_setting: { format: 'pcm', sample_rate: 8000 } }, 'Hi');
+    const closeWs = await open(body, 'speech-stream-key', { 'x-emulator-fault': 'close_ws=4000' });
+    await closeWs.text();
+    expect(closeWs.headers.get('x-emulator-fault-ignored')).toBe('close_ws');
+    const bad = await open(body, 'speech-stream-key', { 'x-emulator-fault': 'cut_after=1' });
+    checkFraming(await bad.text());
+    expect(bad.headers.get('x-emulator-fault-ignored')).toMatch(/^X-Emulator-Fault: /);
+  });
+
   it('cut_after_chunks=2 breaks the connection after exactly two events', async () => {
     const res = await open(req({ stream: true, audio_setting: { format: 'mp3', sample_rate: 16000 } }, TEXT), 'speech-cut-key', { 'x-emulator-fault': 'cut_after_chunks=2' });
     const { text, broken } = await readAll(res);

@@ -139,13 +139,15 @@ async function streamSynthesis(emu: Emulator, area: SpeechArea, req: FastifyRequ
   // The plan is known up front: even a stream cut short carries a signature the emulator knows.
   recordSignature(emu, plan, synth);
   reply.hijack();
-  const ignored = req.emu.fault ? (Object.keys(req.emu.fault) as FaultField[]).filter((f) => !req.emu.faultUsed.has(f)) : [];
+  // The pipeline's onSend hook never runs for a hijacked reply: report ignored fields and a bad header here.
+  const ignored: string[] = req.emu.fault ? (Object.keys(req.emu.fault) as FaultField[]).filter((f) => !req.emu.faultUsed.has(f)) : [];
+  if (req.emu.faultNote) ignored.push(req.emu.faultNote);
   res.writeHead(200, {
     'content-type': 'text/event-stream',
     'cache-control': 'no-cache',
     'x-accel-buffering': 'no',
     'Trace-Id': traceId,
-    ...(ignored.length ? { 'x-emulator-fault-ignored': ignored.join(', ') } : {}),
+    ...(ignored.length ? { 'x-emulator-fault-ignored': ignored.join(', ').replace(/[\r\n]/g, ' ') } : {}),
   });
   res.flushHeaders();
   if (req.emu.entry) req.emu.entry.response = { content_type: 'text/event-stream', summary: { stream: true, trace_id: traceId } };
