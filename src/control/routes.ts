@@ -27,7 +27,8 @@ function keyParam(value: string, what: string): string {
 }
 
 function parse<T extends z.ZodType>(schema: T, value: unknown, what: string): z.output<T> {
-  const r = schema.safeParse(value ?? {});
+  // No body means "nothing to change"; a JSON null is a body, and not an object.
+  const r = schema.safeParse(value === undefined ? {} : value);
   if (r.success) return r.data;
   const issue = r.error.issues[0]!;
   const keys = (issue as { keys?: string[] }).keys;
@@ -70,6 +71,14 @@ const journalQuery = z
   })
   .strict();
 
+/** What a control route accepts besides its own schema: query parameters, and whether it reads a body. */
+type ControlInput = { query?: string[]; body?: boolean };
+const input = (control: ControlInput) => ({ config: { control } });
+
+function isEmptyObject(v: unknown): boolean {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length === 0;
+}
+
 export async function controlPlane(app: FastifyInstance, opts: { emu: Emulator }): Promise<void> {
   const emu = opts.emu;
 
@@ -85,6 +94,9 @@ export async function controlPlane(app: FastifyInstance, opts: { emu: Emulator }
       done(new ControlError(400, `body is not valid JSON: ${(err as Error).message}`), undefined);
     }
   });
+
+  // Only JSON bodies: a text/plain body is not silently read as a string.
+  app.removeContentTypeParser('text/plain');
 
   app.addHook('onRequest', async (req) => {
     const token = emu.config.controlToken;
@@ -103,15 +115,27 @@ export async function controlPlane(app: FastifyInstance, opts: { emu: Emulator }
     return reply.code(status).send({ error: { message } });
   });
 
+  // Unknown query parameters, and a body sent to a route that reads none, are 400 naming them.
+  app.addHook('preValidation', async (req) => {
+    if (req.is404) return;
+    const accepts: ControlInput = req.routeOptions.config?.control ?? {};
+    const unknown = Object.keys((req.query as Record<string, unknown> | undefined) ?? {}).filter((k) => !(accepts.query ?? []).includes(k));
+    const where = `${req.method} ${req.url.split('?')[0]}`;
+    if (unknown.length) {
+      throw new ControlError(400, `${where}: unknown query parameter ${unknown.join(', ')} (accepted: ${accepts.query?.join(', ') || 'none'})`);
+    }
+    if (!accepts.body && req.body !== undefined && !isEmptyObject(req.body)) throw new ControlError(400, `${where} takes no body (got ${JSON.stringify(req.body).slice(0, 80)})`);
+  });
+
   app.setNotFoundHandler((req, reply) => reply.code(404).send({ error: { message: `no control route ${req.method} ${req.url.split('?')[0]}` } }));
 
-  app.get('/health', async () => ({
+  app.get('/health', input({}), async () => ({
     status: 'ok',
     version: VERSION,
     services: { speech: emu.urls.speech, speech_backup: emu.urls.speechBackup, platform: emu.urls.platform },
   }));
 
-  app.post('/reset', async (req: FastifyRequest<{ Querystring: { account?: string } }>, reply) => {
+  app.post('/reset', input({ query: ['account'] }), async (req: FastifyRequest<{ Querystring: { account?: string } }>, reply) => {
     if (req.query.account !== undefined) {
       const key = keyParam(String(req.query.account), 'query account');
       emu.reset(accountId(key));
@@ -122,8 +146,8 @@ export async function controlPlane(app: FastifyInstance, opts: { emu: Emulator }
   });
 
   const clockView = () => ({ now_ms: emu.clock.now(), frozen: emu.clock.frozen });
-  app.get('/clock', async () => clockView());
-  app.post('/clock', async (req) => {
+  app.get('/clock', input({}), async () => clockView());
+  app.post('/clock', input({ body: true }), async (req) => {
     const body = parse(clockBody, req.body, 'clock');
     if (body.freeze === true) emu.clock.freeze(true);
     if (body.set_ms !== undefined) emu.clock.set(body.set_ms);
@@ -133,7 +157,7 @@ export async function controlPlane(app: FastifyInstance, opts: { emu: Emulator }
     return clockView();
   });
 
-  app.put('/accounts/:key', async (req: FastifyRequest<{ Params: { key: string } }>) => {
+  app.put('/accounts/:key', input({ body: true }), async (req: FastifyRequest<{ Params: { key: string } }>) => {
     const body = parse(accountBody, req.body, 'account');
     const limits = body.limits
       ? Object.fromEntries(Object.entries(body.limits).map(([k, v]) => [k, v === null ? undefined : v]))
@@ -143,13 +167,13 @@ export async function controlPlane(app: FastifyInstance, opts: { emu: Emulator }
     return accountView(account);
   });
 
-  app.get('/accounts/:key', async (req: FastifyRequest<{ Params: { key: string } }>) => {
+  app.get('/accounts/:key', input({}), async (req: FastifyRequest<{ Params: { key: string } }>) => {
     const account = emu.accounts.peek(keyParam(req.params.key, 'account key'));
     if (!account) throw new ControlError(404, 'no such account (strict keys are on and this key is not listed)');
     return accountView(account);
   });
 
-  app.get('/state', async () => {
+  app.get('/state', input({}), async () => {
     const accounts = emu.accounts.all().map((a) => {
       const resources: Record<string, unknown> = {};
       for (const area of emu.areas.values()) if (area.view) resources[area.name] = area.view(a.id);
@@ -186,29 +210,29 @@ export async function controlPlane(app: FastifyInstance, opts: { emu: Emulator }
     remaining: r.remaining,
   });
 
-  app.post('/faults', async (req, reply) => {
+  app.post('/faults', input({ body: true }), async (req, reply) => {
     const body = parse(faultRuleSchema, req.body, 'fault rule');
     const key = body.account === undefined ? undefined : keyParam(body.account, 'fault rule field account');
     const account = key ? { id: accountId(key), label: redactKey(key) } : undefined;
     const rule = emu.faults.add(body, account);
     return reply.code(201).send({ id: rule.id, rule: ruleView(rule) });
   });
-  app.get('/faults', async () => ({ rules: emu.faults.list().map(ruleView) }));
-  app.delete('/faults', async () => {
+  app.get('/faults', input({}), async () => ({ rules: emu.faults.list().map(ruleView) }));
+  app.delete('/faults', input({}), async () => {
     emu.faults.clear();
     return { deleted: 'all' };
   });
-  app.delete('/faults/:id', async (req: FastifyRequest<{ Params: { id: string } }>) => {
+  app.delete('/faults/:id', input({}), async (req: FastifyRequest<{ Params: { id: string } }>) => {
     if (!emu.faults.remove(req.params.id)) throw new ControlError(404, `no fault rule ${req.params.id}`);
     return { deleted: req.params.id };
   });
 
-  app.get('/journal', async (req) => {
+  app.get('/journal', input({ query: ['limit', 'path', 'account'] }), async (req) => {
     const q = parse(journalQuery, req.query, 'journal query');
     const entries = emu.journal.list({ limit: q.limit, path: q.path, accountId: q.account !== undefined ? accountId(keyParam(q.account, 'journal query account')) : undefined });
     return { entries: entries.map(({ accountId: _hidden, ...e }) => e) };
   });
-  app.delete('/journal', async (_req, reply: FastifyReply) => {
+  app.delete('/journal', input({}), async (_req, reply: FastifyReply) => {
     emu.journal.clear();
     return reply.code(200).send({ deleted: 'all' });
   });

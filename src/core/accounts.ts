@@ -97,7 +97,8 @@ export class Accounts {
   /** The account of a key without creating it (control plane reads). */
   peek(key: string): Account | undefined {
     const id = accountId(key);
-    return this.accounts.get(id) ?? (this.fixture.has(id) || !this.opts.strict ? this.create(id, redactKey(key), this.fixture.get(id)) : undefined);
+    // A key never used is shown with the settings it would get, but not added to the state view.
+    return this.accounts.get(id) ?? (this.fixture.has(id) || !this.opts.strict ? this.build(id, redactKey(key), this.fixture.get(id)) : undefined);
   }
 
   byId(id: string): Account | undefined {
@@ -136,7 +137,13 @@ export class Accounts {
   }
 
   private create(id: string, label: string, listed?: AccountSettings & { label: string }): Account {
-    const account: Account = {
+    const account = this.build(id, label, listed);
+    this.accounts.set(id, account);
+    return account;
+  }
+
+  private build(id: string, label: string, listed?: AccountSettings & { label: string }): Account {
+    return {
       id,
       label: listed?.label ?? label,
       balanceMicro: listed?.balance_micro ?? DEFAULT_BALANCE_MICRO,
@@ -147,8 +154,6 @@ export class Accounts {
       freeCallSeconds: this.opts.freeCallSeconds,
       listed: listed !== undefined,
     };
-    this.accounts.set(id, account);
-    return account;
   }
 }
 

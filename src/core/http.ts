@@ -34,6 +34,8 @@ declare module 'fastify' {
     capability?: Capability;
     /** The route checks its key itself (WebSockets with ?api_key=, /mcp with arguments.apiKey). */
     selfAuth?: boolean;
+    /** Control plane: query parameters the route accepts, and whether it reads a body. */
+    control?: { query?: string[]; body?: boolean };
   }
 }
 
@@ -121,7 +123,7 @@ export function installPipeline(app: FastifyInstance, emu: Emulator, opts: Pipel
       traceId: null,
     };
     req.emu = state;
-    if (path.startsWith(CONTROL_PREFIX)) return;
+    if (path === CONTROL_PREFIX || path.startsWith(`${CONTROL_PREFIX}/`)) return;
 
     const resolution = emu.accounts.resolve(opts.keyOf(req));
     if (resolution.ok) state.account = resolution.account;
@@ -151,7 +153,8 @@ export function installPipeline(app: FastifyInstance, emu: Emulator, opts: Pipel
     });
 
     const delay = takeFault(req, 'delay_ms');
-    if (delay) await new Promise((r) => setTimeout(r, delay));
+    // Unref'd: a long delay never keeps the process alive once the listeners have closed.
+    if (delay) await new Promise((r) => setTimeout(r, delay).unref());
   });
 
   app.addHook('preHandler', async (req) => {
