@@ -125,7 +125,7 @@ export async function runEmulator(config: Config, logger: Logger): Promise<Runni
     await listen(backupServer!, config.speechBackupPort, config.host);
     await platform.listen({ port: config.platformPort, host: config.host });
   } catch (err) {
-    await Promise.allSettled([speech.close(), platform.close(), emu.close()]);
+    await Promise.allSettled([speech.close(), platform.close(), emu.close({ save: false })]);
     backupServer?.close();
     throw err;
   }

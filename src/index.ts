@@ -16,6 +16,9 @@ export type StartOptions = Partial<ConfigInput>;
  */
 export async function startEmulator(options: StartOptions = {}): Promise<RunningEmulator> {
   const raw: Record<string, unknown> = { speechPort: 0, speechBackupPort: 0, platformPort: 0, logLevel: 'warn', ...options };
+  // A misspelt option (speech_port, strict) would otherwise be dropped in silence.
+  const unknown = Object.keys(options).filter((k) => !(k in configSchema.shape));
+  if (unknown.length) throw new ConfigError(`unknown option ${unknown.join(', ')} (options: ${Object.keys(configSchema.shape).join(', ')})`);
   const parsed = configSchema.safeParse(raw);
   if (!parsed.success) {
     // One line naming the option, as the CLI does for its flags.

@@ -179,11 +179,13 @@ export class Emulator {
   async loadSnapshot(): Promise<void> {
     const file = join(this.dataDir, SNAPSHOT);
     if (!this.persistent || !existsSync(file)) return;
-    const snapshot = JSON.parse(await readFile(file, 'utf8')) as {
-      accounts?: Account[];
-      signatures?: never[];
-      areas?: Record<string, unknown>;
-    };
+    let snapshot: { accounts?: Account[]; signatures?: never[]; areas?: Record<string, unknown> };
+    try {
+      snapshot = JSON.parse(await readFile(file, 'utf8'));
+      if (typeof snapshot !== 'object' || snapshot === null || Array.isArray(snapshot)) throw new Error('not a JSON object');
+    } catch (err) {
+      throw new Error(`state snapshot ${file} cannot be read (${(err as Error).message}); move it away to start empty`);
+    }
     if (snapshot.accounts) this.accounts.load(snapshot.accounts);
     if (snapshot.signatures) this.signatures.load(snapshot.signatures);
     for (const [name, data] of Object.entries(snapshot.areas ?? {})) {
@@ -193,12 +195,13 @@ export class Emulator {
     }
   }
 
-  async close(): Promise<void> {
+  /** `save: false` when the start failed: a snapshot that could not be read must not be overwritten. */
+  async close(opts: { save?: boolean } = {}): Promise<void> {
     if (this.closed) return;
     if (this.dirtyTimer) clearTimeout(this.dirtyTimer);
     this.dirtyTimer = null;
     this.sockets.closeAll(1001, 'emulator shutting down');
-    await this.saveNow();
+    if (opts.save !== false) await this.saveNow();
     this.closed = true;
     this.clock.stop();
     if (!this.persistent) rmSync(this.dataDir, { recursive: true, force: true });

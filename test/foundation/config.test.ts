@@ -85,6 +85,12 @@ describe('readConfig', () => {
     await expect(startEmulator({ speechPort: 'abc' as unknown as number })).rejects.toThrow(/speechPort/);
     await expect(startEmulator({ speechPort: 'abc' as unknown as number })).rejects.toBeInstanceOf(ConfigError);
   });
+
+  it('startEmulator refuses a misspelt option instead of dropping it', async () => {
+    const err = await startEmulator({ strict_keys: true } as never).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as Error).message).toMatch(/unknown option strict_keys.*strictKeys/);
+  });
 });
 
 interface Run {

@@ -72,6 +72,15 @@ describe('persistence', () => {
     expect(existsSync(join(dataDir, 'blobs'))).toBe(true); // a data dir is never removed
   });
 
+  it('a snapshot that cannot be read stops the start naming the file, and is left as it was', async () => {
+    const dataDir = tempDir('data-broken-');
+    writeFileSync(join(dataDir, 'state.json'), '{"accounts": [');
+    const err = (await startTestEmulator({ dataDir }).catch((e: unknown) => e)) as Error;
+    expect(err).toBeInstanceOf(Error);
+    expect(err.message).toContain(join(dataDir, 'state.json'));
+    expect(readFileSync(join(dataDir, 'state.json'), 'utf8')).toBe('{"accounts": [');
+  });
+
   it('without a data dir, the temporary folder is removed at close and links die with it', async () => {
     const emu = await startTestEmulator();
     const dir = emu.emulator.dataDir;
@@ -128,5 +137,18 @@ describe('graceful close', () => {
       await expect(fetch(`${url}/_emulator/health`)).rejects.toThrow();
     }
     await emu.close(); // twice is harmless
+  });
+
+  it('a long delay_ms of a request whose client left holds no timer after close', async () => {
+    const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const emu = await startTestEmulator();
+    const before = timers();
+    const abort = new AbortController();
+    const pending = fetch(`${emu.platformUrl}/v1/slow`, { headers: { 'x-emulator-fault': 'delay_ms=600000' }, signal: abort.signal }).catch(() => null);
+    while (emu.emulator.journal.size() < 1) await new Promise((r) => setTimeout(r, 5));
+    abort.abort();
+    await pending;
+    await emu.close();
+    expect(timers()).toBeLessThanOrEqual(before); // a ref'd 10-minute timer would keep the process alive
   });
 });
