@@ -22,7 +22,8 @@ export function speechActivity(samples: Float32Array, sampleRate: number, opts: 
     rms.push(Math.sqrt(s / (end - at)));
     if (end === samples.length) break;
   }
-  const peak = Math.max(0, ...rms);
+  let peak = 0; // a loop: spreading hours of windows into Math.max overflows the stack
+  for (const v of rms) if (v > peak) peak = v;
   const threshold = Math.max(10 ** (-55 / 20), peak * 10 ** (-(opts.rangeDb ?? 35) / 20));
   const toMs = (frame: number) => Math.round((frame * 1e6) / sampleRate) / 1000;
   const spans: ActivitySpan[] = [];

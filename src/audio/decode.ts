@@ -54,9 +54,14 @@ function sampleReader(b: Buffer, format: number, bits: number): ((at: number) =>
   return null;
 }
 
-export function decodeWav(b: Buffer): { samples: Float32Array; sampleRate: number } | null {
-  const w = readWav(b);
-  if (!w) return null;
+/** Whether the WAV's codec and bit depth are ones `decodeWav` reads (PCM, float, A/mu-law, IMA ADPCM). */
+export function wavCodecReadable(w: WavInfo): boolean {
+  const { audioFormat: f, bitsPerSample: bits } = w;
+  return (f === 1 && [8, 16, 24, 32].includes(bits)) || (f === 3 && (bits === 32 || bits === 64)) || ((f === 6 || f === 7) && bits === 8) || (f === 17 && bits === 4);
+}
+
+/** Mono float samples of a WAV whose layout `readWav` gave and `wavCodecReadable` accepted. */
+export function decodeWav(b: Buffer, w: WavInfo): { samples: Float32Array; sampleRate: number } {
   const read = sampleReader(b, w.audioFormat, w.bitsPerSample);
   if (read) {
     const bytes = w.bitsPerSample / 8;

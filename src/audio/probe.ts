@@ -1,7 +1,7 @@
 // Reading input audio (uploads, reference audio, detection, diarization): what it is, and its
 // samples as mono float for WAV, MP3, FLAC and raw PCM16.
 import type { ProbedFormat, ProbeHint, ProbeResult } from './types.js';
-import { decodeFlac, decodeMp3, decodeWav, readWav } from './decode.js';
+import { decodeFlac, decodeMp3, decodeWav, readWav, wavCodecReadable, type WavInfo } from './decode.js';
 import { mp3FrameDuration } from './encode/mp3.js';
 
 export type AudioProbeErrorCode = 'unsupported' | 'undecodable' | 'empty';
@@ -36,11 +36,35 @@ export function sniffFormat(b: Buffer, hint: ProbeHint = {}): ProbedFormat | nul
   return null;
 }
 
-function rawPcmShape(hint: ProbeHint): { sampleRate: number; channels: number } {
-  if (hint.rawPcm) return hint.rawPcm;
+// Bounds of a plausible header: anything outside is a broken or hostile file, not audio.
+const MIN_RATE = 1000;
+const MAX_RATE = 768000;
+const MAX_CHANNELS = 64;
+
+function checkShape(what: string, sampleRate: number, channels: number): void {
+  if (!Number.isInteger(sampleRate) || sampleRate < MIN_RATE || sampleRate > MAX_RATE || !Number.isInteger(channels) || channels < 1 || channels > MAX_CHANNELS)
+    throw new AudioProbeError('undecodable', `${what} declares ${channels} channels at ${sampleRate} Hz (channels must be 1-${MAX_CHANNELS}, rate ${MIN_RATE}-${MAX_RATE} Hz)`);
+}
+
+/** Rate and channels of raw s16le PCM (hint, else content-type parameters, else 16 kHz mono), and its frame count. */
+function rawPcmShape(bytes: Buffer, hint: ProbeHint): { sampleRate: number; channels: number; frames: number } {
   const rate = /rate=(\d+)/.exec(hint.contentType ?? '');
   const ch = /channels=(\d+)/.exec(hint.contentType ?? '');
-  return { sampleRate: rate ? Number(rate[1]) : 16000, channels: ch ? Number(ch[1]) : 1 };
+  const { sampleRate, channels } = hint.rawPcm ?? { sampleRate: rate ? Number(rate[1]) : 16000, channels: ch ? Number(ch[1]) : 1 };
+  checkShape('raw PCM', sampleRate, channels);
+  const frames = Math.floor(bytes.length / (2 * channels));
+  if (!frames) throw new AudioProbeError('empty', 'the raw PCM holds no whole sample frame');
+  return { sampleRate, channels, frames };
+}
+
+/** The layout of a WAV, checked: plausible header, a codec we read, at least one sample frame. */
+function wavOf(bytes: Buffer): WavInfo {
+  const w = readWav(bytes);
+  if (!w) throw new AudioProbeError('undecodable', 'broken WAV header');
+  checkShape('the WAV header', w.sampleRate, w.channels);
+  if (!wavCodecReadable(w)) throw new AudioProbeError('unsupported', `WAV codec ${w.audioFormat} at ${w.bitsPerSample} bits per sample is not supported`);
+  if (!w.frames) throw new AudioProbeError('empty', 'the WAV data chunk holds no samples');
+  return w;
 }
 
 /**
@@ -72,12 +96,11 @@ export async function probeAudio(bytes: Buffer, hint: ProbeHint = {}): Promise<P
   const format = sniffFormat(bytes, hint);
   if (!format) throw new AudioProbeError('unsupported', 'unrecognised audio format');
   if (format === 'pcm') {
-    const { sampleRate, channels } = rawPcmShape(hint);
-    return { format, sampleRate, channels, durationMs: Math.round((bytes.length / (2 * channels) / sampleRate) * 1000) };
+    const { sampleRate, channels, frames } = rawPcmShape(bytes, hint);
+    return { format, sampleRate, channels, durationMs: Math.round((frames / sampleRate) * 1000) };
   }
   if (format === 'wav') {
-    const w = readWav(bytes);
-    if (!w) throw new AudioProbeError('undecodable', 'broken WAV header');
+    const w = wavOf(bytes);
     return { format, sampleRate: w.sampleRate, channels: w.channels, durationMs: Math.round((w.frames / w.sampleRate) * 1000) };
   }
   try {
@@ -106,18 +129,14 @@ export async function decodeToMono(bytes: Buffer, hint: ProbeHint = {}): Promise
   const format = sniffFormat(bytes, hint);
   try {
     switch (format) {
-      case 'wav': {
-        const r = decodeWav(bytes);
-        if (!r) throw new Error('broken WAV header');
-        return r;
-      }
+      case 'wav':
+        return decodeWav(bytes, wavOf(bytes));
       case 'mp3':
         return await decodeMp3(bytes);
       case 'flac':
         return await decodeFlac(bytes);
       case 'pcm': {
-        const { sampleRate, channels } = rawPcmShape(hint);
-        const frames = Math.floor(bytes.length / (2 * channels));
+        const { sampleRate, channels, frames } = rawPcmShape(bytes, hint);
         const samples = new Float32Array(frames);
         for (let i = 0; i < frames; i++) {
           let s = 0;

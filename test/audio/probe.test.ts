@@ -50,4 +50,63 @@ describe('probe and decode', () => {
     const brokenMp3 = Buffer.concat([Buffer.from([0xff, 0xfb, 0x90, 0x00]), Buffer.alloc(50, 9)]);
     await expect(decodeToMono(brokenMp3)).rejects.toMatchObject({ code: 'undecodable' });
   });
+
+  // A 16-bit mono 16 kHz WAV header (44 bytes) followed by `data` bytes; `edit` breaks it.
+  const wav = (data: number, edit: (b: Buffer) => void = () => {}) => {
+    const b = Buffer.alloc(44 + data);
+    b.write('RIFF', 0);
+    b.writeUInt32LE(36 + data, 4);
+    b.write('WAVEfmt ', 8);
+    b.writeUInt32LE(16, 16);
+    b.writeUInt16LE(1, 20);
+    b.writeUInt16LE(1, 22);
+    b.writeUInt32LE(16000, 24);
+    b.writeUInt32LE(32000, 28);
+    b.writeUInt16LE(2, 32);
+    b.writeUInt16LE(16, 34);
+    b.write('data', 36);
+    b.writeUInt32LE(data, 40);
+    edit(b);
+    return b;
+  };
+
+  it('malformed input gives the typed error for what is wrong, never a bogus result', async () => {
+    const both = async (bytes: Buffer, code: string, hint = {}) => {
+      await expect(probeAudio(bytes, hint)).rejects.toMatchObject({ name: 'AudioProbeError', code });
+      await expect(decodeToMono(bytes, hint)).rejects.toMatchObject({ name: 'AudioProbeError', code });
+    };
+    for (const cut of [12, 20, 30, 40]) await both(wav(0).subarray(0, cut), 'undecodable');
+    await both(wav(0), 'empty'); // a zero-length data chunk
+    await both(wav(1), 'empty'); // not even one whole sample frame
+    await both(wav(100, (b) => b.writeUInt16LE(65535, 22)), 'undecodable'); // 65535 channels
+    await both(wav(100, (b) => b.writeUInt32LE(4e9, 24)), 'undecodable'); // 4 GHz
+    await both(wav(100, (b) => b.writeUInt32LE(1, 24)), 'undecodable'); // 1 Hz: 50 s of "audio" in 100 bytes
+    await both(wav(100, (b) => b.writeUInt16LE(12, 34)), 'unsupported'); // 12-bit PCM
+    await both(wav(100, (b) => b.writeUInt16LE(0x55, 20)), 'unsupported'); // MP3 inside WAV
+    let seed = 1;
+    const random = Buffer.from(Array.from({ length: 4096 }, () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) & 0xff));
+    await both(random, 'unsupported', { filename: 'song.mp3', contentType: 'audio/mpeg' });
+    await both(Buffer.alloc(1), 'empty', { filename: 'a.pcm' });
+    await both(Buffer.alloc(64), 'undecodable', { contentType: 'audio/pcm;rate=0' });
+    await both(Buffer.alloc(64), 'undecodable', { rawPcm: { sampleRate: 16000, channels: 0 } });
+  });
+
+  it('a header declaring 4 GB reads only the bytes that are there', async () => {
+    const b = wav(3200, (x) => {
+      x.writeUInt32LE(0xfffffff0, 4);
+      x.writeUInt32LE(0xfffffff0, 40);
+    });
+    expect(await probeAudio(b)).toEqual({ format: 'wav', sampleRate: 16000, channels: 1, durationMs: 100 });
+    expect((await decodeToMono(b)).samples.length).toBe(1600);
+  });
+
+  it('speechActivity handles hours of audio (no argument-spread overflow)', () => {
+    const sr = 200; // 20 ms windows of 4 samples: an hour is 360,000 windows
+    const x = new Float32Array(3600 * sr);
+    x.fill(0.5, 10 * sr, 20 * sr);
+    const spans = speechActivity(x, sr);
+    expect(spans).toHaveLength(1);
+    expect(Math.abs(spans[0]!.startMs - 10_000)).toBeLessThanOrEqual(20); // 20 ms windows
+    expect(Math.abs(spans[0]!.endMs - 20_000)).toBeLessThanOrEqual(20);
+  });
 });
