@@ -1,7 +1,9 @@
 // Every format x the six T2A sample rates x mono/stereo (x the four bitrates for MP3) is valid
 // for ffprobe (and `flac -t`), with the reported rate, channels, bitrate and duration.
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { encodeAudio, mp3Bitrate, synthesize, type AudioFormat } from '../../src/audio/index.js';
+import { splitFlacFrames } from '../../src/audio/decode.js';
+import { decodeToMono, encodeAudio, mp3Bitrate, synthesize, type AudioFormat } from '../../src/audio/index.js';
 import { ffprobe, run, tmpFile } from './helpers.js';
 
 const RATES = [8000, 16000, 22050, 24000, 32000, 44100];
@@ -57,6 +59,12 @@ describe('encoded formats', () => {
         if (!ok) failures.push(`${label}: ffprobe ${JSON.stringify(info)} meta ${JSON.stringify(meta)}`);
         if (c.format === 'flac') await run('flac', ['-t', '-s', path]).catch((e) => failures.push(`${label}: ${e}`));
         if (c.format === 'mp3' && meta.durationMs <= src.durationMs) failures.push(`${label}: MP3 duration lacks delay/padding`);
+        if (c.format === 'mp3' || c.format === 'flac') {
+          // what a decoder (mpg123, libFLAC) actually outputs, sample for sample
+          const d = await decodeToMono(bytes);
+          const decodedMs = Math.round((d.samples.length * 1000) / d.sampleRate);
+          if (decodedMs !== meta.durationMs || d.sampleRate !== c.sampleRate) failures.push(`${label}: decoded ${decodedMs} ms at ${d.sampleRate} Hz, meta ${meta.durationMs} ms`);
+        }
       }),
     );
     expect(failures).toEqual([]);
@@ -83,5 +91,30 @@ describe('encoded formats', () => {
       expect(wav.bytes.readUInt32LE(4)).toBe(36 + want.length);
       expect((await encodeAudio('pcm', src, { sampleRate: 22050, channels })).bytes.equals(want)).toBe(true);
     }
+  });
+
+  it('FLAC uses CONSTANT, VERBATIM and FIXED subframes where each fits, with true STREAMINFO totals and MD5', async () => {
+    // 4096 frames each of silence, white noise and a tone, then a short tail: one block apiece.
+    const sr = 16000;
+    let seed = 5;
+    const pcm = new Int16Array(4096 * 3 + 1000);
+    for (let i = 4096; i < 8192; i++) pcm[i] = ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) & 0xffff) - 32768;
+    for (let i = 8192; i < pcm.length; i++) pcm[i] = Math.round(12000 * Math.sin(i / 9));
+    const { bytes } = await encodeAudio('flac', { pcm, sampleRate: sr, channels: 1 }, { sampleRate: sr, channels: 1 });
+    const types = splitFlacFrames(bytes).map((f) => {
+      const utf = f[4]! < 0x80 ? 1 : Math.clz32(~(f[4]! << 24)); // leading ones of the UTF-8 number
+      const at = 4 + utf + ((f[2]! >> 4) === 7 ? 2 : 0) + 1; // sync, codes, number, 16-bit size, CRC-8
+      const t = (f[at]! >> 1) & 0x3f;
+      return t === 0 ? 'CONSTANT' : t === 1 ? 'VERBATIM' : t >= 8 && t <= 12 ? 'FIXED' : `type ${t}`;
+    });
+    expect(types).toEqual(['CONSTANT', 'VERBATIM', 'FIXED', 'FIXED']);
+    // STREAMINFO: 36-bit total samples in bytes 21..25, MD5 of the s16le samples in 26..41
+    expect((bytes[21]! & 0x0f) * 2 ** 32 + bytes.readUInt32BE(22)).toBe(pcm.length);
+    const md5 = createHash('md5').update(Buffer.from(pcm.buffer)).digest();
+    expect(bytes.subarray(26, 42).equals(md5)).toBe(true);
+    const path = tmpFile(bytes, 'flac');
+    await run('flac', ['-t', '-s', path]);
+    const got = await run('flac', ['-d', '-s', '-c', '--force-raw-format', '--endian=little', '--sign=signed', path]);
+    expect(got.equals(Buffer.from(pcm.buffer))).toBe(true);
   });
 });

@@ -1,4 +1,5 @@
 // The signature survives what clients do to audio, and is never found in audio we did not make.
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { decodeToMono, encodeAudio, probeAudio, readSignature, synthesize, type SynthInput } from '../../src/audio/index.js';
 import { ffmpegMono, tmpFile, toFloat } from './helpers.js';
@@ -78,6 +79,22 @@ describe('signature', () => {
     // tones hopping among the signature's own frequencies, but without its preamble and CRC
     const hops = new Float32Array(3 * sr).map((_, i) => 0.3 * Math.sin((2 * Math.PI * (1000 + 100 * (Math.floor(i / 320) % 16)) * i) / sr));
     for (const x of [sine, noise, chirp, hops, new Float32Array(3 * sr)]) expect(readSignature(x, sr)).toBeNull();
+  });
+
+  it('is not found in speech-like noise bursts, chords, clicks or recorded reference audio', async () => {
+    const sr = 16000;
+    let seed = 11;
+    const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff - 0.5;
+    // 100 ms bursts of noise, 100 ms apart (syllable-like)
+    const bursts = new Float32Array(3 * sr).map((_, i) => (Math.floor(i / 1600) % 2 ? 0 : 0.8 * rnd()));
+    // a C major chord inside the signature's band, and a 20 ms arpeggio over its own tones
+    const chord = new Float32Array(3 * sr).map((_, i) => [1046.5, 1318.5, 1568].reduce((a, f) => a + 0.2 * Math.sin((2 * Math.PI * f * i) / sr), 0));
+    const notes = [1000, 1400, 1100, 2500, 1200, 1500, 1900];
+    const arpeggio = new Float32Array(3 * sr).map((_, i) => 0.3 * Math.sin((2 * Math.PI * notes[Math.floor(i / 320) % notes.length]! * i) / sr));
+    const clicks = new Float32Array(3 * sr).map((_, i) => (i % 160 === 0 ? 0.9 : 0));
+    for (const x of [bursts, chord, arpeggio, clicks]) expect(readSignature(x, sr)).toBeNull();
+    const ref = await decodeToMono(readFileSync(new URL('../../fixtures/remote/ref-5s.wav', import.meta.url)));
+    expect(readSignature(ref.samples, ref.sampleRate)).toBeNull();
   });
 
   it('probe reports what a WAV/MP3/FLAC/PCM of ours is', async () => {
