@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Account, Capability } from './accounts.js';
-import { redactKey } from './accounts.js';
+import { accountId, redactKey } from './accounts.js';
 import type { Emulator } from './emulator.js';
 import { parseFaultHeader, type FaultDirective, type FaultField } from './faults.js';
 import { summarize, type JournalEntry } from './journal.js';
@@ -125,9 +125,12 @@ export function installPipeline(app: FastifyInstance, emu: Emulator, opts: Pipel
     req.emu = state;
     if (path === CONTROL_PREFIX || path.startsWith(`${CONTROL_PREFIX}/`)) return;
 
-    const resolution = emu.accounts.resolve(opts.keyOf(req));
+    const presented = opts.keyOf(req)?.trim();
+    const resolution = emu.accounts.resolve(presented);
     if (resolution.ok) state.account = resolution.account;
     else state.accountProblem = resolution.problem;
+    // A refused key (strict mode, disabled) is still named in the journal, so `?account=` finds its requests.
+    const journalAccount = state.account ?? (presented ? { id: accountId(presented), label: redactKey(presented) } : null);
 
     let header: FaultDirective | undefined;
     const raw = req.headers['x-emulator-fault'];
@@ -145,8 +148,8 @@ export function installPipeline(app: FastifyInstance, emu: Emulator, opts: Pipel
       service: opts.service,
       method: req.method,
       path,
-      account: state.account?.label ?? null,
-      accountId: state.account?.id,
+      account: journalAccount?.label ?? null,
+      accountId: journalAccount?.id,
       request: { headers: journalHeaders(req), query: journalQuery(req) },
       response: {},
       ...(state.listener === 'speech-backup' ? { note: 'backup listener' } : {}),

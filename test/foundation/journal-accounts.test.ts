@@ -68,6 +68,22 @@ describe('journal', () => {
     expect(unknown.body.error.message).toContain('colour');
   });
 
+  it('only /_emulator/… is the control plane: a service path that merely starts alike is journaled', async () => {
+    const r = await speech('/_emulatorx/y');
+    expect(r.status).toBe(404);
+    expect(r.body.base_resp.status_msg).toContain('/_emulatorx/y');
+    expect((await ctl.journal()).body.entries.map((e: { path: string }) => e.path)).toEqual(['/_emulatorx/y']);
+  });
+
+  it('a refused key (disabled) is still named, redacted, and found by ?account=', async () => {
+    const key = 'emulator-disabled-key';
+    await platform('/refused', key);
+    const r = await ctl.journal({ account: key });
+    expect(r.body.entries.map((e: { path: string }) => e.path)).toEqual(['/refused']);
+    expect(r.body.entries[0].account).toMatch(/^emul…[0-9a-f]{6}$/);
+    expect(r.text).not.toContain(key);
+  });
+
   it('is bounded by journalLimit, oldest dropped first', async () => {
     for (let i = 1; i <= 9; i++) await speech(`/n${i}`);
     const entries = (await ctl.journal()).body.entries;
@@ -178,7 +194,7 @@ describe('accounts', () => {
     await ctl.putAccount(KEY_A, { disabled: true });
     expect(emu.emulator.accounts.resolve(KEY_A)).toEqual({ ok: false, problem: 'disabled' });
     await speech('/who', KEY_A);
-    expect((await ctl.journal()).body.entries[0].account).toBeNull();
+    expect(emu.emulator.accounts.resolve(KEY_A).ok).toBe(false); // the journal names it, but it stays refused
     await ctl.putAccount(KEY_A, { disabled: false });
     expect(emu.emulator.accounts.resolve(KEY_A).ok).toBe(true);
   });
