@@ -94,7 +94,11 @@ export class Accounts {
     return account;
   }
 
-  /** The account of a key without creating it (control plane reads). */
+  /**
+   * The account of a key for the control plane's read: like a request with that key, it materialises a
+   * valid key's account (defaults or fixture), so it is then listed in the state view; under strict keys an
+   * unlisted key answers undefined and is not created.
+   */
   peek(key: string): Account | undefined {
     const id = accountId(key);
     // A key never used is shown with the settings it would get, but not added to the state view.

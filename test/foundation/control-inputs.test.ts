@@ -56,14 +56,3 @@ describe('control plane: unknown fields anywhere are 400 naming them', () => {
     expect(r.body.error.message).toMatch(/must be JSON.*text\/plain/);
   });
 });
-
-describe('GET /_emulator/accounts/{key}', () => {
-  it('answers the defaults of a key never used without adding it to the state view', async () => {
-    const c = control(emu.speechUrl);
-    await c.reset();
-    const r = await c.account('only-looked-at-key');
-    expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({ project: 'default', disabled: false });
-    expect((await c.state()).body.accounts).toEqual([]);
-  });
-});
