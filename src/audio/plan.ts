@@ -11,6 +11,8 @@ export const TAG_S: Record<TagName, number> = {
   'clears throat': 0.6, sniffles: 0.4, snorts: 0.25, hisses: 0.7, tsks: 0.2, groans: 0.8,
 };
 const MAX_SENTENCE = 50;
+/** Longest tone burst, in letters (about 1.7 s at speed 1). */
+export const MAX_BURST_LETTERS = 24;
 
 export type Segment =
   | { kind: 'burst'; start: number; frames: number; unit: Unit; seed: number; part: number }
@@ -83,7 +85,14 @@ export function planText(text: string, opts: TextOptions & { speed?: number }, s
       token.units.forEach((u, k) => {
         if (k > 0) pos += fr(u.kind === 'latin' && token.units[k - 1]!.kind === 'latin' ? LATIN_CHAR_S : TIGHT_S);
         const frames = Math.max(1, fr(unitSeconds(u)));
-        segments.push({ kind: 'burst', start: pos, frames, unit: u, seed: (seed + k * 7919) >>> 0, part });
+        // A very long run of letters is voiced as syllable bursts of at most MAX_BURST_LETTERS
+        // (same total length): one burst of minutes would be rendered in one go and stall the loop.
+        const pieces = u.kind === 'latin' ? Math.ceil(u.letters / MAX_BURST_LETTERS) : 1;
+        for (let q = 0, done = 0; q < pieces; q++) {
+          const n = Math.floor(((q + 1) * frames) / pieces) - done;
+          if (n > 0) segments.push({ kind: 'burst', start: pos + done, frames: n, unit: u, seed: (seed + k * 7919 + q * 104729) >>> 0, part });
+          done += n;
+        }
         pos += frames;
       });
       if (token.units.length === 0) pos += fr(LATIN_CHAR_S); // an unpronounceable word still takes a beat

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { encodeAudio, encodeAudioStream, synthesize, synthesizeStream, type AudioFormat, type SynthInput } from '../../src/audio/index.js';
 import { countMp3Frames } from '../../src/audio/encode/mp3.js';
+import { MAX_BURST_LETTERS, planText } from '../../src/audio/plan.js';
 import { ffprobe, tmpFile } from './helpers.js';
 
 const input = (over: Partial<SynthInput> = {}): SynthInput => ({
@@ -104,4 +105,23 @@ describe('streams', () => {
     expect(worst).toBeLessThan(250);
     expect((await synth.done()).durationMs).toBeGreaterThan(30_000);
   }, 60_000);
+
+  it('a word of thousands of letters is voiced in syllable bursts: same length, no long stall', async () => {
+    const text = 'a'.repeat(5000);
+    const sr = 44100;
+    expect(synthesizeStream(input({ text, sampleRate: sr, channels: 1 })).durationMs).toBeCloseTo(560 + (5000 / 14 + 1 / 14) * 1000, 0);
+    const plan = planText(text, {}, sr, 0, 0);
+    for (const seg of plan.segments) expect(seg.frames).toBeLessThanOrEqual(Math.ceil((MAX_BURST_LETTERS / 14) * sr) + 1);
+    expect(plan.segments.reduce((a, s) => a + s.frames, 0)).toBe(Math.round((5000 / 14) * sr));
+    let last = performance.now();
+    let worst = 0;
+    const timer = setInterval(() => {
+      worst = Math.max(worst, performance.now() - last);
+      last = performance.now();
+    }, 2);
+    let blocks = 0;
+    for await (const _ of synthesizeStream(input({ text, sampleRate: sr, channels: 1 }))) if (++blocks === 30) break;
+    clearInterval(timer);
+    expect(worst).toBeLessThan(250); // one 357 s burst rendered at once took over a second
+  });
 });
