@@ -1,6 +1,6 @@
 // The duration model and the timeline: rates, speed, pauses, normalization, word bursts.
 import { describe, expect, it } from 'vitest';
-import { synthesize, type SynthInput } from '../../src/audio/index.js';
+import { synthesize, synthesizeStream, type SynthInput } from '../../src/audio/index.js';
 import { longestZeroRun } from './helpers.js';
 
 const SR = 16000;
@@ -54,6 +54,23 @@ describe('duration model', () => {
     const date = await spoken('2024-03-15', { textNormalization: true });
     expect(date.r.timeline.words).toHaveLength(1);
     expect((await spoken('5 km', { textNormalization: true })).ms).toBeGreaterThan((await spoken('5 km')).ms);
+  });
+
+  it('normalizing a long text of numbers without letters stays fast (the language is looked up once)', () => {
+    const text = '12:30 2024-03-15 '.repeat(580);
+    let best = Infinity;
+    for (let k = 0; k < 3; k++) {
+      const t0 = performance.now();
+      synthesizeStream(base(text, { textNormalization: true }));
+      best = Math.min(best, performance.now() - t0);
+    }
+    expect(best).toBeLessThan(80); // it scanned the whole text once per number: ~300 ms
+    // with no letters near a number, the whole text's script decides its language
+    const zh = synthesizeStream(base('共' + ' '.repeat(60) + '15', { textNormalization: true }));
+    const en = synthesizeStream(base('so' + ' '.repeat(60) + '15', { textNormalization: true }));
+    const numberMs = (r: { timeline: { words: { startMs: number; endMs: number }[] } }) => r.timeline.words.at(-1)!.endMs - r.timeline.words.at(-1)!.startMs;
+    expect(numberMs(zh)).toBeCloseTo(470, 0); // 十五: two syllables and the gap between them
+    expect(numberMs(en)).toBeCloseTo(500, 0); // fifteen: seven letters
   });
 
   it('pronunciations change what is spoken, while spans stay on the original text', async () => {

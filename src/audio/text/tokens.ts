@@ -130,20 +130,24 @@ function specials(text: string, o: TextOptions): Special[] {
   return kept;
 }
 
-/** The language numbers are read in: Chinese when Han characters dominate around the number. */
-function langAt(text: string, i: number): Lang {
+/** Han characters against other letters in a piece of text. */
+function hanBalance(piece: string): { han: number; other: number } {
   let han = 0;
   let other = 0;
-  for (const c of text.slice(Math.max(0, i - 24), i + 24)) {
+  for (const c of piece) {
     if (isHan(c)) han++;
     else if (LETTER.test(c)) other++;
   }
-  if (han + other === 0) {
-    for (const c of text) {
-      if (isHan(c)) han++;
-      else if (LETTER.test(c)) other++;
-    }
-  }
+  return { han, other };
+}
+
+/**
+ * The language numbers are read in: Chinese when Han characters dominate around the number, else
+ * in the whole text (`whole` is computed once per text: per number it made long texts quadratic).
+ */
+function langAt(text: string, i: number, whole: () => Lang): Lang {
+  const { han, other } = hanBalance(text.slice(Math.max(0, i - 24), i + 24));
+  if (han + other === 0) return whole();
   return han > other ? 'zh' : 'en';
 }
 
@@ -159,6 +163,14 @@ export function tokenize(text: string, o: TextOptions): Tokenized {
   }
   cpAt[text.length] = cps.length;
 
+  let wholeLang: Lang | null = null;
+  const whole = (): Lang => {
+    if (!wholeLang) {
+      const { han, other } = hanBalance(text);
+      wholeLang = han > other ? 'zh' : 'en';
+    }
+    return wholeLang;
+  };
   const tokens: Token[] = [];
   let gap: Gap = 'tight';
   let sentence = false;
@@ -204,7 +216,7 @@ export function tokenize(text: string, o: TextOptions): Tokenized {
       ('$€£¥'.includes(c) && /\d/.test(next)) ||
       (o.textNormalization && '-−'.includes(c) && /\d/.test(next) && !isAlnum(prevChar));
     if (numberStart) {
-      const r = readNumberAt(text, i, langAt(text, i), !!o.textNormalization);
+      const r = readNumberAt(text, i, langAt(text, i, whole), !!o.textNormalization);
       const end = r ? Math.min(r.end, si < spec.length ? spec[si]!.start : text.length) : i;
       if (r && end > i) {
         push(i, end, { kind: 'word', units: unitsOf(r.spoken) });
