@@ -1,8 +1,9 @@
 // Test helpers: external tools with bounded concurrency, and signal measurements.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll } from 'vitest';
 
 let running = 0;
 const queue: (() => void)[] = [];
@@ -24,6 +25,8 @@ export async function run(cmd: string, args: string[], input?: Buffer): Promise<
 }
 
 export const tmp = mkdtempSync(join(tmpdir(), 'audio-test-'));
+// Each test file that imports the helpers gets its own folder, removed when the file is done.
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 let n = 0;
 export function tmpFile(bytes: Buffer, ext: string): string {
   const path = join(tmp, `f${n++}.${ext}`);
