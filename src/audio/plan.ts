@@ -38,7 +38,8 @@ export interface TextPlan {
   soundEnd: number;
 }
 
-function hashString(s: string): number {
+/** FNV-1a of a string's UTF-16 units: a small deterministic seed. */
+export function hashString(s: string): number {
   let h = 2166136261;
   for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619);
   return h >>> 0;

@@ -1,4 +1,5 @@
 // Non-tonal sounds for tags ([laughs], [sighs], ...) and the AIGC watermark rhythm.
+import { hashString } from './plan.js';
 import type { TagName } from './text/tokens.js';
 import { envelope, noiseSource, VOICE_LEVEL } from './voice.js';
 
@@ -29,17 +30,11 @@ const TAGS: Record<TagName, TagShape> = {
   groans: { pulses: [[0, 1]], fromHz: 320, toHz: 220, q: 4, level: 0.7 },
 };
 
-function hash(s: string): number {
-  let h = 2166136261;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619);
-  return h >>> 0;
-}
-
 /** A tag's sound: deterministic band-passed noise pulses (no pitch). */
 export function renderTag(name: TagName, frames: number, sampleRate: number): Float32Array {
   const shape = TAGS[name];
   const out = new Float32Array(frames);
-  const rnd = noiseSource(hash(name));
+  const rnd = noiseSource(hashString(name));
   const nyq = 0.45 * sampleRate;
   // State-variable band-pass filter with a swept centre frequency.
   let low = 0;

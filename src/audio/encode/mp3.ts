@@ -74,13 +74,6 @@ export function mp3FrameDuration(bytes: Uint8Array): { seconds: number; sampleRa
   return { seconds: (n * mp3FrameSamples(first.rate)) / first.rate, sampleRate: first.rate };
 }
 
-/** Reads the sample rate of the first frame header (to check the lamejs patch is in place). */
-function firstFrameRate(bytes: Uint8Array): number {
-  const v = (bytes[1]! >> 3) & 3;
-  const si = (bytes[2]! >> 2) & 3;
-  return (v === 3 ? [44100, 48000, 32000] : v === 2 ? [22050, 24000, 16000] : [11025, 12000, 8000])[si]!;
-}
-
 export interface Mp3Writer {
   bitrate: number;
   push(pcm: Int16Array): Buffer;
@@ -95,8 +88,9 @@ export function mp3Writer(sampleRate: number, channels: 1 | 2, requestedBitrate:
     const b = Buffer.from(out.buffer, out.byteOffset, out.byteLength);
     if (!checked && b.length >= 4) {
       checked = true;
-      if (firstFrameRate(b) !== sampleRate)
-        throw new Error(`lamejs wrote ${firstFrameRate(b)} Hz instead of ${sampleRate} Hz: lamejs is not patched (run node scripts/patch-lamejs.mjs, done by npm install)`);
+      const wrote = frameAt(b, 0)?.rate; // checks the lamejs patch is in place
+      if (wrote !== sampleRate)
+        throw new Error(`lamejs wrote ${wrote} Hz instead of ${sampleRate} Hz: lamejs is not patched (run node scripts/patch-lamejs.mjs, done by npm install)`);
     }
     return b; // lamejs returns a fresh Int8Array copy each call
   };
