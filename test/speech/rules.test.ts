@@ -272,3 +272,33 @@ describe('request validation (2013 names the field and the rule)', () => {
     expect(b.body.data.audio).toBe(a.body.data.audio);
   });
 });
+
+describe('output size (emulator rule where the spec is silent)', () => {
+  it('audio longer than 3 hours is 2013 naming text, before any work and before billing', async () => {
+    await ctl.putAccount('size-broke', { balance_micro: 0 });
+    const text = 'a<#99.99#>'.repeat(110) + 'a'; // 110 markers: 10,999 s of silence
+    const r = await t2a(url, req({}, text), { key: 'size-broke' });
+    expectError(r, 2013, /^invalid params, text: the audio would last 1\d{4} s, over the emulator's limit of 10800 s/);
+  });
+
+  it('a whole file too large for hex inside JSON is 2013 naming audio_setting; streamed without the aggregate it is served', async () => {
+    const text = 'Slow speech fills a lot of bytes. '.repeat(290); // 9,860 characters at speed 0.5: about 24 minutes
+    const big = { voice_setting: { voice_id: VOICE, speed: 0.5 }, audio_setting: { format: 'pcm', sample_rate: 44100, channel: 2 } };
+    const whole = await t2a(url, req(big, text));
+    expectError(whole, 2013, /^invalid params, audio_setting: the audio would be about \d+ MB, over the emulator's 200 MB limit/);
+    const aggregated = await t2a(url, req({ ...big, stream: true }, text));
+    expectError(aggregated, 2013, /200 MB limit/);
+    // Without the aggregated file the stream holds nothing whole: it starts (and the client leaves).
+    const ac = new AbortController();
+    const res = await fetch(`${url}/v1/t2a_v2`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer size-key', 'content-type': 'application/json' },
+      body: JSON.stringify(req({ ...big, stream: true, stream_options: { exclude_aggregated_audio: true } }, text)),
+      signal: ac.signal,
+    });
+    expect(res.headers.get('content-type')).toBe('text/event-stream');
+    const first = await res.body!.getReader().read();
+    expect(new TextDecoder().decode(first.value).startsWith('data: ')).toBe(true);
+    ac.abort();
+  });
+});

@@ -44,6 +44,31 @@ export interface SynthesisPlan {
   priceMicro: number;
 }
 
+/** The longest audio one request may ask for (emulator rule: pause markers and newlines add up). */
+export const MAX_AUDIO_SECONDS = 3 * 3600;
+/** The largest audio file returned inside a JSON value as hex (non-streaming, or a stream's final chunk). */
+export const MAX_INLINE_AUDIO_BYTES = 200 * 1024 * 1024;
+
+/**
+ * Emulator rule where the spec is silent: a request whose audio would be absurdly long, or too large to
+ * return as hex inside one JSON answer, is refused with 2013 before any work (and before billing).
+ */
+export function checkOutputSize(plan: SynthesisPlan, durationMs: number): void {
+  const seconds = durationMs / 1000;
+  if (seconds > MAX_AUDIO_SECONDS) {
+    throw invalidParams(`text: the audio would last ${Math.round(seconds)} s, over the emulator's limit of ${MAX_AUDIO_SECONDS} s per request (pause markers and line breaks add up)`);
+  }
+  const inline = plan.stream ? !plan.excludeAggregated : !plan.outputUrl;
+  if (!inline) return;
+  const bytes = plan.format === 'mp3' ? (seconds * plan.bitrate) / 8 : seconds * plan.sampleRate * plan.channels * 2;
+  if (bytes > MAX_INLINE_AUDIO_BYTES) {
+    const mb = Math.round(bytes / 1048576);
+    throw invalidParams(
+      `audio_setting: the audio would be about ${mb} MB, over the emulator's ${MAX_INLINE_AUDIO_BYTES / 1048576} MB limit for audio returned as hex inside JSON; ask for output_format "url", stream with stream_options.exclude_aggregated_audio, or a compressed format`,
+    );
+  }
+}
+
 /** Parses and checks a body: every rule of the request object, in the order a reader expects. */
 export function planRequest(emu: Emulator, account: Account, body: unknown): SynthesisPlan {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalidParams('request body must be a JSON object');

@@ -5,7 +5,7 @@ import type { Emulator } from '../../core/emulator.js';
 import type { FaultField } from '../../core/faults.js';
 import { countChunk, finishEntry, takeFault } from '../../core/http.js';
 import { codeForHttpStatus, SpeechError, STATUS_MSG, traceIdOf } from './errors.js';
-import { admit, planRequest, recordSignature, subtitleSegments, URL_TTL_MS, type SynthesisPlan } from './model.js';
+import { admit, checkOutputSize, planRequest, recordSignature, subtitleSegments, URL_TTL_MS, type SynthesisPlan } from './model.js';
 import { t2aRequestSchema } from './schema.js';
 import { speechArea, type SpeechArea } from './state.js';
 import { completeFlacHeader, extraInfo, finalEvent, intermediateEvent, pieces, sseEvent } from './stream.js';
@@ -48,11 +48,15 @@ export async function speechRoutes(app: FastifyInstance, opts: { emu: Emulator }
       gate(emu, req);
       const account = req.emu.account!;
       const plan = planRequest(emu, account, req.body);
+      // Planning is cheap and pull-based: the duration is known before any sample is rendered.
+      const ac = abortOnClose(reply.raw);
+      const synth = synthesizeStream(plan.input, { signal: ac.signal });
+      checkOutputSize(plan, synth.durationMs);
       admit(emu, account, plan);
       area.count(account.id, plan);
       const traceId = traceIdOf(emu, req);
-      if (plan.stream) return streamSynthesis(emu, area, req, reply, plan, traceId);
-      return wholeSynthesis(emu, req, reply, plan, traceId);
+      if (plan.stream) return streamSynthesis(emu, area, req, reply, plan, traceId, ac, synth);
+      return wholeSynthesis(emu, req, reply, plan, traceId, ac, synth);
     },
   );
 }
@@ -73,9 +77,9 @@ function downloadLink(emu: Emulator, req: FastifyRequest, rel: string): string {
   return emu.downloadUrl('speech', rel, expires);
 }
 
-async function wholeSynthesis(emu: Emulator, req: FastifyRequest, reply: FastifyReply, plan: SynthesisPlan, traceId: string) {
-  const ac = abortOnClose(reply.raw);
-  const synth = synthesizeStream(plan.input, { signal: ac.signal });
+type Synthesis = ReturnType<typeof synthesizeStream>;
+
+async function wholeSynthesis(emu: Emulator, req: FastifyRequest, reply: FastifyReply, plan: SynthesisPlan, traceId: string, ac: AbortController, synth: Synthesis) {
   let encoded: Awaited<ReturnType<typeof encodeAudio>>;
   try {
     encoded = await encodeAudio(plan.format, synth, { sampleRate: plan.sampleRate, channels: plan.channels, bitrate: plan.bitrate });
@@ -127,14 +131,21 @@ function write(res: ServerResponse, text: string): Promise<boolean> {
  * The event stream, produced as synthesis advances: each encoder chunk leaves as soon as it exists.
  * A `cut_after_chunks` fault destroys the socket after N events; a client that leaves aborts synthesis.
  */
-async function streamSynthesis(emu: Emulator, area: SpeechArea, req: FastifyRequest, reply: FastifyReply, plan: SynthesisPlan, traceId: string) {
+async function streamSynthesis(
+  emu: Emulator,
+  area: SpeechArea,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  plan: SynthesisPlan,
+  traceId: string,
+  ac: AbortController,
+  synth: Synthesis,
+) {
   const cut = takeFault(req, 'cut_after_chunks');
   const res = reply.raw;
-  const ac = abortOnClose(res);
   const account = req.emu.account!;
   // Whatever can fail before audio runs before the headers leave: such a failure is plain JSON (A2),
   // never an event stream left open.
-  const synth = synthesizeStream(plan.input, { signal: ac.signal });
   const encoded = encodeAudioStream(plan.format, synth, { sampleRate: plan.sampleRate, channels: plan.channels, bitrate: plan.bitrate });
   // The plan is known up front: even a stream cut short carries a signature the emulator knows.
   recordSignature(emu, plan, synth);
