@@ -1,6 +1,7 @@
 // Reading foreign audio: WAV variants, containers, raw PCM, and typed errors.
 import { describe, expect, it } from 'vitest';
 import { AudioProbeError, decodeToMono, probeAudio, speechActivity } from '../../src/audio/index.js';
+import { pcm16Wav } from '../helpers/audio.js';
 import { readTmp, run, tmp } from './helpers.js';
 
 async function make(args: string[], ext: string): Promise<Buffer> {
@@ -53,19 +54,7 @@ describe('probe and decode', () => {
 
   // A 16-bit mono 16 kHz WAV header (44 bytes) followed by `data` bytes; `edit` breaks it.
   const wav = (data: number, edit: (b: Buffer) => void = () => {}) => {
-    const b = Buffer.alloc(44 + data);
-    b.write('RIFF', 0);
-    b.writeUInt32LE(36 + data, 4);
-    b.write('WAVEfmt ', 8);
-    b.writeUInt32LE(16, 16);
-    b.writeUInt16LE(1, 20);
-    b.writeUInt16LE(1, 22);
-    b.writeUInt32LE(16000, 24);
-    b.writeUInt32LE(32000, 28);
-    b.writeUInt16LE(2, 32);
-    b.writeUInt16LE(16, 34);
-    b.write('data', 36);
-    b.writeUInt32LE(data, 40);
+    const b = pcm16Wav(data);
     edit(b);
     return b;
   };

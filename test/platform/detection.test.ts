@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/index.js';
+import { pcm16Wav } from '../helpers/audio.js';
 import { call, control, startTestEmulator } from '../helpers/emulator.js';
 
 let emu: RunningEmulator;
@@ -20,19 +21,7 @@ afterAll(() => emu.close());
 /** A 16 kHz mono PCM16 WAV of a tone with some deterministic noise (not emulator audio). */
 function wav(seconds: number, seed = 1): Buffer {
   const n = seconds * 16000;
-  const b = Buffer.alloc(44 + n * 2);
-  b.write('RIFF', 0);
-  b.writeUInt32LE(36 + n * 2, 4);
-  b.write('WAVEfmt ', 8);
-  b.writeUInt32LE(16, 16);
-  b.writeUInt16LE(1, 20);
-  b.writeUInt16LE(1, 22);
-  b.writeUInt32LE(16000, 24);
-  b.writeUInt32LE(32000, 28);
-  b.writeUInt16LE(2, 32);
-  b.writeUInt16LE(16, 34);
-  b.write('data', 36);
-  b.writeUInt32LE(n * 2, 40);
+  const b = pcm16Wav(n * 2);
   let x = seed;
   for (let i = 0; i < n; i++) {
     x = (x * 1103515245 + 12345) % 2147483648;

@@ -9,6 +9,7 @@ import type { RunningEmulator } from '../../src/index.js';
 import { PlatformError } from '../../src/services/platform/envelope.js';
 import { diarize } from '../../src/services/platform/diarization/model.js';
 import { dialogueOf } from '../../src/services/platform/podcast/model.js';
+import { pcm16Wav } from '../helpers/audio.js';
 import { call, control, startTestEmulator } from '../helpers/emulator.js';
 
 let emu: RunningEmulator;
@@ -35,19 +36,7 @@ function accountOf(key: string) {
 /** 16 kHz mono WAV: silence with tone bursts over `spans` (seconds). */
 function bursts(seconds: number, spans: [number, number][]): Buffer {
   const n = seconds * 16000;
-  const b = Buffer.alloc(44 + n * 2);
-  b.write('RIFF', 0);
-  b.writeUInt32LE(36 + n * 2, 4);
-  b.write('WAVEfmt ', 8);
-  b.writeUInt32LE(16, 16);
-  b.writeUInt16LE(1, 20);
-  b.writeUInt16LE(1, 22);
-  b.writeUInt32LE(16000, 24);
-  b.writeUInt32LE(32000, 28);
-  b.writeUInt16LE(2, 32);
-  b.writeUInt16LE(16, 34);
-  b.write('data', 36);
-  b.writeUInt32LE(n * 2, 40);
+  const b = pcm16Wav(n * 2);
   for (const [s, e] of spans) {
     for (let i = Math.round(s * 16000); i < Math.round(e * 16000); i++) b.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 200 * i) / 16000)), 44 + i * 2);
   }

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pcm16Wav } from '../helpers/audio.js';
 
 /** Helpers of the platform synthesis, voice and upload tests. */
 export function api(base: string, key: string) {
@@ -67,19 +68,7 @@ export function samplesOf(bytes: Buffer, wav: boolean): Float32Array {
 /** A small valid 16 kHz mono WAV of `seconds` (a tone), for reference audio uploads. */
 export function toneWav(seconds: number, rate = 16000): Buffer {
   const n = Math.round(seconds * rate);
-  const b = Buffer.alloc(44 + n * 2);
-  b.write('RIFF', 0, 'ascii');
-  b.writeUInt32LE(36 + n * 2, 4);
-  b.write('WAVEfmt ', 8, 'ascii');
-  b.writeUInt32LE(16, 16);
-  b.writeUInt16LE(1, 20);
-  b.writeUInt16LE(1, 22);
-  b.writeUInt32LE(rate, 24);
-  b.writeUInt32LE(rate * 2, 28);
-  b.writeUInt16LE(2, 32);
-  b.writeUInt16LE(16, 34);
-  b.write('data', 36, 'ascii');
-  b.writeUInt32LE(n * 2, 40);
+  const b = pcm16Wav(n * 2, rate);
   for (let i = 0; i < n; i++) b.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / rate)), 44 + i * 2);
   return b;
 }

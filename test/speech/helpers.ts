@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { fft } from '../helpers/audio.js';
 
 const run = promisify(execFile);
 
@@ -174,36 +175,6 @@ export function distance(a: Float64Array, b: Float64Array): number {
   let d = 0;
   for (let i = 0; i < a.length; i++) d += (a[i]! - b[i]!) ** 2;
   return Math.sqrt(d);
-}
-
-function fft(re: Float64Array, im: Float64Array): void {
-  const n = re.length;
-  for (let i = 1, j = 0; i < n; i++) {
-    let bit = n >> 1;
-    for (; j & bit; bit >>= 1) j ^= bit;
-    j ^= bit;
-    if (i < j) {
-      [re[i], re[j]] = [re[j]!, re[i]!];
-      [im[i], im[j]] = [im[j]!, im[i]!];
-    }
-  }
-  for (let len = 2; len <= n; len <<= 1) {
-    const ang = (-2 * Math.PI) / len;
-    for (let i = 0; i < n; i += len) {
-      for (let k = 0; k < len / 2; k++) {
-        const wr = Math.cos(ang * k);
-        const wi = Math.sin(ang * k);
-        const a = i + k;
-        const b = a + len / 2;
-        const xr = re[b]! * wr - im[b]! * wi;
-        const xi = re[b]! * wi + im[b]! * wr;
-        re[b] = re[a]! - xr;
-        im[b] = im[a]! - xi;
-        re[a]! += xr;
-        im[a]! += xi;
-      }
-    }
-  }
 }
 
 /** Parses an event-stream body strictly (addendum A1): only `data: <one-line JSON>` + blank line. */
