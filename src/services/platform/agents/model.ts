@@ -1,8 +1,8 @@
 import type { Account } from '../../../core/accounts.js';
-import type { Emulator, StateArea } from '../../../core/emulator.js';
-import { mintRoomToken } from '../../shared/livekit.js';
-import { budgetMs, newMeter, remainingSeconds, seconds, settleMeters, type Meter } from '../calls/meter.js';
+import type { Emulator } from '../../../core/emulator.js';
 import { PlatformError } from '../envelope.js';
+import * as hb from '../shared/heartbeat-sessions.js';
+import { budgetMs, newMeter, remainingSeconds, seconds, type Meter } from '../shared/meter.js';
 import type { AgentStatus, CheckItem, CloseReason, CreateBody, CreateItem, EndItem, HeartbeatItem } from './schema.js';
 
 /**
@@ -10,9 +10,8 @@ import type { AgentStatus, CheckItem, CloseReason, CreateBody, CreateItem, EndIt
  * balance runs out), `failed` on a fault or after 30 s without a heartbeat. In-call time is billed per
  * second at the agent price. Rules are documented in docs/platform-sessions.md.
  */
-export const AGENT_HEARTBEAT_TIMEOUT_MS = 30_000;
+export const AGENT_HEARTBEAT_TIMEOUT_MS = hb.HEARTBEAT_TIMEOUT_MS;
 export const AGENT_TOKEN_TTL_SEC = 2 * 3600;
-const MAX_CLOSED_PER_ACCOUNT = 200;
 
 export interface AgentSession {
   sessionId: string;
@@ -34,61 +33,29 @@ export interface AgentSession {
   meter: Meter | null;
 }
 
-interface AgentStore {
-  sessions: Map<string, AgentSession>;
-  /** `${accountId}:${idempotency key}` → session id. */
-  keys: Map<string, string>;
-  deadlines: Map<string, number>;
-  /** accountId → the timer at the moment its balance runs out (not saved: rebuilt on load). */
-  exhaustTimers: Map<string, number>;
-  signing: Map<string, Promise<string>>;
-}
+/** Idempotency keys: `${accountId}:${Idempotency-Key}` → session id (forgotten with a pruned session). */
+type AgentStore = hb.SessionStore<AgentSession, string>;
 
-interface AgentArea extends StateArea {
-  store: AgentStore;
-}
-
-const AREA = 'agent_sessions';
 const live = (x: AgentSession) => x.status === 'connecting' || x.status === 'in_call';
-const priceOf = (emu: Emulator) => emu.fixtures.data['billing.json'].prices_micro.agent_second;
+
+const rules: hb.Rules<AgentSession> = {
+  area: 'agent_sessions',
+  keysField: 'keys',
+  label: 'agent',
+  price: (emu) => emu.fixtures.data['billing.json'].prices_micro.agent_second,
+  useFreePool: false,
+  live,
+  lastSeenMs: (x) => x.lastSeenMs,
+  // Billing starts at the first heartbeat (in_call); a connecting session only times out.
+  meter: (x) => (x.status === 'in_call' ? x.meter : null),
+  view: viewOf,
+  timedOut: (emu, x, atMs) => close(emu, x, atMs, 'failed', 'heartbeat_timeout'),
+  exhausted: (emu, x, atMs) => close(emu, x, atMs, 'ended', 'balance_exhausted'),
+  prunedKey: (x) => x.idempotencyKey,
+};
 
 export function agentStore(emu: Emulator): AgentStore {
-  const found = emu.areas.get(AREA) as AgentArea | undefined;
-  if (found) return found.store;
-  const s: AgentStore = { sessions: new Map(), keys: new Map(), deadlines: new Map(), exhaustTimers: new Map(), signing: new Map() };
-  const area: AgentArea = {
-    name: AREA,
-    store: s,
-    reset(accountId) {
-      for (const [id, x] of s.sessions) {
-        if (accountId !== undefined && x.accountId !== accountId) continue;
-        emu.clock.cancel(s.deadlines.get(id));
-        s.deadlines.delete(id);
-        s.sessions.delete(id);
-      }
-      for (const k of s.keys.keys()) if (accountId === undefined || k.startsWith(`${accountId}:`)) s.keys.delete(k);
-      for (const [k, id] of s.exhaustTimers) {
-        if (accountId !== undefined && k !== accountId) continue;
-        emu.clock.cancel(id);
-        s.exhaustTimers.delete(k);
-      }
-    },
-    view: (accountId) => [...s.sessions.values()].filter((x) => x.accountId === accountId).map(viewOf),
-    save: () => ({ sessions: [...s.sessions.values()], keys: [...s.keys.entries()] }),
-    load(data) {
-      const d = (data ?? {}) as { sessions?: AgentSession[]; keys?: [string, string][] };
-      area.reset();
-      for (const x of d.sessions ?? []) s.sessions.set(x.sessionId, x);
-      for (const [k, v] of d.keys ?? []) s.keys.set(k, v);
-      for (const x of s.sessions.values()) if (live(x)) armDeadline(emu, s, x);
-      for (const accountId of new Set([...s.sessions.values()].filter(live).map((x) => x.accountId))) {
-        const account = emu.accounts.byId(accountId);
-        if (account) armExhaustion(emu, s, account);
-      }
-    },
-  };
-  emu.registerArea(area);
-  return s;
+  return hb.sessionStore(emu, rules);
 }
 
 function viewOf(x: AgentSession) {
@@ -110,105 +77,38 @@ function viewOf(x: AgentSession) {
   };
 }
 
-/** Fails the session at the first millisecond past 30 s without a heartbeat (closed at +30 s). */
-function armDeadline(emu: Emulator, s: AgentStore, x: AgentSession): void {
-  emu.clock.cancel(s.deadlines.get(x.sessionId));
-  const due = x.lastSeenMs + AGENT_HEARTBEAT_TIMEOUT_MS + 1;
-  const id = emu.clock.at(
-    due,
-    () => {
-      s.deadlines.delete(x.sessionId);
-      const account = emu.accounts.byId(x.accountId);
-      if (account) advance(emu, account, due);
-    },
-    `agent heartbeat timeout ${x.sessionId}`,
-    x.accountId,
-  );
-  s.deadlines.set(x.sessionId, id);
-}
-
-/**
- * A timer at the moment the balance runs out for the account's in-call sessions (when that comes before
- * every heartbeat deadline), so a session ended by an exhausted balance shows in the state view at once.
- */
-function armExhaustion(emu: Emulator, s: AgentStore, account: Account): void {
-  emu.clock.cancel(s.exhaustTimers.get(account.id));
-  s.exhaustTimers.delete(account.id);
-  const mine = [...s.sessions.values()].filter((x) => x.accountId === account.id && live(x));
-  const billing = mine.filter((x) => x.status === 'in_call' && x.meter);
-  const budget = budgetMs(account, priceOf(emu), false);
-  if (billing.length === 0 || !Number.isFinite(budget)) return;
-  const at = Math.max(...billing.map((x) => x.meter!.settledToMs)) + Math.floor(budget / billing.length);
-  if (at >= Math.min(...mine.map((x) => x.lastSeenMs + AGENT_HEARTBEAT_TIMEOUT_MS))) return;
-  const id = emu.clock.at(
-    at,
-    () => {
-      s.exhaustTimers.delete(account.id);
-      advance(emu, account, at);
-    },
-    'agent balance runs out',
-    account.id,
-  );
-  s.exhaustTimers.set(account.id, id);
-}
-
-function close(emu: Emulator, s: AgentStore, x: AgentSession, atMs: number, status: 'ended' | 'failed', reason: CloseReason): void {
+function close(emu: Emulator, x: AgentSession, atMs: number, status: 'ended' | 'failed', reason: CloseReason): void {
   if (!live(x)) return;
   x.status = status;
   x.closeReason = reason;
   x.closedAtMs = Math.max(atMs, x.meter?.settledToMs ?? atMs);
-  emu.clock.cancel(s.deadlines.get(x.sessionId));
-  s.deadlines.delete(x.sessionId);
+  hb.dropDeadline(emu, agentStore(emu), x.sessionId);
   const account = emu.accounts.byId(x.accountId);
-  if (account) armExhaustion(emu, s, account);
-  emu.markDirty();
-}
-
-/** Brings one account's agent sessions up to `untilMs`: bills in-call time, applies timeouts and exhaustion. */
-function advance(emu: Emulator, account: Account, untilMs: number): void {
-  const s = agentStore(emu);
-  const price = priceOf(emu);
-  for (;;) {
-    const mine = [...s.sessions.values()].filter((x) => x.accountId === account.id && live(x));
-    const overdue = mine.filter((x) => x.lastSeenMs + AGENT_HEARTBEAT_TIMEOUT_MS < untilMs).sort((a, b) => a.lastSeenMs - b.lastSeenMs)[0];
-    const target = overdue ? overdue.lastSeenMs + AGENT_HEARTBEAT_TIMEOUT_MS : untilMs;
-    const billing = mine.filter((x) => x.status === 'in_call');
-    const ranOut = settleMeters(account, billing.map((x) => x.meter!), target, price, false);
-    if (ranOut !== null) {
-      for (const x of billing) close(emu, s, x, ranOut, 'ended', 'balance_exhausted');
-      continue;
-    }
-    if (!overdue) {
-      if (billing.length && budgetMs(account, price, false) < 1) for (const x of billing) close(emu, s, x, untilMs, 'ended', 'balance_exhausted');
-      break;
-    }
-    close(emu, s, overdue, target, 'failed', 'heartbeat_timeout');
-  }
-  armExhaustion(emu, s, account);
+  if (account) hb.armExhaustion(emu, rules, account);
   emu.markDirty();
 }
 
 function own(emu: Emulator, account: Account, sessionId: string): AgentSession {
-  const x = agentStore(emu).sessions.get(sessionId);
-  if (!x || x.accountId !== account.id) throw new PlatformError('notFound', `session_id: no agent session "${sessionId}" for this API key`);
+  const x = hb.findOwn(emu, rules, account.id, sessionId);
+  if (!x) throw new PlatformError('notFound', `session_id: no agent session "${sessionId}" for this API key`);
   return x;
 }
 
 async function createItem(emu: Emulator, s: AgentStore, x: AgentSession): Promise<CreateItem> {
-  const userToken = x.userToken || (await s.signing.get(x.sessionId)) || '';
+  const userToken = await hb.roomToken(s, x.sessionId, x.userToken);
   return { sessionId: x.sessionId, wsUrl: emu.config.rtcUrl, userToken, roomName: x.roomName, expireAt: x.expireAt, status: x.status, agentId: x.agentId };
 }
 
 export async function createAgentSession(emu: Emulator, account: Account, body: CreateBody, idempotencyKey: string): Promise<{ item: CreateItem; traceId: string }> {
   const s = agentStore(emu);
   const now = emu.clock.now();
-  const keyOf = `${account.id}:${idempotencyKey}`;
+  const keyOf = hb.keyFor(account.id, idempotencyKey);
   const earlier = s.sessions.get(s.keys.get(keyOf) ?? '');
   if (earlier) {
     if (earlier.agentId !== body.agentId) {
       throw new PlatformError('param', `Idempotency-Key "${idempotencyKey}" was already used for agent "${earlier.agentId}"; use a new key for another request`);
     }
-    advance(emu, account, now);
+    hb.advance(emu, rules, account, now);
     return { item: await createItem(emu, s, earlier), traceId: earlier.traceId };
   }
 
@@ -216,12 +116,12 @@ export async function createAgentSession(emu: Emulator, account: Account, body: 
   if (!agent || !agent.published) throw new PlatformError('notFound', `agentId: no published agent "${body.agentId}"`);
   if (agent.project !== account.project) throw new PlatformError('forbidden', `agentId: agent "${body.agentId}" belongs to another project space`);
 
-  advance(emu, account, now);
-  const price = priceOf(emu);
+  hb.advance(emu, rules, account, now);
+  const price = rules.price(emu);
   if (budgetMs(account, price, false) < 1000) {
     throw new PlatformError('balance', `insufficient balance: an agent session needs at least 1 second (${price} micro-units); balance ${account.balanceMicro}`);
   }
-  const running = [...s.sessions.values()].filter((x) => x.accountId === account.id && live(x)).length;
+  const running = hb.liveSessions(emu, rules, account.id).length;
   const max = account.limits.max_concurrent_calls;
   if (max !== undefined && running >= max) throw new PlatformError('rate', `connection limit reached: ${running} of ${max} agent sessions are open`);
 
@@ -246,40 +146,19 @@ export async function createAgentSession(emu: Emulator, account: Account, body: 
   };
   s.sessions.set(x.sessionId, x);
   s.keys.set(keyOf, x.sessionId);
-  prune(s, account.id);
-  armDeadline(emu, s, x);
+  hb.pruneClosed(emu, rules, account.id);
+  hb.armDeadline(emu, rules, x);
   emu.markDirty();
 
-  const signing = mintRoomToken({
-    apiKey: emu.config.livekitApiKey,
-    apiSecret: emu.config.livekitApiSecret,
-    identity: x.userIdentifier,
-    room: x.roomName,
-    notBeforeSec: Math.floor(now / 1000),
-    expiresAtSec: x.expireAt,
-  });
-  s.signing.set(x.sessionId, signing);
-  try {
-    x.userToken = await signing;
-  } finally {
-    s.signing.delete(x.sessionId);
-  }
+  const room = { sessionId: x.sessionId, identity: x.userIdentifier, room: x.roomName, nowMs: now, expireAt: x.expireAt };
+  await hb.signRoomToken(emu, s, room, (token) => (x.userToken = token));
   return { item: await createItem(emu, s, x), traceId: x.traceId };
 }
 
-function prune(s: AgentStore, accountId: string): void {
-  const closed = [...s.sessions.values()].filter((x) => x.accountId === accountId && !live(x));
-  for (const old of closed.slice(0, Math.max(0, closed.length - MAX_CLOSED_PER_ACCOUNT))) {
-    s.sessions.delete(old.sessionId);
-    s.keys.delete(`${accountId}:${old.idempotencyKey}`);
-  }
-}
-
 export function agentHeartbeat(emu: Emulator, account: Account, sessionId: string): HeartbeatItem {
-  const s = agentStore(emu);
   const x = own(emu, account, sessionId);
   const now = emu.clock.now();
-  advance(emu, account, now);
+  hb.advance(emu, rules, account, now);
   if (live(x)) {
     if (x.status === 'connecting') {
       // The first heartbeat means the client is in the room: billing starts here.
@@ -288,15 +167,15 @@ export function agentHeartbeat(emu: Emulator, account: Account, sessionId: strin
       x.meter = newMeter(now);
     }
     x.lastSeenMs = now;
-    armDeadline(emu, s, x);
-    advance(emu, account, now);
+    hb.armDeadline(emu, rules, x);
+    hb.advance(emu, rules, account, now);
   }
-  return { sessionId: x.sessionId, status: x.status, shouldClose: !live(x), closeReason: x.closeReason, remainingSeconds: remainingSeconds(account, priceOf(emu), false) };
+  return { sessionId: x.sessionId, status: x.status, shouldClose: !live(x), closeReason: x.closeReason, remainingSeconds: remainingSeconds(account, rules.price(emu), false) };
 }
 
 export function checkAgentSession(emu: Emulator, account: Account, sessionId: string): CheckItem {
   const x = own(emu, account, sessionId);
-  advance(emu, account, emu.clock.now());
+  hb.advance(emu, rules, account, emu.clock.now());
   return { sessionId: x.sessionId, status: x.status, shouldClose: !live(x), closeReason: x.closeReason, expireAt: x.expireAt, agentId: x.agentId };
 }
 
@@ -304,8 +183,8 @@ export function checkAgentSession(emu: Emulator, account: Account, sessionId: st
 export function endAgentSession(emu: Emulator, account: Account, sessionId: string): EndItem {
   const x = own(emu, account, sessionId);
   const now = emu.clock.now();
-  advance(emu, account, now);
-  close(emu, agentStore(emu), x, now, 'ended', 'client_end');
+  hb.advance(emu, rules, account, now);
+  close(emu, x, now, 'ended', 'client_end');
   if (x.status === 'failed') {
     x.status = 'ended';
     emu.markDirty();
@@ -315,9 +194,9 @@ export function endAgentSession(emu: Emulator, account: Account, sessionId: stri
 
 /** A fault hit a heartbeat or check of a live session: it fails now (billed up to now). */
 export function failAgentSession(emu: Emulator, account: Account, sessionId: string): void {
-  const x = agentStore(emu).sessions.get(sessionId);
-  if (!x || x.accountId !== account.id || !live(x)) return;
+  const x = hb.findOwn(emu, rules, account.id, sessionId);
+  if (!x || !live(x)) return;
   const now = emu.clock.now();
-  advance(emu, account, now);
-  close(emu, agentStore(emu), x, now, 'failed', 'fault');
+  hb.advance(emu, rules, account, now);
+  close(emu, x, now, 'failed', 'fault');
 }

@@ -1,9 +1,9 @@
 import type { Account } from '../../../core/accounts.js';
-import type { Emulator, StateArea } from '../../../core/emulator.js';
-import { mintRoomToken } from '../../shared/livekit.js';
+import type { Emulator } from '../../../core/emulator.js';
 import { PlatformError } from '../envelope.js';
 import { getSession, MAX_TURNS, requireRole, type Turn } from '../sessions/model.js';
-import { budgetMs, newMeter, remainingSeconds, seconds, settleMeters, type Meter } from './meter.js';
+import * as hb from '../shared/heartbeat-sessions.js';
+import { budgetMs, newMeter, remainingSeconds, seconds, type Meter } from '../shared/meter.js';
 import type { HeartbeatData, StartBody, StartData, StopData } from './schema.js';
 
 /**
@@ -11,9 +11,8 @@ import type { HeartbeatData, StartBody, StartData, StopData } from './schema.js'
  * the emulator clock), stop (settled billing, idempotent). Rules are documented in docs/platform-sessions.md.
  */
 export const NONCE_WINDOW_MS = 30_000;
-export const HEARTBEAT_TIMEOUT_MS = 30_000;
+export const HEARTBEAT_TIMEOUT_MS = hb.HEARTBEAT_TIMEOUT_MS;
 export const TOKEN_TTL_SEC = 2 * 3600;
-const MAX_ENDED_PER_ACCOUNT = 200;
 
 export type EndReason = 'stopped' | 'heartbeat_timeout' | 'balance_exhausted' | 'resumed' | 'abnormal';
 
@@ -40,65 +39,26 @@ export interface CallSession {
   meter: Meter;
 }
 
-interface CallStore {
-  sessions: Map<string, CallSession>;
-  /** `${accountId}:${nonce}` → the session it started and when. */
-  nonces: Map<string, { sessionId: string; atMs: number }>;
-  /** Not saved: clock timer ids, rebuilt from timestamps on load. */
-  deadlines: Map<string, number>;
-  exhaustTimers: Map<string, number>;
-  /** Tokens being signed (a nonce replay during the signing waits for it). */
-  signing: Map<string, Promise<string>>;
-}
+/** Nonce replays: `${accountId}:${nonce}` → the session it started and when (expire after the window). */
+type NonceEntry = { sessionId: string; atMs: number };
+type CallStore = hb.SessionStore<CallSession, NonceEntry>;
 
-interface CallArea extends StateArea {
-  store: CallStore;
-}
-
-const AREA = 'calls';
-
-function priceOf(emu: Emulator): number {
-  return emu.fixtures.data['billing.json'].prices_micro.call_second;
-}
+const rules: hb.Rules<CallSession> = {
+  area: 'calls',
+  keysField: 'nonces',
+  label: 'call',
+  price: (emu) => emu.fixtures.data['billing.json'].prices_micro.call_second,
+  useFreePool: true,
+  live: (x) => x.state === 'active',
+  lastSeenMs: (x) => x.lastHeartbeatMs,
+  meter: (x) => x.meter,
+  view: viewOf,
+  timedOut: (emu, x, atMs) => end(emu, x, atMs, 'heartbeat_timeout'),
+  exhausted: (emu, x, atMs) => end(emu, x, atMs, 'balance_exhausted'),
+};
 
 export function callStore(emu: Emulator): CallStore {
-  const found = emu.areas.get(AREA) as CallArea | undefined;
-  if (found) return found.store;
-  const s: CallStore = { sessions: new Map(), nonces: new Map(), deadlines: new Map(), exhaustTimers: new Map(), signing: new Map() };
-  const area: CallArea = {
-    name: AREA,
-    store: s,
-    reset(accountId) {
-      for (const [id, x] of s.sessions) {
-        if (accountId !== undefined && x.accountId !== accountId) continue;
-        emu.clock.cancel(s.deadlines.get(id));
-        s.deadlines.delete(id);
-        s.sessions.delete(id);
-      }
-      for (const k of s.nonces.keys()) if (accountId === undefined || k.startsWith(`${accountId}:`)) s.nonces.delete(k);
-      for (const [k, v] of s.exhaustTimers) {
-        if (accountId !== undefined && k !== accountId) continue;
-        emu.clock.cancel(v);
-        s.exhaustTimers.delete(k);
-      }
-    },
-    view: (accountId) => [...s.sessions.values()].filter((x) => x.accountId === accountId).map(viewOf),
-    save: () => ({ sessions: [...s.sessions.values()], nonces: [...s.nonces.entries()] }),
-    load(data) {
-      const d = (data ?? {}) as { sessions?: CallSession[]; nonces?: [string, { sessionId: string; atMs: number }][] };
-      area.reset();
-      for (const x of d.sessions ?? []) s.sessions.set(x.sessionId, x);
-      for (const [k, v] of d.nonces ?? []) s.nonces.set(k, v);
-      // Pending deadlines come back from their timestamps; overdue ones fire at once.
-      for (const x of s.sessions.values()) if (x.state === 'active') armDeadline(emu, s, x);
-      for (const accountId of new Set([...s.sessions.values()].filter((x) => x.state === 'active').map((x) => x.accountId))) {
-        const account = emu.accounts.byId(accountId);
-        if (account) armExhaustion(emu, s, account);
-      }
-    },
-  };
-  emu.registerArea(area);
-  return s;
+  return hb.sessionStore(emu, rules);
 }
 
 function viewOf(x: CallSession) {
@@ -120,94 +80,23 @@ function viewOf(x: CallSession) {
   };
 }
 
-const active = (s: CallStore, accountId: string) => [...s.sessions.values()].filter((x) => x.accountId === accountId && x.state === 'active');
-
-/** Ends at the first millisecond that is "more than 30 s" without a heartbeat; billed up to +30 s. */
-function armDeadline(emu: Emulator, s: CallStore, x: CallSession): void {
-  emu.clock.cancel(s.deadlines.get(x.sessionId));
-  const due = x.lastHeartbeatMs + HEARTBEAT_TIMEOUT_MS + 1;
-  const id = emu.clock.at(
-    due,
-    () => {
-      s.deadlines.delete(x.sessionId);
-      const account = emu.accounts.byId(x.accountId);
-      if (account) advance(emu, account, due);
-    },
-    `call heartbeat timeout ${x.sessionId}`,
-    x.accountId,
-  );
-  s.deadlines.set(x.sessionId, id);
-}
-
-/** A timer at the moment the balance runs out, when that comes before every heartbeat deadline. */
-function armExhaustion(emu: Emulator, s: CallStore, account: Account): void {
-  emu.clock.cancel(s.exhaustTimers.get(account.id));
-  s.exhaustTimers.delete(account.id);
-  const running = active(s, account.id);
-  const budget = budgetMs(account, priceOf(emu), true);
-  if (running.length === 0 || !Number.isFinite(budget)) return;
-  const from = Math.max(...running.map((x) => x.meter.settledToMs));
-  const at = from + Math.floor(budget / running.length);
-  if (at >= Math.min(...running.map((x) => x.lastHeartbeatMs + HEARTBEAT_TIMEOUT_MS))) return;
-  const id = emu.clock.at(
-    at,
-    () => {
-      s.exhaustTimers.delete(account.id);
-      advance(emu, account, at);
-    },
-    'call balance runs out',
-    account.id,
-  );
-  s.exhaustTimers.set(account.id, id);
-}
-
-function end(emu: Emulator, s: CallStore, x: CallSession, atMs: number, reason: EndReason): void {
+function end(emu: Emulator, x: CallSession, atMs: number, reason: EndReason): void {
   if (x.state === 'ended') return;
   x.state = 'ended';
   x.endedAtMs = Math.max(atMs, x.meter.settledToMs);
   x.endReason = reason;
-  emu.clock.cancel(s.deadlines.get(x.sessionId));
-  s.deadlines.delete(x.sessionId);
-  emu.markDirty();
-}
-
-/**
- * Brings one account's calls up to `untilMs`: bills them, ends those whose heartbeat deadline passed
- * (at the deadline) and all of them when the money runs out (at that moment).
- */
-function advance(emu: Emulator, account: Account, untilMs: number): void {
-  const s = callStore(emu);
-  const price = priceOf(emu);
-  for (;;) {
-    const running = active(s, account.id);
-    if (running.length === 0) break;
-    const overdue = running
-      .filter((x) => x.lastHeartbeatMs + HEARTBEAT_TIMEOUT_MS < untilMs)
-      .sort((a, b) => a.lastHeartbeatMs - b.lastHeartbeatMs)[0];
-    const target = overdue ? overdue.lastHeartbeatMs + HEARTBEAT_TIMEOUT_MS : untilMs;
-    const ranOut = settleMeters(account, running.map((x) => x.meter), target, price, true);
-    if (ranOut !== null) {
-      for (const x of running) end(emu, s, x, ranOut, 'balance_exhausted');
-      break;
-    }
-    if (!overdue) {
-      if (budgetMs(account, price, true) < 1) for (const x of running) end(emu, s, x, untilMs, 'balance_exhausted');
-      break;
-    }
-    end(emu, s, overdue, target, 'heartbeat_timeout');
-  }
-  armExhaustion(emu, s, account);
+  hb.dropDeadline(emu, callStore(emu), x.sessionId);
   emu.markDirty();
 }
 
 function ownSession(emu: Emulator, account: Account, sessionId: string): CallSession {
-  const x = callStore(emu).sessions.get(sessionId);
-  if (!x || x.accountId !== account.id) throw new PlatformError('param', `session_id: no call session "${sessionId}" for this API key`);
+  const x = hb.findOwn(emu, rules, account.id, sessionId);
+  if (!x) throw new PlatformError('param', `session_id: no call session "${sessionId}" for this API key`);
   return x;
 }
 
 async function startData(emu: Emulator, s: CallStore, x: CallSession): Promise<StartData> {
-  const token = x.token || (await s.signing.get(x.sessionId)) || '';
+  const token = await hb.roomToken(s, x.sessionId, x.token);
   return {
     session_id: x.sessionId,
     rtc_url: emu.config.rtcUrl,
@@ -226,9 +115,9 @@ export async function startCall(emu: Emulator, account: Account, body: StartBody
   requireRole(emu, timbre, 'timbre');
 
   // The same nonce within the window answers the same session, whatever its state.
-  const nonceKey = `${account.id}:${body.client_nonce.toLowerCase()}`;
-  for (const [k, v] of s.nonces) if (now - v.atMs > NONCE_WINDOW_MS) s.nonces.delete(k);
-  const seen = s.nonces.get(nonceKey);
+  const nonceKey = hb.keyFor(account.id, body.client_nonce.toLowerCase());
+  for (const [k, v] of s.keys) if (now - v.atMs > NONCE_WINDOW_MS) s.keys.delete(k);
+  const seen = s.keys.get(nonceKey);
   const replay = seen && s.sessions.get(seen.sessionId);
   if (replay) return startData(emu, s, replay);
 
@@ -245,12 +134,12 @@ export async function startCall(emu: Emulator, account: Account, body: StartBody
     else throw new PlatformError('param', `previous_session_id: no earlier session "${id}" of this API key`);
   }
 
-  advance(emu, account, now);
-  const price = priceOf(emu);
+  hb.advance(emu, rules, account, now);
+  const price = rules.price(emu);
   if (budgetMs(account, price, true) < 1000) {
     throw new PlatformError('balance', `insufficient balance: a call needs at least 1 second (${price} micro-units); balance ${account.balanceMicro}`);
   }
-  const others = active(s, account.id).filter((x) => x !== resumed);
+  const others = hb.liveSessions(emu, rules, account.id).filter((x) => x !== resumed);
   if (account.limits.single_channel && others.length > 0) {
     throw new PlatformError(40012, `a call is in progress (session ${others[0]!.sessionId}); end it first`);
   }
@@ -258,7 +147,7 @@ export async function startCall(emu: Emulator, account: Account, body: StartBody
   if (max !== undefined && others.length >= max) {
     throw new PlatformError(40013, `concurrency limit reached: ${others.length} of ${max} concurrent calls in progress`);
   }
-  if (resumed) end(emu, s, resumed, now, 'resumed');
+  if (resumed) end(emu, resumed, now, 'resumed');
 
   const ids = emu.ids.stream(account.id);
   const sessionId = ids.uuid();
@@ -284,32 +173,15 @@ export async function startCall(emu: Emulator, account: Account, body: StartBody
     meter: newMeter(now),
   };
   s.sessions.set(sessionId, x);
-  s.nonces.set(nonceKey, { sessionId, atMs: now });
-  prune(s, account.id);
-  armDeadline(emu, s, x);
-  armExhaustion(emu, s, account);
+  s.keys.set(nonceKey, { sessionId, atMs: now });
+  hb.pruneClosed(emu, rules, account.id);
+  hb.armDeadline(emu, rules, x);
+  hb.armExhaustion(emu, rules, account);
   emu.markDirty();
 
-  const signing = mintRoomToken({
-    apiKey: emu.config.livekitApiKey,
-    apiSecret: emu.config.livekitApiSecret,
-    identity: x.identity,
-    room: x.roomName,
-    notBeforeSec: Math.floor(now / 1000),
-    expiresAtSec: x.expireAt,
-  });
-  s.signing.set(sessionId, signing);
-  try {
-    x.token = await signing;
-  } finally {
-    s.signing.delete(sessionId);
-  }
+  const room = { sessionId, identity: x.identity, room: x.roomName, nowMs: now, expireAt: x.expireAt };
+  await hb.signRoomToken(emu, s, room, (token) => (x.token = token));
   return startData(emu, s, x);
-}
-
-function prune(s: CallStore, accountId: string): void {
-  const ended = [...s.sessions.values()].filter((x) => x.accountId === accountId && x.state === 'ended');
-  for (const old of ended.slice(0, Math.max(0, ended.length - MAX_ENDED_PER_ACCOUNT))) s.sessions.delete(old.sessionId);
 }
 
 function elapsedMs(x: CallSession, now: number): number {
@@ -318,18 +190,17 @@ function elapsedMs(x: CallSession, now: number): number {
 }
 
 export function heartbeat(emu: Emulator, account: Account, sessionId: string): HeartbeatData {
-  const s = callStore(emu);
   const x = ownSession(emu, account, sessionId);
   const now = emu.clock.now();
-  advance(emu, account, now);
+  hb.advance(emu, rules, account, now);
   if (x.state === 'active') {
     x.lastHeartbeatMs = now;
-    armDeadline(emu, s, x);
-    armExhaustion(emu, s, account);
+    hb.armDeadline(emu, rules, x);
+    hb.armExhaustion(emu, rules, account);
   }
   return {
     should_close: x.state === 'ended',
-    remaining_seconds: remainingSeconds(account, priceOf(emu), true),
+    remaining_seconds: remainingSeconds(account, rules.price(emu), true),
     elapsed_seconds: seconds(elapsedMs(x, now)),
   };
 }
@@ -337,23 +208,22 @@ export function heartbeat(emu: Emulator, account: Account, sessionId: string): H
 /** The room went away abnormally (fault `close_ws` on a heartbeat): ended now, billed up to now. */
 export function endAbnormally(emu: Emulator, account: Account, sessionId: string): void {
   const x = ownSession(emu, account, sessionId);
-  advance(emu, account, emu.clock.now());
-  end(emu, callStore(emu), x, emu.clock.now(), 'abnormal');
-  armExhaustion(emu, callStore(emu), account);
+  hb.advance(emu, rules, account, emu.clock.now());
+  end(emu, x, emu.clock.now(), 'abnormal');
+  hb.armExhaustion(emu, rules, account);
 }
 
 /** Ends the call (if still running) and answers its settled bill; repeating it charges nothing more. */
 export function stopCall(emu: Emulator, account: Account, sessionId: string): StopData {
-  const s = callStore(emu);
   const x = ownSession(emu, account, sessionId);
   const now = emu.clock.now();
-  advance(emu, account, now);
-  end(emu, s, x, now, 'stopped');
-  armExhaustion(emu, s, account);
+  hb.advance(emu, rules, account, now);
+  end(emu, x, now, 'stopped');
+  hb.armExhaustion(emu, rules, account);
   return { total_sec: seconds(x.meter.billedMs), total_billed: Math.round(x.meter.costExact) };
 }
 
 /** Live call sessions of an account (other areas may count them). */
 export function activeCalls(emu: Emulator, accountId: string): number {
-  return active(callStore(emu), accountId).length;
+  return hb.liveSessions(emu, rules, accountId).length;
 }

@@ -1,0 +1,232 @@
+import type { Account } from '../../../core/accounts.js';
+import type { Emulator, StateArea } from '../../../core/emulator.js';
+import { mintRoomToken } from '../../shared/livekit.js';
+import { budgetMs, settleMeters, type Meter } from './meter.js';
+
+/**
+ * The mechanism that call sessions and agent sessions share: a store registered as a state area, a
+ * heartbeat deadline per session, one balance-exhaustion timer per account, and `advance`, which bills
+ * an account's sessions up to a moment and ends those whose heartbeat or money ran out. Each model keeps
+ * its own states, codes and fields, and tells this module how to read and end its sessions (`Rules`).
+ */
+
+/** A session ends at the first millisecond past this much time without a heartbeat, billed up to it. */
+export const HEARTBEAT_TIMEOUT_MS = 30_000;
+/** Ended sessions kept per account for lookups and the state view; older ones are dropped. */
+export const MAX_CLOSED_PER_ACCOUNT = 200;
+
+export interface HeartbeatSession {
+  sessionId: string;
+  accountId: string;
+}
+
+export interface SessionStore<S, K> {
+  sessions: Map<string, S>;
+  /** `${accountId}:${client key}` → what that nonce / idempotency key answered. */
+  keys: Map<string, K>;
+  /** Not saved: clock timer ids, rebuilt from timestamps on load. */
+  deadlines: Map<string, number>;
+  /** accountId → the timer at the moment its balance runs out. */
+  exhaustTimers: Map<string, number>;
+  /** Tokens being signed (a replay during the signing waits for it). */
+  signing: Map<string, Promise<string>>;
+}
+
+/** What a model tells the shared mechanism about its sessions. */
+export interface Rules<S extends HeartbeatSession> {
+  /** State-area name, and the snapshot field that holds the key map (kept as saved before). */
+  area: string;
+  keysField: string;
+  /** First word of the clock timers' labels. */
+  label: string;
+  price(emu: Emulator): number;
+  useFreePool: boolean;
+  live(x: S): boolean;
+  /** Last heartbeat (or start before the first one): the timeout counts from here. */
+  lastSeenMs(x: S): number;
+  /** The running meter, or null while the session is not billed (an agent still connecting). */
+  meter(x: S): Meter | null;
+  view(x: S): unknown;
+  /** Ends a session whose heartbeat deadline passed, at `atMs` (last seen + 30 s). */
+  timedOut(emu: Emulator, x: S, atMs: number): void;
+  /** Ends a billed session whose account ran out of money at `atMs`. */
+  exhausted(emu: Emulator, x: S, atMs: number): void;
+  /** The key to forget with a pruned session, if keys do not expire on their own. */
+  prunedKey?(x: S): string;
+}
+
+interface Area<S, K> extends StateArea {
+  store: SessionStore<S, K>;
+}
+
+export const keyFor = (accountId: string, key: string): string => `${accountId}:${key}`;
+
+/** The area's store, registered on first use. */
+export function sessionStore<S extends HeartbeatSession, K>(emu: Emulator, rules: Rules<S>): SessionStore<S, K> {
+  const found = emu.areas.get(rules.area) as Area<S, K> | undefined;
+  if (found) return found.store;
+  const s: SessionStore<S, K> = { sessions: new Map(), keys: new Map(), deadlines: new Map(), exhaustTimers: new Map(), signing: new Map() };
+  const area: Area<S, K> = {
+    name: rules.area,
+    store: s,
+    reset(accountId) {
+      for (const [id, x] of s.sessions) {
+        if (accountId !== undefined && x.accountId !== accountId) continue;
+        dropDeadline(emu, s, id);
+        s.sessions.delete(id);
+      }
+      for (const k of s.keys.keys()) if (accountId === undefined || k.startsWith(`${accountId}:`)) s.keys.delete(k);
+      for (const [k, v] of s.exhaustTimers) {
+        if (accountId !== undefined && k !== accountId) continue;
+        emu.clock.cancel(v);
+        s.exhaustTimers.delete(k);
+      }
+    },
+    view: (accountId) => [...s.sessions.values()].filter((x) => x.accountId === accountId).map((x) => rules.view(x)),
+    save: () => ({ sessions: [...s.sessions.values()], [rules.keysField]: [...s.keys.entries()] }),
+    load(data) {
+      const d = (data ?? {}) as Record<string, unknown>;
+      area.reset();
+      for (const x of (d.sessions ?? []) as S[]) s.sessions.set(x.sessionId, x);
+      for (const [k, v] of (d[rules.keysField] ?? []) as [string, K][]) s.keys.set(k, v);
+      // Pending deadlines come back from their timestamps; overdue ones fire at once.
+      const running = [...s.sessions.values()].filter((x) => rules.live(x));
+      for (const x of running) armDeadline(emu, rules, x);
+      for (const accountId of new Set(running.map((x) => x.accountId))) {
+        const account = emu.accounts.byId(accountId);
+        if (account) armExhaustion(emu, rules, account);
+      }
+    },
+  };
+  emu.registerArea(area);
+  return s;
+}
+
+export function liveSessions<S extends HeartbeatSession>(emu: Emulator, rules: Rules<S>, accountId: string): S[] {
+  return [...sessionStore(emu, rules).sessions.values()].filter((x) => x.accountId === accountId && rules.live(x));
+}
+
+/** The account's session by id, or undefined (each area answers its own error). */
+export function findOwn<S extends HeartbeatSession>(emu: Emulator, rules: Rules<S>, accountId: string, sessionId: string): S | undefined {
+  const x = sessionStore(emu, rules).sessions.get(sessionId);
+  return x && x.accountId === accountId ? x : undefined;
+}
+
+export function dropDeadline<S, K>(emu: Emulator, s: SessionStore<S, K>, sessionId: string): void {
+  emu.clock.cancel(s.deadlines.get(sessionId));
+  s.deadlines.delete(sessionId);
+}
+
+/** Ends the session at the first millisecond that is "more than 30 s" without a heartbeat; billed up to +30 s. */
+export function armDeadline<S extends HeartbeatSession>(emu: Emulator, rules: Rules<S>, x: S): void {
+  const s = sessionStore(emu, rules);
+  emu.clock.cancel(s.deadlines.get(x.sessionId));
+  const due = rules.lastSeenMs(x) + HEARTBEAT_TIMEOUT_MS + 1;
+  const id = emu.clock.at(
+    due,
+    () => {
+      s.deadlines.delete(x.sessionId);
+      const account = emu.accounts.byId(x.accountId);
+      if (account) advance(emu, rules, account, due);
+    },
+    `${rules.label} heartbeat timeout ${x.sessionId}`,
+    x.accountId,
+  );
+  s.deadlines.set(x.sessionId, id);
+}
+
+/**
+ * A timer at the moment the balance runs out for the account's billed sessions (when that comes before
+ * every heartbeat deadline), so a session ended by an exhausted balance shows in the state view at once.
+ */
+export function armExhaustion<S extends HeartbeatSession>(emu: Emulator, rules: Rules<S>, account: Account): void {
+  const s = sessionStore(emu, rules);
+  emu.clock.cancel(s.exhaustTimers.get(account.id));
+  s.exhaustTimers.delete(account.id);
+  const mine = liveSessions(emu, rules, account.id);
+  const billed = mine.map((x) => rules.meter(x)).filter((m): m is Meter => m !== null);
+  const budget = budgetMs(account, rules.price(emu), rules.useFreePool);
+  if (billed.length === 0 || !Number.isFinite(budget)) return;
+  const at = Math.max(...billed.map((m) => m.settledToMs)) + Math.floor(budget / billed.length);
+  if (at >= Math.min(...mine.map((x) => rules.lastSeenMs(x) + HEARTBEAT_TIMEOUT_MS))) return;
+  const id = emu.clock.at(
+    at,
+    () => {
+      s.exhaustTimers.delete(account.id);
+      advance(emu, rules, account, at);
+    },
+    `${rules.label} balance runs out`,
+    account.id,
+  );
+  s.exhaustTimers.set(account.id, id);
+}
+
+/**
+ * Brings one account's sessions up to `untilMs`: bills the metered ones, ends those whose heartbeat
+ * deadline passed (at the deadline, oldest first) and every billed one when the money runs out (at that
+ * moment), then re-arms the exhaustion timer.
+ */
+export function advance<S extends HeartbeatSession>(emu: Emulator, rules: Rules<S>, account: Account, untilMs: number): void {
+  const price = rules.price(emu);
+  for (;;) {
+    const mine = liveSessions(emu, rules, account.id);
+    const overdue = mine
+      .filter((x) => rules.lastSeenMs(x) + HEARTBEAT_TIMEOUT_MS < untilMs)
+      .sort((a, b) => rules.lastSeenMs(a) - rules.lastSeenMs(b))[0];
+    const target = overdue ? rules.lastSeenMs(overdue) + HEARTBEAT_TIMEOUT_MS : untilMs;
+    const billed = mine.filter((x) => rules.meter(x) !== null);
+    const ranOut = settleMeters(account, billed.map((x) => rules.meter(x)!), target, price, rules.useFreePool);
+    if (ranOut !== null) {
+      for (const x of billed) rules.exhausted(emu, x, ranOut);
+      continue; // sessions not yet billed may still time out
+    }
+    if (!overdue) {
+      if (billed.length && budgetMs(account, price, rules.useFreePool) < 1) for (const x of billed) rules.exhausted(emu, x, untilMs);
+      break;
+    }
+    rules.timedOut(emu, overdue, target);
+  }
+  armExhaustion(emu, rules, account);
+  emu.markDirty();
+}
+
+/** Drops the account's oldest ended sessions beyond the cap. */
+export function pruneClosed<S extends HeartbeatSession>(emu: Emulator, rules: Rules<S>, accountId: string): void {
+  const s = sessionStore(emu, rules);
+  const closed = [...s.sessions.values()].filter((x) => x.accountId === accountId && !rules.live(x));
+  for (const old of closed.slice(0, Math.max(0, closed.length - MAX_CLOSED_PER_ACCOUNT))) {
+    s.sessions.delete(old.sessionId);
+    if (rules.prunedKey) s.keys.delete(keyFor(accountId, rules.prunedKey(old)));
+  }
+}
+
+/** The session's room token; a replay that comes while it is being signed waits for it. */
+export async function roomToken<S, K>(s: SessionStore<S, K>, sessionId: string, token: string): Promise<string> {
+  return token || (await s.signing.get(sessionId)) || '';
+}
+
+/**
+ * Signs the room token of a new session at `nowMs`; replays that arrive meanwhile wait on `signing`.
+ * `store` runs before the pending entry goes, so a replay sees the token one way or the other.
+ */
+export async function signRoomToken<S, K>(
+  emu: Emulator,
+  s: SessionStore<S, K>,
+  x: { sessionId: string; identity: string; room: string; nowMs: number; expireAt: number },
+  store: (token: string) => void,
+): Promise<void> {
+  const signing = mintRoomToken({
+    apiKey: emu.config.livekitApiKey,
+    apiSecret: emu.config.livekitApiSecret,
+    identity: x.identity,
+    room: x.room,
+    notBeforeSec: Math.floor(x.nowMs / 1000),
+    expiresAtSec: x.expireAt,
+  });
+  s.signing.set(x.sessionId, signing);
+  try {
+    store(await signing);
+  } finally {
+    s.signing.delete(x.sessionId);
+  }
+}
