@@ -1,15 +1,7 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/index.js';
-import { control, startTestEmulator } from '../helpers/emulator.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { control, emulatorForFile } from '../helpers/emulator.js';
 
-let emu: RunningEmulator;
-let ctl: ReturnType<typeof control>;
-
-beforeAll(async () => {
-  emu = await startTestEmulator();
-  ctl = control(emu.speechUrl);
-});
-afterAll(() => emu.close());
+const { emu, ctl } = emulatorForFile({ plane: 'speech' });
 beforeEach(async () => {
   await ctl.reset();
 });

@@ -1,16 +1,8 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/index.js';
-import { call, control, startTestEmulator } from '../helpers/emulator.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { call, emulatorForFile } from '../helpers/emulator.js';
 
-let emu: RunningEmulator;
-let ctl: ReturnType<typeof control>;
+const { emu, ctl } = emulatorForFile();
 const IGNORED = 'x-emulator-fault-ignored';
-
-beforeAll(async () => {
-  emu = await startTestEmulator();
-  ctl = control(emu.platformUrl);
-});
-afterAll(() => emu.close());
 beforeEach(async () => {
   await ctl.reset();
 });

@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from 'vitest';
 import { startEmulator, type RunningEmulator, type StartOptions } from '../../src/index.js';
 
 /** Starts an emulator on free ports with the test seed; stop it with `close()` in afterAll. */
@@ -55,4 +56,21 @@ export function control(baseUrl: string, token?: string) {
     account: (key: string) => c('GET', `/accounts/${encodeURIComponent(key)}`),
     state: () => c('GET', '/state'),
   };
+}
+
+/**
+ * The emulator of one test file: started in beforeAll (clock frozen when asked), closed in afterAll,
+ * with a control client of the platform or speech listener. Both objects are filled in when
+ * beforeAll runs, so use them inside hooks and tests only.
+ */
+export function emulatorForFile(opts: { plane?: 'platform' | 'speech'; freeze?: boolean } = {}) {
+  const emu = {} as RunningEmulator;
+  const ctl = {} as ReturnType<typeof control>;
+  beforeAll(async () => {
+    Object.assign(emu, await startTestEmulator());
+    Object.assign(ctl, control(opts.plane === 'speech' ? emu.speechUrl : emu.platformUrl));
+    if (opts.freeze) await ctl.freeze(true);
+  });
+  afterAll(() => emu.close());
+  return { emu, ctl };
 }

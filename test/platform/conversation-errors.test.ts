@@ -1,28 +1,15 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import WebSocket from 'ws';
-import type { RunningEmulator } from '../../src/index.js';
-import { call, control, startTestEmulator } from '../helpers/emulator.js';
-import { accountState, connect, flush, sendFrames, silencePcm, spokenPcm, waitForState, wsUrl } from './conversation-helpers.js';
+import { describe, expect, test } from 'vitest';
+import { call, control, emulatorForFile, startTestEmulator } from '../helpers/emulator.js';
+import { accountState, connect, flush, sendAll, sendFrames, silencePcm, spokenPcm, waitForState, wsUrl } from './conversation-helpers.js';
 
 const STREAM = '/api/v1/audio/conversation/stream';
 const TEXT = '/api/v1/audio/conversation/stream-text';
-let emu: RunningEmulator;
-let ctl: ReturnType<typeof control>;
-
-beforeAll(async () => {
-  emu = await startTestEmulator();
-  ctl = control(emu.platformUrl);
-});
-afterAll(() => emu.close());
+const { emu, ctl } = emulatorForFile();
 
 /** Connects, sends the given messages, and returns every event and the close code. */
 async function exchange(path: string, key: string | undefined, messages: (unknown | Buffer)[], headers: Record<string, string> = {}) {
   const c = await connect(wsUrl(emu.platformUrl, path, key), headers);
-  for (const m of messages) {
-    if (c.ws.readyState !== WebSocket.OPEN) break;
-    if (Buffer.isBuffer(m)) c.ws.send(m, { binary: true });
-    else c.ws.send(typeof m === 'string' ? m : JSON.stringify(m));
-  }
+  sendAll(c.ws, messages);
   const closed = await c.closed;
   return { events: c.events(), audio: c.audio(), closed, messages: c.messages };
 }

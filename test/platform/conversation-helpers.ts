@@ -73,6 +73,15 @@ export async function connect(url: string, headers: Record<string, string> = {})
   return client;
 }
 
+/** Sends each message while the socket stays open: a Buffer as a binary frame, a string as is, anything else as JSON. */
+export function sendAll(ws: WebSocket, messages: unknown[]): void {
+  for (const m of messages) {
+    if (ws.readyState !== WebSocket.OPEN) break;
+    if (Buffer.isBuffer(m)) ws.send(m, { binary: true });
+    else ws.send(typeof m === 'string' ? m : JSON.stringify(m));
+  }
+}
+
 /** The status and body of a refused upgrade. */
 export function refusedUpgrade(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
   return new Promise((resolve, reject) => {

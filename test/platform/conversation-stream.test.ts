@@ -2,9 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import type { RunningEmulator } from '../../src/index.js';
-import { call, control, startTestEmulator } from '../helpers/emulator.js';
+import { call, emulatorForFile, startTestEmulator } from '../helpers/emulator.js';
 import {
   accountState,
   connect,
@@ -18,14 +18,7 @@ import {
 } from './conversation-helpers.js';
 
 const PATH = '/api/v1/audio/conversation/stream';
-let emu: RunningEmulator;
-let ctl: ReturnType<typeof control>;
-
-beforeAll(async () => {
-  emu = await startTestEmulator();
-  ctl = control(emu.platformUrl);
-});
-afterAll(() => emu.close());
+const { emu, ctl } = emulatorForFile();
 
 const types = (events: any[]) => events.map((e) => e.type);
 

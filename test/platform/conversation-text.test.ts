@@ -1,17 +1,9 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { RunningEmulator } from '../../src/index.js';
-import { control, startTestEmulator } from '../helpers/emulator.js';
+import { describe, expect, test } from 'vitest';
+import { emulatorForFile, startTestEmulator } from '../helpers/emulator.js';
 import { connect, decodeMp3, sendFrames, spokenPcm, startsOnFrameSync, wsUrl } from './conversation-helpers.js';
 
 const TEXT = '/api/v1/audio/conversation/stream-text';
-let emu: RunningEmulator;
-let ctl: ReturnType<typeof control>;
-
-beforeAll(async () => {
-  emu = await startTestEmulator();
-  ctl = control(emu.platformUrl);
-});
-afterAll(() => emu.close());
+const { emu, ctl } = emulatorForFile();
 
 const kinds = (c: Awaited<ReturnType<typeof connect>>) => {
   const order = c.messages.map((m) => (m.kind === 'audio' ? 'binary' : m.event.type));

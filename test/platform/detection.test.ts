@@ -2,21 +2,12 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/index.js';
+import { describe, expect, it } from 'vitest';
 import { pcm16Wav } from '../helpers/audio.js';
-import { call, control, startTestEmulator } from '../helpers/emulator.js';
+import { call, emulatorForFile, startTestEmulator } from '../helpers/emulator.js';
 
-let emu: RunningEmulator;
-let ctl: ReturnType<typeof control>;
+const { emu, ctl } = emulatorForFile({ freeze: true });
 const KEY = 'detect-key';
-
-beforeAll(async () => {
-  emu = await startTestEmulator();
-  ctl = control(emu.platformUrl);
-  await ctl.freeze(true);
-});
-afterAll(() => emu.close());
 
 /** A 16 kHz mono PCM16 WAV of a tone with some deterministic noise (not emulator audio). */
 function wav(seconds: number, seed = 1): Buffer {

@@ -3,25 +3,16 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { synthesizeDialogueStream } from '../../src/audio/index.js';
-import type { RunningEmulator } from '../../src/index.js';
 import { PlatformError } from '../../src/services/platform/envelope.js';
 import { diarize } from '../../src/services/platform/diarization/model.js';
 import { dialogueOf } from '../../src/services/platform/podcast/model.js';
 import { pcm16Wav } from '../helpers/audio.js';
-import { call, control, startTestEmulator } from '../helpers/emulator.js';
+import { call, emulatorForFile, startTestEmulator } from '../helpers/emulator.js';
 
-let emu: RunningEmulator;
-let ctl: ReturnType<typeof control>;
+const { emu, ctl } = emulatorForFile({ freeze: true });
 const KEY = 'diar-key';
-
-beforeAll(async () => {
-  emu = await startTestEmulator();
-  ctl = control(emu.platformUrl);
-  await ctl.freeze(true);
-});
-afterAll(() => emu.close());
 
 function diar(json: unknown, key: string | null = KEY, base = emu.platformUrl) {
   return call(`${base}/v1/diarize`, { json, headers: key ? { 'x-api-key': key } : {} });

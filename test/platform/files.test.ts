@@ -4,20 +4,12 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/index.js';
-import { control, startTestEmulator } from '../helpers/emulator.js';
+import { describe, expect, it } from 'vitest';
+import { emulatorForFile } from '../helpers/emulator.js';
 import { upload } from './tts-helpers.js';
 
-let emu: RunningEmulator;
-let ctl: ReturnType<typeof control>;
+const { emu, ctl } = emulatorForFile();
 const MB = 1024 * 1024;
-
-beforeAll(async () => {
-  emu = await startTestEmulator();
-  ctl = control(emu.platformUrl);
-});
-afterAll(() => emu.close());
 
 const fails = (code: number, message?: RegExp) => ({ error_code: code, succeed: false, data: null, ...(message ? { error_message: expect.stringMatching(message) } : {}) });
 

@@ -2,20 +2,11 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/index.js';
-import { call, control, startTestEmulator } from '../helpers/emulator.js';
+import { describe, expect, it } from 'vitest';
+import { call, control, emulatorForFile, startTestEmulator } from '../helpers/emulator.js';
 
-let emu: RunningEmulator;
-let ctl: ReturnType<typeof control>;
+const { emu, ctl } = emulatorForFile({ freeze: true });
 const TEXT = 'Welcome to our show.\nThanks, glad to be here.\nLet us start.';
-
-beforeAll(async () => {
-  emu = await startTestEmulator();
-  ctl = control(emu.platformUrl);
-  await ctl.freeze(true);
-});
-afterAll(() => emu.close());
 
 function podcast(json: unknown, key: string | null = 'pod-key', headers: Record<string, string> = {}) {
   return call(`${emu.platformUrl}/v1/audio/podcast`, { json, headers: { ...(key ? { 'x-api-key': key } : {}), ...headers } });

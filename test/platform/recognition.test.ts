@@ -3,19 +3,11 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/index.js';
-import { call, control, startTestEmulator } from '../helpers/emulator.js';
+import { describe, expect, it } from 'vitest';
+import { call, emulatorForFile, startTestEmulator } from '../helpers/emulator.js';
 
-let emu: RunningEmulator;
-let ctl: ReturnType<typeof control>;
+const { emu, ctl } = emulatorForFile();
 const KEY = 'recognition-key';
-
-beforeAll(async () => {
-  emu = await startTestEmulator();
-  ctl = control(emu.platformUrl);
-});
-afterAll(() => emu.close());
 
 function stt(json: unknown, key: string | null = KEY, headers: Record<string, string> = {}) {
   return call(`${emu.platformUrl}/v1/speech-to-text`, { json, headers: { ...(key ? { 'x-api-key': key } : {}), ...headers } });

@@ -1,28 +1,15 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import WebSocket from 'ws';
-import type { RunningEmulator } from '../../src/index.js';
-import { call, control, startTestEmulator } from '../helpers/emulator.js';
-import { accountState, connect, flush, refusedUpgrade, sendFrames, silencePcm, spokenPcm, waitForState, wsUrl } from './conversation-helpers.js';
+import { describe, expect, test } from 'vitest';
+import { call, emulatorForFile } from '../helpers/emulator.js';
+import { accountState, connect, flush, refusedUpgrade, sendAll, sendFrames, silencePcm, spokenPcm, waitForState, wsUrl } from './conversation-helpers.js';
 
 const PATH = '/v1/speech-to-text/stream';
-let emu: RunningEmulator;
-let ctl: ReturnType<typeof control>;
-
-beforeAll(async () => {
-  emu = await startTestEmulator();
-  ctl = control(emu.platformUrl);
-});
-afterAll(() => emu.close());
+const { emu, ctl } = emulatorForFile();
 
 const FIELDS = ['type', 'text', 'asr_text', 'language', 'confidence', 'audio_duration_ms'];
 
 async function exchange(key: string, messages: (unknown | Buffer)[]) {
   const c = await connect(wsUrl(emu.platformUrl, PATH, key));
-  for (const m of messages) {
-    if (c.ws.readyState !== WebSocket.OPEN) break;
-    if (Buffer.isBuffer(m)) c.ws.send(m, { binary: true });
-    else c.ws.send(typeof m === 'string' ? m : JSON.stringify(m));
-  }
+  sendAll(c.ws, messages);
   return { closed: await c.closed, events: c.events() };
 }
 

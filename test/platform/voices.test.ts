@@ -1,17 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/index.js';
-import { control, startTestEmulator } from '../helpers/emulator.js';
+import { describe, expect, it } from 'vitest';
+import { emulatorForFile } from '../helpers/emulator.js';
 import { api, toneWav, upload } from './tts-helpers.js';
 
-let emu: RunningEmulator;
-let ctl: ReturnType<typeof control>;
+const { emu, ctl } = emulatorForFile();
 const REF_URL = 'https://cdn.emulator.test/audio/ref-5s.wav';
-
-beforeAll(async () => {
-  emu = await startTestEmulator();
-  ctl = control(emu.platformUrl);
-});
-afterAll(() => emu.close());
 
 const client = (key: string) => api(emu.platformUrl, key);
 const save = (key: string, json: unknown, headers: Record<string, string> = {}) => client(key)('/v1/voice/save', { json, headers });

@@ -1,16 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/index.js';
-import { control, startTestEmulator } from '../helpers/emulator.js';
+import { describe, expect, it } from 'vitest';
+import { emulatorForFile } from '../helpers/emulator.js';
 import { ffprobe, req, rms, samplesOf, t2a } from './helpers.js';
 
-let emu: RunningEmulator;
-let ctl: ReturnType<typeof control>;
-
-beforeAll(async () => {
-  emu = await startTestEmulator();
-  ctl = control(emu.speechUrl);
-});
-afterAll(() => emu.close());
+const { emu, ctl } = emulatorForFile({ plane: 'speech' });
 
 describe('output_format url and subtitles (addendum A3)', () => {
   it('data.audio is a signed link served without credentials, valid 24 h on the emulator clock, then 403', async () => {
