@@ -3,13 +3,15 @@
  * temporary root; COPY, WORKDIR, ENV and the RUN steps that install and build (npm/node/npx) are carried
  * out as written; OS-level steps (users, ownership, apt) are listed as skipped. Then the final stage's CMD
  * starts with its ENV (ports moved to free ones) and its HEALTHCHECK command runs until healthy; SIGTERM
- * must then close it cleanly. This stands in for `docker build` + `docker run`; it is not a container.
+ * must then close it cleanly. In between, a smoke test (image-smoke.ts) makes real requests that need every
+ * runtime dependency. This stands in for `docker build` + `docker run`; it is not a container.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
+import { smokeTest } from './image-smoke.js';
 
 const context = resolve(import.meta.dirname, '..');
 const keep = process.argv.includes('--keep');
@@ -233,6 +235,13 @@ async function main() {
   if (health2.status !== 'ok') fail('platform listener is not healthy');
   const refused = await fetch(`http://127.0.0.1:${ports.EMULATOR_PLATFORM_PORT}/_emulator/health`);
   if (refused.status !== 401) fail(`the control plane answered ${refused.status} without its token`);
+  try {
+    const done = await smokeTest(`http://127.0.0.1:${ports.EMULATOR_SPEECH_PORT}`, `http://127.0.0.1:${ports.EMULATOR_PLATFORM_PORT}`);
+    log(`smoke test on the image: ${done.join(', ')}`);
+  } catch (err) {
+    child.kill('SIGKILL');
+    fail(`smoke test on the image: ${(err as Error).message}\n${output}`);
+  }
 
   child.kill('SIGTERM');
   const closedIn = await new Promise<number>((res) => {
