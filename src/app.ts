@@ -123,6 +123,7 @@ export async function runEmulator(config: Config, logger: Logger): Promise<Runni
     await emu.loadSnapshot();
     await speech.listen({ port: config.speechPort, host: config.host });
     await listen(backupServer!, config.speechBackupPort, config.host);
+    logger.child({ service: 'speech-backup' }).info(`Server listening at ${urlOf(config.host, backupServer!)}`);
     await platform.listen({ port: config.platformPort, host: config.host });
   } catch (err) {
     await Promise.allSettled([speech.close(), platform.close(), emu.close({ save: false })]);

@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 /** One place that knows every setting: CLI flag, environment twin, default and rule. */
 const boolish = z
-  .union([z.boolean(), z.enum(['1', '0', 'true', 'false', 'on', 'off', 'yes', 'no'])])
+  .union([z.boolean(), z.enum(['1', '0', 'true', 'false', 'on', 'off', 'yes', 'no'])], { error: 'expected one of true, false, 1, 0, on, off, yes, no' })
   .transform((v) => v === true || v === '1' || v === 'true' || v === 'on' || v === 'yes');
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -90,6 +90,10 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv, defaults: Par
 }
 
 export function usage(): string {
-  const rows = settings.map((s) => `  ${s.flag.padEnd(22)} ${s.env.padEnd(30)} ${s.help}`);
+  const defaults = configSchema.parse({}) as Record<string, unknown>;
+  const rows = settings.map((s) => {
+    const d = defaults[s.key];
+    return `  ${s.flag.padEnd(22)} ${s.env.padEnd(30)} ${s.help}${d === undefined ? '' : ` (default ${String(d)})`}`;
+  });
   return ['usage: speech-emulator [options]', '', '  flag                   environment variable           meaning', ...rows].join('\n');
 }

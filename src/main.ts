@@ -8,8 +8,13 @@ async function main(): Promise<void> {
     config = readConfig(process.argv.slice(2), process.env);
   } catch (err) {
     if (err instanceof ConfigError) {
+      // --help is an answer, not an error: stdout and exit 0, so `--help | less` works.
+      if (/^usage:/.test(err.message)) {
+        console.log(err.message);
+        process.exit(0);
+      }
       console.error(`speech-emulator: ${err.message}`);
-      process.exit(/^usage:/.test(err.message) ? 0 : 2);
+      process.exit(2);
     }
     throw err;
   }
