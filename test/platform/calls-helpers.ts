@@ -1,6 +1,17 @@
 import { decodeJwt } from 'jose';
 import type { RunningEmulator } from '../../src/index.js';
-import { call, control } from '../helpers/emulator.js';
+import { beforeAll } from 'vitest';
+import { call, control, emulatorForFile } from '../helpers/emulator.js';
+
+/** One emulator for the file, its clock frozen, and the session shorthands on it. */
+export function sessionsForFile() {
+  const { emu } = emulatorForFile({ freeze: true });
+  const c = {} as ReturnType<typeof sessionClient>;
+  beforeAll(() => {
+    Object.assign(c, sessionClient(emu));
+  });
+  return { emu, c };
+}
 
 /** Shorthands for the session suites: POST/GET/DELETE with a key, the account's state view, JWT claims. */
 export function sessionClient(emu: RunningEmulator) {

@@ -1,17 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/index.js';
+import { describe, expect, it } from 'vitest';
 import { startTestEmulator } from '../helpers/emulator.js';
-import { claims, nonce, sessionClient } from './calls-helpers.js';
+import { claims, nonce, sessionClient, sessionsForFile } from './calls-helpers.js';
 
-let emu: RunningEmulator;
-let c: ReturnType<typeof sessionClient>;
-
-beforeAll(async () => {
-  emu = await startTestEmulator();
-  c = sessionClient(emu);
-  await c.ctl.freeze(true);
-});
-afterAll(() => emu.close());
+const { emu, c } = sessionsForFile();
 
 const start = (key: string, body: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
   c.post('/v1/audio/assistant/start', { client_nonce: nonce(), ...body }, key, headers);

@@ -1,18 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/index.js';
+import { describe, expect, it } from 'vitest';
 import { appendTurn } from '../../src/services/platform/sessions/model.js';
-import { startTestEmulator } from '../helpers/emulator.js';
-import { nonce, sessionClient } from './calls-helpers.js';
+import { nonce, sessionsForFile } from './calls-helpers.js';
 
-let emu: RunningEmulator;
-let c: ReturnType<typeof sessionClient>;
-
-beforeAll(async () => {
-  emu = await startTestEmulator();
-  c = sessionClient(emu);
-  await c.ctl.freeze(true);
-});
-afterAll(() => emu.close());
+const { emu, c } = sessionsForFile();
 
 const sessionsOf = async (key: string) => (await c.stateOf(key)).resources.conversation_sessions as any[];
 
