@@ -1,0 +1,60 @@
+import type { FastifyRequest } from 'fastify';
+import type { Account, Capability, Resolution } from './accounts.js';
+import type { Emulator } from './emulator.js';
+import { takeFault } from './http.js';
+
+/**
+ * The one admission path (design.md, order of checks). Before any body or message is read, a request
+ * meets, in this order: the fault directive's `close_ws` (sockets only), `code`, `status`, then the key,
+ * then the capability of the operation. Each service, socket and tool endpoint renders the refusal in
+ * its own shape; none of them decides the order again.
+ */
+export type Refusal =
+  | { kind: 'close_ws'; closeCode: number }
+  | { kind: 'fault_code'; code: number }
+  | { kind: 'fault_status'; status: number }
+  | { kind: 'key'; problem: 'missing' | 'invalid' | 'disabled' }
+  | { kind: 'capability'; capability: Capability };
+
+export type Admission = { ok: true; account: Account } | { ok: false; refusal: Refusal };
+
+/** The fault fields admission may express. */
+export type AdmissionFaultField = 'close_ws' | 'code' | 'status';
+
+export interface AdmissionInput {
+  /** Takes one field of the request's fault directive (and marks it expressed), or undefined. */
+  fault(field: AdmissionFaultField): number | undefined;
+  /** What the presented key resolved to. */
+  key: Resolution;
+  /** The capability the operation needs, if any. */
+  capability?: Capability;
+  /** A WebSocket honours `close_ws` before anything else; HTTP operations never take it here. */
+  socket?: boolean;
+}
+
+export function admit(emu: Emulator, input: AdmissionInput): Admission {
+  if (input.socket) {
+    const closeCode = input.fault('close_ws');
+    if (closeCode !== undefined) return { ok: false, refusal: { kind: 'close_ws', closeCode } };
+  }
+  const code = input.fault('code');
+  if (code !== undefined) return { ok: false, refusal: { kind: 'fault_code', code } };
+  const status = input.fault('status');
+  if (status !== undefined) return { ok: false, refusal: { kind: 'fault_status', status } };
+  if (!input.key.ok) return { ok: false, refusal: { kind: 'key', problem: input.key.problem } };
+  const account = input.key.account;
+  if (input.capability && !emu.accounts.has(account, input.capability)) {
+    return { ok: false, refusal: { kind: 'capability', capability: input.capability } };
+  }
+  return { ok: true, account };
+}
+
+/** The key a request presented, as the pipeline resolved it (core/http.ts). */
+export function keyOfRequest(req: FastifyRequest): Resolution {
+  return req.emu.account ? { ok: true, account: req.emu.account } : { ok: false, problem: req.emu.accountProblem ?? 'missing' };
+}
+
+/** Admission of a request that went through the pipeline (HTTP route or WebSocket upgrade). */
+export function admitRequest(emu: Emulator, req: FastifyRequest, capability?: Capability, opts: { socket?: boolean } = {}): Admission {
+  return admit(emu, { fault: (field) => takeFault(req, field), key: keyOfRequest(req), capability, socket: opts.socket });
+}
