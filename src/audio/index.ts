@@ -38,3 +38,5 @@ export { encodeAudio, encodeAudioStream, mp3Bitrate } from './encode/index.js';
 export { probeAudio, decodeToMono, AudioProbeError, type AudioProbeErrorCode } from './probe.js';
 export { readSignature } from './marker.js';
 export { speechActivity, type ActivityOptions } from './activity.js';
+export { TAG_NAMES, type TagName } from './text/tokens.js';
+export { encodeMulawStream, mulawByte, type MulawContainer } from './encode/mulaw.js';

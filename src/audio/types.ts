@@ -1,4 +1,5 @@
 // Shared types of the audio engine. Everything here is plain data.
+import type { TagName } from './text/tokens.js';
 
 export type AudioFormat = 'mp3' | 'wav' | 'flac' | 'pcm';
 
@@ -47,6 +48,8 @@ export interface SynthSettings {
   pauseMarkers?: boolean;
   /** Bracketed tags (`[laughs]`, ...) -> short non-tonal sounds; unknown bracketed words are read. */
   tags?: boolean;
+  /** Parenthesized interjections (`(laughs)`) -> the tag sound named for each; others are read as text. */
+  interjections?: Readonly<Record<string, TagName>>;
   /** Replaces what is spoken; timeline spans still refer to the ORIGINAL text. */
   pronunciations?: { text: string; replacement: string }[];
   /** Text between `$$ ... $$` is read as a spoken formula. */

@@ -35,6 +35,8 @@ export interface TextOptions {
   textNormalization?: boolean;
   pauseMarkers?: boolean;
   tags?: boolean;
+  /** Parenthesized interjections (`(laughs)`) and the tag sound each one makes; others are read. */
+  interjections?: Readonly<Record<string, TagName>>;
   latex?: boolean;
   pronunciations?: { text: string; replacement: string }[];
 }
@@ -115,6 +117,12 @@ function specials(text: string, o: TextOptions): Special[] {
     add(/\[([A-Za-z][A-Za-z ]*)\]/g, (m) => {
       const name = m[1]!.toLowerCase().trim() as TagName;
       return TAG_NAMES.includes(name) ? () => ({ kind: 'tag', name }) : null;
+    });
+  const interjections = o.interjections;
+  if (interjections)
+    add(/\(([A-Za-z][A-Za-z-]*)\)/g, (m) => {
+      const name = Object.hasOwn(interjections, m[1]!) ? interjections[m[1]!] : undefined;
+      return name ? () => ({ kind: 'tag', name }) : null;
     });
   for (const p of o.pronunciations ?? []) {
     if (!p.text) continue;

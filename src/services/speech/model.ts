@@ -8,7 +8,8 @@ import type { Account } from '../../core/accounts.js';
 import type { Emulator } from '../../core/emulator.js';
 import { findCustomVoice } from '../platform/voices/store.js';
 import { invalidParams, SpeechError } from './errors.js';
-import { EMOTIONS_26_ONLY, firstProblem, MODEL_ALIASES, MODELS, t2aRequestSchema, type T2aRequest } from './schema.js';
+import { checkEmotion, interjectionsOf, modelOf } from './catalogue.js';
+import { firstProblem, t2aRequestSchema, type T2aRequest } from './schema.js';
 import {
   checkLatex,
   checkPauseMarkers,
@@ -25,7 +26,8 @@ export const URL_TTL_MS = 24 * 3600 * 1000;
 const MINUTE_MS = 60_000;
 
 export interface SynthesisPlan {
-  model: (typeof MODELS)[number];
+  /** The catalogue's model (a legacy alias resolved). */
+  model: string;
   stream: boolean;
   excludeAggregated: boolean;
   format: AudioFormat;
@@ -76,8 +78,8 @@ export function planRequest(emu: Emulator, account: Account, body: unknown): Syn
   if (!parsed.success) throw invalidParams(firstProblem(parsed.error));
   const r = parsed.data;
 
-  const model = MODEL_ALIASES[r.model] ?? ((MODELS as readonly string[]).includes(r.model) ? (r.model as SynthesisPlan['model']) : null);
-  if (!model) throw invalidParams(`model must be one of ${MODELS.join(', ')}`);
+  const entry = modelOf(emu, r.model);
+  const model = entry.model;
   const stream = r.stream === true;
 
   const text = r.text;
@@ -92,8 +94,7 @@ export function planRequest(emu: Emulator, account: Account, body: unknown): Syn
     const latexProblem = checkLatex(text);
     if (latexProblem) throw invalidParams(latexProblem);
   }
-  if (vs.emotion && EMOTIONS_26_ONLY.has(vs.emotion) && !model.startsWith('speech-2.6'))
-    throw invalidParams(`voice_setting.emotion ${vs.emotion} is supported only by speech-2.6-hd and speech-2.6-turbo`);
+  if (vs.emotion) checkEmotion(entry, vs.emotion);
 
   const as = r.audio_setting ?? {};
   const format = as.format ?? 'mp3';
@@ -114,6 +115,7 @@ export function planRequest(emu: Emulator, account: Account, body: unknown): Syn
   const modifyApplies = stream ? format === 'mp3' : format !== 'pcm';
   const voiceModify = modifyApplies ? voiceModifyOf(r) : undefined;
   const sampleRate = as.sample_rate ?? 32000;
+  const interjections = interjectionsOf(emu, entry);
   const channels = as.channel ?? 1;
   const input: SynthInput = {
     text,
@@ -126,6 +128,7 @@ export function planRequest(emu: Emulator, account: Account, body: unknown): Syn
     textNormalization: vs.text_normalization === true,
     pauseMarkers: true,
     tags: false,
+    ...(interjections ? { interjections } : {}),
     pronunciations,
     latex: vs.latex_read === true,
     watermark: !stream && r.aigc_watermark === true,
@@ -166,6 +169,8 @@ function voiceModifyOf(r: T2aRequest): VoiceModify | undefined {
 
 /** The voice mix: `timber_weights` (or `timbre_weights`) when given, else `voice_setting.voice_id`. */
 function voicesOf(emu: Emulator, account: Account, r: T2aRequest): (VoiceTone & { voiceId: string })[] {
+  if (r.timber_weights != null && r.timbre_weights != null)
+    throw invalidParams('timber_weights and timbre_weights are two spellings of one field: give only one of them');
   const weights = r.timber_weights ?? r.timbre_weights;
   const field = r.timber_weights ? 'timber_weights' : 'timbre_weights';
   if (weights && weights.length) {
