@@ -114,7 +114,13 @@ export async function runEmulator(config: Config, logger: Logger): Promise<Runni
       (req as IncomingMessage & { emulatorListener?: string }).emulatorListener = 'speech-backup';
       handler(req, res);
     });
-    return createServer(handler);
+    const primary = createServer(handler);
+    // WebSocket upgrades of the backup reach the same app's socket routes.
+    backupServer.on('upgrade', (req: IncomingMessage & { emulatorListener?: string }, socket, head) => {
+      req.emulatorListener = 'speech-backup';
+      primary.emit('upgrade', req, socket, head);
+    });
+    return primary;
   }, speechBadUrl);
   const platform = baseApp(logger.child({ service: 'platform' }), undefined, platformBadUrl);
   try {

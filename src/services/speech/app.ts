@@ -1,3 +1,4 @@
+import websocket from '@fastify/websocket';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { registerDownloads } from '../../core/downloads.js';
 import type { Emulator } from '../../core/emulator.js';
@@ -5,6 +6,7 @@ import { installPipeline, pathOf } from '../../core/http.js';
 import { controlPlane } from '../../control/routes.js';
 import { invalidParams, SpeechError, sendSpeechError } from './errors.js';
 import { gate, speechRoutes, T2A_PATH } from './routes.js';
+import { speechSocketRoutes } from './ws/socket.js';
 
 /** Bearer key of the speech service (`Authorization: Bearer <key>`). */
 export function bearerKey(header: string | undefined): string | undefined {
@@ -45,6 +47,9 @@ export async function setupSpeechApp(app: FastifyInstance, emu: Emulator): Promi
   registerDownloads(app, emu, (reply, status, message) =>
     sendSpeechError(emu, reply.request, reply, new SpeechError(status === 403 ? 1004 : 1000, message, status)),
   );
+  // Frames over 8 MiB close the socket with 1009, as on the platform's sockets.
+  await app.register(websocket, { options: { maxPayload: 8 * 1024 * 1024 } });
   await app.register(controlPlane, { prefix: '/_emulator', emu });
   await app.register(speechRoutes, { emu });
+  await app.register(speechSocketRoutes, { emu });
 }

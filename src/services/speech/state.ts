@@ -1,4 +1,4 @@
-import type { Emulator } from '../../core/emulator.js';
+import type { Emulator, StateArea } from '../../core/emulator.js';
 import type { SynthesisPlan } from './model.js';
 
 /**
@@ -27,36 +27,17 @@ export interface SpeechArea {
   startStream(accountId: string, traceId: string): { progress(events: number): void; end(status: StreamEnd, events: number): void };
 }
 
+/** The emulator's speech area: registered by the first caller (HTTP routes or the socket), shared after. */
 export function speechArea(emu: Emulator): SpeechArea {
+  const existing = emu.areas.get('speech') as (StateArea & Partial<SpeechArea>) | undefined;
+  if (existing?.count && existing.startStream) return existing as StateArea & SpeechArea;
   const usage = new Map<string, AccountUsage>();
   const of = (id: string) => {
     let u = usage.get(id);
     if (!u) usage.set(id, (u = { requests: 0, usage_characters: 0, streams: [] }));
     return u;
   };
-  emu.registerArea({
-    name: 'speech',
-    reset(accountId) {
-      if (accountId === undefined) {
-        usage.clear();
-        void emu.blobs.removeTree('speech').catch(() => undefined);
-      } else {
-        usage.delete(accountId);
-        void emu.blobs.removeTree(`speech/${accountId}`).catch(() => undefined);
-      }
-    },
-    view(accountId) {
-      const u = usage.get(accountId);
-      if (!u) return { requests: 0, usage_characters: 0, streams_active: 0, streams: [] };
-      return { ...u, streams_active: u.streams.filter((s) => s.status === 'streaming').length, streams: u.streams.map((s) => ({ ...s })) };
-    },
-    save: () => Object.fromEntries([...usage].map(([id, u]) => [id, { ...u, streams: u.streams.filter((s) => s.status !== 'streaming') }])),
-    load(data) {
-      usage.clear();
-      for (const [id, u] of Object.entries((data ?? {}) as Record<string, AccountUsage>)) usage.set(id, { ...u, streams: [...(u.streams ?? [])] });
-    },
-  });
-  return {
+  const api: SpeechArea = {
     count(accountId, plan) {
       const u = of(accountId);
       u.requests++;
@@ -80,4 +61,28 @@ export function speechArea(emu: Emulator): SpeechArea {
       };
     },
   };
+  emu.registerArea({
+    name: 'speech',
+    reset(accountId) {
+      if (accountId === undefined) {
+        usage.clear();
+        void emu.blobs.removeTree('speech').catch(() => undefined);
+      } else {
+        usage.delete(accountId);
+        void emu.blobs.removeTree(`speech/${accountId}`).catch(() => undefined);
+      }
+    },
+    view(accountId) {
+      const u = usage.get(accountId);
+      if (!u) return { requests: 0, usage_characters: 0, streams_active: 0, streams: [] };
+      return { ...u, streams_active: u.streams.filter((s) => s.status === 'streaming').length, streams: u.streams.map((s) => ({ ...s })) };
+    },
+    save: () => Object.fromEntries([...usage].map(([id, u]) => [id, { ...u, streams: u.streams.filter((s) => s.status !== 'streaming') }])),
+    load(data) {
+      usage.clear();
+      for (const [id, u] of Object.entries((data ?? {}) as Record<string, AccountUsage>)) usage.set(id, { ...u, streams: [...(u.streams ?? [])] });
+    },
+    ...api,
+  } as StateArea & SpeechArea);
+  return api;
 }
