@@ -77,6 +77,7 @@ export function openSession(emu: Emulator, port: SessionPort, ctx: SessionContex
   let busy = false;
   let idle: number | null = null;
   let audioSent = 0;
+  let cutByFault = false;
 
   const send = (name: string, code = 0, msg = STATUS_MSG[0]!, extra: object = {}) => port.send(event(name, ctx, code, msg, extra), name);
 
@@ -184,7 +185,7 @@ export function openSession(emu: Emulator, port: SessionPort, ctx: SessionContex
     try {
       const audio = encodePiece(format, plan, synth);
       for await (const chunk of audio.chunks) {
-        if (held && !sendChunk(held, false)) return run.end('cut', sent);
+        if (held && !sendChunk(held, false)) return run.end(cutByFault ? 'cut' : 'aborted', sent);
         if (held) sent++;
         held = chunk;
         run.progress(sent);
@@ -192,7 +193,7 @@ export function openSession(emu: Emulator, port: SessionPort, ctx: SessionContex
       const meta = await audio.meta();
       // μ-law is planned as PCM; extra_info names the format the client asked for.
       const extra = { ...extraInfo({ ...meta, format: plan.format }, plan), audio_format: meta.format };
-      if (!held || !sendChunk(held, true, extra)) return run.end('cut', sent);
+      if (!held || !sendChunk(held, true, extra)) return run.end(cutByFault ? 'cut' : 'aborted', sent);
       run.end('done', sent + 1);
     } catch (err) {
       run.end(port.signal.aborted ? 'aborted' : 'failed', sent);
@@ -204,6 +205,7 @@ export function openSession(emu: Emulator, port: SessionPort, ctx: SessionContex
   function sendChunk(audio: Buffer, isFinal: boolean, extra?: ExtraInfo): boolean {
     if (port.closed) return false;
     if (ctx.cutAfterChunks !== undefined && audioSent >= ctx.cutAfterChunks) {
+      cutByFault = true;
       port.terminate();
       return false;
     }
