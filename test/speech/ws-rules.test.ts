@@ -132,7 +132,7 @@ describe('authentication (rule 12.2) and faults on the upgrade', () => {
   it('a plain GET without Upgrade is 426 in the speech error shape', async () => {
     const res = await fetch(`${emu.speechUrl}/ws/v1/t2a_v2`, { headers: { authorization: 'Bearer k' } });
     expect(res.status).toBe(426);
-    expect((await res.json()).base_resp.status_code).toBe(2013);
+    expect(((await res.json()) as any).base_resp.status_code).toBe(2013);
   });
 });
 
