@@ -164,6 +164,14 @@ export function installPipeline(app: FastifyInstance, emu: Emulator, opts: Pipel
     if (req.emu?.entry && req.body !== undefined) req.emu.entry.request.body = summarize(req.body, redactKey);
   });
 
+  // With a data dir, no answer leaves before the changes made so far are on disk (crash-safe acknowledgements).
+  if (emu.persistent) {
+    app.addHook('onSend', async (_req, _reply, payload) => {
+      await emu.persist();
+      return payload;
+    });
+  }
+
   app.addHook('onSend', async (req, reply, payload) => {
     const state = req.emu;
     if (!state?.entry) return payload;
