@@ -34,6 +34,13 @@ export interface StateArea {
 
 export type ServiceName = 'speech' | 'platform';
 
+export interface RegisteredRoute {
+  service: ServiceName;
+  method: string;
+  url: string;
+  websocket: boolean;
+}
+
 export interface ServiceUrls {
   speech: string;
   speechBackup: string;
@@ -54,6 +61,8 @@ export class Emulator {
   readonly signatures = new SignatureRecords();
   readonly sockets = new Sockets();
   readonly areas = new Map<string, StateArea>();
+  /** Routes of both services as registered (method, URL pattern, WebSocket or not). */
+  readonly routes: RegisteredRoute[] = [];
   /** Saved parts of areas not registered yet (they register on first use). */
   private unclaimed = new Map<string, unknown>();
   readonly dataDir: string;

@@ -109,6 +109,13 @@ function journalQuery(req: FastifyRequest): Record<string, unknown> | undefined 
 export function installPipeline(app: FastifyInstance, emu: Emulator, opts: PipelineOptions): void {
   app.decorateRequest('emu', null as unknown as RequestState);
 
+  // Every route the service serves, as registered (the property tests cover each one of them).
+  app.addHook('onRoute', (route) => {
+    const ws = route as { websocket?: boolean; wsHandler?: unknown };
+    const websocket = ws.websocket === true || typeof ws.wsHandler === 'function';
+    for (const method of [route.method].flat()) emu.routes.push({ service: opts.service, method, url: route.url, websocket });
+  });
+
   app.addHook('onRequest', async (req) => {
     const path = pathOf(req);
     const state: RequestState = {
