@@ -39,9 +39,20 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   fc.integer({ min: 0, max: 40 }).map((ms) => ({ pause: ms })),
 );
 
+/** A meta every socket accepts (unknown fields are ignored), so later steps reach the audio and turn logic. */
+const VALID_META = { text: JSON.stringify({ meta: { voice_id: 'default', audio_format: 'pcm16', language: 'en' } }) };
+const VALID_TEXT_META = { text: JSON.stringify({ voice_id: 'default', text_input: 'Hello, how are you today?' }) };
+
 export const wsCase: fc.Arbitrary<WsCase> = fc.record({
   auth: fc.constantFrom('valid', 'valid', 'valid', 'valid', 'missing', 'garbage'),
-  steps: fc.array(step, { minLength: 1, maxLength: 6 }),
+  steps: fc.oneof(
+    fc.array(step, { minLength: 1, maxLength: 6 }),
+    fc.tuple(fc.constantFrom(VALID_META, VALID_TEXT_META), fc.array(step, { maxLength: 5 }), fc.boolean()).map(([first, rest, final]) => [
+      first,
+      ...rest,
+      ...(final ? [{ text: '{"is_final":true}' }] : []),
+    ]),
+  ),
 });
 
 export interface WsOutcome {
