@@ -10,7 +10,7 @@ import WebSocket from 'ws';
  * sockets), with streams and sockets abandoned mid-way. Prints the emulator's RSS over time and the
  * errors per family; after the load, a reset, then RSS again.
  *
- *   npm run soak -- [--clients 50] [--minutes 2] [--every 10]
+ *   npm run soak -- [--clients 50] [--minutes 2] [--every 10] [--timeout 60]
  */
 function flag(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -21,6 +21,8 @@ function flag(name: string, fallback: number): number {
 const CLIENTS = flag('clients', 50);
 const MINUTES = Math.min(flag('minutes', 2), 60);
 const EVERY_S = flag('every', 10);
+/** Seconds an operation may take before it counts as failed (a loaded 2-core machine is slow, not hung). */
+const TIMEOUT_MS = flag('timeout', 60) * 1000;
 const ROOT = join(import.meta.dirname, '..');
 
 const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--host', '127.0.0.1', '--speech-port', '0', '--speech-backup-port', '0', '--platform-port', '0', '--log-level', 'warn', '--global-limits', 'off'], {
@@ -101,7 +103,7 @@ function record(family: Family, ok: boolean, why = '') {
 const json = (body: unknown) => ({ 'content-type': 'application/json', body: JSON.stringify(body) });
 async function post(url: string, headers: Record<string, string>, body: unknown) {
   const { body: text, ...h } = json(body);
-  const res = await fetch(url, { method: 'POST', headers: { ...headers, ...h }, body: text, signal: AbortSignal.timeout(30_000) });
+  const res = await fetch(url, { method: 'POST', headers: { ...headers, ...h }, body: text, signal: AbortSignal.timeout(TIMEOUT_MS) });
   return { status: res.status, body: (await res.json().catch(() => null)) as any };
 }
 const envelopeOk = (r: { status: number; body: any }) => r.status === 200 && r.body?.succeed === true;
@@ -109,6 +111,8 @@ const envelopeOk = (r: { status: number; body: any }) => r.status === 200 && r.b
 /** Reads a streamed body; with `abandon`, stops after the first chunk and drops the connection. */
 async function stream(url: string, headers: Record<string, string>, body: unknown, abandon: boolean): Promise<boolean> {
   const ac = new AbortController();
+  const timer = setTimeout(() => ac.abort(new Error(`no end within ${TIMEOUT_MS} ms`)), TIMEOUT_MS);
+  timer.unref();
   const res = await fetch(url, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body), signal: ac.signal });
   if (res.status !== 200 || !res.body) return false;
   const reader = res.body.getReader();
@@ -124,7 +128,7 @@ async function stream(url: string, headers: Record<string, string>, body: unknow
 function socket(path: string, key: string, first: unknown, after: (ws: WebSocket) => void, abandon: boolean): Promise<boolean> {
   return new Promise((resolve) => {
     const ws = new WebSocket(`${urls.platform.replace('http', 'ws')}${path}?api_key=${key}`);
-    const t = setTimeout(() => (ws.terminate(), resolve(false)), 30_000);
+    const t = setTimeout(() => (ws.terminate(), resolve(false)), TIMEOUT_MS);
     let events = 0;
     ws.on('open', () => {
       ws.send(JSON.stringify(first));
