@@ -56,6 +56,8 @@ export const fixtureSchemas = {
             emotions: z.array(z.string().min(1)),
             /** Parenthesized interjections such as `(laughs)` become sounds (else they are read as text). */
             interjection_tags: z.boolean().default(false),
+            /** `language_boost` values this model refuses (2013). */
+            unsupported_language_boosts: z.array(z.string().min(1)).default([]),
           }),
         )
         .min(1),

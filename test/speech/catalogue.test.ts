@@ -61,6 +61,14 @@ describe('the model catalogue of /v1/t2a_v2', () => {
     expect(await dur('speech-2.8-hd', 'Well (snorts) then.')).toBeLessThan(laugh - 300);
   });
 
+  it('speech-01 and speech-02 refuse the Persian, Filipino and Tamil boosts; 2.6 and 2.8 take them', async () => {
+    const url = await start();
+    const r = await t2a(url, req({ ...pcm8k, model: 'speech-02-hd', language_boost: 'Tamil' }, 'Hi'));
+    expect(msg(r)).toBe('invalid params, language_boost Tamil is not supported by speech-02-hd (it does not support Persian, Filipino, Tamil)');
+    expect(code(await t2a(url, req({ ...pcm8k, model: 'speech-2.8-hd', language_boost: 'Tamil' }, 'Hi')))).toBe(0);
+    expect(code(await t2a(url, req({ ...pcm8k, model: 'speech-01-turbo', language_boost: 'English' }, 'Hi')))).toBe(0);
+  });
+
   it('timbre_weights is another spelling of timber_weights; both in one request is 2013', async () => {
     const url = await start();
     const mix = [{ voice_id: VOICE, weight: 60 }, { voice_id: 'female-shaonv', weight: 40 }];

@@ -11,6 +11,7 @@ export interface ModelEntry {
   model: string;
   emotions: string[];
   interjection_tags: boolean;
+  unsupported_language_boosts: string[];
 }
 
 function catalogue(emu: Emulator) {
@@ -30,6 +31,12 @@ export function modelOf(emu: Emulator, name: string): ModelEntry {
 export function checkEmotion(model: ModelEntry, emotion: string): void {
   if (model.emotions.includes(emotion)) return;
   throw invalidParams(`voice_setting.emotion ${emotion} is not supported by ${model.model}; it accepts ${model.emotions.join(', ')}`);
+}
+
+/** Checks `language_boost` against the languages the model refuses. */
+export function checkLanguageBoost(model: ModelEntry, boost: string): void {
+  if (!model.unsupported_language_boosts.includes(boost)) return;
+  throw invalidParams(`language_boost ${boost} is not supported by ${model.model} (it does not support ${model.unsupported_language_boosts.join(', ')})`);
 }
 
 /** The interjections a model makes into sounds, or undefined when it reads them as text. */

@@ -8,7 +8,7 @@ import type { Account } from '../../core/accounts.js';
 import type { Emulator } from '../../core/emulator.js';
 import { findCustomVoice } from '../platform/voices/store.js';
 import { invalidParams, SpeechError } from './errors.js';
-import { checkEmotion, interjectionsOf, modelOf } from './catalogue.js';
+import { checkEmotion, checkLanguageBoost, interjectionsOf, modelOf } from './catalogue.js';
 import { firstProblem, t2aRequestSchema, type T2aRequest } from './schema.js';
 import {
   checkLatex,
@@ -95,6 +95,7 @@ export function planRequest(emu: Emulator, account: Account, body: unknown): Syn
     if (latexProblem) throw invalidParams(latexProblem);
   }
   if (vs.emotion) checkEmotion(entry, vs.emotion);
+  if (r.language_boost) checkLanguageBoost(entry, r.language_boost);
 
   const as = r.audio_setting ?? {};
   const format = as.format ?? 'mp3';
