@@ -6,7 +6,7 @@
 import type { AudioFormat, SynthInput, SynthSummary, VoiceModify, VoiceTone } from '../../audio/index.js';
 import type { Account } from '../../core/accounts.js';
 import type { Emulator } from '../../core/emulator.js';
-import { findCustomVoice } from '../platform/voices/store.js';
+import { findCustomVoice } from '../shared/custom-voices.js';
 import { invalidParams, SpeechError } from './errors.js';
 import { EMOTIONS_26_ONLY, firstProblem, MODEL_ALIASES, MODELS, t2aRequestSchema, type T2aRequest } from './schema.js';
 import {

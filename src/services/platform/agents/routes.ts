@@ -2,8 +2,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Emulator } from '../../../core/emulator.js';
 import { takeFault } from '../../../core/http.js';
-import { acceptEmptyJson } from '../calls/body.js';
 import { ok, PlatformError } from '../envelope.js';
+import { acceptEmptyJson } from '../shared/json-body.js';
 import { agentHeartbeat, agentStore, checkAgentSession, createAgentSession, endAgentSession, failAgentSession } from './model.js';
 import { createBody, sessionQuery } from './schema.js';
 

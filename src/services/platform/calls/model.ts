@@ -1,9 +1,10 @@
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { PlatformError } from '../envelope.js';
-import { getSession, MAX_TURNS, requireRole, type Turn } from '../sessions/model.js';
+import { getSession, MAX_TURNS, type Turn } from '../shared/conversation-sessions.js';
 import * as hb from '../shared/heartbeat-sessions.js';
 import { budgetMs, newMeter, remainingSeconds, seconds, type Meter } from '../shared/meter.js';
+import { requireRole } from '../shared/roles.js';
 import type { HeartbeatData, StartBody, StartData, StopData } from './schema.js';
 
 /**

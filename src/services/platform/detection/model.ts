@@ -1,7 +1,8 @@
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { PlatformError } from '../envelope.js';
-import { chargeOrRefuse, fetchUrl, priceOf, readInputAudio, type InputAudio } from '../diarization/input.js';
+import { chargeOrRefuse, priceOf } from '../shared/billing.js';
+import { fetchUrl, readInputAudio, type InputAudio } from '../shared/input-audio.js';
 import { DETECTION_EXTENSIONS, type DetectionData } from './schema.js';
 
 /**

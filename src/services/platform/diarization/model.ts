@@ -3,7 +3,8 @@ import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import type { SignatureRecord } from '../../../core/signatures.js';
 import { PlatformError } from '../envelope.js';
-import { chargeOrRefuse, fetchObjectKey, fetchUrl, priceOf, readInputAudio, signatureOffsetMs, type InputAudio } from './input.js';
+import { chargeOrRefuse, priceOf } from '../shared/billing.js';
+import { fetchObjectKey, fetchUrl, readInputAudio, signatureOffsetMs, type InputAudio } from '../shared/input-audio.js';
 import type { DiarizationData, DiarizationSpeaker } from './schema.js';
 
 /**
