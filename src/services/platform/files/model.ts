@@ -1,6 +1,7 @@
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Account } from '../../../core/accounts.js';
+import { areaOf } from '../../../core/areas.js';
 import type { Emulator, StateArea } from '../../../core/emulator.js';
 import { uploadKeyPrefix } from '../../shared/remote.js';
 import { PlatformError } from '../envelope.js';
@@ -39,12 +40,15 @@ interface UploadArea extends StateArea {
   byAccount: Map<string, UploadRecord[]>;
 }
 
+/** The uploads area of an emulator, registered on first use. */
 export function uploadArea(emu: Emulator): UploadArea {
-  const existing = emu.areas.get(AREA) as UploadArea | undefined;
-  if (existing) return existing;
+  return areaOf(emu, AREA, () => createArea(emu));
+}
+
+function createArea(emu: Emulator): UploadArea {
   const byAccount = new Map<string, UploadRecord[]>();
   const drop = (rel: string) => void emu.blobs.removeTree(rel).catch(() => undefined);
-  const area: UploadArea = {
+  return {
     name: AREA,
     byAccount,
     reset(accountId) {
@@ -65,8 +69,6 @@ export function uploadArea(emu: Emulator): UploadArea {
       for (const [id, list] of Object.entries((data ?? {}) as Record<string, UploadRecord[]>)) byAccount.set(id, list);
     },
   };
-  emu.registerArea(area);
-  return area;
 }
 
 export function isScene(value: string): value is Scene {

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { encodeAudio, synthesizeDialogueStream, type DialogueInput } from '../../../audio/index.js';
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
+import { dialogueRecord } from '../../../core/signatures.js';
 import { fetchRemote, podcastKeyPrefix } from '../../shared/remote.js';
 import { PlatformError } from '../envelope.js';
 import { priceOf } from '../shared/billing.js';
@@ -148,19 +149,7 @@ export async function generatePodcast(emu: Emulator, account: Account, plan: Pod
   emu.accounts.charge(account, price);
 
   const text = plan.lines.join('\n');
-  emu.signatures.put({
-    id: stream.signatureId,
-    kind: 'dialogue',
-    text,
-    language: languageOf(text),
-    speakers: [
-      { speaker: 1, voices: [plan.voices[0]] },
-      { speaker: 2, voices: [plan.voices[1]] },
-    ],
-    segments: (stream.turns ?? []).map((t) => ({ text: t.text, startMs: t.startMs, endMs: t.endMs, speaker: t.speaker })),
-    durationMs: stream.durationMs,
-    createdAtMs: emu.clock.now(),
-  });
+  emu.signatures.put(dialogueRecord({ text, language: languageOf(text), voices: plan.voices, audio: stream, atMs: emu.clock.now() }));
   const durationSec = Math.round(meta.durationMs) / 1000;
   const expiresAt = emu.clock.now() + URL_VALIDITY_MS;
   podcastStore(emu).add(account.id, {

@@ -1,4 +1,5 @@
 import type { Account } from '../../../core/accounts.js';
+import { areaOf } from '../../../core/areas.js';
 import type { Emulator, StateArea } from '../../../core/emulator.js';
 import { mintRoomToken } from '../../shared/livekit.js';
 import { budgetMs, settleMeters, type Meter } from './meter.js';
@@ -63,43 +64,44 @@ export const keyFor = (accountId: string, key: string): string => `${accountId}:
 
 /** The area's store, registered on first use. */
 export function sessionStore<S extends HeartbeatSession, K>(emu: Emulator, rules: Rules<S>): SessionStore<S, K> {
-  const found = emu.areas.get(rules.area) as Area<S, K> | undefined;
-  if (found) return found.store;
-  const s: SessionStore<S, K> = { sessions: new Map(), keys: new Map(), deadlines: new Map(), exhaustTimers: new Map(), signing: new Map() };
+  return areaOf(emu, rules.area, () => createArea<S, K>(emu, rules)).store;
+}
+
+function createArea<S extends HeartbeatSession, K>(emu: Emulator, rules: Rules<S>): Area<S, K> {
+  const store: SessionStore<S, K> = { sessions: new Map(), keys: new Map(), deadlines: new Map(), exhaustTimers: new Map(), signing: new Map() };
   const area: Area<S, K> = {
     name: rules.area,
-    store: s,
+    store,
     reset(accountId) {
-      for (const [id, x] of s.sessions) {
-        if (accountId !== undefined && x.accountId !== accountId) continue;
-        dropDeadline(emu, s, id);
-        s.sessions.delete(id);
+      for (const [id, session] of store.sessions) {
+        if (accountId !== undefined && session.accountId !== accountId) continue;
+        dropDeadline(emu, store, id);
+        store.sessions.delete(id);
       }
-      for (const k of s.keys.keys()) if (accountId === undefined || k.startsWith(`${accountId}:`)) s.keys.delete(k);
-      for (const [k, v] of s.exhaustTimers) {
-        if (accountId !== undefined && k !== accountId) continue;
-        emu.clock.cancel(v);
-        s.exhaustTimers.delete(k);
+      for (const key of store.keys.keys()) if (accountId === undefined || key.startsWith(`${accountId}:`)) store.keys.delete(key);
+      for (const [owner, timer] of store.exhaustTimers) {
+        if (accountId !== undefined && owner !== accountId) continue;
+        emu.clock.cancel(timer);
+        store.exhaustTimers.delete(owner);
       }
     },
-    view: (accountId) => [...s.sessions.values()].filter((x) => x.accountId === accountId).map((x) => rules.view(x)),
-    save: () => ({ sessions: [...s.sessions.values()], [rules.keysField]: [...s.keys.entries()] }),
+    view: (accountId) => [...store.sessions.values()].filter((session) => session.accountId === accountId).map((session) => rules.view(session)),
+    save: () => ({ sessions: [...store.sessions.values()], [rules.keysField]: [...store.keys.entries()] }),
     load(data) {
-      const d = (data ?? {}) as Record<string, unknown>;
+      const saved = (data ?? {}) as Record<string, unknown>;
       area.reset();
-      for (const x of (d.sessions ?? []) as S[]) s.sessions.set(x.sessionId, x);
-      for (const [k, v] of (d[rules.keysField] ?? []) as [string, K][]) s.keys.set(k, v);
+      for (const session of (saved.sessions ?? []) as S[]) store.sessions.set(session.sessionId, session);
+      for (const [key, value] of (saved[rules.keysField] ?? []) as [string, K][]) store.keys.set(key, value);
       // Pending deadlines come back from their timestamps; overdue ones fire at once.
-      const running = [...s.sessions.values()].filter((x) => rules.live(x));
-      for (const x of running) armDeadline(emu, rules, x);
-      for (const accountId of new Set(running.map((x) => x.accountId))) {
+      const running = [...store.sessions.values()].filter((session) => rules.live(session));
+      for (const session of running) armDeadline(emu, rules, session);
+      for (const accountId of new Set(running.map((session) => session.accountId))) {
         const account = emu.accounts.byId(accountId);
         if (account) armExhaustion(emu, rules, account);
       }
     },
   };
-  emu.registerArea(area);
-  return s;
+  return area;
 }
 
 export function liveSessions<S extends HeartbeatSession>(emu: Emulator, rules: Rules<S>, accountId: string): S[] {
