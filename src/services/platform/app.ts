@@ -88,5 +88,7 @@ function validationText(err: Error & { validation?: unknown }): string {
   const first = items[0];
   if (!first) return err.message;
   const field = (first.instancePath ?? '').replace(/^\//, '').replace(/\//g, '.');
+  // A rule that already names its field ("url must be a string") is not prefixed again.
+  if (field && first.message?.startsWith(`${field} `)) return first.message;
   return field ? `${field}: ${first.message}` : (first.message ?? err.message);
 }

@@ -99,7 +99,21 @@ async function createItem(emu: Emulator, s: AgentStore, x: AgentSession): Promis
   return { sessionId: x.sessionId, wsUrl: emu.config.rtcUrl, userToken, roomName: x.roomName, expireAt: x.expireAt, status: x.status, agentId: x.agentId };
 }
 
-export async function createAgentSession(emu: Emulator, account: Account, body: CreateBody, idempotencyKey: string): Promise<{ item: CreateItem; traceId: string }> {
+/** The idempotency key of a create: the `Idempotency-Key` header, else the body's `clientRequestId`; 10001 when neither. */
+export function idempotencyKeyOf(header: string | undefined, body: CreateBody): string {
+  const fromHeader = header?.trim();
+  if (fromHeader) return fromHeader;
+  const fromBody = body.clientRequestId?.trim();
+  if (fromBody) return fromBody;
+  throw new PlatformError('param', 'Idempotency-Key: header is required (or clientRequestId in the body)');
+}
+
+/**
+ * Creates a session, or answers the one its idempotency key made (10001 when that key made one for
+ * another agent). `headerKey` is the `Idempotency-Key` header as sent.
+ */
+export async function createAgentSession(emu: Emulator, account: Account, body: CreateBody, headerKey: string | undefined): Promise<{ item: CreateItem; traceId: string }> {
+  const idempotencyKey = idempotencyKeyOf(headerKey, body);
   const s = agentStore(emu);
   const now = emu.clock.now();
   const keyOf = hb.keyFor(account.id, idempotencyKey);
