@@ -81,6 +81,11 @@ function viewOf(x: CallSession) {
   };
 }
 
+/** 40012: a single-channel account already has a call running. */
+const callInProgress = (sessionId: string) => new PlatformError(40012, `a call is in progress (session ${sessionId}); end it first`);
+/** 40013: the account's concurrent-call limit is reached. */
+const tooManyCalls = (running: number, max: number) => new PlatformError(40013, `concurrency limit reached: ${running} of ${max} concurrent calls in progress`);
+
 function end(emu: Emulator, x: CallSession, atMs: number, reason: EndReason): void {
   if (x.state === 'ended') return;
   x.state = 'ended';
@@ -141,12 +146,13 @@ export async function startCall(emu: Emulator, account: Account, body: StartBody
     throw new PlatformError('balance', `insufficient balance: a call needs at least 1 second (${price} micro-units); balance ${account.balanceMicro}`);
   }
   const others = hb.liveSessions(emu, rules, account.id).filter((x) => x !== resumed);
-  if (account.limits.single_channel && others.length > 0) {
-    throw new PlatformError(40012, `a call is in progress (session ${others[0]!.sessionId}); end it first`);
+  const [inProgress] = others;
+  if (account.limits.single_channel && inProgress) {
+    throw callInProgress(inProgress.sessionId);
   }
   const max = account.limits.max_concurrent_calls;
   if (max !== undefined && others.length >= max) {
-    throw new PlatformError(40013, `concurrency limit reached: ${others.length} of ${max} concurrent calls in progress`);
+    throw tooManyCalls(others.length, max);
   }
   if (resumed) end(emu, resumed, now, 'resumed');
 

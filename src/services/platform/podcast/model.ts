@@ -24,6 +24,9 @@ export interface PodcastPlan {
   speed: number;
 }
 
+/** 10015: the dialogue holds a term of the content-safety fixture. */
+const blockedByContentSafety = () => new PlatformError(10015, 'dialogueText was blocked by content safety');
+
 const GLOBAL_WINDOW = { key: 'global:podcast', ms: 1000, max: 2 };
 const ACCOUNT_WINDOW = { name: 'podcast', ms: 60_000, max: 5 };
 
@@ -107,14 +110,14 @@ export async function planPodcast(emu: Emulator, raw: unknown): Promise<PodcastP
 
   const lower = text.toLowerCase();
   const term = emu.fixtures.data['content-safety.json'].terms.find((t) => lower.includes(t.toLowerCase()));
-  if (term !== undefined) throw new PlatformError(10015, 'dialogueText was blocked by content safety');
+  if (term !== undefined) throw blockedByContentSafety();
 
   return { lines, voices, pair, speed };
 }
 
 export function dialogueOf(plan: PodcastPlan): DialogueInput {
   return {
-    turns: plan.lines.map((text, i) => ({ text, voices: [{ id: plan.voices[i % 2]!, weight: 1 }], speaker: (i % 2) + 1 })),
+    turns: plan.lines.map((text, i) => ({ text, voices: [{ id: i % 2 === 0 ? plan.voices[0] : plan.voices[1], weight: 1 }], speaker: (i % 2) + 1 })),
     speed: plan.speed / SPEED_DEFAULT,
     sampleRate: PODCAST_AUDIO.sampleRate,
     channels: PODCAST_AUDIO.channels,
