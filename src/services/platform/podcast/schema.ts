@@ -1,6 +1,10 @@
 import { z } from 'zod';
 
-/** `POST /v1/audio/podcast` body (validated by hand in model.ts for precise messages). */
+/**
+ * `POST /v1/audio/podcast` body, for documents. The route does not validate with it: the model checks
+ * the body in the documented order, where a rule of dialogueText (length, empty) answers before the type
+ * of a later field, which a schema run first would reorder.
+ */
 export const podcastRequest = z.object({
   dialogueText: z.string().describe('At most 4000 characters; one sentence per line; odd lines speaker 1, even lines speaker 2'),
   pairSelection: z.string().optional().describe('One of the five preset pairs, or Custom (with both prompts); default the first preset'),
