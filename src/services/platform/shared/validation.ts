@@ -1,12 +1,8 @@
-import type { z } from 'zod';
-
 /**
- * The platform's reading of a zod issue: `field: rule` (the field as a dotted path), or the rule
- * alone for the body itself. Route validation errors reach the same words through `app.ts`.
+ * The platform's words for a validation problem: `field: rule` (the field as a dotted path); the rule
+ * alone for the body itself, or when the rule already names its field ("url must be a string").
  */
-export function firstIssue(error: z.ZodError): string {
-  const issue = error.issues[0];
-  if (!issue) return 'request body is invalid';
-  const field = issue.path.join('.');
-  return field ? `${field}: ${issue.message}` : issue.message;
+export function issueText(field: string, rule: string): string {
+  if (!field || rule.startsWith(`${field} `)) return rule;
+  return `${field}: ${rule}`;
 }
