@@ -23,8 +23,9 @@ async function readUpload(req: FastifyRequest): Promise<Upload> {
     const file = part as MultipartFile;
     if (file.fieldname !== 'audio' || found.kind !== 'none') {
       if (file.fieldname !== 'audio') wrongField ??= file.fieldname;
+      // Drain without waiting for the part's end: a body cut before its closing boundary never ends
+      // the part, and the parser reports that through the iterator, which must be free to ask.
       file.file.resume();
-      await new Promise((r) => file.file.once('end', r));
       continue;
     }
     const chunks: Buffer[] = [];
