@@ -8,6 +8,7 @@ import { PlatformError } from '../envelope.js';
 import { languageOf } from '../recognition/model.js';
 import { podcastStore } from './store.js';
 import { CUSTOM, MAX_DIALOGUE_CHARS, PODCAST_AUDIO, SPEED_DEFAULT, SPEED_MAX, SPEED_MIN, URL_VALIDITY_MS, type PodcastData } from './schema.js';
+import { describeValue } from '../../../core/describe.js';
 
 /**
  * Podcast generation: the rules of the request, then two-voice dialogue audio (MP3 24 kHz mono
@@ -75,7 +76,7 @@ export async function planPodcast(emu: Emulator, raw: unknown): Promise<PodcastP
   let speed = SPEED_DEFAULT;
   if (body.speed !== undefined && body.speed !== null) {
     if (typeof body.speed !== 'number' || !Number.isFinite(body.speed) || body.speed < SPEED_MIN || body.speed > SPEED_MAX) {
-      throw new PlatformError('param', `speed must be a number from ${SPEED_MIN} to ${SPEED_MAX}, got ${JSON.stringify(body.speed)}`);
+      throw new PlatformError('param', `speed must be a number from ${SPEED_MIN} to ${SPEED_MAX}, got ${describeValue(body.speed)}`);
     }
     speed = body.speed;
   }
