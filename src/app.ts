@@ -140,6 +140,8 @@ export async function runEmulator(config: Config, logger: Logger): Promise<Runni
   let closing: Promise<void> | null = null;
   const close = () =>
     (closing ??= (async () => {
+      // Streams end at their next event boundary; sockets get a going-away close frame.
+      emu.beginClose();
       emu.sockets.closeAll(1001, 'emulator shutting down');
       for (const drain of drains) drain();
       const backupClosed = new Promise<void>((r) => backupServer!.close(() => r()));

@@ -62,6 +62,9 @@ export class Emulator {
   private dirtyTimer: NodeJS.Timeout | null = null;
   private saving: Promise<void> = Promise.resolve();
   private closed = false;
+  private readonly shutdown = new AbortController();
+  /** Aborted when the emulator begins to close: open streams end at their next event boundary. */
+  readonly closing: AbortSignal = this.shutdown.signal;
 
   private constructor(
     readonly config: Config,
@@ -195,9 +198,15 @@ export class Emulator {
     }
   }
 
+  /** Tells open streams to end at their next event boundary (close() does it too). */
+  beginClose(): void {
+    if (!this.shutdown.signal.aborted) this.shutdown.abort(new Error('emulator shutting down'));
+  }
+
   /** `save: false` when the start failed: a snapshot that could not be read must not be overwritten. */
   async close(opts: { save?: boolean } = {}): Promise<void> {
     if (this.closed) return;
+    this.beginClose();
     if (this.dirtyTimer) clearTimeout(this.dirtyTimer);
     this.dirtyTimer = null;
     this.sockets.closeAll(1001, 'emulator shutting down');
