@@ -57,7 +57,7 @@ export async function fileRoutes(app: FastifyInstance, { emu }: { emu: Emulator 
         received = { tmpBlob, fileName: part.filename, size, limitedBy: known };
       } catch (err) {
         if (err instanceof BlobTooLargeError || (err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') {
-          keep(known ? tooLarge(known) : new PlatformError(20010, `file: larger than ${MAX_UPLOAD_BYTES / 1024 / 1024} MB, the largest limit of any scene`));
+          keep(known ? tooLarge(known) : new PlatformError(20010, `file: larger than ${MAX_UPLOAD_BYTES / 1_000_000} MB, the largest limit of any scene`));
         } else throw err;
       }
     };
