@@ -132,6 +132,7 @@ export class Emulator {
     this.journal.clear(id);
     if (id === undefined) {
       this.unclaimed.clear();
+      this.signatures.clear(); // content-addressed, shared by all accounts: only a full reset drops them
       this.accounts.reset();
       this.ids.reset();
       this.clock.resetToReal();
