@@ -23,6 +23,17 @@ const CLOSE_GRACE_MS = 3000;
 
 const JSON_BODY_LIMIT = 1024 * 1024;
 
+/** Codes of a client that went away while its answer was being written. */
+const CLIENT_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE', 'ERR_STREAM_DESTROYED']);
+
+/** A client leaving mid-response is routine: one debug line, no stack. Other stream errors keep Fastify's warning. */
+class EmulatorLogs extends LogController {
+  override streamError(error: Error & { code?: string }, request: FastifyRequest, reply: FastifyReply): void {
+    if (CLIENT_GONE.has(error.code ?? '')) return void reply.log.debug({ code: error.code }, 'client left before the end of the response');
+    super.streamError(error, request, reply);
+  }
+}
+
 /** The answer to a URL the router cannot read (bad %-escape), in the shape of the service it reached. */
 export type BadUrlAnswer = (message: string, url?: string) => { status: number; headers?: Record<string, string>; body: unknown };
 
@@ -55,7 +66,7 @@ export function baseApp(
     ...(badUrl ? { clientErrorHandler: parserErrorHandler(badUrl) } : {}),
     loggerInstance: logger,
     // One line per request is written by the pipeline (core/http.ts), not by Fastify.
-    logController: new LogController({ disableRequestLogging: true }),
+    logController: new EmulatorLogs({ disableRequestLogging: true }),
     bodyLimit: JSON_BODY_LIMIT,
     forceCloseConnections: 'idle',
     return503OnClosing: true,
