@@ -71,6 +71,8 @@ export async function detectionRoutes(app: FastifyInstance, { emu }: { emu: Emul
   app.route({
     method: ['GET', 'PUT', 'DELETE', 'PATCH'],
     url: PATH,
+    // Answered before the body is parsed: a body no parser takes is still a wrong method.
+    onRequest: async (_req, reply) => bare(reply.header('allow', 'POST'), 405, 'Method Not Allowed'),
     handler: async (_req, reply) => bare(reply.header('allow', 'POST'), 405, 'Method Not Allowed'),
   });
 }
