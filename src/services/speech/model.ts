@@ -1,13 +1,14 @@
 /**
  * Rules of `POST /v1/t2a_v2`, apart from HTTP: from a parsed body to a synthesis plan (or the error the
  * spec gives), voices of the catalogue and of the account, billing, per-account rate windows and the
- * record of what was spoken. Errors are thrown as SpeechError; routes.ts only translates.
+ * record of what was spoken. Errors are thrown as SpeechError (named constructors of errors.ts); routes.ts only translates.
  */
-import type { AudioFormat, SynthInput, SynthSummary, VoiceModify, VoiceTone } from '../../audio/index.js';
+import { synthesizeStream, type AudioFormat, type SynthInput, type SynthSummary, type VoiceModify, type VoiceTone } from '../../audio/index.js';
 import type { Account } from '../../core/accounts.js';
 import type { Emulator } from '../../core/emulator.js';
 import { findCustomVoice } from '../platform/voices/store.js';
-import { invalidParams, SpeechError } from './errors.js';
+import { insufficientBalance, invalidParams, rateLimited, textRatioLimit, tokenLimit, voiceNotFound } from './errors.js';
+import type { SpeechArea } from './state.js';
 import { EMOTIONS_26_ONLY, firstProblem, MODEL_ALIASES, MODELS, t2aRequestSchema, type T2aRequest } from './schema.js';
 import {
   checkLatex,
@@ -69,6 +70,21 @@ export function checkOutputSize(plan: SynthesisPlan, durationMs: number): void {
   }
 }
 
+/**
+ * One T2A request after admission, its steps in order: the plan of the body (every rule of the request
+ * object), the plan of the audio (pull-based: its duration is known before any sample is rendered), the
+ * size cap, the balance and rate windows (then the charge), the usage count. Throws the SpeechError of
+ * the first step that refuses; nothing is charged or counted before the last check passed.
+ */
+export function startSynthesis(emu: Emulator, area: SpeechArea, account: Account, body: unknown, signal: AbortSignal) {
+  const plan = planRequest(emu, account, body);
+  const synth = synthesizeStream(plan.input, { signal });
+  checkOutputSize(plan, synth.durationMs);
+  chargeRequest(emu, account, plan);
+  area.count(account.id, plan);
+  return { plan, synth };
+}
+
 /** Parses and checks a body: every rule of the request object, in the order a reader expects. */
 export function planRequest(emu: Emulator, account: Account, body: unknown): SynthesisPlan {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalidParams('request body must be a JSON object');
@@ -106,7 +122,7 @@ export function planRequest(emu: Emulator, account: Account, body: unknown): Syn
   const voices = mix.map(({ id, weight }) => ({ id, weight }));
 
   const ratio = invisibleRatio(text);
-  if (ratio > MAX_INVISIBLE_RATIO) throw new SpeechError(1042);
+  if (ratio > MAX_INVISIBLE_RATIO) throw textRatioLimit();
   const counts = countText(text);
   if (counts.usageCharacters === 0) throw invalidParams('text must contain at least one letter or digit to pronounce');
 
@@ -171,7 +187,7 @@ function voicesOf(emu: Emulator, account: Account, r: T2aRequest): (VoiceTone & 
   if (weights && weights.length) {
     return weights.map((w, i) => {
       const tone = toneOf(emu, account, w.voice_id);
-      if (!tone) throw new SpeechError(2054, `voice id not exist: ${field}[${i}].voice_id ${w.voice_id}`);
+      if (!tone) throw voiceNotFound(`${field}[${i}].voice_id ${w.voice_id}`);
       return { id: tone, weight: w.weight, voiceId: w.voice_id };
     });
   }
@@ -180,7 +196,7 @@ function voicesOf(emu: Emulator, account: Account, r: T2aRequest): (VoiceTone & 
   if (id === undefined || id === null) throw invalidParams('voice_setting.voice_id is required');
   if (!id) throw invalidParams('voice_setting.voice_id must not be empty unless timber_weights is given');
   const tone = toneOf(emu, account, id);
-  if (!tone) throw new SpeechError(2054, `voice id not exist: voice_setting.voice_id ${id}`);
+  if (!tone) throw voiceNotFound(`voice_setting.voice_id ${id}`);
   return [{ id: tone, weight: 1, voiceId: id }];
 }
 
@@ -194,13 +210,13 @@ export function toneOf(emu: Emulator, account: Account, voiceId: string): string
   return findCustomVoice(emu, account.id, voiceId)?.toneId;
 }
 
-/** Balance, then the account's request and character windows (off unless its limits set them). */
-export function admit(emu: Emulator, account: Account, plan: SynthesisPlan): void {
-  if (account.balanceMicro <= 0 || !emu.accounts.canAfford(account, plan.priceMicro)) throw new SpeechError(1008);
+/** Balance, then the account's request and character windows (off unless its limits set them), then the charge. */
+export function chargeRequest(emu: Emulator, account: Account, plan: SynthesisPlan): void {
+  if (account.balanceMicro <= 0 || !emu.accounts.canAfford(account, plan.priceMicro)) throw insufficientBalance();
   const rpm = account.limits.requests_per_minute;
-  if (rpm && !emu.limits.hit(emu.windowKey(account, 'speech:requests'), MINUTE_MS, rpm).allowed) throw new SpeechError(1002);
+  if (rpm && !emu.limits.hit(emu.windowKey(account, 'speech:requests'), MINUTE_MS, rpm).allowed) throw rateLimited();
   const cpm = account.limits.characters_per_minute;
-  if (cpm && !emu.limits.hit(emu.windowKey(account, 'speech:characters'), MINUTE_MS, cpm, plan.usageCharacters).allowed) throw new SpeechError(1039);
+  if (cpm && !emu.limits.hit(emu.windowKey(account, 'speech:characters'), MINUTE_MS, cpm, plan.usageCharacters).allowed) throw tokenLimit();
   emu.accounts.charge(account, plan.priceMicro);
   emu.markDirty();
 }

@@ -1,0 +1,37 @@
+import type { z } from 'zod';
+import { dottedPath, firstProblemOf, type FieldProblem } from '../../core/validation.js';
+
+/**
+ * The platform's wording of a validation problem: `field: rule`, the field dotted. Options say how a
+ * caller names things the field does not: a `prefix` before the field (`meta.`), a name for the whole
+ * value when no field is named (else the rule alone), unknown keys named after the field.
+ */
+export interface IssueWording {
+  prefix?: string;
+  whole?: string;
+  withKeys?: boolean;
+  /** Text for an error without issues. */
+  none?: string;
+}
+
+export function problemText(problem: FieldProblem | undefined, opts: IssueWording = {}): string {
+  if (!problem) return opts.none ?? 'request body is invalid';
+  const keys = opts.withKeys && problem.keys?.length ? [problem.keys.join(', ')] : [];
+  const field = dottedPath([...problem.path, ...keys]);
+  const where = field ? `${opts.prefix ?? ''}${field}` : opts.whole;
+  return where ? `${where}: ${problem.rule}` : problem.rule;
+}
+
+/** `field: rule` of the first issue of a failed parse. */
+export function issueText(error: z.ZodError, opts: IssueWording = {}): string {
+  return problemText(firstProblemOf(error), opts);
+}
+
+/** `field: rule` of a route's schema validation error (fastify-type-provider-zod's `validation` items). */
+export function validationText(err: Error & { validation?: unknown }): string {
+  const items = Array.isArray(err.validation) ? (err.validation as { instancePath?: string; message?: string }[]) : [];
+  const first = items[0];
+  if (!first) return err.message;
+  const path = (first.instancePath ?? '').split('/').filter(Boolean);
+  return problemText({ path, rule: first.message ?? err.message, code: 'custom', missing: false });
+}
