@@ -5,7 +5,7 @@ import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { chooseReply, conversationPrice, latencyProfile, tokensOf, type Role } from './model.js';
 import type { TurnTimings } from './schema.js';
-import type { Wire } from './wire.js';
+import type { Wire } from '../shared/socket-wire.js';
 
 /**
  * One reply of a conversation turn: scripted reply text, its tokens, the reply audio synthesized

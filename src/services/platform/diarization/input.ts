@@ -81,7 +81,7 @@ export async function readInputAudio(
   };
 }
 
-export { signatureOffsetMs } from '../recognition/model.js';
+export { signatureOffsetMs } from '../shared/recognizer.js';
 
 /** Micro-units for `durationMs` of audio at a per-second price (prorated, rounded up). */
 export function priceOf(perSecondMicro: number, durationMs: number): number {

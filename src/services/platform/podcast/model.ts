@@ -5,7 +5,7 @@ import type { Emulator } from '../../../core/emulator.js';
 import { fetchRemote, podcastKeyPrefix } from '../../shared/remote.js';
 import { priceOf } from '../diarization/input.js';
 import { PlatformError } from '../envelope.js';
-import { languageOf } from '../recognition/model.js';
+import { languageOf } from '../shared/recognizer.js';
 import { podcastStore } from './store.js';
 import { CUSTOM, MAX_DIALOGUE_CHARS, PODCAST_AUDIO, SPEED_DEFAULT, SPEED_MAX, SPEED_MIN, URL_VALIDITY_MS, type PodcastData } from './schema.js';
 
