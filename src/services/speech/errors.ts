@@ -7,12 +7,14 @@ import type { Emulator } from '../../core/emulator.js';
  * The speech service's error shape (addendum A2): HTTP 200 once a request reached the operation,
  * `{"base_resp":{"status_code","status_msg"},"trace_id"}` and a `Trace-Id` header equal to the body's.
  */
+const LOGIN_MISSING = "login fail: Please carry the API secret key in the 'Authorization' field of the request header";
+
 export const STATUS_MSG: Record<number, string> = {
   0: 'success',
   1000: 'unknown error',
   1001: 'request timeout',
   1002: 'rate limit exceeded(RPM)',
-  1004: "login fail: Please carry the API secret key in the 'Authorization' field of the request header",
+  1004: LOGIN_MISSING,
   1008: 'insufficient balance',
   1039: 'token limit',
   1042: 'invisible character ratio limit',
@@ -87,7 +89,7 @@ export function codeForHttpStatus(status: number): number {
 
 /** Key texts of the speech service (the key travels in `Authorization: Bearer`). */
 const LOGIN_FAIL: KeyTexts = {
-  missing: STATUS_MSG[1004]!,
+  missing: LOGIN_MISSING,
   invalid: 'login fail: the API secret key in the Authorization header is not valid',
   disabled: 'login fail: the API secret key in the Authorization header is disabled',
 };

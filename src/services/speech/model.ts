@@ -90,35 +90,35 @@ export function planRequest(emu: Emulator, account: Account, body: unknown): Syn
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalidParams('request body must be a JSON object');
   const parsed = t2aRequestSchema.safeParse(body, { reportInput: true });
   if (!parsed.success) throw invalidParams(firstProblem(parsed.error));
-  const r = parsed.data;
+  const request = parsed.data;
 
-  const model = MODEL_ALIASES[r.model] ?? ((MODELS as readonly string[]).includes(r.model) ? (r.model as SynthesisPlan['model']) : null);
+  const model = MODEL_ALIASES[request.model] ?? ((MODELS as readonly string[]).includes(request.model) ? (request.model as SynthesisPlan['model']) : null);
   if (!model) throw invalidParams(`model must be one of ${MODELS.join(', ')}`);
-  const stream = r.stream === true;
+  const stream = request.stream === true;
 
-  const text = r.text;
+  const text = request.text;
   const length = codePoints(text);
   if (length === 0) throw invalidParams('text is required and must not be empty');
   if (length >= MAX_TEXT_CHARS) throw invalidParams(`text must be shorter than ${MAX_TEXT_CHARS} characters (got ${length})`);
   const markerProblem = checkPauseMarkers(text);
   if (markerProblem) throw invalidParams(markerProblem);
 
-  const vs = r.voice_setting ?? {};
-  if (vs.latex_read) {
+  const voiceSetting = request.voice_setting ?? {};
+  if (voiceSetting.latex_read) {
     const latexProblem = checkLatex(text);
     if (latexProblem) throw invalidParams(latexProblem);
   }
-  if (vs.emotion && EMOTIONS_26_ONLY.has(vs.emotion) && !model.startsWith('speech-2.6'))
-    throw invalidParams(`voice_setting.emotion ${vs.emotion} is supported only by speech-2.6-hd and speech-2.6-turbo`);
+  if (voiceSetting.emotion && EMOTIONS_26_ONLY.has(voiceSetting.emotion) && !model.startsWith('speech-2.6'))
+    throw invalidParams(`voice_setting.emotion ${voiceSetting.emotion} is supported only by speech-2.6-hd and speech-2.6-turbo`);
 
-  const as = r.audio_setting ?? {};
-  const format = as.format ?? 'mp3';
+  const audioSetting = request.audio_setting ?? {};
+  const format = audioSetting.format ?? 'mp3';
   if (stream && format === 'wav') throw invalidParams('audio_setting.format wav is supported only in non-streaming output');
 
-  const pronunciations = parsePronunciations(r.pronunciation_dict?.tone ?? []);
+  const pronunciations = parsePronunciations(request.pronunciation_dict?.tone ?? []);
   if (typeof pronunciations === 'string') throw invalidParams(pronunciations);
 
-  const mix = voicesOf(emu, account, r);
+  const mix = voicesOf(emu, account, request);
   const voices = mix.map(({ id, weight }) => ({ id, weight }));
 
   const ratio = invisibleRatio(text);
@@ -128,23 +128,23 @@ export function planRequest(emu: Emulator, account: Account, body: unknown): Syn
 
   // voice_modify applies to non-streaming mp3/wav/flac and streaming mp3; elsewhere it is accepted and ignored.
   const modifyApplies = stream ? format === 'mp3' : format !== 'pcm';
-  const voiceModify = modifyApplies ? voiceModifyOf(r) : undefined;
-  const sampleRate = as.sample_rate ?? 32000;
-  const channels = as.channel ?? 1;
+  const voiceModify = modifyApplies ? voiceModifyOf(request) : undefined;
+  const sampleRate = audioSetting.sample_rate ?? 32000;
+  const channels = audioSetting.channel ?? 1;
   const input: SynthInput = {
     text,
     voices,
-    speed: vs.speed ?? 1,
-    vol: vs.vol ?? 1,
-    pitch: vs.pitch ?? 0,
-    ...(vs.emotion ? { emotion: vs.emotion } : {}),
+    speed: voiceSetting.speed ?? 1,
+    vol: voiceSetting.vol ?? 1,
+    pitch: voiceSetting.pitch ?? 0,
+    ...(voiceSetting.emotion ? { emotion: voiceSetting.emotion } : {}),
     ...(voiceModify ? { voiceModify } : {}),
-    textNormalization: vs.text_normalization === true,
+    textNormalization: voiceSetting.text_normalization === true,
     pauseMarkers: true,
     tags: false,
     pronunciations,
-    latex: vs.latex_read === true,
-    watermark: !stream && r.aigc_watermark === true,
+    latex: voiceSetting.latex_read === true,
+    watermark: !stream && request.aigc_watermark === true,
     sampleRate,
     channels,
   };
@@ -152,16 +152,16 @@ export function planRequest(emu: Emulator, account: Account, body: unknown): Syn
   return {
     model,
     stream,
-    excludeAggregated: r.stream_options?.exclude_aggregated_audio === true,
+    excludeAggregated: request.stream_options?.exclude_aggregated_audio === true,
     format,
     sampleRate,
     channels,
-    bitrate: as.bitrate ?? 128000,
-    outputUrl: !stream && r.output_format === 'url',
-    subtitles: !stream && r.subtitle_enable === true,
+    bitrate: audioSetting.bitrate ?? 128000,
+    outputUrl: !stream && request.output_format === 'url',
+    subtitles: !stream && request.subtitle_enable === true,
     input,
     voiceIds: mix.map((v) => v.voiceId),
-    language: languageOf(text, r.language_boost),
+    language: languageOf(text, request.language_boost),
     invisibleRatio: ratio,
     usageCharacters: counts.usageCharacters,
     wordCount: counts.wordCount,
@@ -169,30 +169,30 @@ export function planRequest(emu: Emulator, account: Account, body: unknown): Syn
   };
 }
 
-function voiceModifyOf(r: T2aRequest): VoiceModify | undefined {
-  const vm = r.voice_modify;
-  if (!vm) return undefined;
+function voiceModifyOf(request: T2aRequest): VoiceModify | undefined {
+  const modify = request.voice_modify;
+  if (!modify) return undefined;
   const out: VoiceModify = {};
-  if (vm.pitch) out.pitch = vm.pitch;
-  if (vm.intensity) out.intensity = vm.intensity;
-  if (vm.timbre) out.timbre = vm.timbre;
-  if (vm.sound_effects) out.soundEffect = vm.sound_effects;
+  if (modify.pitch) out.pitch = modify.pitch;
+  if (modify.intensity) out.intensity = modify.intensity;
+  if (modify.timbre) out.timbre = modify.timbre;
+  if (modify.sound_effects) out.soundEffect = modify.sound_effects;
   return Object.keys(out).length ? out : undefined;
 }
 
 /** The voice mix: `timber_weights` (or `timbre_weights`) when given, else `voice_setting.voice_id`. */
-function voicesOf(emu: Emulator, account: Account, r: T2aRequest): (VoiceTone & { voiceId: string })[] {
-  const weights = r.timber_weights ?? r.timbre_weights;
-  const field = r.timber_weights ? 'timber_weights' : 'timbre_weights';
+function voicesOf(emu: Emulator, account: Account, request: T2aRequest): (VoiceTone & { voiceId: string })[] {
+  const weights = request.timber_weights ?? request.timbre_weights;
+  const field = request.timber_weights ? 'timber_weights' : 'timbre_weights';
   if (weights && weights.length) {
-    return weights.map((w, i) => {
-      const tone = toneOf(emu, account, w.voice_id);
-      if (!tone) throw voiceNotFound(`${field}[${i}].voice_id ${w.voice_id}`);
-      return { id: tone, weight: w.weight, voiceId: w.voice_id };
+    return weights.map((entry, index) => {
+      const tone = toneOf(emu, account, entry.voice_id);
+      if (!tone) throw voiceNotFound(`${field}[${index}].voice_id ${entry.voice_id}`);
+      return { id: tone, weight: entry.weight, voiceId: entry.voice_id };
     });
   }
-  if (!r.voice_setting) throw invalidParams('voice_setting is required (or timber_weights for mixed voices)');
-  const id = r.voice_setting.voice_id;
+  if (!request.voice_setting) throw invalidParams('voice_setting is required (or timber_weights for mixed voices)');
+  const id = request.voice_setting.voice_id;
   if (id === undefined || id === null) throw invalidParams('voice_setting.voice_id is required');
   if (!id) throw invalidParams('voice_setting.voice_id must not be empty unless timber_weights is given');
   const tone = toneOf(emu, account, id);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { findRole, getSession, roles, type Role } from '../sessions/model.js';
+import { appendTurn, findRole, getSession, roles, type Role } from '../sessions/model.js';
 
 /**
  * Rules of the conversation WebSockets, nothing of the wire: the meta rules that open a session, live
@@ -182,4 +182,9 @@ export function openConversation(emu: Emulator, account: Account, mode: Conversa
     turns: 0,
   };
   return { session, role, language };
+}
+
+/** A finished turn is recorded in the REST session the client named; a session of the connection only counts it. */
+export function recordTurn(emu: Emulator, session: LiveSession, turn: { user: string; reply: string }): void {
+  if (!session.created_here) appendTurn(emu, session.accountId, session.session_id, turn);
 }

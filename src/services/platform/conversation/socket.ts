@@ -10,12 +10,12 @@ import { issueText } from '../issues.js';
 import { isFinalMessage, parseJsonObject, unwrapMeta } from '../shared/socket-messages.js';
 import { openWire, toBuffer, type Wire } from '../shared/socket-wire.js';
 import { appendPcm, durationMs, MAX_UTTERANCE_MS, newUtterance, nextPartial, recognizeUtterance, trailingSilenceMs, type Utterance } from '../shared/utterance.js';
-import { appendTurn } from '../sessions/model.js';
 import {
   addLive,
   ConversationError,
   latencyProfile,
   openConversation,
+  recordTurn,
   type ConversationMeta,
   type ConversationMode,
   type ConversationState,
@@ -126,15 +126,15 @@ class Conversation {
   private onAudio(data: Buffer): void {
     if (this.phase === 'meta') return this.fail('20003', 'binary audio arrived before the meta message');
     if (this.phase === 'finished') return; // text mode, or after the one turn of stream-text
-    const u = this.utterance;
-    appendPcm(u, data);
-    if (durationMs(u) > MAX_UTTERANCE_MS) return this.fail('20003', `audio: an utterance may last at most ${MAX_UTTERANCE_MS / 1000} s`);
+    const utterance = this.utterance;
+    appendPcm(utterance, data);
+    if (durationMs(utterance) > MAX_UTTERANCE_MS) return this.fail('20003', `audio: an utterance may last at most ${MAX_UTTERANCE_MS / 1000} s`);
     if (!this.busy) {
-      const partial = nextPartial(this.emu, u);
+      const partial = nextPartial(this.emu, utterance);
       if (partial) this.wire.send({ type: 'asr_partial', asr_text: partial.text });
     }
     if (this.mode !== 'stream') return;
-    if (trailingSilenceMs(u) >= SILENCE_END_MS) return this.endUtterance(false);
+    if (trailingSilenceMs(utterance) >= SILENCE_END_MS) return this.endUtterance(false);
     this.wire.cancel(this.pauseTimer);
     this.pauseTimer = this.wire.after(PAUSE_MS, () => this.endUtterance(false), 'conversation utterance pause');
   }
@@ -143,9 +143,9 @@ class Conversation {
   private endUtterance(explicit: boolean): void {
     this.wire.cancel(this.pauseTimer);
     this.pauseTimer = null;
-    const u = this.utterance;
+    const utterance = this.utterance;
     if (this.phase !== 'listening') return;
-    if (u.samples === 0 || (!explicit && !u.heardVoice)) {
+    if (utterance.samples === 0 || (!explicit && !utterance.heardVoice)) {
       // Nothing to answer: an is_final after an utterance that already ended by itself is ignored.
       if (this.mode === 'text' && explicit) this.fail('20003', 'is_final: no audio was received before it');
       this.utterance = newUtterance();
@@ -154,7 +154,7 @@ class Conversation {
     this.utterance = newUtterance();
     if (this.mode === 'text') this.phase = 'finished';
     const t0 = performance.now();
-    this.enqueue(() => this.voiceTurn(u, t0));
+    this.enqueue(() => this.voiceTurn(utterance, t0));
   }
 
   private enqueue(turn: () => Promise<void>): void {
@@ -165,13 +165,13 @@ class Conversation {
     });
   }
 
-  private async voiceTurn(u: Utterance, t0: number): Promise<void> {
+  private async voiceTurn(utterance: Utterance, t0: number): Promise<void> {
     if (this.wire.closed) return;
     this.busy = true;
     try {
       const latency = latencyProfile(this.emu);
       if (latency.asr) await sleep(latency.asr, undefined, { signal: this.wire.signal });
-      const result = recognizeUtterance(this.emu, u);
+      const result = recognizeUtterance(this.emu, utterance);
       if (this.wire.closed) return;
       this.wire.send({ type: 'asr_final', asr_text: result.text });
       await this.answer(result.text, { t0, asrMs: Math.round(performance.now() - t0) });
@@ -191,7 +191,7 @@ class Conversation {
       const { outcome, replyText } = await runReply(this.ctx, userText, clock);
       if (outcome === 'no_balance') return this.fail('40011', 'insufficient balance: the reply audio cannot be paid');
       if (outcome === 'closed') return;
-      if (!this.session.created_here) appendTurn(this.emu, this.account.id, this.session.session_id, { user: userText, reply: replyText });
+      recordTurn(this.emu, this.session, { user: userText, reply: replyText });
     }
     if (this.mode === 'text') this.wire.close(1000, 'turn finished');
   }
