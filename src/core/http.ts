@@ -173,9 +173,7 @@ export function installPipeline(app: FastifyInstance, emu: Emulator, opts: Pipel
     if (delay) await new Promise((r) => setTimeout(r, delay).unref());
   });
 
-  app.addHook('preHandler', async (req) => {
-    if (req.emu?.entry && req.body !== undefined) req.emu.entry.request.body = summarize(req.body, redactKey);
-  });
+  app.addHook('preHandler', async (req) => journalBody(req));
 
   app.addHook('onSend', async (req, reply, payload) => {
     const state = req.emu;
@@ -206,6 +204,14 @@ export function installPipeline(app: FastifyInstance, emu: Emulator, opts: Pipel
       `${req.method} ${state.entry.path} ${reply.statusCode}`,
     );
   });
+}
+
+/**
+ * Records the request body in the journal (the pipeline does it before the handler). A route whose
+ * schema validation can refuse the body calls it earlier, so a refused body is journaled too.
+ */
+export function journalBody(req: FastifyRequest): void {
+  if (req.emu?.entry && req.body !== undefined) req.emu.entry.request.body = summarize(req.body, redactKey);
 }
 
 /** Closes a journal entry (also used by WebSocket handlers when the socket ends). */

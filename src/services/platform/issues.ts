@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { dottedPath, firstProblemOf, type FieldProblem } from '../../core/validation.js';
+import { PlatformError } from './envelope.js';
 
 /**
  * The platform's wording of a validation problem: `field: rule`, the field dotted. Options say how a
@@ -34,4 +35,16 @@ export function validationText(err: Error & { validation?: unknown }): string {
   if (!first) return err.message;
   const path = (first.instancePath ?? '').split('/').filter(Boolean);
   return problemText({ path, rule: first.message ?? err.message, code: 'custom', missing: false });
+}
+
+/**
+ * A route validator for schemas whose messages are whole error texts (they name their field): the first
+ * problem becomes the family's parameter error with that text, the parsed value the route's typed body.
+ */
+export function wholeTextValidator({ schema }: { schema: unknown }) {
+  return (data: unknown) => {
+    const parsed = (schema as z.ZodType).safeParse(data);
+    if (parsed.success) return { value: parsed.data };
+    return { error: new PlatformError('param', firstProblemOf(parsed.error)?.rule ?? 'request body is invalid') };
+  };
 }

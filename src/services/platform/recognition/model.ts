@@ -3,10 +3,10 @@ import type { Emulator } from '../../../core/emulator.js';
 import { chargeOrRefuse, priceOf } from '../diarization/input.js';
 import { PlatformError } from '../envelope.js';
 import { recognizePcm, type Recognition } from '../shared/recognizer.js';
-import { AUDIO_FORMATS, MAX_AUDIO_BYTES, MIN_AUDIO_BYTES, RECOGNITION_RATE } from './schema.js';
+import { MAX_AUDIO_BYTES, MIN_AUDIO_BYTES, RECOGNITION_RATE, type SpeechToTextRequest } from './schema.js';
 
 /**
- * Rules of `POST /v1/speech-to-text`, in order: the body's fields (10001), the audio's Base64, size and
+ * Rules of `POST /v1/speech-to-text`, after the route's schema (schema.ts, 10001), in order: the audio's Base64, size and
  * sample alignment (10001), its length (20014 under 2 s), the balance (20003), the account's request
  * window (10014), the charge, then the recognizer (shared/recognizer.ts). Errors are PlatformError of
  * the `recognition` family, which gives them their HTTP statuses.
@@ -29,24 +29,6 @@ function audioTooShort(message: string): PlatformError {
   return new PlatformError(20014, message);
 }
 
-/**
- * The body's fields, read with the route's words (the route's zod schema documents them; these texts
- * name the field and the rule the way the recognition operation always has).
- */
-function readFields(body: unknown): { audioData: string; language?: string } {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw badParam('request body must be a JSON object with audio_data');
-  const { audio_data: audioData, audio_format: audioFormat, language } = body as Record<string, unknown>;
-  if (audioData === undefined || audioData === null || audioData === '') throw badParam('audio_data is required');
-  if (typeof audioData !== 'string') throw badParam('audio_data must be a Base64 string');
-  if (audioFormat !== undefined && audioFormat !== null && !(AUDIO_FORMATS as readonly unknown[]).includes(audioFormat)) {
-    throw badParam(`audio_format must be pcm16 or pcm_16000, got ${JSON.stringify(audioFormat)}`);
-  }
-  if (language !== undefined && language !== null && (typeof language !== 'string' || language.length > 16)) {
-    throw badParam('language must be a language code string');
-  }
-  return typeof language === 'string' && language.trim() ? { audioData, language: language.trim() } : { audioData };
-}
-
 /** The PCM16 samples of `audio_data`: valid Base64, at most 50 MB, whole samples, at least 2 s. */
 function samplesOf(audioData: string): Int16Array {
   const pcm = decodeBase64(audioData);
@@ -62,9 +44,9 @@ function samplesOf(audioData: string): Int16Array {
 }
 
 /** One recognition request of an admitted account: every rule above, then the transcript. */
-export function recognizeRequest(emu: Emulator, account: Account, body: unknown): Recognition {
-  const fields = readFields(body);
-  const samples = samplesOf(fields.audioData);
+export function recognizeRequest(emu: Emulator, account: Account, request: SpeechToTextRequest): Recognition {
+  const samples = samplesOf(request.audio_data);
+  const language = request.language?.trim();
   const durationMs = (samples.length * 1000) / RECOGNITION_RATE;
   const price = priceOf(emu.fixtures.data['billing.json'].prices_micro.recognition_audio_second, durationMs);
   if (!emu.accounts.canAfford(account, price)) throw new PlatformError('balance', 'insufficient balance for recognition');
@@ -74,5 +56,5 @@ export function recognizeRequest(emu: Emulator, account: Account, body: unknown)
     throw new PlatformError('rate', `request rate exceeded: at most ${rpm} recognition requests per minute for this API key`);
   }
   chargeOrRefuse(emu, account, price, 'recognition');
-  return recognizePcm(emu, samples, RECOGNITION_RATE, fields.language ? { language: fields.language } : {});
+  return recognizePcm(emu, samples, RECOGNITION_RATE, language ? { language } : {});
 }

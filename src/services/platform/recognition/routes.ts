@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Emulator } from '../../../core/emulator.js';
-import { sendJson } from '../../../core/http.js';
+import { journalBody, sendJson } from '../../../core/http.js';
+import { wholeTextValidator } from '../issues.js';
 import { recognizeRequest } from './model.js';
 import { BODY_LIMIT, speechToTextRequest } from './schema.js';
 import { recognitionStreamRoutes } from './stream.js';
@@ -11,14 +13,15 @@ import { recognitionStreamRoutes } from './stream.js';
  * recognition stream (`/v1/speech-to-text/stream`, stream.ts).
  */
 export async function recognitionRoutes(app: FastifyInstance, { emu }: { emu: Emulator }): Promise<void> {
-  app.post(
+  app.withTypeProvider<ZodTypeProvider>().post(
     '/v1/speech-to-text',
     {
       bodyLimit: BODY_LIMIT,
       config: { family: 'recognition', capability: 'recognition' },
-      // The zod schema documents the route; the model checks the body with the operation's own texts.
+      // After the admission path (the app's hook): a body the schema refuses is journaled too.
+      preValidation: async (req) => journalBody(req),
       schema: { body: speechToTextRequest },
-      validatorCompiler: () => (data: unknown) => ({ value: data }),
+      validatorCompiler: wholeTextValidator,
     },
     async (req, reply) => sendJson(reply, 200, recognizeRequest(emu, req.emu.account!, req.body)),
   );
