@@ -22,6 +22,27 @@ export interface SignatureRecord {
   createdAtMs: number;
 }
 
+/** What a one-voice synthesis reports about its audio (the audio engine's summary, structurally). */
+export interface SpeechSummary {
+  signatureId: string;
+  durationMs: number;
+  timeline: { sentences: readonly { text: string; startMs: number; endMs: number }[] };
+}
+
+/** The record of a one-voice synthesis: its sentences, with their true times, as segments of speaker 1. */
+export function speechRecord(summary: SpeechSummary, spoken: { text: string; language?: string; voices: string[] }, createdAtMs: number): SignatureRecord {
+  return {
+    id: summary.signatureId,
+    kind: 'speech',
+    text: spoken.text,
+    language: spoken.language,
+    speakers: [{ speaker: 1, voices: spoken.voices }],
+    segments: summary.timeline.sentences.map((sentence) => ({ text: sentence.text, startMs: sentence.startMs, endMs: sentence.endMs, speaker: 1 })),
+    durationMs: summary.durationMs,
+    createdAtMs,
+  };
+}
+
 export class SignatureRecords {
   private records = new Map<string, SignatureRecord>();
 

@@ -6,6 +6,7 @@
 import { synthesizeStream, type AudioFormat, type SynthInput, type SynthSummary, type VoiceModify, type VoiceTone } from '../../audio/index.js';
 import type { Account } from '../../core/accounts.js';
 import type { Emulator } from '../../core/emulator.js';
+import { speechRecord } from '../../core/signatures.js';
 import { findCustomVoice } from '../platform/voices/store.js';
 import { insufficientBalance, invalidParams, rateLimited, textRatioLimit, tokenLimit, voiceNotFound } from './errors.js';
 import type { SpeechArea } from './state.js';
@@ -223,16 +224,7 @@ export function chargeRequest(emu: Emulator, account: Account, plan: SynthesisPl
 
 /** Records what the audio says, so the platform's recognition, detection and diarization know it. */
 export function recordSignature(emu: Emulator, plan: SynthesisPlan, summary: SynthSummary): void {
-  emu.signatures.put({
-    id: summary.signatureId,
-    kind: 'speech',
-    text: plan.input.text,
-    language: plan.language,
-    speakers: [{ speaker: 1, voices: plan.voiceIds }],
-    segments: summary.timeline.sentences.map((s) => ({ text: s.text, startMs: s.startMs, endMs: s.endMs, speaker: 1 })),
-    durationMs: summary.durationMs,
-    createdAtMs: emu.clock.now(),
-  });
+  emu.signatures.put(speechRecord(summary, { text: plan.input.text, language: plan.language, voices: plan.voiceIds }, emu.clock.now()));
   emu.markDirty();
 }
 
