@@ -2,14 +2,16 @@ import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { chargeOrRefuse, priceOf } from '../diarization/input.js';
 import { PlatformError } from '../envelope.js';
-import { recognizePcm, type Recognition } from '../shared/recognizer.js';
+import { recognitionPrice, recognizePcm, type Recognition } from '../shared/recognizer.js';
+import { durationMs, recognizeUtterance, type Utterance } from '../shared/utterance.js';
 import { MAX_AUDIO_BYTES, MIN_AUDIO_BYTES, RECOGNITION_RATE, type SpeechToTextRequest } from './schema.js';
 
 /**
  * Rules of `POST /v1/speech-to-text`, after the route's schema (schema.ts, 10001), in order: the audio's Base64, size and
  * sample alignment (10001), its length (20014 under 2 s), the balance (20003), the account's request
  * window (10014), the charge, then the recognizer (shared/recognizer.ts). Errors are PlatformError of
- * the `recognition` family, which gives them their HTTP statuses.
+ * the `recognition` family, which gives them their HTTP statuses. The stream's end (`finishStream`) has
+ * its own: at least 2 s (20014), then the balance (20003).
  */
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
@@ -57,4 +59,22 @@ export function recognizeRequest(emu: Emulator, account: Account, request: Speec
   }
   chargeOrRefuse(emu, account, price, 'recognition');
   return recognizePcm(emu, samples, RECOGNITION_RATE, language ? { language } : {});
+}
+
+/** The stream's minimum length of recognised PCM. */
+export const MIN_STREAM_AUDIO_MS = 2000;
+
+/**
+ * The end of a recognition stream's audio (`is_final`): at least 2 s of PCM (20014), a balance that pays
+ * for it (20003), then the transcript of the whole utterance, charged.
+ */
+export function finishStream(emu: Emulator, account: Account, utterance: Utterance, language?: string): Recognition {
+  const ms = durationMs(utterance);
+  if (ms < MIN_STREAM_AUDIO_MS) throw audioTooShort(`audio is shorter than ${MIN_STREAM_AUDIO_MS / 1000} seconds (${Math.round(ms)} ms of PCM received)`);
+  const price = recognitionPrice(emu, ms / 1000);
+  if (!emu.accounts.canAfford(account, price)) throw new PlatformError('balance', 'insufficient balance for recognition');
+  const result = recognizeUtterance(emu, utterance, language);
+  emu.accounts.charge(account, price);
+  emu.markDirty();
+  return result;
 }

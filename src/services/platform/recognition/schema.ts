@@ -41,3 +41,12 @@ export const MIN_AUDIO_BYTES = 2 * RECOGNITION_RATE * 2;
 export const MAX_AUDIO_BYTES = 50 * 1024 * 1024;
 /** Body limit: 50 MB of audio in Base64 plus room for the other fields. */
 export const BODY_LIMIT = Math.ceil(MAX_AUDIO_BYTES / 3) * 4 + 64 * 1024;
+
+/** The recognition stream's first message (`{meta:{…}}` or flat). */
+export const streamMetaSchema = z.object({
+  audio_format: z.enum(['pcm16', 'pcm_16000'], { error: 'must be "pcm16" or "pcm_16000"' }).nullish(),
+  language: z
+    .string({ error: 'must be a string' })
+    .regex(/^(auto|[a-z]{2,3}([-_][A-Za-z0-9]{2,8})?)$/, 'must be a language code such as "en" or "zh" (or "auto")')
+    .nullish(),
+});

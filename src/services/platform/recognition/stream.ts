@@ -1,18 +1,18 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
-import { z } from 'zod';
 import type { Account } from '../../../core/accounts.js';
 import { admitRequest, type KeyTexts } from '../../../core/admission.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { sendJson, takeFault } from '../../../core/http.js';
-import { failure } from '../envelope.js';
+import { failure, PlatformError, resolveCode } from '../envelope.js';
 import { FAMILIES } from '../families.js';
 import { issueText } from '../issues.js';
 import { refusalError } from '../refusal.js';
-import { recognitionPrice } from '../shared/recognizer.js';
 import { isFinalMessage, parseJsonObject, unwrapMeta } from '../shared/socket-messages.js';
 import { openWire, toBuffer } from '../shared/socket-wire.js';
-import { appendPcm, durationMs, MAX_UTTERANCE_MS, newUtterance, nextPartial, recognizeUtterance } from '../shared/utterance.js';
+import { appendPcm, durationMs, MAX_UTTERANCE_MS, newUtterance, nextPartial } from '../shared/utterance.js';
+import { finishStream } from './model.js';
+import { streamMetaSchema } from './schema.js';
 
 /**
  * Speech recognition stream `/v1/speech-to-text/stream`: key by `X-API-Key` or `?api_key=`,
@@ -22,17 +22,6 @@ import { appendPcm, durationMs, MAX_UTTERANCE_MS, newUtterance, nextPartial, rec
  * that speaks WebSocket (close_ws, fault code) is given after it.
  */
 export const RECOGNITION_STREAM_PATH = '/v1/speech-to-text/stream';
-/** The spec's minimum length of recognised PCM. */
-export const MIN_AUDIO_MS = 2000;
-
-const metaSchema = z.object({
-  audio_format: z.enum(['pcm16', 'pcm_16000'], { error: 'must be "pcm16" or "pcm_16000"' }).nullish(),
-  language: z
-    .string({ error: 'must be a string' })
-    .regex(/^(auto|[a-z]{2,3}([-_][A-Za-z0-9]{2,8})?)$/, 'must be a language code such as "en" or "zh" (or "auto")')
-    .nullish(),
-});
-
 const STREAM_KEY_TEXTS: KeyTexts = {
   missing: 'X-API-Key header (or api_key query parameter) is missing',
   invalid: 'X-API-Key is not a valid API key',
@@ -104,13 +93,13 @@ function recognitionSocket(emu: Emulator, socket: WebSocket, req: FastifyRequest
 
   const finish = () => {
     phase = 'finished';
-    const ms = durationMs(utterance);
-    if (ms < MIN_AUDIO_MS) return fail(20014, `audio is shorter than ${MIN_AUDIO_MS / 1000} seconds (${Math.round(ms)} ms of PCM received)`);
-    const price = recognitionPrice(emu, ms / 1000);
-    if (!emu.accounts.canAfford(account, price)) return fail(20003, 'insufficient balance for recognition');
-    const result = recognizeUtterance(emu, utterance, language ?? undefined);
-    emu.accounts.charge(account, price);
-    emu.markDirty();
+    let result;
+    try {
+      result = finishStream(emu, account, utterance, language ?? undefined);
+    } catch (err) {
+      if (err instanceof PlatformError) return fail(resolveCode(FAMILIES.recognition, err.codeOrKind), err.message);
+      throw err;
+    }
     event('asr_final', result);
     event('done', result);
     wire.close(1000, 'recognition finished');
@@ -136,7 +125,7 @@ function recognitionSocket(emu: Emulator, socket: WebSocket, req: FastifyRequest
     }
     if (isFinalMessage(parsed.value)) return fail(10001, 'meta: the first message must be {meta:{audio_format, language}}, not is_final');
     const inner = unwrapMeta(parsed.value);
-    const meta = metaSchema.safeParse(inner);
+    const meta = streamMetaSchema.safeParse(inner);
     if (!meta.success) {
       const prefix = inner === parsed.value ? '' : 'meta.';
       return fail(10001, issueText(meta.error, { prefix, whole: prefix.replace(/\.$/, '') || 'message' }));
