@@ -207,11 +207,13 @@ export function installPipeline(app: FastifyInstance, emu: Emulator, opts: Pipel
 }
 
 /**
- * Records the request body in the journal (the pipeline does it before the handler). A route whose
- * schema validation can refuse the body calls it earlier, so a refused body is journaled too.
+ * Records the request body in the journal once (the pipeline does it before the handler). A route whose
+ * validator words its own errors calls it before validation, so the body is journaled as it arrived,
+ * refused or not.
  */
 export function journalBody(req: FastifyRequest): void {
-  if (req.emu?.entry && req.body !== undefined) req.emu.entry.request.body = summarize(req.body, redactKey);
+  const entry = req.emu?.entry;
+  if (entry && req.body !== undefined && entry.request.body === undefined) entry.request.body = summarize(req.body, redactKey);
 }
 
 /** Closes a journal entry (also used by WebSocket handlers when the socket ends). */

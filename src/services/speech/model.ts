@@ -72,13 +72,13 @@ export function checkOutputSize(plan: SynthesisPlan, durationMs: number): void {
 }
 
 /**
- * One T2A request after admission, its steps in order: the plan of the body (every rule of the request
- * object), the plan of the audio (pull-based: its duration is known before any sample is rendered), the
+ * One T2A request after admission and its body's schema (readRequest, the route's validator), its steps
+ * in order: the plan of the request (every rule of the request object), the plan of the audio (pull-based: its duration is known before any sample is rendered), the
  * size cap, the balance and rate windows (then the charge), the usage count. Throws the SpeechError of
  * the first step that refuses; nothing is charged or counted before the last check passed.
  */
-export function startSynthesis(emu: Emulator, area: SpeechArea, account: Account, body: unknown, signal: AbortSignal) {
-  const plan = planRequest(emu, account, body);
+export function startSynthesis(emu: Emulator, area: SpeechArea, account: Account, request: T2aRequest, signal: AbortSignal) {
+  const plan = planRequest(emu, account, request);
   const synth = synthesizeStream(plan.input, { signal });
   checkOutputSize(plan, synth.durationMs);
   chargeRequest(emu, account, plan);
@@ -86,13 +86,20 @@ export function startSynthesis(emu: Emulator, area: SpeechArea, account: Account
   return { plan, synth };
 }
 
-/** Parses and checks a body: every rule of the request object, in the order a reader expects. */
-export function planRequest(emu: Emulator, account: Account, body: unknown): SynthesisPlan {
+/**
+ * The body typed by the route's schema, or the 2013 naming its first problem in A2's words (`voice_setting.speed
+ * must be in [0.5, 2]`, `text is required`). The route's validator: it runs after the admission path, and
+ * its words need the parse's `reportInput`.
+ */
+export function readRequest(body: unknown): T2aRequest {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalidParams('request body must be a JSON object');
   const parsed = t2aRequestSchema.safeParse(body, { reportInput: true });
   if (!parsed.success) throw invalidParams(firstProblem(parsed.error));
-  const request = parsed.data;
+  return parsed.data;
+}
 
+/** Checks a typed request: every rule of the request object, in the order a reader expects. */
+export function planRequest(emu: Emulator, account: Account, request: T2aRequest): SynthesisPlan {
   const model = MODEL_ALIASES[request.model] ?? ((MODELS as readonly string[]).includes(request.model) ? (request.model as SynthesisPlan['model']) : null);
   if (!model) throw invalidParams(`model must be one of ${MODELS.join(', ')}`);
   const stream = request.stream === true;

@@ -1,11 +1,12 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { encodeAudio, encodeAudioStream, type synthesizeStream } from '../../audio/index.js';
 import type { Emulator } from '../../core/emulator.js';
 import { admitRequest } from '../../core/admission.js';
-import { countChunk, faultIgnoredHeader, finishEntry, takeFault } from '../../core/http.js';
+import { countChunk, faultIgnoredHeader, finishEntry, journalBody, takeFault } from '../../core/http.js';
 import { refusalError, SpeechError, STATUS_MSG, traceIdOf } from './errors.js';
-import { recordSignature, startSynthesis, subtitleSegments, URL_TTL_MS, type SynthesisPlan } from './model.js';
+import { readRequest, recordSignature, startSynthesis, subtitleSegments, URL_TTL_MS, type SynthesisPlan } from './model.js';
 import { t2aRequestSchema } from './schema.js';
 import { speechArea, type SpeechArea } from './state.js';
 import { completeFlacHeader, extraInfo, finalEvent, intermediateEvent, pieces, sseEvent } from './stream.js';
@@ -25,16 +26,22 @@ export function gate(emu: Emulator, req: FastifyRequest): SpeechError | null {
 export async function speechRoutes(app: FastifyInstance, opts: { emu: Emulator }): Promise<void> {
   const emu = opts.emu;
   const area = speechArea(emu);
-  app.post(
+  app.withTypeProvider<ZodTypeProvider>().post(
     T2A_PATH,
     {
-      // The zod schema documents the route; the model validates the body with the words of A2's 2013
-      // texts, after the admission path (this hook).
-      schema: { body: t2aRequestSchema },
-      validatorCompiler: () => (data: unknown) => ({ value: data }),
+      // The admission path first; then the body, read with its schema in the words of A2's 2013 texts.
       preValidation: async (req) => {
         const refusal = gate(emu, req);
         if (refusal) throw refusal;
+        journalBody(req);
+      },
+      schema: { body: t2aRequestSchema },
+      validatorCompiler: () => (data: unknown) => {
+        try {
+          return { value: readRequest(data) };
+        } catch (err) {
+          return { error: err as Error };
+        }
       },
     },
     async (req, reply) => {
