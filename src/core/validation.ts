@@ -47,3 +47,18 @@ export function bracketPath(path: readonly (string | number)[]): string {
   for (const p of path) out += typeof p === 'number' ? `[${p}]` : `${out ? '.' : ''}${p}`;
   return out;
 }
+
+/**
+ * A route's validator compiler from a reader that returns the typed body or throws the service's own
+ * error (the service's error handler renders it): for bodies whose error texts a service words itself.
+ */
+export function readerValidator<T>(read: (data: unknown) => T) {
+  return () =>
+    (data: unknown): { value: T } | { error: Error } => {
+      try {
+        return { value: read(data) };
+      } catch (err) {
+        return { error: err as Error };
+      }
+    };
+}

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { dottedPath, firstProblemOf, type FieldProblem } from '../../core/validation.js';
+import { dottedPath, firstProblemOf, readerValidator, type FieldProblem } from '../../core/validation.js';
 import { PlatformError } from './envelope.js';
 
 /**
@@ -38,13 +38,13 @@ export function validationText(err: Error & { validation?: unknown }): string {
 }
 
 /**
- * A route validator for schemas whose messages are whole error texts (they name their field): the first
+ * A route validator for a schema whose messages are whole error texts (they name their field): the first
  * problem becomes the family's parameter error with that text, the parsed value the route's typed body.
  */
-export function wholeTextValidator({ schema }: { schema: unknown }) {
-  return (data: unknown) => {
-    const parsed = (schema as z.ZodType).safeParse(data);
-    if (parsed.success) return { value: parsed.data };
-    return { error: new PlatformError('param', firstProblemOf(parsed.error)?.rule ?? 'request body is invalid') };
-  };
+export function wholeTextValidator<S extends z.ZodType>(schema: S) {
+  return readerValidator((data): z.output<S> => {
+    const parsed = schema.safeParse(data);
+    if (parsed.success) return parsed.data;
+    throw new PlatformError('param', firstProblemOf(parsed.error)?.rule ?? 'request body is invalid');
+  });
 }

@@ -4,6 +4,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { encodeAudio, encodeAudioStream, type synthesizeStream } from '../../audio/index.js';
 import type { Emulator } from '../../core/emulator.js';
 import { admitRequest } from '../../core/admission.js';
+import { readerValidator } from '../../core/validation.js';
 import { countChunk, faultIgnoredHeader, finishEntry, journalBody, takeFault } from '../../core/http.js';
 import { refusalError, SpeechError, STATUS_MSG, traceIdOf } from './errors.js';
 import { readRequest, recordSignature, startSynthesis, subtitleSegments, URL_TTL_MS, type SynthesisPlan } from './model.js';
@@ -36,13 +37,7 @@ export async function speechRoutes(app: FastifyInstance, opts: { emu: Emulator }
         journalBody(req);
       },
       schema: { body: t2aRequestSchema },
-      validatorCompiler: () => (data: unknown) => {
-        try {
-          return { value: readRequest(data) };
-        } catch (err) {
-          return { error: err as Error };
-        }
-      },
+      validatorCompiler: readerValidator(readRequest),
     },
     async (req, reply) => {
       const account = req.emu.account!;

@@ -21,7 +21,7 @@ export async function recognitionRoutes(app: FastifyInstance, { emu }: { emu: Em
       // After the admission path (the app's hook): a body the schema refuses is journaled too.
       preValidation: async (req) => journalBody(req),
       schema: { body: speechToTextRequest },
-      validatorCompiler: wholeTextValidator,
+      validatorCompiler: wholeTextValidator(speechToTextRequest),
     },
     async (req, reply) => sendJson(reply, 200, recognizeRequest(emu, req.emu.account!, req.body)),
   );
