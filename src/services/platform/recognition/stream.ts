@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
 import type { Account } from '../../../core/accounts.js';
-import { admitRequest, type KeyTexts } from '../../../core/admission.js';
+import { admit, admitRequest, keyOfRequest, type KeyTexts } from '../../../core/admission.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { sendJson, takeFault } from '../../../core/http.js';
 import { failure, PlatformError, resolveCode } from '../envelope.js';
@@ -28,8 +28,12 @@ const STREAM_KEY_TEXTS: KeyTexts = {
   disabled: 'X-API-Key belongs to a disabled API key',
 };
 
-/** The admission of a stream request; the same answer before and after the upgrade. */
+/**
+ * The admission of a stream request; the same answer before and after the upgrade. A plain GET (no
+ * upgrade) has no socket to express `close_ws` or a fault code on: those fields stay reported ignored.
+ */
 function admitStream(emu: Emulator, req: FastifyRequest) {
+  if (!req.ws) return admit(emu, { fault: (field) => (field === 'status' ? takeFault(req, field) : undefined), key: keyOfRequest(req), capability: 'recognition' });
   return admitRequest(emu, req, 'recognition', { socket: true });
 }
 
