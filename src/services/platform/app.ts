@@ -13,13 +13,13 @@ import { conversationRoutes } from './conversation/routes.js';
 import { detectionRoutes } from './detection/routes.js';
 import { diarizationRoutes } from './diarization/routes.js';
 import { failure, familyOf, PlatformError, sendPlatformError } from './envelope.js';
-import { validationText } from './issues.js';
 import { HEADER_KEY_TEXTS, refusalError } from './refusal.js';
 import { fileRoutes } from './files/routes.js';
 import { mcpRoutes } from './mcp/routes.js';
 import { podcastRoutes } from './podcast/routes.js';
 import { recognitionRoutes } from './recognition/routes.js';
 import { sessionRoutes } from './sessions/routes.js';
+import { issueText } from './shared/validation.js';
 import { ttsRoutes } from './tts/routes.js';
 import { voiceRoutes } from './voices/routes.js';
 
@@ -82,4 +82,13 @@ export async function setupPlatformApp(app: FastifyInstance, emu: Emulator): Pro
   for (const routes of [ttsRoutes, voiceRoutes, fileRoutes, podcastRoutes, recognitionRoutes, detectionRoutes, diarizationRoutes, callRoutes, sessionRoutes, conversationRoutes, agentRoutes, mcpRoutes]) {
     await app.register(routes, { emu });
   }
+}
+
+/** `field: rule` from a schema validation error. */
+function validationText(err: Error & { validation?: unknown }): string {
+  const items = Array.isArray(err.validation) ? (err.validation as { instancePath?: string; message?: string }[]) : [];
+  const first = items[0];
+  if (!first) return err.message;
+  const field = (first.instancePath ?? '').replace(/^\//, '').replace(/\//g, '.');
+  return issueText(field, first.message ?? err.message);
 }

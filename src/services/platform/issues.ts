@@ -28,15 +28,6 @@ export function issueText(error: z.ZodError, opts: IssueWording = {}): string {
   return problemText(firstProblemOf(error), opts);
 }
 
-/** `field: rule` of a route's schema validation error (fastify-type-provider-zod's `validation` items). */
-export function validationText(err: Error & { validation?: unknown }): string {
-  const items = Array.isArray(err.validation) ? (err.validation as { instancePath?: string; message?: string }[]) : [];
-  const first = items[0];
-  if (!first) return err.message;
-  const path = (first.instancePath ?? '').split('/').filter(Boolean);
-  return problemText({ path, rule: first.message ?? err.message, code: 'custom', missing: false });
-}
-
 /**
  * A route validator for a schema whose messages are whole error texts (they name their field): the first
  * problem becomes the family's parameter error with that text, the parsed value the route's typed body.

@@ -7,7 +7,7 @@ import { synthesizeStream, type AudioFormat, type SynthInput, type SynthSummary,
 import type { Account } from '../../core/accounts.js';
 import type { Emulator } from '../../core/emulator.js';
 import { speechRecord } from '../../core/signatures.js';
-import { findCustomVoice } from '../platform/voices/store.js';
+import { findCustomVoice } from '../shared/custom-voices.js';
 import { insufficientBalance, invalidParams, rateLimited, textRatioLimit, tokenLimit, voiceNotFound } from './errors.js';
 import type { SpeechArea } from './state.js';
 import { EMOTIONS_26_ONLY, firstProblem, MODEL_ALIASES, MODELS, t2aRequestSchema, type T2aRequest } from './schema.js';
@@ -231,7 +231,7 @@ export function chargeRequest(emu: Emulator, account: Account, plan: SynthesisPl
 
 /** Records what the audio says, so the platform's recognition, detection and diarization know it. */
 export function recordSignature(emu: Emulator, plan: SynthesisPlan, summary: SynthSummary): void {
-  emu.signatures.put(speechRecord(summary, { text: plan.input.text, language: plan.language, voices: plan.voiceIds }, emu.clock.now()));
+  emu.signatures.put(speechRecord({ text: plan.input.text, language: plan.language, voices: plan.voiceIds, summary, atMs: emu.clock.now() }));
   emu.markDirty();
 }
 

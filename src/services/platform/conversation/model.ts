@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { appendTurn, findRole, getSession, roles, type Role } from '../sessions/model.js';
+import { findRole, roles, type Role } from '../shared/roles.js';
+import { appendTurn, getSession } from '../shared/conversation-sessions.js';
 
 /**
  * Rules of the conversation WebSockets, nothing of the wire: the meta rules that open a session, live

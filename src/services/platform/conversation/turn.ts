@@ -89,7 +89,7 @@ export async function runReply(ctx: ReplyContext, userText: string, clock: TurnC
   const audioSec = Math.round(meta.durationMs) / 1000;
 
   emu.accounts.charge(account, conversationPrice(emu, audioSec));
-  emu.signatures.put(speechRecord(synth, { text: reply.text, language: reply.language, voices: [ctx.role.voice_id] }, emu.clock.now()));
+  emu.signatures.put(speechRecord({ text: reply.text, language: reply.language, voices: [ctx.role.voice_id], summary: synth, atMs: emu.clock.now() }));
   emu.markDirty();
 
   const timings: TurnTimings = {

@@ -1,6 +1,6 @@
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { chargeOrRefuse, priceOf } from '../diarization/input.js';
+import { chargeOrRefuse, priceOf } from '../shared/billing.js';
 import { PlatformError } from '../envelope.js';
 import { recognitionPrice, recognizePcm, type Recognition } from '../shared/recognizer.js';
 import { durationMs, recognizeUtterance, type Utterance } from '../shared/utterance.js';
