@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { describeValue } from '../../../core/describe.js';
 
 export const AUDIO_FORMATS = ['pcm16', 'pcm_16000'] as const;
 
@@ -13,7 +14,7 @@ export const speechToTextRequest = z.looseObject(
       .min(1, 'audio_data is required')
       .describe('Base64 of raw PCM16 LE, 16000 Hz, mono; at least 2 seconds'),
     audio_format: z
-      .enum(AUDIO_FORMATS, { error: (iss) => `audio_format must be pcm16 or pcm_16000, got ${JSON.stringify(iss.input)}` })
+      .enum(AUDIO_FORMATS, { error: (iss) => `audio_format must be pcm16 or pcm_16000, got ${describeValue(iss.input)}` })
       .nullish()
       .describe('default pcm16'),
     language: z
@@ -38,7 +39,8 @@ export const RECOGNITION_RATE = 16_000;
 /** Shortest audio accepted: 2 s of PCM16 at 16 kHz (20014 below). */
 export const MIN_AUDIO_BYTES = 2 * RECOGNITION_RATE * 2;
 /** Largest audio accepted: 50 MB of PCM (design: body limits). */
-export const MAX_AUDIO_BYTES = 50 * 1024 * 1024;
+/** 50 MB in the spec's unit (decimal megabytes). */
+export const MAX_AUDIO_BYTES = 50_000_000;
 /** Body limit: 50 MB of audio in Base64 plus room for the other fields. */
 export const BODY_LIMIT = Math.ceil(MAX_AUDIO_BYTES / 3) * 4 + 64 * 1024;
 
