@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { encodeAudio, encodeAudioStream, synthesizeStream } from '../../audio/index.js';
+import { encodeAudio, encodeAudioStream, synthesizeStreamSliced, type SynthStream } from '../../audio/index.js';
 import type { Emulator } from '../../core/emulator.js';
 import type { FaultField } from '../../core/faults.js';
 import { countChunk, finishEntry, takeFault } from '../../core/http.js';
@@ -48,9 +48,9 @@ export async function speechRoutes(app: FastifyInstance, opts: { emu: Emulator }
       gate(emu, req);
       const account = req.emu.account!;
       const plan = planRequest(emu, account, req.body);
-      // Planning is cheap and pull-based: the duration is known before any sample is rendered.
+      // Planning is pull-based (the duration is known before any sample is rendered) and sliced.
       const ac = abortOnClose(reply.raw);
-      const synth = synthesizeStream(plan.input, { signal: ac.signal });
+      const synth = await synthesizeStreamSliced(plan.input, { signal: ac.signal });
       checkOutputSize(plan, synth.durationMs);
       admit(emu, account, plan);
       area.count(account.id, plan);
@@ -77,7 +77,7 @@ function downloadLink(emu: Emulator, req: FastifyRequest, rel: string): string {
   return emu.downloadUrl('speech', rel, expires);
 }
 
-type Synthesis = ReturnType<typeof synthesizeStream>;
+type Synthesis = SynthStream;
 
 async function wholeSynthesis(emu: Emulator, req: FastifyRequest, reply: FastifyReply, plan: SynthesisPlan, traceId: string, ac: AbortController, synth: Synthesis) {
   let encoded: Awaited<ReturnType<typeof encodeAudio>>;
