@@ -15,7 +15,7 @@ import { synthesize } from '../src/audio/index.js';
 import { startEmulator } from '../src/index.js';
 
 const SENTENCE = 'The quick brown fox jumps over the lazy dog, and then it rests. ';
-const ROUNDS = 5;
+const ROUNDS = 7;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
 
@@ -79,6 +79,14 @@ export async function benchSpeedAudio(): Promise<Record<string, unknown>> {
     await (await t2a(sixty, 'mp3', false)).json();
     const pcm = (await synthesize({ text: sixty, voices: [{ id: 'male-qn-qingse', weight: 1 }], sampleRate: 32000, channels: 1 })).pcm;
     lamejsAlone(pcm);
+    for (const format of ['pcm', 'mp3']) {
+      const ac = new AbortController();
+      const res = await t2a(long, format, true, ac.signal);
+      const reader = res.body!.getReader();
+      await reader.read();
+      ac.abort();
+      await reader.cancel().catch(() => undefined);
+    }
 
     const http: number[] = [];
     const lame: number[] = [];
