@@ -4,20 +4,26 @@
 // and the MP3 writer checks main_data_begin of every frame it hands out.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createEncoder, jsLibraryVersion, type WasmMediaEncoder } from 'wasm-media-encoders';
+import type { createEncoder as CreateEncoder, WasmMediaEncoder } from 'wasm-media-encoders';
 
 /** Bitrates (kbit/s) the build accepts: LAME's CBR list without 56 and 144. */
 export const WASM_KBPS = [8, 16, 24, 32, 40, 48, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320];
 
 // The compiled module is immutable code, shared by every encoder (each gets its own instance and
 // memory); compiling it once saves ~20 ms per stream.
-type CompiledWasm = Parameters<typeof createEncoder>[1];
+type CompiledWasm = Parameters<typeof CreateEncoder>[1];
 const wasmApi = (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<CompiledWasm> } }).WebAssembly;
-let compiled: Promise<CompiledWasm> | null = null;
-function wasmModule(): Promise<CompiledWasm> {
-  if (jsLibraryVersion() !== 'wasm-media-encoders-0.7.0') throw new Error(`unexpected ${jsLibraryVersion()}: the MP3 wrapper knows 0.7.0`);
-  compiled ??= wasmApi.compile(readFileSync(createRequire(import.meta.url).resolve('wasm-media-encoders/wasm/mp3')));
-  return compiled;
+// Loaded on the first MP3 encode (the package also inlines its WebAssembly as large strings):
+// start-up and the processes that only read audio do not pay for it.
+let loaded: Promise<{ createEncoder: typeof CreateEncoder; compiled: CompiledWasm }> | null = null;
+function wasmModule() {
+  loaded ??= (async () => {
+    const lib = await import('wasm-media-encoders');
+    if (lib.jsLibraryVersion() !== 'wasm-media-encoders-0.7.0') throw new Error(`unexpected ${lib.jsLibraryVersion()}: the MP3 wrapper knows 0.7.0`);
+    const compiled = await wasmApi.compile(readFileSync(createRequire(import.meta.url).resolve('wasm-media-encoders/wasm/mp3')));
+    return { createEncoder: lib.createEncoder, compiled };
+  })();
+  return loaded;
 }
 
 const LAME_ID = 0xfff88e3b;
@@ -56,7 +62,8 @@ export interface RawMp3Encoder {
 }
 
 export async function wasmMp3Encoder(sampleRate: number, channels: 1 | 2, kbps: number): Promise<RawMp3Encoder> {
-  const enc = await createEncoder('audio/mpeg', await wasmModule());
+  const { createEncoder, compiled } = await wasmModule();
+  const enc = await createEncoder('audio/mpeg', compiled);
   enc.configure({ sampleRate, channels, bitrate: kbps as 128, outputSampleRate: sampleRate as 32000 });
   if (!disableReservoir(enc, sampleRate, channels)) throw new Error('MP3 encoder: could not turn the bit reservoir off');
   let planes = [new Float32Array(0), new Float32Array(0)];
