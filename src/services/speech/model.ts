@@ -3,7 +3,7 @@
  * spec gives), voices of the catalogue and of the account, billing, per-account rate windows and the
  * record of what was spoken. Errors are thrown as SpeechError (named constructors of errors.ts); routes.ts only translates.
  */
-import { synthesizeStream, type AudioFormat, type SynthInput, type SynthSummary, type VoiceModify, type VoiceTone } from '../../audio/index.js';
+import { synthesizeStreamSliced, type AudioFormat, type SynthInput, type SynthSummary, type VoiceModify, type VoiceTone } from '../../audio/index.js';
 import type { Account } from '../../core/accounts.js';
 import type { Emulator } from '../../core/emulator.js';
 import { speechRecord } from '../../core/signatures.js';
@@ -77,9 +77,11 @@ export function checkOutputSize(plan: SynthesisPlan, durationMs: number): void {
  * size cap, the balance and rate windows (then the charge), the usage count. Throws the SpeechError of
  * the first step that refuses; nothing is charged or counted before the last check passed.
  */
-export function startSynthesis(emu: Emulator, area: SpeechArea, account: Account, request: T2aRequest, signal: AbortSignal) {
+export async function startSynthesis(emu: Emulator, area: SpeechArea, account: Account, request: T2aRequest, signal: AbortSignal) {
   const plan = planRequest(emu, account, request);
-  const synth = synthesizeStream(plan.input, { signal });
+  // Planning is pull-based (the duration is known before any sample is rendered) and sliced, so a long
+  // text never holds the event loop.
+  const synth = await synthesizeStreamSliced(plan.input, { signal });
   checkOutputSize(plan, synth.durationMs);
   chargeRequest(emu, account, plan);
   area.count(account.id, plan);
