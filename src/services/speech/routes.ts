@@ -92,6 +92,7 @@ async function wholeSynthesis(emu: Emulator, req: FastifyRequest, reply: Fastify
     return;
   }
   recordSignature(emu, plan, synth);
+  emu.metrics.audioSynthesized(plan.format, encoded.meta.durationMs / 1000);
   const account = req.emu.account!;
   let audio = encoded.bytes.toString('hex');
   if (plan.outputUrl) {
@@ -185,6 +186,7 @@ async function streamSynthesis(
       }
     }
     const meta = await encoded.meta();
+    emu.metrics.audioSynthesized(plan.format, meta.durationMs / 1000);
     let aggregated = '';
     if (!plan.excludeAggregated) {
       const file = Buffer.concat(kept);

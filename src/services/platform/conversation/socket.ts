@@ -5,7 +5,7 @@ import type { RawData, WebSocket } from 'ws';
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { takeFault } from '../../../core/http.js';
-import { appendPcm, durationMs, MAX_UTTERANCE_MS, newUtterance, nextPartial, recognizeUtterance, trailingSilenceMs, type Utterance } from './listen.js';
+import { appendPcm, durationMs, INPUT_RATE, MAX_UTTERANCE_MS, newUtterance, nextPartial, recognizeUtterance, trailingSilenceMs, type Utterance } from './listen.js';
 import { appendTurn, getSession } from '../sessions/model.js';
 import {
   addLive,
@@ -157,6 +157,7 @@ class Conversation {
     if (this.phase === 'meta') return this.fail('20003', 'binary audio arrived before the meta message');
     if (this.phase === 'finished') return; // text mode, or after the one turn of stream-text
     const u = this.utterance;
+    this.wire.keepAudio(data, INPUT_RATE);
     appendPcm(u, data);
     if (durationMs(u) > MAX_UTTERANCE_MS) return this.fail('20003', `audio: an utterance may last at most ${MAX_UTTERANCE_MS / 1000} s`);
     if (!this.busy) {

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { sendJson, takeFault } from '../../../core/http.js';
-import { appendPcm, durationMs, MAX_UTTERANCE_MS, newUtterance, nextPartial, recognizeUtterance } from '../conversation/listen.js';
+import { appendPcm, durationMs, INPUT_RATE, MAX_UTTERANCE_MS, newUtterance, nextPartial, recognizeUtterance } from '../conversation/listen.js';
 import { recognitionPrice } from '../conversation/model.js';
 import { isFinalMessage, issueText, parseJsonObject, unwrapMeta } from '../conversation/schema.js';
 import { toBuffer } from '../conversation/socket.js';
@@ -107,6 +107,7 @@ function recognitionSocket(emu: Emulator, socket: WebSocket, req: FastifyRequest
     if (isBinary) {
       wire.recordIn(data.length, true);
       if (phase === 'meta') return fail(10001, 'binary audio arrived before the meta message');
+      wire.keepAudio(data, INPUT_RATE);
       appendPcm(u, data);
       if (durationMs(u) > MAX_UTTERANCE_MS) return fail(10001, `audio: a stream may carry at most ${MAX_UTTERANCE_MS / 1000} s`);
       const partial = nextPartial(emu, u, language ?? undefined);
