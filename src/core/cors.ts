@@ -47,6 +47,10 @@ export async function installCors(app: FastifyInstance, origins: string[], refus
     const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;
     // Mirrored on the raw response: a reply that hijacks it (an event stream) writes its own head.
     for (const [k, v] of Object.entries(corsHeaders(origins, origin))) if (k !== 'vary') reply.raw.setHeader(k, v);
+  });
+  // After onRequest, so the WebSocket plugin has marked the request and cleans the socket up after the refusal.
+  app.addHook('preValidation', async (req, reply) => {
+    const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;
     if (String(req.headers.upgrade ?? '').toLowerCase() === 'websocket' && !originAllowed(origins, origin)) {
       await refuseOrigin(req, reply, `WebSocket origin ${origin} is not allowed (EMULATOR_CORS_ORIGINS: ${origins.join(', ')})`);
       return reply;
