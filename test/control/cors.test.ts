@@ -53,9 +53,9 @@ describe('CORS, any origin (the default)', () => {
     // A queued fault is not spent by a browser's preflight.
     await fetch(`${emu.speechUrl}/_emulator/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ path: '/v1/t2a_v2', fault: { code: 1002 } }) });
     await preflight(`${emu.speechUrl}/v1/t2a_v2`);
-    const journal = await (await fetch(`${emu.speechUrl}/_emulator/journal`)).json();
-    expect(journal.entries.filter((e: { method: string }) => e.method === 'OPTIONS')).toEqual([]);
-    expect((await (await fetch(`${emu.speechUrl}/_emulator/faults`)).json()).rules).toHaveLength(1);
+    const journal = (await (await fetch(`${emu.speechUrl}/_emulator/journal`)).json()) as { entries: { method: string }[] };
+    expect(journal.entries.filter((e) => e.method === 'OPTIONS')).toEqual([]);
+    expect(((await (await fetch(`${emu.speechUrl}/_emulator/faults`)).json()) as { rules: unknown[] }).rules).toHaveLength(1);
     await fetch(`${emu.speechUrl}/_emulator/faults`, { method: 'DELETE' });
   });
 
