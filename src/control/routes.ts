@@ -11,6 +11,7 @@ import { metricsRoutes } from './metrics.js';
 import { resetRoutes } from './reset.js';
 import { stateRoutes } from './state.js';
 import { verifyRoutes } from './verify.js';
+import { describeValue } from '../core/describe.js';
 
 /**
  * The control plane, mounted under /_emulator on every listener: health, reset, clock, accounts, state,
@@ -77,7 +78,7 @@ export async function controlPlane(app: FastifyInstance, opts: { emu: Emulator }
     if (unknown.length) {
       throw new ControlError(400, `${where}: unknown query parameter ${unknown.join(', ')} (accepted: ${accepts.query?.join(', ') || 'none'})`);
     }
-    if (!accepts.body && req.body !== undefined && !isEmptyObject(req.body)) throw new ControlError(400, `${where} takes no body (got ${JSON.stringify(req.body).slice(0, 80)})`);
+    if (!accepts.body && req.body !== undefined && !isEmptyObject(req.body)) throw new ControlError(400, `${where} takes no body (got ${describeValue(req.body)})`);
     // No body at all means "nothing to change": the route's body schema sees {}.
     if (accepts.body && req.body === undefined) req.body = {};
   });
