@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { installCors } from '../../core/cors.js';
 import { registerDownloads } from '../../core/downloads.js';
 import type { Emulator } from '../../core/emulator.js';
 import { installPipeline, pathOf } from '../../core/http.js';
@@ -16,6 +17,7 @@ export function bearerKey(header: string | undefined): string | undefined {
 
 /** Speech synthesis service: the T2A operation, downloads and the control plane on one Fastify app. */
 export async function setupSpeechApp(app: FastifyInstance, emu: Emulator): Promise<void> {
+  await installCors(app, emu.config.corsOrigins, (req, reply, message) => sendSpeechError(emu, req, reply, new SpeechError(1004, message, 403)));
   installPipeline(app, emu, { service: 'speech', keyOf: (req) => bearerKey(req.headers.authorization) });
 
   const notFound = (req: FastifyRequest, reply: FastifyReply) =>

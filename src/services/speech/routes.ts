@@ -81,6 +81,7 @@ async function wholeSynthesis(emu: Emulator, req: FastifyRequest, reply: Fastify
     return;
   }
   recordSignature(emu, plan, synth);
+  emu.metrics.audioSynthesized(plan.format, encoded.meta.durationMs / 1000);
   const account = req.emu.account!;
   let audio = encoded.bytes.toString('hex');
   if (plan.outputUrl) {
@@ -186,6 +187,7 @@ async function streamSynthesis(
       if (cut !== undefined && events >= cut) return cutNow();
     }
     const meta = await encoded.meta();
+    emu.metrics.audioSynthesized(plan.format, meta.durationMs / 1000);
     // The aggregated audio is the whole file, with the true totals a one-shot file has.
     const aggregated = plan.excludeAggregated ? '' : (await encoded.wholeFile()).toString('hex');
     await write(res, finalEvent(aggregated, extraInfo(meta, plan), traceId));

@@ -26,6 +26,8 @@ export interface Wire {
   cancel(id: number | null | undefined): void;
   /** Journal summary of a frame the client sent. */
   recordIn(size: number, binary: boolean, event?: string): void;
+  /** Keeps audio the client streamed (PCM16 mono) with the journal entry, for download as WAV. */
+  keepAudio(pcm: Buffer, sampleRate: number): void;
 }
 
 export function openWire(emu: Emulator, socket: WebSocket, req: FastifyRequest, cutAfterChunks?: number): Wire {
@@ -132,6 +134,9 @@ export function openWire(emu: Emulator, socket: WebSocket, req: FastifyRequest, 
     },
     recordIn(size, binary, event) {
       recordFrame(entry, { dir: 'in', type: binary ? 'binary' : 'text', size, event, at_ms: emu.clock.now() });
+    },
+    keepAudio(pcm, sampleRate) {
+      emu.journal.keepAudio(entry, pcm, sampleRate);
     },
   };
   return wire;
