@@ -166,10 +166,15 @@ export interface EncodedAudio {
   meta: AudioMeta;
 }
 
-/** Chunks of an encoded stream; `meta()` resolves after the last chunk. */
+/** Chunks of an encoded stream (whole frames); `meta()` resolves after the last chunk. */
 export interface EncodedStream extends AsyncIterable<Buffer> {
   readonly format: AudioFormat;
   meta(): Promise<AudioMeta>;
+  /**
+   * After the last chunk, of a stream opened with `keepWhole`: the joined chunks with true header
+   * totals (WAV RIFF/data sizes; FLAC total samples and MD5), i.e. the one-shot file.
+   */
+  wholeFile(): Promise<Buffer>;
 }
 
 export type ProbedFormat = 'wav' | 'mp3' | 'flac' | 'm4a' | 'ogg' | 'webm' | 'aac' | 'pcm' | 'opus';

@@ -27,6 +27,8 @@ export interface SocketWire {
   cancel(id: number | null | undefined): void;
   /** Journal summary of a frame the client sent. */
   recordIn(size: number, binary: boolean, event?: string): void;
+  /** Keeps audio the client streamed (PCM16 mono) with the journal entry, for download as WAV. */
+  keepAudio(pcm: Buffer, sampleRate: number): void;
 }
 
 export function openSocketWire(emu: Emulator, socket: WebSocket, req: FastifyRequest, cutAfterChunks?: number): SocketWire {
@@ -133,6 +135,9 @@ export function openSocketWire(emu: Emulator, socket: WebSocket, req: FastifyReq
     },
     recordIn(size, binary, event) {
       recordFrame(entry, { dir: 'in', type: binary ? 'binary' : 'text', size, event, at_ms: emu.clock.now() });
+    },
+    keepAudio(pcm, sampleRate) {
+      emu.journal.keepAudio(entry, pcm, sampleRate);
     },
   };
   return wire;

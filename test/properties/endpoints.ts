@@ -46,6 +46,19 @@ const CONTROL: [string, string][] = [
   ['DELETE', '/_emulator/faults/:id'],
   ['GET', '/_emulator/journal'],
   ['DELETE', '/_emulator/journal'],
+  ['GET', '/_emulator/livez'],
+  ['GET', '/_emulator/journal/:id'],
+  ['GET', '/_emulator/fixtures'],
+  ['GET', '/_emulator/fixtures/:name'],
+  ['PUT', '/_emulator/fixtures/:name'],
+];
+
+/** Control routes with answers of their own: readiness 503, verify's 409, text and audio bodies. */
+const CONTROL_OWN: Omit<Endpoint, 'service'>[] = [
+  { method: 'GET', url: '/_emulator/readyz', shape: 'control', statuses: [200, 400, 401, 503] },
+  { method: 'POST', url: '/_emulator/verify', shape: 'control', statuses: [...CONTROL_OK_OR_ERROR, 409] },
+  { method: 'GET', url: '/_emulator/metrics', shape: 'raw', statuses: [200, 400, 401] },
+  { method: 'GET', url: '/_emulator/journal/:id/audio.wav', shape: 'raw', statuses: [200, 400, 401, 404] },
 ];
 
 /** Synthesis and recognition carry HTTP statuses (design.md: 400, 401, 402, 429). */
@@ -92,7 +105,7 @@ const SPEECH: Omit<Endpoint, 'service'>[] = [
 ];
 
 function withControl(service: 'speech' | 'platform', own: Omit<Endpoint, 'service'>[]): Endpoint[] {
-  const control = CONTROL.map(([method, url]) => ({ method, url, shape: 'control' as const, statuses: CONTROL_OK_OR_ERROR }));
+  const control = [...CONTROL.map(([method, url]) => ({ method, url, shape: 'control' as const, statuses: CONTROL_OK_OR_ERROR })), ...CONTROL_OWN];
   return [...own, ...control].map((e) => ({ ...e, service }));
 }
 

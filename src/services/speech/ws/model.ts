@@ -3,14 +3,14 @@
  * from the socket: which event is legal when, what each `task_continue` becomes, soft and fatal errors,
  * the idle timeout on the emulator clock. Each piece is planned, billed and signed as one HTTP request.
  */
-import { encodeAudioStream, encodeMulawStream, synthesizeStream, type SynthStream } from '../../../audio/index.js';
+import { encodeAudioStream, encodeMulawStream, type SynthStream } from '../../../audio/index.js';
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { invalidParams, SpeechError, STATUS_MSG } from '../errors.js';
-import { admit, checkOutputSize, planRequest, recordSignature, type SynthesisPlan } from '../model.js';
+import { planRequest, readRequest, recordSignature, startSynthesis, type SynthesisPlan } from '../model.js';
 import { firstProblem } from '../schema.js';
 import type { SpeechArea } from '../state.js';
-import { completeFlacHeader, extraInfo, pieces, type ExtraInfo } from '../stream.js';
+import { extraInfo, MAX_EVENT_AUDIO_BYTES, type ExtraInfo } from '../stream.js';
 import { codePoints } from '../text.js';
 import { clientFrameSchema, taskContinueSchema, taskStartSchema, WS_FORMATS, type TaskStart, type WsFormat } from './schema.js';
 
@@ -111,7 +111,7 @@ export function openSession(emu: Emulator, port: SessionPort, ctx: SessionContex
     if (!parsed.success) return fail(2013, invalidParams(firstProblem(parsed.error)).message);
     try {
       // The same plan as the HTTP body checks every field; the text is a stand-in until pieces arrive.
-      planRequest(emu, ctx.account, pieceBody(parsed.data, 'Hello'));
+      planRequest(emu, ctx.account, readRequest(pieceBody(parsed.data, 'Hello')));
     } catch (err) {
       return failWith(err);
     }
@@ -172,11 +172,7 @@ export function openSession(emu: Emulator, port: SessionPort, ctx: SessionContex
 
   /** One piece: planned, billed and signed as one HTTP request, sent as frame-aligned chunks. */
   async function synthesizePiece(text: string) {
-    const plan = planRequest(emu, ctx.account, pieceBody(start!, text));
-    const synth = synthesizeStream(plan.input, { signal: port.signal });
-    checkOutputSize(plan, synth.durationMs);
-    admit(emu, ctx.account, plan);
-    ctx.area.count(ctx.account.id, plan);
+    const { plan, synth } = await startSynthesis(emu, ctx.area, ctx.account, readRequest(pieceBody(start!, text)), port.signal);
     recordSignature(emu, plan, synth);
     const run = ctx.area.startStream(ctx.account.id, ctx.traceId);
     const format = wsFormatOf(start!);
@@ -293,16 +289,7 @@ function encodePiece(format: WsFormat, plan: SynthesisPlan, synth: SynthStream) 
       }),
     };
   }
-  const encoded = encodeAudioStream(plan.format, synth, opts);
-  async function* chunks(): AsyncGenerator<Buffer> {
-    let first = true;
-    for await (const chunk of encoded) {
-      // Total samples are known before the first sample: the piece's STREAMINFO carries them.
-      if (first && plan.format === 'flac') completeFlacHeader(chunk, synth.frames, null);
-      first = false;
-      if (plan.format === 'flac') yield chunk;
-      else yield* pieces(chunk, plan.format, plan.channels);
-    }
-  }
-  return { chunks: chunks(), meta: () => encoded.meta() };
+  // Whole frames of at most one event's size; a piece's FLAC header carries its true length up front.
+  const encoded = encodeAudioStream(plan.format, synth, { ...opts, maxChunkBytes: MAX_EVENT_AUDIO_BYTES, totalFrames: synth.frames });
+  return { chunks: encoded, meta: () => encoded.meta() };
 }

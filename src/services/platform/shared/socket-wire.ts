@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import type { WebSocket } from 'ws';
+import type { RawData, WebSocket } from 'ws';
 import type { Emulator } from '../../../core/emulator.js';
 import { openSocketWire, type SocketWire } from '../../../core/wire.js';
 
@@ -14,4 +14,11 @@ export function openWire(emu: Emulator, socket: WebSocket, req: FastifyRequest, 
   const wire = openSocketWire(emu, socket, req, cutAfterChunks) as Wire;
   wire.send = (event) => wire.sendJson(event, event.type);
   return wire;
+}
+
+/** One message's bytes, whatever shape `ws` handed them in. */
+export function toBuffer(data: RawData): Buffer {
+  if (Buffer.isBuffer(data)) return data;
+  if (Array.isArray(data)) return Buffer.concat(data);
+  return Buffer.from(data);
 }
