@@ -5,6 +5,9 @@ import type { Emulator } from '../core/emulator.js';
 import { faultRuleSchema } from '../core/faults.js';
 import { accountId } from '../core/accounts.js';
 import { VERSION } from '../version.js';
+import { documentRoutes } from './documents.js';
+import { liveJournal } from './live.js';
+import { inspectorPages } from './pages.js';
 
 /**
  * The control plane, mounted under /_emulator on every listener: health, reset, clock, accounts, state,
@@ -101,6 +104,8 @@ export async function controlPlane(app: FastifyInstance, opts: { emu: Emulator }
   app.addHook('onRequest', async (req) => {
     const token = emu.config.controlToken;
     if (!token) return;
+    const access = req.routeOptions.config?.control?.access;
+    if (access === 'public' || (access === 'query' && (req.query as { token?: unknown }).token === token)) return;
     if (req.headers.authorization !== `Bearer ${token}`) throw new ControlError(401, 'control plane needs Authorization: Bearer <EMULATOR_CONTROL_TOKEN>');
   });
 
@@ -126,6 +131,10 @@ export async function controlPlane(app: FastifyInstance, opts: { emu: Emulator }
     }
     if (!accepts.body && req.body !== undefined && !isEmptyObject(req.body)) throw new ControlError(400, `${where} takes no body (got ${JSON.stringify(req.body).slice(0, 80)})`);
   });
+
+  await app.register(inspectorPages);
+  await app.register(liveJournal, { emu });
+  await app.register(documentRoutes, { emu });
 
   app.setNotFoundHandler((req, reply) => reply.code(404).send({ error: { message: `no control route ${req.method} ${req.url.split('?')[0]}` } }));
 

@@ -4,10 +4,13 @@ import type { Account, Capability } from './accounts.js';
 import { accountId, redactKey } from './accounts.js';
 import type { Emulator } from './emulator.js';
 import { parseFaultHeader, type FaultDirective, type FaultField } from './faults.js';
-import { summarize, type JournalEntry } from './journal.js';
+import { summarize, type Journal, type JournalEntry } from './journal.js';
 
 /** Which listener a request reached. Fault rules name it as `service`. */
 export type Listener = 'speech' | 'speech-backup' | 'platform';
+
+/** Control routes open without the token (`public`: the inspector's static files) or with it as `?token=` (`query`: EventSource). */
+export type ControlAccess = 'public' | 'query';
 
 export interface RequestState {
   listener: Listener;
@@ -19,6 +22,8 @@ export interface RequestState {
   faultUsed: Set<FaultField>;
   faultNote: string | null;
   entry: JournalEntry | null;
+  /** The journal the entry lives in, told when the entry finishes. */
+  journal: Journal | null;
   startedAt: number;
   traceId: string | null;
 }
@@ -35,7 +40,7 @@ declare module 'fastify' {
     /** The route checks its key itself (WebSockets with ?api_key=, /mcp with arguments.apiKey). */
     selfAuth?: boolean;
     /** Control plane: query parameters the route accepts, and whether it reads a body. */
-    control?: { query?: string[]; body?: boolean };
+    control?: { query?: string[]; body?: boolean; access?: ControlAccess };
   }
 }
 
@@ -126,6 +131,7 @@ export function installPipeline(app: FastifyInstance, emu: Emulator, opts: Pipel
       faultUsed: new Set(),
       faultNote: null,
       entry: null,
+      journal: emu.journal,
       startedAt: performance.now(),
       traceId: null,
     };
@@ -217,6 +223,7 @@ export function finishEntry(req: FastifyRequest, status: number): void {
   if (!state?.entry) return;
   if (state.entry.status === null || state.entry.status === 101) state.entry.status = status;
   state.entry.duration_ms = Math.round((performance.now() - state.startedAt) * 100) / 100;
+  state.journal?.finished(state.entry);
 }
 
 /** Sends a JSON body as-is (already serialized shapes must not be re-serialized by schemas). */

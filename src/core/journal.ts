@@ -29,12 +29,17 @@ export interface JournalEntry {
   accountId?: string;
 }
 
+/** What a watcher of the journal hears: an entry started (`new`) or its answer ended (`finished`). */
+export type JournalEvent = 'new' | 'finished';
+export type JournalWatcher = (event: JournalEvent, entry: JournalEntry) => void;
+
 const FRAME_HEAD = 20;
 const FRAME_TAIL = 20;
 
 export class Journal {
   private entries: JournalEntry[] = [];
   private counter = 0;
+  private readonly watchers = new Set<JournalWatcher>();
 
   constructor(private readonly limit: number) {}
 
@@ -42,7 +47,23 @@ export class Journal {
     const full: JournalEntry = { id: `req_${String(++this.counter).padStart(6, '0')}`, status: null, duration_ms: null, ...entry };
     this.entries.push(full);
     if (this.entries.length > this.limit) this.entries.splice(0, this.entries.length - this.limit);
+    this.emit('new', full);
     return full;
+  }
+
+  /** Tells watchers an entry's answer has ended (status and duration are set). */
+  finished(entry: JournalEntry): void {
+    this.emit('finished', entry);
+  }
+
+  /** Calls `watcher` on every new and finished entry until the returned function is called. */
+  watch(watcher: JournalWatcher): () => void {
+    this.watchers.add(watcher);
+    return () => this.watchers.delete(watcher);
+  }
+
+  private emit(event: JournalEvent, entry: JournalEntry): void {
+    for (const watcher of this.watchers) watcher(event, entry);
   }
 
   list(filter: { limit?: number; path?: string; accountId?: string } = {}): JournalEntry[] {

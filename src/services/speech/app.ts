@@ -2,6 +2,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { registerDownloads } from '../../core/downloads.js';
 import type { Emulator } from '../../core/emulator.js';
 import { installPipeline, pathOf } from '../../core/http.js';
+import { registerDocuments } from '../../control/documents.js';
+import { registerRoot } from '../../control/pages.js';
 import { controlPlane } from '../../control/routes.js';
 import { invalidParams, SpeechError, sendSpeechError } from './errors.js';
 import { gate, speechRoutes, T2A_PATH } from './routes.js';
@@ -41,6 +43,8 @@ export async function setupSpeechApp(app: FastifyInstance, emu: Emulator): Promi
   });
 
   app.setNotFoundHandler(notFound);
+  await registerDocuments(app, emu, 'speech');
+  registerRoot(app, emu, 'speech');
 
   registerDownloads(app, emu, (reply, status, message) =>
     sendSpeechError(emu, reply.request, reply, new SpeechError(status === 403 ? 1004 : 1000, message, status)),

@@ -21,7 +21,7 @@ export const RECOGNITION_STREAM_PATH = '/v1/speech-to-text/stream';
 /** The spec's minimum length of recognised PCM. */
 export const MIN_AUDIO_MS = 2000;
 
-const metaSchema = z.object({
+export const recognitionMetaSchema = z.object({
   audio_format: z.enum(['pcm16', 'pcm_16000'], { error: 'must be "pcm16" or "pcm_16000"' }).nullish(),
   language: z
     .string({ error: 'must be a string' })
@@ -122,7 +122,7 @@ function recognitionSocket(emu: Emulator, socket: WebSocket, req: FastifyRequest
     }
     if (isFinalMessage(parsed.value)) return fail(10001, 'meta: the first message must be {meta:{audio_format, language}}, not is_final');
     const inner = unwrapMeta(parsed.value);
-    const meta = metaSchema.safeParse(inner);
+    const meta = recognitionMetaSchema.safeParse(inner);
     if (!meta.success) return fail(10001, issueText(meta.error, inner === parsed.value ? '' : 'meta.'));
     language = meta.data.language && meta.data.language !== 'auto' ? meta.data.language : null;
     phase = 'audio';
