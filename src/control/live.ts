@@ -25,7 +25,8 @@ export async function liveJournal(app: FastifyInstance, opts: { emu: Emulator })
     for (const end of [...open]) end();
   });
 
-  app.get('/journal/live', { config: { control: { query: ['token'], access: 'query' } } }, (req: FastifyRequest, reply: FastifyReply) => {
+  // No HEAD twin: it would open a feed that never ends.
+  app.get('/journal/live', { exposeHeadRoute: false, config: { control: { query: ['token'], access: 'query' } } }, (req: FastifyRequest, reply: FastifyReply) => {
     reply.hijack();
     const res = reply.raw;
     res.writeHead(200, {

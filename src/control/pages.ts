@@ -24,7 +24,7 @@ export async function inspectorPages(app: FastifyInstance): Promise<void> {
   const config = { control: { access: 'public' as const } };
   app.get('/', { config }, (_req, reply) => sendFile(reply, 'index.html', 'text/html; charset=utf-8'));
   app.get('/inspector/:file', { config }, (req: FastifyRequest<{ Params: { file: string } }>, reply) => {
-    const type = FILES[req.params.file];
+    const type = Object.hasOwn(FILES, req.params.file) ? FILES[req.params.file] : undefined;
     if (!type) return reply.code(404).send({ error: { message: `no inspector file ${req.params.file}` } });
     return sendFile(reply, req.params.file, type);
   });

@@ -27,6 +27,8 @@ export interface Endpoint {
   websocket?: boolean;
   /** Reads multipart bodies too. */
   multipart?: boolean;
+  /** An endless event stream on success: judged on its status and first bytes. */
+  stream?: boolean;
 }
 
 const CONTROL_OK_OR_ERROR = [200, 201, 400, 401, 404];
@@ -46,7 +48,19 @@ const CONTROL: [string, string][] = [
   ['DELETE', '/_emulator/faults/:id'],
   ['GET', '/_emulator/journal'],
   ['DELETE', '/_emulator/journal'],
+  ['GET', '/_emulator/openapi/:name'],
+  ['GET', '/_emulator/asyncapi.json'],
 ];
+
+/** Control routes that answer something else than JSON: the inspector's files, the live journal feed. */
+const CONTROL_PAGES: Omit<Endpoint, 'service'>[] = [
+  { method: 'GET', url: '/_emulator', shape: 'raw', statuses: [200, 400] },
+  { method: 'GET', url: '/_emulator/inspector/:file', shape: 'raw', statuses: [200, 400, 404] },
+  { method: 'GET', url: '/_emulator/journal/live', shape: 'raw', statuses: [200, 400], stream: true },
+];
+
+/** `GET /` on each listener: a browser is sent to the inspector, anything else gets a JSON index. */
+const ROOT: Omit<Endpoint, 'service'> = { method: 'GET', url: '/', shape: 'raw', statuses: [200, 302] };
 
 /** Synthesis and recognition carry HTTP statuses (design.md: 400, 401, 402, 429). */
 const WITH_STATUSES = [200, 400, 401, 402, 429];
@@ -91,7 +105,7 @@ const SPEECH: Omit<Endpoint, 'service'>[] = [
 
 function withControl(service: 'speech' | 'platform', own: Omit<Endpoint, 'service'>[]): Endpoint[] {
   const control = CONTROL.map(([method, url]) => ({ method, url, shape: 'control' as const, statuses: CONTROL_OK_OR_ERROR }));
-  return [...own, ...control].map((e) => ({ ...e, service }));
+  return [...own, ROOT, ...control, ...CONTROL_PAGES].map((e) => ({ ...e, service }));
 }
 
 export const ENDPOINTS: Endpoint[] = [...withControl('speech', SPEECH), ...withControl('platform', PLATFORM)];

@@ -169,7 +169,7 @@ function renderDetail() {
         el('table', { className: 'frames' }, el('tbody', {}, ...e.ws_frames.map((f) => el('tr', {},
           el('td', { className: 'mono' }, f.dir === 'in' ? '→' : '←'), el('td', {}, f.type), el('td', {}, f.event ?? ''), el('td', { className: 'num' }, `${f.size} B`))))))
     : null;
-  aside.replaceChildren(
+  aside.replaceChildren(...[
     el('h2', {}, `${e.method} ${e.path}`),
     el('p', { className: 'muted' }, `${e.id} · ${e.service} · status ${e.status ?? 'pending'}${codeOf(e) !== null ? ` · code ${codeOf(e)}` : ''}${e.duration_ms !== null ? ` · ${e.duration_ms} ms` : ''}${e.chunks ? ` · ${e.chunks} chunks` : ''}${e.note ? ` · ${e.note}` : ''}`),
     files.length ? el('section', {}, el('h3', {}, 'Audio and files'), ...files) : null,
@@ -178,7 +178,7 @@ function renderDetail() {
     block('Request body (summary)', e.request?.body),
     block(`Response${e.response?.content_type ? ` (${e.response.content_type})` : ''}`, e.response?.summary),
     frames,
-  );
+  ].filter(Boolean));
 }
 
 $('#journal-clear').addEventListener('click', async () => {
@@ -224,7 +224,7 @@ loaders.state = async () => {
     el('ul', {}, ...a.open_websockets.map((w) => el('li', { className: 'mono' }, `${w.path} since ${new Date(w.opened_at_ms).toISOString()}`))),
     el('h4', {}, `Pending timers (${a.pending_timers.length})`),
     el('ul', {}, ...a.pending_timers.map((t) => el('li', { className: 'mono' }, `${t.label} due ${new Date(t.due_ms).toISOString()}`))),
-    ...Object.entries(a.resources).map(([area, view]) => block(area, view)),
+    ...Object.entries(a.resources).map(([area, view]) => block(area, view)).filter(Boolean),
   )) : [el('p', { className: 'muted' }, 'No account has made a request yet.')]));
 };
 $('#state-refresh').addEventListener('click', () => loaders.state());
