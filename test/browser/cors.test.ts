@@ -8,6 +8,9 @@ import { launchChromium, otherOrigin, screenshotPath } from './chromium.js';
  * TTS over fetch (preflighted: they carry Authorization / X-API-Key), a conversation socket with
  * `?api_key=`, and the audio of each decoded by the browser's own decoder.
  */
+/* Browser globals used inside page.evaluate (the project compiles without the DOM library). */
+declare const AudioContext: any, document: any;
+
 const { emu, ctl } = emulatorForFile();
 let browser: Browser;
 let site: Awaited<ReturnType<typeof otherOrigin>>;
@@ -42,7 +45,7 @@ describe('a page of another origin', () => {
           headers: { authorization: 'Bearer browser-key', 'content-type': 'application/json' },
           body: JSON.stringify({ model: 'speech-02-turbo', text: 'Hello from a browser.', voice_setting: { voice_id: 'male-qn-qingse' }, audio_setting: { format: 'mp3', sample_rate: 32000 } }),
         });
-        const t2aBody = await t2a.json();
+        const t2aBody: any = await t2a.json();
         const t2aTrace = t2a.headers.get('trace-id');
 
         const tts = await fetch(`${platformUrl}/v1/text-to-speech`, {

@@ -6,6 +6,9 @@ import { launchChromium, screenshotPath } from './chromium.js';
 
 /** The inspector page in a real browser, with a control token set (the page asks for it once). */
 const TOKEN = 'inspector-token';
+/* Browser globals used inside page.evaluate (the project compiles without the DOM library). */
+declare const sessionStorage: any;
+type HTMLAudioElement = any;
 let run: RunningEmulator;
 let ctl: ReturnType<typeof control>;
 let browser: Browser;
@@ -135,5 +138,18 @@ describe('the inspector at /_emulator/', () => {
     await page.click('#tabs [data-tab=documents]');
     expect(await page.locator('#documents a').count()).toBe(4);
     await page.click('#tabs [data-tab=journal]');
+  }, 60_000);
+
+  it('keeps a picture of a busy journal (test-output/screenshots/inspector.png)', async () => {
+    await call(`${run.platformUrl}/v1/text-to-speech`, { headers: { 'x-api-key': 'platform-key-01' }, json: { voice_id: 'female_bright', generate_text: 'Hello there, friend.' } });
+    await call(`${run.platformUrl}/v1/voice/list`, { headers: { 'x-api-key': 'platform-key-01' } });
+    const r = await t2a('speech-key-02', { output_format: 'url', audio_setting: { format: 'mp3', sample_rate: 32000 } });
+    expect(r.body.base_resp.status_code).toBe(0);
+    await page.setViewportSize({ width: 1280, height: 720 });
+    await page.locator('#journal tbody tr', { hasText: '/v1/voice/list' }).waitFor();
+    const [entry] = (await ctl.journal({ limit: 1, path: '/v1/t2a_v2' })).body.entries;
+    await page.locator(`#journal tbody tr[data-id="${entry.id}"]`).click();
+    await page.locator('#detail audio').evaluate((el: HTMLAudioElement) => el.readyState >= 1 || new Promise((resolve) => (el.onloadedmetadata = resolve)));
+    await page.screenshot({ path: screenshotPath('inspector') });
   }, 60_000);
 });

@@ -122,7 +122,7 @@ function row(e) {
     el('td', {}, e.status ?? '…'),
     el('td', {}, code ?? ''),
     el('td', { className: 'mono' }, e.account ?? ''),
-    el('td', { className: 'num' }, e.duration_ms ?? ''),
+    el('td', { className: 'num' }, e.duration_ms === null ? '' : Math.round(e.duration_ms)),
   );
   tr.dataset.id = e.id;
   tr.addEventListener('click', () => {
