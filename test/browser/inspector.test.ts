@@ -1,5 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import type { RunningEmulator } from '../../src/index.js';
 import { call, control, startTestEmulator } from '../helpers/emulator.js';
 import { launchChromium, screenshotPath } from './chromium.js';
@@ -138,6 +139,20 @@ describe('the inspector at /_emulator/', () => {
     await page.click('#tabs [data-tab=documents]');
     expect(await page.locator('#documents a').count()).toBe(4);
     await page.click('#tabs [data-tab=journal]');
+  }, 60_000);
+
+  it('shows the frames of a WebSocket conversation', async () => {
+    const ws = new WebSocket(`${run.platformUrl.replace(/^http/, 'ws')}/api/v1/audio/conversation/stream-text?api_key=socket-key`);
+    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+    ws.send(JSON.stringify({ voice_id: 'english_tutor', text_input: 'bye' }));
+    await new Promise((resolve) => ws.once('close', resolve));
+    const [entry] = (await ctl.journal({ limit: 1, path: '/api/v1/audio/conversation/stream-text' })).body.entries;
+    const row = page.locator(`#journal tbody tr[data-id="${entry.id}"]`);
+    await row.locator('td', { hasText: '101' }).waitFor();
+    await row.click();
+    await page.locator('#detail h3', { hasText: 'WebSocket frames' }).waitFor();
+    expect(await page.locator('#detail .frames tr', { hasText: 'done' }).count()).toBe(1);
+    expect(await page.locator('#detail .frames tr', { hasText: 'binary' }).count()).toBeGreaterThan(0);
   }, 60_000);
 
   it('keeps a picture of a busy journal (test-output/screenshots/inspector.png)', async () => {
