@@ -5,6 +5,7 @@ import type { Emulator } from '../core/emulator.js';
 import { faultRuleSchema } from '../core/faults.js';
 import { accountId } from '../core/accounts.js';
 import { VERSION } from '../version.js';
+import { describeValue } from '../core/describe.js';
 import { documentRoutes } from './documents.js';
 import { liveJournal } from './live.js';
 import { inspectorPages } from './pages.js';
@@ -129,7 +130,7 @@ export async function controlPlane(app: FastifyInstance, opts: { emu: Emulator }
     if (unknown.length) {
       throw new ControlError(400, `${where}: unknown query parameter ${unknown.join(', ')} (accepted: ${accepts.query?.join(', ') || 'none'})`);
     }
-    if (!accepts.body && req.body !== undefined && !isEmptyObject(req.body)) throw new ControlError(400, `${where} takes no body (got ${JSON.stringify(req.body).slice(0, 80)})`);
+    if (!accepts.body && req.body !== undefined && !isEmptyObject(req.body)) throw new ControlError(400, `${where} takes no body (got ${describeValue(req.body)})`);
   });
 
   await app.register(inspectorPages);

@@ -172,10 +172,21 @@ async function streamSynthesis(
     finishEntry(req, 200);
     res.socket?.destroy();
   };
+  // Shutdown between two events: a final error event, then a clean end of the body (never a cut mid-event).
+  const endForShutdown = async () => {
+    ac.abort(new Error('emulator shutting down'));
+    await write(res, sseEvent({ data: null, trace_id: traceId, base_resp: { status_code: 1000, status_msg: `${STATUS_MSG[1000]}, the emulator is shutting down` } }));
+    events++;
+    run.end('aborted', events);
+    if (req.emu.entry) req.emu.entry.note = 'stream ended by shutdown';
+    finishEntry(req, 200);
+    res.end();
+  };
   try {
     if (cut === 0) return cutNow();
     for await (const chunk of encoded) {
       for (const piece of pieces(chunk, plan.format, plan.channels)) {
+        if (emu.closing.aborted) return await endForShutdown();
         if (!plan.excludeAggregated) kept.push(piece);
         if (!(await write(res, intermediateEvent(piece, traceId)))) throw new Error('client disconnected');
         events++;

@@ -64,7 +64,11 @@ export function openWire(emu: Emulator, socket: WebSocket, req: FastifyRequest, 
     finishEntry(req, 101);
   };
   socket.on('close', (code) => shutdown(code, true));
-  socket.on('error', () => socket.terminate());
+  // A protocol error (e.g. a frame over 8 MiB) has already started the close handshake with its own
+  // code (1009): cutting the TCP connection now would race that close frame and show the client 1006.
+  socket.on('error', () => {
+    if (socket.readyState !== socket.CLOSING) socket.terminate();
+  });
 
   const wire: Wire = {
     signal: controller.signal,

@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import { readSignature } from '../../../audio/index.js';
 import type { Emulator } from '../../../core/emulator.js';
 import type { SignatureRecord } from '../../../core/signatures.js';
+import { signatureOffsetMs } from '../shared/input-audio.js';
+import { languageOf } from '../shared/language.js';
 
 /**
  * The recognizer shared by HTTP recognition and the WebSocket areas (streaming recognition,
@@ -58,11 +60,6 @@ export function isSilent(samples: Float32Array): boolean {
   return true;
 }
 
-/** `zh` when the text has Han characters, else `en`. */
-export function languageOf(text: string): string {
-  return /\p{Script=Han}/u.test(text) ? 'zh' : 'en';
-}
-
 /** What a signature record says up to `durationMs` of its audio (all of it when the audio is whole). */
 export function spokenText(record: SignatureRecord, durationMs: number): string {
   const whole = durationMs >= record.durationMs - END_TOLERANCE_MS;
@@ -72,25 +69,6 @@ export function spokenText(record: SignatureRecord, durationMs: number): string 
     .map((s) => s.text.trim())
     .filter(Boolean)
     .join(' ');
-}
-
-/** Lead silence of the signature burst (marker.ts layout: 30 ms silence, then tones at 0.3). */
-const SIGNATURE_LEAD_MS = 30;
-
-/**
- * Where the emulator's audio starts inside the samples, in ms: decoders add encoder delay (MP3) and
- * users may trim or pad. Found from the onset of the signature burst, which starts 30 ms in.
- */
-export function signatureOffsetMs(samples: Float32Array, sampleRate: number): number {
-  const end = Math.min(samples.length, Math.round(1.5 * sampleRate));
-  let peak = 0;
-  for (let i = 0; i < end; i++) peak = Math.max(peak, Math.abs(samples[i]!));
-  // Relative to the loudest sample, so audio turned down by the user is measured the same way.
-  const threshold = Math.max(0.01, 0.3 * peak);
-  for (let i = 0; i < end; i++) {
-    if (Math.abs(samples[i]!) > threshold) return (i * 1000) / sampleRate - SIGNATURE_LEAD_MS;
-  }
-  return 0;
 }
 
 /** The emulator's own audio: the signature record of the samples, if any. */

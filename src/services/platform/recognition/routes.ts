@@ -1,10 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { Emulator } from '../../../core/emulator.js';
 import { sendJson } from '../../../core/http.js';
-import { chargeOrRefuse, priceOf } from '../diarization/input.js';
+import { chargeOrRefuse, priceOf } from '../shared/billing.js';
 import { PlatformError } from '../envelope.js';
 import { recognizePcm } from './model.js';
 import { AUDIO_FORMATS, BODY_LIMIT, MAX_AUDIO_BYTES, MIN_AUDIO_BYTES, RECOGNITION_RATE } from './schema.js';
+import { describeValue } from '../../../core/describe.js';
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
@@ -27,7 +28,7 @@ export async function recognitionRoutes(app: FastifyInstance, { emu }: { emu: Em
     if (audio_data === undefined || audio_data === null || audio_data === '') throw new PlatformError('param', 'audio_data is required');
     if (typeof audio_data !== 'string') throw new PlatformError('param', 'audio_data must be a Base64 string');
     if (audio_format !== undefined && audio_format !== null && !(AUDIO_FORMATS as readonly unknown[]).includes(audio_format)) {
-      throw new PlatformError('param', `audio_format must be pcm16 or pcm_16000, got ${JSON.stringify(audio_format)}`);
+      throw new PlatformError('param', `audio_format must be pcm16 or pcm_16000, got ${describeValue(audio_format)}`);
     }
     if (language !== undefined && language !== null && (typeof language !== 'string' || language.length > 16)) {
       throw new PlatformError('param', 'language must be a language code string');

@@ -20,6 +20,7 @@ export const RECOGNITION_RATE = 16_000;
 /** Shortest audio accepted: 2 s of PCM16 at 16 kHz (20014 below). */
 export const MIN_AUDIO_BYTES = 2 * RECOGNITION_RATE * 2;
 /** Largest audio accepted: 50 MB of PCM (design: body limits). */
-export const MAX_AUDIO_BYTES = 50 * 1024 * 1024;
+/** 50 MB in the spec's unit (decimal megabytes). */
+export const MAX_AUDIO_BYTES = 50_000_000;
 /** Body limit: 50 MB of audio in Base64 plus room for the other fields. */
 export const BODY_LIMIT = Math.ceil(MAX_AUDIO_BYTES / 3) * 4 + 64 * 1024;
