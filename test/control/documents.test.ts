@@ -7,6 +7,8 @@ const { emu } = emulatorForFile();
 
 /** `/a/:b/*` as @fastify/swagger writes it: `/a/{b}/{*}`. */
 const openApiPath = (url: string) => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}').replace(/\*$/, '{*}');
+/** Routes declared `schema: { hide: true }`: not operations of the spec (a path without its id answers a parameter error). */
+const HIDDEN = ['DELETE /v1/voice'];
 const isControl = (url: string) => url === '/_emulator' || url.startsWith('/_emulator/');
 
 describe('API documents generated from the routes', () => {
@@ -23,7 +25,7 @@ describe('API documents generated from the routes', () => {
         (r) => !r.websocket && r.method !== 'HEAD' && (name === 'control' ? isControl(r.url) && r.service === 'speech' : !isControl(r.url) && r.service === name),
       );
       expect(routes.length).toBeGreaterThan(name === 'speech' ? 2 : 10);
-      const missing = routes.filter((r) => !doc.paths[openApiPath(r.url)]?.[r.method.toLowerCase()]).map((r) => `${r.method} ${r.url}`);
+      const missing = routes.filter((r) => !HIDDEN.includes(`${r.method} ${r.url}`) && !doc.paths[openApiPath(r.url)]?.[r.method.toLowerCase()]).map((r) => `${r.method} ${r.url}`);
       expect(missing).toEqual([]);
       // No WebSocket route in an OpenAPI document.
       for (const r of emu.emulator.routes.filter((x) => x.websocket)) expect(doc.paths[openApiPath(r.url)]?.get, r.url).toBeUndefined();
