@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Emulator } from '../core/emulator.js';
 import { VERSION } from '../version.js';
 
 /** The inspector's static files sit beside this module, in src/ (tsx) and in dist/ (copied by the build). */
@@ -46,7 +45,7 @@ function index(base: string, service: string) {
 }
 
 /** `GET /` on a listener: a browser goes to the inspector, anything else gets the index of URLs as JSON. */
-export function registerRoot(app: FastifyInstance, _emu: Emulator, service: 'speech' | 'platform'): void {
+export function registerRoot(app: FastifyInstance, service: 'speech' | 'platform'): void {
   app.get('/', (req, reply) => {
     const accept = String(req.headers.accept ?? '');
     if (accept.includes('text/html')) return reply.redirect('/_emulator/', 302);

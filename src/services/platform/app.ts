@@ -74,7 +74,7 @@ export async function setupPlatformApp(app: FastifyInstance, emu: Emulator): Pro
 
   app.setNotFoundHandler(notFound);
   await registerDocuments(app, emu, 'platform');
-  registerRoot(app, emu, 'platform');
+  registerRoot(app, 'platform');
 
   await app.register(multipart, { limits: { fileSize: 256 * 1024 * 1024, files: 1, fields: 16 } });
   await app.register(websocket, { options: { maxPayload: 8 * 1024 * 1024 } });

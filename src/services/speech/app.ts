@@ -44,7 +44,7 @@ export async function setupSpeechApp(app: FastifyInstance, emu: Emulator): Promi
 
   app.setNotFoundHandler(notFound);
   await registerDocuments(app, emu, 'speech');
-  registerRoot(app, emu, 'speech');
+  registerRoot(app, 'speech');
 
   registerDownloads(app, emu, (reply, status, message) =>
     sendSpeechError(emu, reply.request, reply, new SpeechError(status === 403 ? 1004 : 1000, message, status)),
