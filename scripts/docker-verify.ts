@@ -236,7 +236,7 @@ async function main() {
   const refused = await fetch(`http://127.0.0.1:${ports.EMULATOR_PLATFORM_PORT}/_emulator/health`);
   if (refused.status !== 401) fail(`the control plane answered ${refused.status} without its token`);
   try {
-    const done = await smokeTest(`http://127.0.0.1:${ports.EMULATOR_SPEECH_PORT}`, `http://127.0.0.1:${ports.EMULATOR_PLATFORM_PORT}`);
+    const done = await smokeTest(`http://127.0.0.1:${ports.EMULATOR_SPEECH_PORT}`, `http://127.0.0.1:${ports.EMULATOR_PLATFORM_PORT}`, token);
     log(`smoke test on the image: ${done.join(', ')}`);
   } catch (err) {
     child.kill('SIGKILL');
