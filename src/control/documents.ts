@@ -4,7 +4,7 @@ import { createJsonSchemaTransform } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Emulator } from '../core/emulator.js';
 import { streamMetaSchema, textMetaSchema } from '../services/platform/conversation/schema.js';
-import { recognitionMetaSchema } from '../services/platform/recognition/stream.js';
+import { streamMetaSchema as recognitionMetaSchema } from '../services/platform/recognition/schema.js';
 import { VERSION } from '../version.js';
 
 /**

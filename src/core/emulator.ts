@@ -118,6 +118,18 @@ export class Emulator {
     return new Emulator(config, fixtures, logger, dataDir, persistent, secret);
   }
 
+  /**
+   * The state area of this name, created and registered on its first use (one per emulator instance),
+   * typed as its owner made it: `emu.areaOf('podcasts', () => createPodcastArea(emu))`.
+   */
+  areaOf<A extends StateArea>(name: string, create: () => A): A {
+    const existing = this.areas.get(name);
+    if (existing) return existing as A;
+    const area = create();
+    this.registerArea(area);
+    return area;
+  }
+
   registerArea(area: StateArea): void {
     this.areas.set(area.name, area);
     // Areas may register on first use, after the snapshot was read: hand them their saved part then.
