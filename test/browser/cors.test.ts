@@ -27,6 +27,13 @@ afterAll(async () => {
 describe('a page of another origin', () => {
   it('calls /v1/t2a_v2, the platform TTS and a conversation socket, and decodes their audio', async () => {
     await ctl.putAccount('browser-key', { balance_micro: 1_000_000 });
+    // What the browser asks first: without an answer here the page can only see "Failed to fetch".
+    const preflight = await fetch(`${emu.speechUrl}/v1/t2a_v2`, {
+      method: 'OPTIONS',
+      headers: { origin: site.url.slice(0, -1), 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' },
+    });
+    expect(preflight.headers.get('access-control-allow-origin'), `CORS preflight of the speech listener answered HTTP ${preflight.status} without Access-Control-Allow-Origin`).toBeTruthy();
+
     const page = await browser.newPage();
     await page.goto(site.url);
     expect(new URL(page.url()).origin).not.toBe(new URL(emu.speechUrl).origin);
