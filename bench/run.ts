@@ -6,6 +6,7 @@ const parts: { name: string; module: string; fn: string }[] = [
   { name: 'start-up (compiled bin, start to healthy)', module: './startup.js', fn: 'benchStartup' },
   { name: 'audio engine (synthesis + encoding)', module: './audio.js', fn: 'benchAudio' },
   { name: 'speech service over HTTP', module: './speech.js', fn: 'benchSpeech' },
+  { name: 'audio speed goals (MP3 vs lamejs, first SSE event, event-loop stalls)', module: './speed-audio.js', fn: 'benchSpeedAudio' },
 ];
 
 const only = process.argv.slice(2);

@@ -26,7 +26,7 @@ export async function liveJournal(app: FastifyInstance, opts: { emu: Emulator })
   });
 
   // No HEAD twin: it would open a feed that never ends.
-  app.get('/journal/live', { exposeHeadRoute: false, config: { control: { query: ['token'], access: 'query' } } }, (req: FastifyRequest, reply: FastifyReply) => {
+  app.get('/journal/live', { exposeHeadRoute: false, config: { control: { query: ['token'], tokenInQuery: true } } }, (req: FastifyRequest, reply: FastifyReply) => {
     reply.hijack();
     const res = reply.raw;
     res.writeHead(200, {

@@ -20,7 +20,7 @@ async function sendFile(reply: FastifyReply, name: string, type: string): Promis
  * nothing); the page asks for the control token and sends it with every call it makes.
  */
 export async function inspectorPages(app: FastifyInstance): Promise<void> {
-  const config = { control: { access: 'public' as const } };
+  const config = { control: { public: true } };
   app.get('/', { config }, (_req, reply) => sendFile(reply, 'index.html', 'text/html; charset=utf-8'));
   app.get('/inspector/:file', { config }, (req: FastifyRequest<{ Params: { file: string } }>, reply) => {
     const type = Object.hasOwn(FILES, req.params.file) ? FILES[req.params.file] : undefined;

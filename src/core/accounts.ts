@@ -61,7 +61,22 @@ export class Accounts {
   private fixture = new Map<string, AccountSettings & { label: string }>();
 
   constructor(private readonly opts: AccountsOptions) {
-    for (const f of opts.fixture) this.fixture.set(accountId(f.key), { ...f, label: redactKey(f.key) });
+    this.useFixture(opts.fixture, opts.freeCallSeconds);
+  }
+
+  /**
+   * Replaces the accounts fixture at run time: keys it lists get its settings at once (their balance
+   * too), keys it no longer lists keep what they have; new accounts get the new free call seconds.
+   * `reapply: false` (a snapshot being restored) leaves the accounts as they were saved.
+   */
+  useFixture(fixture: (AccountSettings & { key: string })[], freeCallSeconds: number, reapply = true): void {
+    this.opts.freeCallSeconds = freeCallSeconds;
+    this.fixture.clear();
+    for (const f of fixture) this.fixture.set(accountId(f.key), { ...f, label: redactKey(f.key) });
+    for (const [id, account] of reapply ? this.accounts : []) {
+      const listed = this.fixture.get(id);
+      if (listed) this.accounts.set(id, { ...this.build(id, account.label, listed), freeCallSeconds: account.freeCallSeconds });
+    }
   }
 
   /** Resolves a presented key; unknown non-empty keys become their own account unless strict. */

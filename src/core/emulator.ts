@@ -13,6 +13,7 @@ import type { LoadedFixtures } from './fixtures.js';
 import { Ids, type SavedIds } from './ids.js';
 import { Journal } from './journal.js';
 import { RateWindows } from './limits.js';
+import { Metrics } from './metrics.js';
 import { SignatureRecords } from './signatures.js';
 import { Sockets } from './sockets.js';
 
@@ -49,6 +50,12 @@ export interface ServiceUrls {
 
 const SNAPSHOT = 'state.json';
 
+function countBy(keys: string[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const k of keys) out.set(k, (out.get(k) ?? 0) + 1);
+  return out;
+}
+
 /** Everything one emulator instance owns. No module-level state: several instances can share a process. */
 export class Emulator {
   readonly clock = new Clock();
@@ -70,6 +77,12 @@ export class Emulator {
   readonly dataDir: string;
   readonly persistent: boolean;
   urls: ServiceUrls = { speech: '', speechBackup: '', platform: '' };
+  /** Readiness for probes: ready only between the end of start-up and the start of close. */
+  phase: 'starting' | 'ready' | 'closing' = 'starting';
+  readonly metrics = new Metrics({
+    sockets: () => countBy(this.sockets.list().map((s) => s.path)),
+    streams: () => countBy(this.journal.list().filter((e) => e.status === null && (e.response.summary as { stream?: unknown } | undefined)?.stream).map((e) => e.service)),
+  });
   private dirtyTimer: NodeJS.Timeout | null = null;
   private saving: Promise<void> = Promise.resolve();
   /** A snapshot waiting for the one being written: later callers share it (one write serves them all). */

@@ -4,13 +4,11 @@ import type { Account, Capability } from './accounts.js';
 import { accountId, redactKey } from './accounts.js';
 import type { Emulator } from './emulator.js';
 import { parseFaultHeader, type FaultDirective, type FaultField } from './faults.js';
-import { summarize, type Journal, type JournalEntry } from './journal.js';
+import { specCodeOf, summarize, type Journal, type JournalEntry } from './journal.js';
+import type { Metrics } from './metrics.js';
 
 /** Which listener a request reached. Fault rules name it as `service`. */
 export type Listener = 'speech' | 'speech-backup' | 'platform';
-
-/** Control routes open without the token (`public`: the inspector's static files) or with it as `?token=` (`query`: EventSource). */
-export type ControlAccess = 'public' | 'query';
 
 export interface RequestState {
   listener: Listener;
@@ -26,6 +24,9 @@ export interface RequestState {
   journal: Journal | null;
   startedAt: number;
   traceId: string | null;
+  /** Where a finished request is counted; `metered` once it was (an entry may be finished more than once). */
+  metrics?: Metrics;
+  metered?: boolean;
 }
 
 declare module 'fastify' {
@@ -39,8 +40,8 @@ declare module 'fastify' {
     capability?: Capability;
     /** The route checks its key itself (WebSockets with ?api_key=, /mcp with arguments.apiKey). */
     selfAuth?: boolean;
-    /** Control plane: query parameters the route accepts, and whether it reads a body. */
-    control?: { query?: string[]; body?: boolean; access?: ControlAccess };
+    /** Control plane: query parameters the route accepts, whether it reads a body, whether it answers without the token (or with it as `?token=`). */
+    control?: { query?: string[]; body?: boolean; public?: boolean; what?: string; tokenInQuery?: boolean };
   }
 }
 
@@ -147,6 +148,7 @@ export function installPipeline(app: FastifyInstance, emu: Emulator, opts: Pipel
       journal: emu.journal,
       startedAt: performance.now(),
       traceId: null,
+      metrics: emu.metrics,
     };
     req.emu = state;
     if (path === CONTROL_PREFIX || path.startsWith(`${CONTROL_PREFIX}/`)) return;
@@ -243,6 +245,13 @@ export function finishEntry(req: FastifyRequest, status: number): void {
   if (!state?.entry) return;
   if (state.entry.status === null || state.entry.status === 101) state.entry.status = status;
   state.entry.duration_ms = Math.round((performance.now() - state.startedAt) * 100) / 100;
+  if (!state.metered) {
+    state.metered = true;
+    state.metrics?.request(
+      { service: state.entry.service, method: req.method, route: req.routeOptions?.url ?? '(no route)', status: state.entry.status ?? status, code: specCodeOf(state.entry.response.summary) },
+      state.entry.duration_ms / 1000,
+    );
+  }
   state.journal?.finished(state.entry);
 }
 

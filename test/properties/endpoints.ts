@@ -50,6 +50,19 @@ const CONTROL: [string, string][] = [
   ['DELETE', '/_emulator/journal'],
   ['GET', '/_emulator/openapi/:name'],
   ['GET', '/_emulator/asyncapi.json'],
+  ['GET', '/_emulator/livez'],
+  ['GET', '/_emulator/journal/:id'],
+  ['GET', '/_emulator/fixtures'],
+  ['GET', '/_emulator/fixtures/:name'],
+  ['PUT', '/_emulator/fixtures/:name'],
+];
+
+/** Control routes with answers of their own: readiness 503, verify's 409, text and audio bodies. */
+const CONTROL_OWN: Omit<Endpoint, 'service'>[] = [
+  { method: 'GET', url: '/_emulator/readyz', shape: 'control', statuses: [200, 400, 401, 503] },
+  { method: 'POST', url: '/_emulator/verify', shape: 'control', statuses: [...CONTROL_OK_OR_ERROR, 409] },
+  { method: 'GET', url: '/_emulator/metrics', shape: 'raw', statuses: [200, 400, 401] },
+  { method: 'GET', url: '/_emulator/journal/:id/audio.wav', shape: 'raw', statuses: [200, 400, 401, 404] },
 ];
 
 /** Control routes that answer something else than JSON: the inspector's files, the live journal feed. */
@@ -101,11 +114,12 @@ const PLATFORM: Omit<Endpoint, 'service'>[] = [
 const SPEECH: Omit<Endpoint, 'service'>[] = [
   // A2: every answer of the operation is HTTP 200 with base_resp.
   { method: 'POST', url: '/v1/t2a_v2', shape: 'speech', statuses: [200] },
+  { method: 'GET', url: '/ws/v1/t2a_v2', shape: 'speech', statuses: [426], websocket: true },
   { method: 'GET', url: '/download/*', shape: 'speech', statuses: [200, 403, 404] },
 ];
 
 function withControl(service: 'speech' | 'platform', own: Omit<Endpoint, 'service'>[]): Endpoint[] {
-  const control = CONTROL.map(([method, url]) => ({ method, url, shape: 'control' as const, statuses: CONTROL_OK_OR_ERROR }));
+  const control = [...CONTROL.map(([method, url]) => ({ method, url, shape: 'control' as const, statuses: CONTROL_OK_OR_ERROR })), ...CONTROL_OWN];
   return [...own, ROOT, ...control, ...CONTROL_PAGES].map((e) => ({ ...e, service }));
 }
 

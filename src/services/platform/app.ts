@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { registerDocuments } from '../../control/documents.js';
 import { registerRoot } from '../../control/pages.js';
 import { controlPlane } from '../../control/routes.js';
+import { installCors } from '../../core/cors.js';
 import { registerDownloads } from '../../core/downloads.js';
 import type { Emulator } from '../../core/emulator.js';
 import { admitRequest } from '../../core/admission.js';
@@ -49,6 +50,7 @@ function bodyErrorText(req: FastifyRequest, err: BodyError): string {
 
 /** Voice platform service: every area's routes, downloads and the control plane on one Fastify app. */
 export async function setupPlatformApp(app: FastifyInstance, emu: Emulator): Promise<void> {
+  await installCors(app, emu.config.corsOrigins, (_req, reply, message) => sendJson(reply, 403, failure(10003, message)));
   installPipeline(app, emu, { service: 'platform', keyOf: platformKey });
 
   // The admission path (core/admission.ts) before the route's schema validation.

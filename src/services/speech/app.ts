@@ -1,4 +1,6 @@
+import websocket from '@fastify/websocket';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { installCors } from '../../core/cors.js';
 import { registerDownloads } from '../../core/downloads.js';
 import type { Emulator } from '../../core/emulator.js';
 import { installPipeline, pathOf } from '../../core/http.js';
@@ -8,6 +10,7 @@ import { controlPlane } from '../../control/routes.js';
 import { classifyBodyError } from '../../core/body-errors.js';
 import { bodyError, SpeechError, sendSpeechError } from './errors.js';
 import { gate, speechRoutes, T2A_PATH } from './routes.js';
+import { speechSocketRoutes } from './ws/socket.js';
 
 /** Bearer key of the speech service (`Authorization: Bearer <key>`). */
 export function bearerKey(header: string | undefined): string | undefined {
@@ -18,6 +21,7 @@ export function bearerKey(header: string | undefined): string | undefined {
 
 /** Speech synthesis service: the T2A operation, downloads and the control plane on one Fastify app. */
 export async function setupSpeechApp(app: FastifyInstance, emu: Emulator): Promise<void> {
+  await installCors(app, emu.config.corsOrigins, (req, reply, message) => sendSpeechError(emu, req, reply, new SpeechError(1004, message, 403)));
   installPipeline(app, emu, { service: 'speech', keyOf: (req) => bearerKey(req.headers.authorization) });
 
   const notFound = (req: FastifyRequest, reply: FastifyReply) =>
@@ -44,6 +48,9 @@ export async function setupSpeechApp(app: FastifyInstance, emu: Emulator): Promi
   registerDownloads(app, emu, (reply, status, message) =>
     sendSpeechError(emu, reply.request, reply, new SpeechError(status === 403 ? 1004 : 1000, message, status)),
   );
+  // Frames over 8 MiB close the socket with 1009, as on the platform's sockets.
+  await app.register(websocket, { options: { maxPayload: 8 * 1024 * 1024 } });
   await app.register(controlPlane, { prefix: '/_emulator', emu });
   await app.register(speechRoutes, { emu });
+  await app.register(speechSocketRoutes, { emu });
 }

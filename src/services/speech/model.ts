@@ -3,14 +3,15 @@
  * spec gives), voices of the catalogue and of the account, billing, per-account rate windows and the
  * record of what was spoken. Errors are thrown as SpeechError (named constructors of errors.ts); routes.ts only translates.
  */
-import { synthesizeStream, type AudioFormat, type SynthInput, type SynthSummary, type VoiceModify, type VoiceTone } from '../../audio/index.js';
+import { synthesizeStreamSliced, type AudioFormat, type SynthInput, type SynthSummary, type VoiceModify, type VoiceTone } from '../../audio/index.js';
 import type { Account } from '../../core/accounts.js';
 import type { Emulator } from '../../core/emulator.js';
 import { speechRecord } from '../../core/signatures.js';
 import { findCustomVoice } from '../shared/custom-voices.js';
+import { checkEmotion, checkLanguageBoost, interjectionsOf, modelOf } from './catalogue.js';
 import { insufficientBalance, invalidParams, rateLimited, textRatioLimit, tokenLimit, voiceNotFound } from './errors.js';
 import type { SpeechArea } from './state.js';
-import { EMOTIONS_26_ONLY, firstProblem, MODEL_ALIASES, MODELS, t2aRequestSchema, type T2aRequest } from './schema.js';
+import { firstProblem, t2aRequestSchema, type T2aRequest } from './schema.js';
 import {
   checkLatex,
   checkPauseMarkers,
@@ -27,7 +28,8 @@ export const URL_TTL_MS = 24 * 3600 * 1000;
 const MINUTE_MS = 60_000;
 
 export interface SynthesisPlan {
-  model: (typeof MODELS)[number];
+  /** The catalogue's model (a legacy alias resolved). */
+  model: string;
   stream: boolean;
   excludeAggregated: boolean;
   format: AudioFormat;
@@ -77,9 +79,11 @@ export function checkOutputSize(plan: SynthesisPlan, durationMs: number): void {
  * size cap, the balance and rate windows (then the charge), the usage count. Throws the SpeechError of
  * the first step that refuses; nothing is charged or counted before the last check passed.
  */
-export function startSynthesis(emu: Emulator, area: SpeechArea, account: Account, request: T2aRequest, signal: AbortSignal) {
+export async function startSynthesis(emu: Emulator, area: SpeechArea, account: Account, request: T2aRequest, signal: AbortSignal) {
   const plan = planRequest(emu, account, request);
-  const synth = synthesizeStream(plan.input, { signal });
+  // Planning is pull-based (the duration is known before any sample is rendered) and sliced, so a long
+  // text never holds the event loop.
+  const synth = await synthesizeStreamSliced(plan.input, { signal });
   checkOutputSize(plan, synth.durationMs);
   chargeRequest(emu, account, plan);
   area.count(account.id, plan);
@@ -100,8 +104,8 @@ export function readRequest(body: unknown): T2aRequest {
 
 /** Checks a typed request: every rule of the request object, in the order a reader expects. */
 export function planRequest(emu: Emulator, account: Account, request: T2aRequest): SynthesisPlan {
-  const model = MODEL_ALIASES[request.model] ?? ((MODELS as readonly string[]).includes(request.model) ? (request.model as SynthesisPlan['model']) : null);
-  if (!model) throw invalidParams(`model must be one of ${MODELS.join(', ')}`);
+  const entry = modelOf(emu, request.model);
+  const model = entry.model;
   const stream = request.stream === true;
 
   const text = request.text;
@@ -116,8 +120,8 @@ export function planRequest(emu: Emulator, account: Account, request: T2aRequest
     const latexProblem = checkLatex(text);
     if (latexProblem) throw invalidParams(latexProblem);
   }
-  if (voiceSetting.emotion && EMOTIONS_26_ONLY.has(voiceSetting.emotion) && !model.startsWith('speech-2.6'))
-    throw invalidParams(`voice_setting.emotion ${voiceSetting.emotion} is supported only by speech-2.6-hd and speech-2.6-turbo`);
+  if (voiceSetting.emotion) checkEmotion(entry, voiceSetting.emotion);
+  if (request.language_boost) checkLanguageBoost(entry, request.language_boost);
 
   const audioSetting = request.audio_setting ?? {};
   const format = audioSetting.format ?? 'mp3';
@@ -138,6 +142,7 @@ export function planRequest(emu: Emulator, account: Account, request: T2aRequest
   const modifyApplies = stream ? format === 'mp3' : format !== 'pcm';
   const voiceModify = modifyApplies ? voiceModifyOf(request) : undefined;
   const sampleRate = audioSetting.sample_rate ?? 32000;
+  const interjections = interjectionsOf(emu, entry);
   const channels = audioSetting.channel ?? 1;
   const input: SynthInput = {
     text,
@@ -150,6 +155,7 @@ export function planRequest(emu: Emulator, account: Account, request: T2aRequest
     textNormalization: voiceSetting.text_normalization === true,
     pauseMarkers: true,
     tags: false,
+    ...(interjections ? { interjections } : {}),
     pronunciations,
     latex: voiceSetting.latex_read === true,
     watermark: !stream && request.aigc_watermark === true,
@@ -190,6 +196,8 @@ function voiceModifyOf(request: T2aRequest): VoiceModify | undefined {
 
 /** The voice mix: `timber_weights` (or `timbre_weights`) when given, else `voice_setting.voice_id`. */
 function voicesOf(emu: Emulator, account: Account, request: T2aRequest): (VoiceTone & { voiceId: string })[] {
+  if (request.timber_weights != null && request.timbre_weights != null)
+    throw invalidParams('timber_weights and timbre_weights are two spellings of one field: give only one of them');
   const weights = request.timber_weights ?? request.timbre_weights;
   const field = request.timber_weights ? 'timber_weights' : 'timbre_weights';
   if (weights && weights.length) {

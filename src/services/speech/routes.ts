@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { encodeAudio, encodeAudioStream, type synthesizeStream } from '../../audio/index.js';
+import { encodeAudio, encodeAudioStream, type SynthStream } from '../../audio/index.js';
 import type { Emulator } from '../../core/emulator.js';
 import { admitRequest } from '../../core/admission.js';
 import { readerValidator } from '../../core/validation.js';
@@ -10,7 +10,7 @@ import { refusalError, SpeechError, STATUS_MSG, traceIdOf } from './errors.js';
 import { readRequest, recordSignature, startSynthesis, subtitleSegments, URL_TTL_MS, type SynthesisPlan } from './model.js';
 import { t2aRequestSchema } from './schema.js';
 import { speechArea, type SpeechArea } from './state.js';
-import { completeFlacHeader, extraInfo, finalEvent, intermediateEvent, pieces, sseEvent } from './stream.js';
+import { extraInfo, finalEvent, intermediateEvent, MAX_EVENT_AUDIO_BYTES, sseEvent } from './stream.js';
 
 export const T2A_PATH = '/v1/t2a_v2';
 
@@ -42,7 +42,7 @@ export async function speechRoutes(app: FastifyInstance, opts: { emu: Emulator }
     async (req, reply) => {
       const account = req.emu.account!;
       const ac = abortOnClose(reply.raw);
-      const { plan, synth } = startSynthesis(emu, area, account, req.body, ac.signal);
+      const { plan, synth } = await startSynthesis(emu, area, account, req.body, ac.signal);
       const traceId = traceIdOf(emu, req);
       if (plan.stream) return streamSynthesis(emu, area, req, reply, plan, traceId, ac, synth);
       return wholeSynthesis(emu, req, reply, plan, traceId, ac, synth);
@@ -66,7 +66,7 @@ function downloadLink(emu: Emulator, req: FastifyRequest, rel: string): string {
   return emu.downloadUrl('speech', rel, expires);
 }
 
-type Synthesis = ReturnType<typeof synthesizeStream>;
+type Synthesis = SynthStream;
 
 async function wholeSynthesis(emu: Emulator, req: FastifyRequest, reply: FastifyReply, plan: SynthesisPlan, traceId: string, ac: AbortController, synth: Synthesis) {
   let encoded: Awaited<ReturnType<typeof encodeAudio>>;
@@ -81,6 +81,7 @@ async function wholeSynthesis(emu: Emulator, req: FastifyRequest, reply: Fastify
     return;
   }
   recordSignature(emu, plan, synth);
+  emu.metrics.audioSynthesized(plan.format, encoded.meta.durationMs / 1000);
   const account = req.emu.account!;
   let audio = encoded.bytes.toString('hex');
   if (plan.outputUrl) {
@@ -135,7 +136,13 @@ async function streamSynthesis(
   const account = req.emu.account!;
   // Whatever can fail before audio runs before the headers leave: such a failure is plain JSON (A2),
   // never an event stream left open.
-  const encoded = encodeAudioStream(plan.format, synth, { sampleRate: plan.sampleRate, channels: plan.channels, bitrate: plan.bitrate });
+  const encoded = encodeAudioStream(plan.format, synth, {
+    sampleRate: plan.sampleRate,
+    channels: plan.channels,
+    bitrate: plan.bitrate,
+    maxChunkBytes: MAX_EVENT_AUDIO_BYTES,
+    keepWhole: !plan.excludeAggregated,
+  });
   // The plan is known up front: even a stream cut short carries a signature the emulator knows.
   recordSignature(emu, plan, synth);
   reply.hijack();
@@ -152,7 +159,6 @@ async function streamSynthesis(
   if (req.emu.entry) req.emu.entry.response = { content_type: 'text/event-stream', summary: { stream: true, trace_id: traceId } };
 
   const run = area.startStream(account.id, traceId);
-  const kept: Buffer[] = [];
   let events = 0;
   const cutNow = () => {
     run.end('cut', events);
@@ -173,24 +179,17 @@ async function streamSynthesis(
   try {
     if (cut === 0) return cutNow();
     for await (const chunk of encoded) {
-      for (const piece of pieces(chunk, plan.format, plan.channels)) {
-        if (emu.closing.aborted) return await endForShutdown();
-        if (!plan.excludeAggregated) kept.push(piece);
-        if (!(await write(res, intermediateEvent(piece, traceId)))) throw new Error('client disconnected');
-        events++;
-        countChunk(req);
-        run.progress(events);
-        if (cut !== undefined && events >= cut) return cutNow();
-      }
+      if (emu.closing.aborted) return await endForShutdown();
+      if (!(await write(res, intermediateEvent(chunk, traceId)))) throw new Error('client disconnected');
+      events++;
+      countChunk(req);
+      run.progress(events);
+      if (cut !== undefined && events >= cut) return cutNow();
     }
     const meta = await encoded.meta();
-    let aggregated = '';
-    if (!plan.excludeAggregated) {
-      const file = Buffer.concat(kept);
-      const totals = (encoded as { flacTotals?: () => { frames: number; md5: Buffer } | null }).flacTotals?.();
-      if (plan.format === 'flac') completeFlacHeader(file, totals?.frames ?? synth.frames, totals?.md5 ?? null);
-      aggregated = file.toString('hex');
-    }
+    emu.metrics.audioSynthesized(plan.format, meta.durationMs / 1000);
+    // The aggregated audio is the whole file, with the true totals a one-shot file has.
+    const aggregated = plan.excludeAggregated ? '' : (await encoded.wholeFile()).toString('hex');
     await write(res, finalEvent(aggregated, extraInfo(meta, plan), traceId));
     events++;
     countChunk(req);

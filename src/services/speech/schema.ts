@@ -6,15 +6,8 @@ import { bracketPath, firstProblemOf, type FieldProblem } from '../../core/valid
  * dropped, as the real service ignores them); optional fields accept `null` as "not given", which
  * real clients send. Range and enum messages are written out so a 2013 names the field and the rule.
  */
-export const MODELS = ['speech-2.6-hd', 'speech-2.6-turbo', 'speech-02-hd', 'speech-02-turbo', 'speech-01-hd', 'speech-01-turbo'] as const;
-/** Legacy names still sent by an official client (addendum A2). */
-export const MODEL_ALIASES: Record<string, (typeof MODELS)[number]> = {
-  'speech-01-240228': 'speech-01-hd',
-  'speech-01-turbo-240228': 'speech-01-turbo',
-};
+/** The emotions the audio engine renders; which model accepts which is the catalogue's business (catalogue.ts). */
 export const EMOTIONS = ['happy', 'sad', 'angry', 'fearful', 'disgusted', 'surprised', 'calm', 'fluent', 'whisper'] as const;
-/** Emotions effective only for the speech-2.6 models (the real service rejects them elsewhere). */
-export const EMOTIONS_26_ONLY = new Set(['fluent', 'whisper']);
 export const SAMPLE_RATES = [8000, 16000, 22050, 24000, 32000, 44100] as const;
 export const BITRATES = [32000, 64000, 128000, 256000] as const;
 export const FORMATS = ['mp3', 'pcm', 'flac', 'wav'] as const;
@@ -36,7 +29,8 @@ export const voiceSettingSchema = z.object({
   speed: opt(z.number().min(0.5, 'must be in [0.5, 2]').max(2, 'must be in [0.5, 2]')),
   vol: opt(z.number().gt(0, 'must be in (0, 10]').max(10, 'must be in (0, 10]')),
   pitch: opt(z.int('must be an integer in [-12, 12]').min(-12, 'must be an integer in [-12, 12]').max(12, 'must be an integer in [-12, 12]')),
-  emotion: opt(z.enum(EMOTIONS, oneOf(EMOTIONS))),
+  // Checked against the model's emotions in the catalogue, so the message lists what that model accepts.
+  emotion: opt(z.string('must be a string')),
   text_normalization: bool(),
   latex_read: bool(),
 });
@@ -63,7 +57,9 @@ export const t2aRequestSchema = z.object({
   stream_options: opt(z.object({ exclude_aggregated_audio: bool() })),
   voice_setting: opt(voiceSettingSchema),
   audio_setting: opt(audioSettingSchema),
-  pronunciation_dict: opt(z.object({ tone: opt(z.array(z.string())) })),
+  pronunciation_dict: opt(
+    z.object({ tone: opt(z.array(z.string())) }, 'must be an object {"tone": ["<text>/<replacement>", ...]} (an array is not accepted)'),
+  ),
   timber_weights: timberWeights,
   /** The spelling used in the description of `voice_id`; accepted as the same field. */
   timbre_weights: timberWeights,

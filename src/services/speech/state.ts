@@ -1,4 +1,5 @@
-import type { Emulator } from '../../core/emulator.js';
+import { areaOf } from '../../core/areas.js';
+import type { Emulator, StateArea } from '../../core/emulator.js';
 import type { SynthesisPlan } from './model.js';
 
 /**
@@ -27,14 +28,19 @@ export interface SpeechArea {
   startStream(accountId: string, traceId: string): { progress(events: number): void; end(status: StreamEnd, events: number): void };
 }
 
+/** The emulator's speech area: made by the first caller (HTTP routes or the socket), shared after. */
 export function speechArea(emu: Emulator): SpeechArea {
+  return areaOf(emu, 'speech', () => newSpeechArea(emu));
+}
+
+function newSpeechArea(emu: Emulator): StateArea & SpeechArea {
   const usage = new Map<string, AccountUsage>();
   const usageOf = (id: string) => {
     let record = usage.get(id);
     if (!record) usage.set(id, (record = { requests: 0, usage_characters: 0, streams: [] }));
     return record;
   };
-  emu.registerArea({
+  return {
     name: 'speech',
     reset(accountId) {
       if (accountId === undefined) {
@@ -55,8 +61,6 @@ export function speechArea(emu: Emulator): SpeechArea {
       usage.clear();
       for (const [id, record] of Object.entries((data ?? {}) as Record<string, AccountUsage>)) usage.set(id, { ...record, streams: [...(record.streams ?? [])] });
     },
-  });
-  return {
     count(accountId, plan) {
       const record = usageOf(accountId);
       record.requests++;

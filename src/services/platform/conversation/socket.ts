@@ -9,7 +9,7 @@ import { takeFault } from '../../../core/http.js';
 import { issueText } from '../issues.js';
 import { isFinalMessage, parseJsonObject, unwrapMeta } from '../shared/socket-messages.js';
 import { openWire, toBuffer, type Wire } from '../shared/socket-wire.js';
-import { appendPcm, durationMs, MAX_UTTERANCE_MS, newUtterance, nextPartial, recognizeUtterance, trailingSilenceMs, type Utterance } from '../shared/utterance.js';
+import { appendPcm, durationMs, INPUT_RATE, MAX_UTTERANCE_MS, newUtterance, nextPartial, recognizeUtterance, trailingSilenceMs, type Utterance } from '../shared/utterance.js';
 import {
   addLive,
   ConversationError,
@@ -127,6 +127,7 @@ class Conversation {
     if (this.phase === 'meta') return this.fail('20003', 'binary audio arrived before the meta message');
     if (this.phase === 'finished') return; // text mode, or after the one turn of stream-text
     const utterance = this.utterance;
+    this.wire.keepAudio(data, INPUT_RATE);
     appendPcm(utterance, data);
     if (durationMs(utterance) > MAX_UTTERANCE_MS) return this.fail('20003', `audio: an utterance may last at most ${MAX_UTTERANCE_MS / 1000} s`);
     if (!this.busy) {

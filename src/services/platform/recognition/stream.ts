@@ -10,7 +10,7 @@ import { issueText } from '../issues.js';
 import { refusalError } from '../refusal.js';
 import { isFinalMessage, parseJsonObject, unwrapMeta } from '../shared/socket-messages.js';
 import { openWire, toBuffer } from '../shared/socket-wire.js';
-import { appendPcm, durationMs, MAX_UTTERANCE_MS, newUtterance, nextPartial } from '../shared/utterance.js';
+import { appendPcm, durationMs, INPUT_RATE, MAX_UTTERANCE_MS, newUtterance, nextPartial } from '../shared/utterance.js';
 import { finishStream } from './model.js';
 import { streamMetaSchema } from './schema.js';
 
@@ -114,6 +114,7 @@ function recognitionSocket(emu: Emulator, socket: WebSocket, req: FastifyRequest
     if (isBinary) {
       wire.recordIn(data.length, true);
       if (phase === 'meta') return fail(10001, 'binary audio arrived before the meta message');
+      wire.keepAudio(data, INPUT_RATE);
       appendPcm(utterance, data);
       if (durationMs(utterance) > MAX_UTTERANCE_MS) return fail(10001, `audio: a stream may carry at most ${MAX_UTTERANCE_MS / 1000} s`);
       const partial = nextPartial(emu, utterance, language ?? undefined);

@@ -1,152 +1,19 @@
 import type { FastifyRequest } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
 import type { Emulator } from '../../../core/emulator.js';
-import { finishEntry, pathOf } from '../../../core/http.js';
-import { recordFrame } from '../../../core/journal.js';
+import { openSocketWire, type SocketWire } from '../../../core/wire.js';
 
-/**
- * The plumbing the platform's WebSockets share (conversation, recognition stream): JSON events and binary audio out (journaled), the open
- * socket registry, the `cut_after_chunks` fault, clock timers and clean-up hooks that run once when
- * the socket closes for any reason (client close, abrupt disconnect, server close, reset).
- */
-export interface Wire {
-  readonly signal: AbortSignal;
-  readonly closed: boolean;
+export { sendableCloseCode } from '../../../core/wire.js';
+
+/** The platform sockets' wire: JSON events named by their `type`, over the shared socket plumbing. */
+export interface Wire extends SocketWire {
   send(event: { type: string } & Record<string, unknown>): void;
-  /** Sends one binary audio frame; false when the socket is gone (or was cut by a fault). */
-  sendAudio(chunk: Buffer): boolean;
-  /** Closes with a close frame; codes that cannot be sent (1005, 1006, 1015…) drop the connection instead. */
-  close(code: number, reason: string): void;
-  /** Drops the connection without a close frame (the `cut_after_chunks` fault). */
-  terminate(): void;
-  /** Runs `fn` once when the socket closes. */
-  onClose(fn: () => void): void;
-  /** A timer on the emulator clock, cancelled when the socket closes. */
-  after(ms: number, fn: () => void, label: string): number;
-  cancel(id: number | null | undefined): void;
-  /** Journal summary of a frame the client sent. */
-  recordIn(size: number, binary: boolean, event?: string): void;
 }
 
 export function openWire(emu: Emulator, socket: WebSocket, req: FastifyRequest, cutAfterChunks?: number): Wire {
-  const entry = req.emu?.entry;
-  const accountId = req.emu?.account?.id ?? null;
-  const controller = new AbortController();
-  const timers = new Set<number>();
-  const cleanups: (() => void)[] = [];
-  let closed = false;
-  let audioSent = 0;
-
-  const registered = emu.sockets.add({
-    accountId,
-    path: pathOf(req),
-    openedAtMs: emu.clock.now(),
-    close: (code, reason) => wire.close(code, reason),
-  });
-
-  const isOpen = () => !closed && socket.readyState === socket.OPEN;
-
-  const shutdown = (code: number, byClient: boolean) => {
-    if (closed) return;
-    closed = true;
-    if (byClient) recordFrame(entry, { dir: 'in', type: 'close', size: 0, event: String(code), at_ms: emu.clock.now() });
-    controller.abort(new Error('socket closed'));
-    for (const id of timers) emu.clock.cancel(id);
-    timers.clear();
-    emu.sockets.remove(registered);
-    for (const fn of cleanups.splice(0)) {
-      try {
-        fn();
-      } catch (err) {
-        emu.logger.error({ err }, 'websocket clean-up failed');
-      }
-    }
-    finishEntry(req, 101);
-  };
-  socket.on('close', (code) => shutdown(code, true));
-  // A protocol error (e.g. a frame over 8 MiB) has already started the close handshake with its own
-  // code (1009): cutting the TCP connection now would race that close frame and show the client 1006.
-  socket.on('error', () => {
-    if (socket.readyState !== socket.CLOSING) socket.terminate();
-  });
-
-  const wire: Wire = {
-    signal: controller.signal,
-    get closed() {
-      return closed || socket.readyState !== socket.OPEN;
-    },
-    send(event) {
-      if (!isOpen()) return;
-      const text = JSON.stringify(event);
-      socket.send(text);
-      recordFrame(entry, { dir: 'out', type: 'text', size: Buffer.byteLength(text), event: event.type, at_ms: emu.clock.now() });
-    },
-    sendAudio(chunk) {
-      if (!isOpen()) return false;
-      socket.send(chunk, { binary: true });
-      recordFrame(entry, { dir: 'out', type: 'binary', size: chunk.length, at_ms: emu.clock.now() });
-      if (entry) entry.chunks = (entry.chunks ?? 0) + 1;
-      audioSent += 1;
-      if (cutAfterChunks !== undefined && audioSent >= cutAfterChunks) {
-        // The fault imitates a dropped connection: no close frame.
-        wire.terminate();
-        return false;
-      }
-      return true;
-    },
-    close(code, reason) {
-      if (closed) return;
-      recordFrame(entry, { dir: 'out', type: 'close', size: 0, event: String(code), at_ms: emu.clock.now() });
-      if (!sendableCloseCode(code)) socket.terminate();
-      else if (socket.readyState === socket.OPEN || socket.readyState === socket.CONNECTING) socket.close(code, truncateUtf8(reason, 120));
-      // Cleanup now: the client may never answer the close frame.
-      shutdown(code, false);
-    },
-    terminate() {
-      if (closed) return;
-      socket.terminate();
-      recordFrame(entry, { dir: 'out', type: 'close', size: 0, event: '1006', at_ms: emu.clock.now() });
-      shutdown(1006, false);
-    },
-    onClose(fn) {
-      if (closed) fn();
-      else cleanups.push(fn);
-    },
-    after(ms, fn, label) {
-      const id = emu.clock.after(
-        ms,
-        () => {
-          timers.delete(id);
-          if (!closed) fn();
-        },
-        label,
-        accountId ?? undefined,
-      );
-      timers.add(id);
-      return id;
-    },
-    cancel(id) {
-      if (id == null) return;
-      timers.delete(id);
-      emu.clock.cancel(id);
-    },
-    recordIn(size, binary, event) {
-      recordFrame(entry, { dir: 'in', type: binary ? 'binary' : 'text', size, event, at_ms: emu.clock.now() });
-    },
-  };
+  const wire = openSocketWire(emu, socket, req, cutAfterChunks) as Wire;
+  wire.send = (event) => wire.sendJson(event, event.type);
   return wire;
-}
-
-/** Close codes a close frame may carry (RFC 6455 7.4; `ws` refuses the others). */
-export function sendableCloseCode(code: number): boolean {
-  return (code >= 1000 && code <= 1014 && code !== 1004 && code !== 1005 && code !== 1006) || (code >= 3000 && code <= 4999);
-}
-
-/** A close reason is at most 123 bytes. */
-function truncateUtf8(text: string, maxBytes: number): string {
-  let out = text;
-  while (Buffer.byteLength(out) > maxBytes) out = [...out].slice(0, -1).join('');
-  return out;
 }
 
 /** One message's bytes, whatever shape `ws` handed them in. */
