@@ -5,6 +5,7 @@ import { z } from 'zod';
 import type { Emulator } from '../core/emulator.js';
 import { streamMetaSchema, textMetaSchema } from '../services/platform/conversation/schema.js';
 import { streamMetaSchema as recognitionMetaSchema } from '../services/platform/recognition/schema.js';
+import { taskContinueSchema, taskStartSchema, WS_PATH } from '../services/speech/ws/schema.js';
 import { VERSION } from '../version.js';
 
 /**
@@ -116,11 +117,12 @@ export function openApiDocument(emu: Emulator, name: Service | 'control'): OpenA
   };
 }
 
-/** What a client sends first on each WebSocket, where the socket declares it with a schema. */
-const FIRST_MESSAGES: Record<string, z.ZodType> = {
-  '/api/v1/audio/conversation/stream': streamMetaSchema,
-  '/api/v1/audio/conversation/stream-text': textMetaSchema,
-  '/v1/speech-to-text/stream': recognitionMetaSchema,
+/** The client messages each WebSocket declares with a schema (the first one first). */
+const CLIENT_MESSAGES: Record<string, Record<string, z.ZodType>> = {
+  '/api/v1/audio/conversation/stream': { meta: streamMetaSchema },
+  '/api/v1/audio/conversation/stream-text': { meta: textMetaSchema },
+  '/v1/speech-to-text/stream': { meta: recognitionMetaSchema },
+  [WS_PATH]: { task_start: taskStartSchema, task_continue: taskContinueSchema },
 };
 
 const channelId = (path: string) => path.replace(/^\//, '').replace(/[^A-Za-z0-9]+/g, '_');
@@ -132,9 +134,9 @@ export function asyncApiDocument(emu: Emulator): Record<string, unknown> {
   const sockets = emu.routes.filter((r) => r.websocket);
   for (const route of sockets) {
     const id = channelId(route.url);
-    const first = FIRST_MESSAGES[route.url];
+    const declared = Object.entries(CLIENT_MESSAGES[route.url] ?? {});
     const messages: Record<string, unknown> = {
-      ...(first ? { meta: { name: 'meta', contentType: 'application/json', summary: 'first text message: the session settings', payload: jsonSchema(first, 'draft-7') } } : {}),
+      ...Object.fromEntries(declared.map(([name, schema]) => [name, { name, contentType: 'application/json', summary: `the client's ${name} message`, payload: jsonSchema(schema, 'draft-7') }])),
       clientText: { name: 'clientText', contentType: 'application/json', summary: 'a JSON text message from the client', payload: { type: 'object' } },
       clientAudio: { name: 'clientAudio', contentType: 'application/octet-stream', summary: 'a binary frame of audio', payload: { type: 'string', format: 'binary' } },
       serverEvent: { name: 'serverEvent', contentType: 'application/json', summary: 'a JSON event from the emulator', payload: { type: 'object' } },
@@ -142,7 +144,7 @@ export function asyncApiDocument(emu: Emulator): Record<string, unknown> {
     };
     channels[id] = { address: route.url, servers: [{ $ref: `#/servers/${route.service}` }], messages };
     const ref = (m: string) => ({ $ref: `#/channels/${id}/messages/${m}` });
-    const sent = [...(first ? ['meta'] : []), 'clientText', 'clientAudio'];
+    const sent = [...declared.map(([name]) => name), 'clientText', 'clientAudio'];
     operations[`${id}_send`] = { action: 'send', channel: { $ref: `#/channels/${id}` }, messages: sent.map(ref) };
     operations[`${id}_receive`] = { action: 'receive', channel: { $ref: `#/channels/${id}` }, messages: ['serverEvent', 'serverAudio'].map(ref) };
   }

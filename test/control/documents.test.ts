@@ -69,6 +69,8 @@ describe('API documents generated from the routes', () => {
     // The first message of the conversation stream comes from the socket's own schema.
     const meta = res.body.channels.api_v1_audio_conversation_stream.messages.meta.payload;
     expect(meta.required).toContain('voice_id');
+    // The speech socket's task_start, from its schema too.
+    expect(res.body.channels.ws_v1_t2a_v2.messages.task_start.payload.properties.event.const).toBe('task_start');
   });
 
   it('an unknown document name answers 404 in the control plane shape', async () => {
