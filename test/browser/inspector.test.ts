@@ -155,6 +155,27 @@ describe('the inspector at /_emulator/', () => {
     expect(await page.locator('#detail .frames tr', { hasText: 'binary' }).count()).toBeGreaterThan(0);
   }, 60_000);
 
+  it('plays the audio a client streamed on the recognition socket', async () => {
+    const ws = new WebSocket(`${run.platformUrl.replace(/^http/, 'ws')}/v1/speech-to-text/stream?api_key=mic-key`);
+    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+    ws.send(JSON.stringify({ meta: { audio_format: 'pcm16', language: 'en' } }));
+    // One second of a quiet 440 Hz tone, PCM16 mono at 16 kHz, in four frames.
+    const pcm = Buffer.alloc(32_000);
+    for (let i = 0; i < 16_000; i++) pcm.writeInt16LE(Math.round(2000 * Math.sin((2 * Math.PI * 440 * i) / 16_000)), i * 2);
+    for (let i = 0; i < 4; i++) ws.send(pcm.subarray(i * 8000, (i + 1) * 8000));
+    ws.send(JSON.stringify({ is_final: true }));
+    await new Promise((resolve) => ws.once('close', resolve));
+    const [entry] = (await ctl.journal({ limit: 1, path: '/v1/speech-to-text/stream' })).body.entries;
+    expect(entry.client_audio.bytes).toBe(32_000);
+    await page.locator(`#journal tbody tr[data-id="${entry.id}"]`).click();
+    const player = page.locator('#detail audio.client-audio');
+    await player.waitFor();
+    const duration = await player.evaluate((el: HTMLAudioElement) =>
+      el.readyState >= 1 ? el.duration : new Promise<number>((resolve) => (el.onloadedmetadata = () => resolve(el.duration))),
+    );
+    expect(duration).toBeCloseTo(1, 2);
+  }, 60_000);
+
   it('keeps a picture of a busy journal (test-output/screenshots/inspector.png)', async () => {
     await call(`${run.platformUrl}/v1/text-to-speech`, { headers: { 'x-api-key': 'platform-key-01' }, json: { voice_id: 'female_bright', generate_text: 'Hello there, friend.' } });
     await call(`${run.platformUrl}/v1/voice/list`, { headers: { 'x-api-key': 'platform-key-01' } });

@@ -153,6 +153,21 @@ function block(title, value) {
   return el('section', {}, el('h3', {}, title), el('pre', {}, typeof value === 'string' ? value : JSON.stringify(value, null, 2)));
 }
 
+/** The audio a client streamed on a socket, fetched with the token (an <audio> element cannot send headers). */
+function clientAudio(e) {
+  const sent = e.client_audio;
+  if (!sent?.bytes) return null;
+  const player = el('audio', { controls: true, preload: 'metadata', className: 'client-audio' });
+  const link = el('a', { download: `${e.id}-client.wav` }, `${e.id}-client.wav`);
+  fetch(sent.url, { headers: token ? { authorization: `Bearer ${token}` } : {} })
+    .then((res) => (res.ok ? res.blob() : null))
+    .then((blob) => {
+      if (!blob) return;
+      player.src = link.href = URL.createObjectURL(blob);
+    });
+  return el('section', {}, el('h3', {}, `Audio the client sent (${sent.bytes} B at ${sent.sample_rate} Hz${sent.truncated ? ', cut at the cap' : ''})`), el('div', { className: 'file' }, player, link));
+}
+
 function renderDetail() {
   const e = entries.get(selected);
   const aside = $('#detail');
@@ -173,6 +188,7 @@ function renderDetail() {
     el('h2', {}, `${e.method} ${e.path}`),
     el('p', { className: 'muted' }, `${e.id} · ${e.service} · status ${e.status ?? 'pending'}${codeOf(e) !== null ? ` · code ${codeOf(e)}` : ''}${e.duration_ms !== null ? ` · ${e.duration_ms} ms` : ''}${e.chunks ? ` · ${e.chunks} chunks` : ''}${e.note ? ` · ${e.note}` : ''}`),
     files.length ? el('section', {}, el('h3', {}, 'Audio and files'), ...files) : null,
+    clientAudio(e),
     block('Request headers (keys redacted)', e.request?.headers),
     block('Query', e.request?.query),
     block('Request body (summary)', e.request?.body),
