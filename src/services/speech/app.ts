@@ -4,7 +4,12 @@ import type { Emulator } from '../../core/emulator.js';
 import { installPipeline, pathOf } from '../../core/http.js';
 import { controlPlane } from '../../control/routes.js';
 import { invalidParams, SpeechError, sendSpeechError } from './errors.js';
+import { speechAsyncRoutes } from './async/routes.js';
+import { speechCloneRoutes } from './clone/routes.js';
+import { speechDesignRoutes } from './design/routes.js';
+import { speechFileRoutes } from './files/routes.js';
 import { gate, speechRoutes, T2A_PATH } from './routes.js';
+import { speechVoiceRoutes } from './voices/routes.js';
 
 /** Bearer key of the speech service (`Authorization: Bearer <key>`). */
 export function bearerKey(header: string | undefined): string | undefined {
@@ -47,4 +52,6 @@ export async function setupSpeechApp(app: FastifyInstance, emu: Emulator): Promi
   );
   await app.register(controlPlane, { prefix: '/_emulator', emu });
   await app.register(speechRoutes, { emu });
+  // Voices, files, cloning, design and async synthesis: each its own encapsulated plugin.
+  for (const routes of [speechVoiceRoutes, speechFileRoutes, speechCloneRoutes, speechDesignRoutes, speechAsyncRoutes]) await app.register(routes, { emu });
 }

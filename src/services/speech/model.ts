@@ -8,6 +8,7 @@ import type { Account } from '../../core/accounts.js';
 import type { Emulator } from '../../core/emulator.js';
 import { findCustomVoice } from '../platform/voices/store.js';
 import { invalidParams, SpeechError } from './errors.js';
+import { markVoicesUsed, speechVoiceTone } from './voices/store.js';
 import { EMOTIONS_26_ONLY, firstProblem, MODEL_ALIASES, MODELS, t2aRequestSchema, type T2aRequest } from './schema.js';
 import {
   checkLatex,
@@ -191,6 +192,10 @@ function voicesOf(emu: Emulator, account: Account, r: T2aRequest): (VoiceTone & 
  */
 export function toneOf(emu: Emulator, account: Account, voiceId: string): string | undefined {
   if (emu.fixtures.data['speech-voices.json'].some((v) => v.voice_id === voiceId)) return voiceId;
+  // --- voices cloned or designed on the speech service (voices/store.ts): 2042 for another account's ---
+  const made = speechVoiceTone(emu, account, voiceId);
+  if (made) return made;
+  // ---
   return findCustomVoice(emu, account.id, voiceId)?.toneId;
 }
 
@@ -207,6 +212,7 @@ export function admit(emu: Emulator, account: Account, plan: SynthesisPlan): voi
 
 /** Records what the audio says, so the platform's recognition, detection and diarization know it. */
 export function recordSignature(emu: Emulator, plan: SynthesisPlan, summary: SynthSummary): void {
+  markVoicesUsed(emu, plan.voiceIds); // a cloned or designed voice is kept and listed once it spoke
   emu.signatures.put({
     id: summary.signatureId,
     kind: 'speech',

@@ -1,0 +1,46 @@
+import { encodeAudio, synthesizeStream, type AudioMeta } from '../../../audio/index.js';
+import type { Account } from '../../../core/accounts.js';
+import type { Emulator } from '../../../core/emulator.js';
+import { admit, checkOutputSize, planRequest, type SynthesisPlan } from '../model.js';
+
+/**
+ * The preview a new voice reads (clone `demo_audio`, design `trial_audio`): MP3, 32 kHz, 128 kbps, mono,
+ * planned by the T2A rules and billed at T2A prices. A preview does not count as use of the voice
+ * (its signature is recorded without marking the voice used).
+ */
+export interface Preview {
+  bytes: Buffer;
+  meta: AudioMeta;
+  plan: SynthesisPlan;
+}
+
+export async function synthesizePreview(
+  emu: Emulator,
+  account: Account,
+  input: { voiceId: string; text: string; model: string; languageBoost?: string | null; watermark?: boolean },
+): Promise<Preview> {
+  const plan = planRequest(emu, account, {
+    model: input.model,
+    text: input.text,
+    voice_setting: { voice_id: input.voiceId },
+    audio_setting: { format: 'mp3', sample_rate: 32000, bitrate: 128000, channel: 1 },
+    ...(input.languageBoost ? { language_boost: input.languageBoost } : {}),
+    aigc_watermark: input.watermark === true,
+  });
+  const synth = synthesizeStream(plan.input);
+  checkOutputSize(plan, synth.durationMs);
+  admit(emu, account, plan);
+  const encoded = await encodeAudio('mp3', synth, { sampleRate: 32000, channels: 1, bitrate: 128000 });
+  emu.signatures.put({
+    id: synth.signatureId,
+    kind: 'speech',
+    text: plan.input.text,
+    language: plan.language,
+    speakers: [{ speaker: 1, voices: plan.voiceIds }],
+    segments: synth.timeline.sentences.map((s) => ({ text: s.text, startMs: s.startMs, endMs: s.endMs, speaker: 1 })),
+    durationMs: synth.durationMs,
+    createdAtMs: emu.clock.now(),
+  });
+  emu.markDirty();
+  return { bytes: encoded.bytes, meta: encoded.meta, plan };
+}
