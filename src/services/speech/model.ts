@@ -71,7 +71,7 @@ export function checkOutputSize(plan: SynthesisPlan, durationMs: number): void {
 }
 
 /** Parses and checks a body: every rule of the request object, in the order a reader expects. */
-export function planRequest(emu: Emulator, account: Account, body: unknown): SynthesisPlan {
+export function planRequest(emu: Emulator, account: Account, body: unknown, limits: { maxTextChars?: number } = {}): SynthesisPlan {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalidParams('request body must be a JSON object');
   const parsed = t2aRequestSchema.safeParse(body, { reportInput: true });
   if (!parsed.success) throw invalidParams(firstProblem(parsed.error));
@@ -84,7 +84,8 @@ export function planRequest(emu: Emulator, account: Account, body: unknown): Syn
   const text = r.text;
   const length = codePoints(text);
   if (length === 0) throw invalidParams('text is required and must not be empty');
-  if (length >= MAX_TEXT_CHARS) throw invalidParams(`text must be shorter than ${MAX_TEXT_CHARS} characters (got ${length})`);
+  const maxChars = limits.maxTextChars ?? MAX_TEXT_CHARS; // async synthesis allows longer texts
+  if (length >= maxChars) throw invalidParams(`text must be shorter than ${maxChars} characters (got ${length})`);
   const markerProblem = checkPauseMarkers(text);
   if (markerProblem) throw invalidParams(markerProblem);
 
