@@ -49,7 +49,18 @@ export function taskArea(emu: Emulator): TaskArea {
       if (accountId === undefined) byId.clear();
       else for (const [id, t] of byId) if (t.account_id === accountId) byId.delete(id);
     },
-    view: (accountId) => [...byId.values()].filter((t) => t.account_id === accountId).map((t) => ({ task_id: t.task_id, status: statusOf(emu, t), file_id: t.file_id, created_at_ms: t.created_at_ms, ready_at_ms: t.ready_at_ms })),
+    view: (accountId) =>
+      [...byId.values()]
+        .filter((t) => t.account_id === accountId)
+        .map((t) => ({
+          task_id: t.task_id,
+          status: statusOf(emu, t),
+          file_id: t.file_id,
+          created_at_ms: t.created_at_ms,
+          ready_at_ms: t.ready_at_ms,
+          audio_ready: t.state === 'done',
+          ...(t.note ? { note: t.note } : {}),
+        })),
     save: () => [...byId.values()],
     load(data) {
       byId.clear();
@@ -140,6 +151,8 @@ export async function createTask(emu: Emulator, account: Account, body: AsyncBod
 async function produce(emu: Emulator, account: Account, task: AsyncTask, plan: SynthesisPlan, synth: ReturnType<typeof synthesizeStream>): Promise<void> {
   const encoded = await encodeAudio(plan.format, synth, { sampleRate: plan.sampleRate, channels: plan.channels, bitrate: plan.bitrate });
   recordSignature(emu, plan, synth);
+  // The audio length the result reports (what a decoder measures) sets when the task succeeds.
+  task.ready_at_ms = task.created_at_ms + 1000 + Math.round(encoded.meta.durationMs / 10);
   const mtimeSec = Math.floor(task.ready_at_ms / 1000);
   const base = `${task.task_id}/content-${task.task_id}`;
   const extra = { audio_length: encoded.meta.durationMs, audio_sample_rate: encoded.meta.sampleRate, audio_size: encoded.meta.sizeBytes, bitrate: encoded.meta.bitrate, word_count: plan.wordCount };
