@@ -97,7 +97,7 @@ function sweep(emu: Emulator): void {
   for (const [id, f] of area.byId) {
     if (f.expires_at_ms !== undefined && now >= f.expires_at_ms) {
       area.byId.delete(id);
-      void emu.blobs.remove(f.blob).catch(() => undefined);
+      void emu.blobs.removeTree(f.blob).catch(() => undefined); // synchronous: gone before any answer
       emu.markDirty();
     }
   }
