@@ -133,6 +133,14 @@ describe('voice_clone', () => {
     expect((await control(emu.speechUrl).account('clone-unverified')).body.real_name_verified).toBe(false);
   });
 
+  it('a key without the cloning capability is refused with 1004 before the body is read', async () => {
+    const r = await speechApi(emu.speechUrl, 'emulator-tts-only-key').post('/v1/voice_clone', { nothing: true });
+    expect([r.status, codeOf(r), msgOf(r)]).toEqual([200, 1004, 'login fail: the API secret key has no access to voice cloning (capability cloning)']);
+    await control(emu.speechUrl).putAccount('clone-no-tts', { capabilities: ['cloning'] });
+    const list = await speechApi(emu.speechUrl, 'clone-no-tts').post('/v1/get_voice', { voice_type: 'all' });
+    expect([codeOf(list), msgOf(list)]).toEqual([1004, 'login fail: the API secret key has no access to speech synthesis (capability tts)']);
+  });
+
   it('text_validation: compared with what recognition hears in the sample; below accuracy is 1043', async () => {
     const api = speechApi(emu.speechUrl, 'clone-asr');
     const said = PANGRAM.repeat(4).trim();

@@ -17,6 +17,8 @@ const LOGIN_FAIL: Record<string, string> = {
   disabled: 'login fail: the API secret key in the Authorization header is disabled',
 };
 
+const CAPABILITY_NAMES: Partial<Record<Capability, string>> = { tts: 'speech synthesis', cloning: 'voice cloning' };
+
 export function refusalError(refusal: Refusal): SpeechError {
   switch (refusal.kind) {
     case 'fault_code':
@@ -26,7 +28,7 @@ export function refusalError(refusal: Refusal): SpeechError {
     case 'key':
       return new SpeechError(1004, LOGIN_FAIL[refusal.problem]);
     case 'capability':
-      return new SpeechError(1004, `login fail: the API secret key has no access to this operation (capability ${refusal.capability})`);
+      return new SpeechError(1004, `login fail: the API secret key has no access to ${CAPABILITY_NAMES[refusal.capability] ?? 'this operation'} (capability ${refusal.capability})`);
     case 'close_ws':
       return new SpeechError(1000);
   }

@@ -1,6 +1,6 @@
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { sha256Hex } from '../../../core/ids.js';
+import { toneOfSample } from '../../shared/sample-tone.js';
 import { PlatformError } from '../envelope.js';
 import { firstIssue } from '../tts/schema.js';
 import { loadReference } from './reference.js';
@@ -49,14 +49,13 @@ export async function saveVoice(emu: Emulator, account: Account, body: unknown):
   // Checked again: another save of this account may have finished while the audio was fetched.
   if (full()) throw new PlatformError(10017, `custom voice limit reached: this account already has ${MAX_CUSTOM_VOICES} custom voices`);
 
-  const digest = sha256Hex(ref.bytes);
   const refBlob = `voices/${account.id}/${emu.ids.stream(account.id).hex(12)}-${voiceId}.${ref.probe.format}`;
   await emu.blobs.put(refBlob, ref.bytes);
   const previous = voices.get(voiceId);
   const voice: CustomVoice = {
     voiceId,
     accountId: account.id,
-    toneId: `clone-${digest.slice(0, 16)}`,
+    toneId: toneOfSample(ref.bytes),
     refBlob,
     refFormat: ref.probe.format,
     refDurationMs: ref.probe.durationMs,

@@ -3,6 +3,7 @@ import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { sha256Hex } from '../../../core/ids.js';
 import { recognizePcm } from '../../shared/recognize.js';
+import { toneOfSample } from '../../shared/sample-tone.js';
 import { invalidParams, SpeechError } from '../errors.js';
 import { findFile, type FileRecord } from '../files/model.js';
 import { extraInfo } from '../stream.js';
@@ -77,7 +78,7 @@ export async function cloneVoice(emu: Emulator, account: Account, body: CloneBod
   // Checked again: another clone of the same id may have finished while the audio was read.
   checkVoiceIdFree(emu, voiceId);
   // The same recording gives the same voice, as on the platform (its tone follows the sample's bytes).
-  addSpeechVoice(emu, account, voiceId, 'clone', `clone-${sha256Hex(sample.bytes).slice(0, 16)}`);
+  addSpeechVoice(emu, account, voiceId, 'clone', toneOfSample(sample.bytes));
   if (text === undefined) return {};
   try {
     const preview = await synthesizePreview(emu, account, { voiceId, text, model: body.model!, languageBoost: body.language_boost, watermark: body.aigc_watermark === true });
