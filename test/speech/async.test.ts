@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { control, emulatorForFile } from '../helpers/emulator.js';
-import { codeOf, msgOf, PANGRAM, resourcesOf, speechApi } from './beyond.js';
+import { codeOf, msgOf, PANGRAM, resourcesOf, speechApi, zipOf } from './beyond.js';
 import { ffprobe } from './helpers.js';
 
 /** Async synthesis: `t2a_async_v2`, the task query, the tar output (section 6, rule 12.12). */
@@ -99,6 +99,34 @@ describe('async synthesis', () => {
     const files = untar((await api.getBytes(`/v1/files/retrieve_content?file_id=${c.body.file_id}`)).bytes);
     const titles = JSON.parse([...files].find(([n]) => n.endsWith('.titles'))![1].toString());
     expect(titles.map((t: any) => t.text.trim()).join(' ')).toBe('Read from a file. It works.');
+  });
+
+  it('a zip input: one folder per file; json files give their title, content and extra', async () => {
+    const api = speechApi(emu.speechUrl, 'async-zip');
+    const txtZip = await api.upload('t2a_async_input', zipOf({ 'one.txt': 'First file.', 'two.txt': 'Second file.' }), 'in.zip');
+    const jsonZip = await api.upload('t2a_async_input', zipOf({ 'book.json': JSON.stringify({ title: 'A title.', content: 'The content.', extra: '' }) }), 'in.zip');
+    const run = async (fileId: number) => {
+      const c = await api.post('/v1/t2a_async_v2', { model: 'speech-02-hd', text_file_id: fileId, voice_setting: VOICE });
+      expect(codeOf(c), c.text).toBe(0);
+      const task = await madeTask(c.body.task_id);
+      await ctl.advance(Math.max(0, task.ready_at_ms - (await now())));
+      return { c, files: untar((await api.getBytes(`/v1/files/retrieve_content?file_id=${c.body.file_id}`)).bytes) };
+    };
+    const a = await run(txtZip.body.file.file_id);
+    const id = a.c.body.task_id;
+    expect([...a.files.keys()]).toEqual(['one', 'two'].flatMap((f) => ['mp3', 'titles', 'extra'].map((x) => `${id}/${f}/content-${id}.${x}`)));
+    expect(JSON.parse(a.files.get(`${id}/two/content-${id}.titles`)!.toString())[0].text).toBe('Second file.');
+    const b = await run(jsonZip.body.file.file_id);
+    const jid = b.c.body.task_id;
+    expect([...b.files.keys()].filter((n) => n.endsWith('.titles'))).toEqual([`${jid}/book/title-${jid}.titles`, `${jid}/book/content-${jid}.titles`]);
+    expect(JSON.parse(b.files.get(`${jid}/book/title-${jid}.titles`)!.toString())[0].text).toBe('A title.');
+
+    const mixed = await api.upload('t2a_async_input', zipOf({ 'a.txt': 'x.', 'b.json': '{}' }), 'in.zip');
+    const r = await api.post('/v1/t2a_async_v2', { model: 'speech-02-hd', text_file_id: mixed.body.file.file_id, voice_setting: VOICE });
+    expect([codeOf(r), msgOf(r)]).toEqual([2013, `invalid params, text_file_id ${mixed.body.file.file_id}: the zip must hold files of one type, all .txt or all .json`]);
+    const badJson = await api.upload('t2a_async_input', zipOf({ 'b.json': '{"title": 3}' }), 'in.zip');
+    const r2 = await api.post('/v1/t2a_async_v2', { model: 'speech-02-hd', text_file_id: badJson.body.file.file_id, voice_setting: VOICE });
+    expect(msgOf(r2)).toContain('b.json has no non-empty title, content or extra string');
   });
 
   it('a cut_after_chunks fault on the request makes the task Failed', async () => {

@@ -17,7 +17,7 @@ export async function speechAsyncRoutes(app: FastifyInstance, { emu }: { emu: Em
     const body = parseWith(asyncBody, req.body);
     // `cut_after_chunks` cuts the task's synthesis: the task is created and then reports Failed.
     const fail = takeFault(req, 'cut_after_chunks') !== undefined;
-    const { task } = await createTask(emu, account, body, { fail });
+    const task = await createTask(emu, account, body, { fail });
     const token = emu.ids.stream(`${account.id}:tasks`).token(32);
     return sendOk(emu, req, reply, { task_id: task.task_id, task_token: token, file_id: task.file_id, usage_characters: task.usage_characters });
   });
