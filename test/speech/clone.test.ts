@@ -39,6 +39,14 @@ describe('voice_clone', () => {
     expect(codeOf(await owner.clone('Wise_Woman'))).toBe(2039); // a system voice
   });
 
+  it('a cloned voice mixes in timber_weights like any voice', async () => {
+    const api = speechApi(emu.speechUrl, 'clone-mix');
+    expect(codeOf(await api.clone('MixedVoice01'))).toBe(0);
+    const r = await api.post('/v1/t2a_v2', { model: 'speech-02-hd', text: 'Two voices at once.', timber_weights: [{ voice_id: 'MixedVoice01', weight: 1 }, { voice_id: 'Wise_Woman', weight: 1 }], voice_setting: { voice_id: '' } });
+    expect(codeOf(r), r.text).toBe(0);
+    expect((await api.post('/v1/get_voice', { voice_type: 'voice_cloning' })).body.voice_cloning.map((v: any) => v.voice_id)).toEqual(['MixedVoice01']);
+  });
+
   it('the clone sounds like its sample: the same recording gives the same voice, another recording another', async () => {
     const api = speechApi(emu.speechUrl, 'clone-timbre');
     const sampleA = await api.audio(PANGRAM.repeat(4), { voice: 'male-qn-qingse' });

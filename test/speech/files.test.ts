@@ -61,6 +61,17 @@ describe('files', () => {
     expect((await api.get('/v1/files/list?purpose=voice_clone')).body.files).toEqual([]);
   });
 
+  it('the backup listener serves the same files; its links point at itself', async () => {
+    const primary = speechApi(emu.speechUrl, 'files-backup');
+    const backup = speechApi(emu.speechBackupUrl, 'files-backup');
+    const id = await primary.uploadAudio('voice_clone', await primary.audio('Both listeners.'));
+    const r = await backup.get(`/v1/files/retrieve?file_id=${id}`);
+    expect(codeOf(r)).toBe(0);
+    expect(r.body.file.download_url.startsWith(emu.speechBackupUrl)).toBe(true);
+    expect((await fetch(r.body.file.download_url)).status).toBe(200);
+    expect((await backup.get('/v1/files/list?purpose=voice_clone')).body.files.map((f: any) => f.file_id)).toEqual([id]);
+  });
+
   it('a download link expires after 24 h on the emulator clock', async () => {
     const api = speechApi(emu.speechUrl, 'files-expiry');
     const id = await api.uploadAudio('prompt_audio', await api.audio('Short one.'));
