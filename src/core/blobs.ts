@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createReadStream, createWriteStream, rmSync } from 'node:fs';
-import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -39,6 +39,8 @@ export class BlobStore {
     readonly root: string,
     private readonly secret: Buffer,
     private readonly now: () => number,
+    /** With a data dir: each file and its rename are fsynced before a write resolves. */
+    private readonly durable = false,
   ) {}
 
   /** Absolute file path of a blob; throws on anything that could leave the store. */
@@ -53,8 +55,14 @@ export class BlobStore {
     const abs = this.file(rel);
     await mkdir(dirname(abs), { recursive: true });
     const tmp = `${abs}.tmp-${process.pid}-${++this.tmpCounter}`;
-    await writeFile(tmp, data);
-    await rename(tmp, abs);
+    const file = await open(tmp, 'w');
+    try {
+      await file.writeFile(data);
+      if (this.durable) await file.sync();
+    } finally {
+      await file.close();
+    }
+    await this.commit(tmp, abs);
     return typeof data === 'string' ? Buffer.byteLength(data) : data.length;
   }
 
@@ -89,8 +97,22 @@ export class BlobStore {
       await rm(tmp, { force: true });
       throw new BlobTooLargeError(maxBytes);
     }
-    await rename(tmp, abs);
+    if (this.durable) await syncPath(tmp, 'r+');
+    await this.commit(tmp, abs);
     return size;
+  }
+
+  /** Renames a finished temporary file into place (and makes the rename durable with a data dir). */
+  private async commit(tmp: string, abs: string): Promise<void> {
+    await rename(tmp, abs);
+    if (this.durable) await syncPath(dirname(abs), 'r');
+  }
+
+  /** Moves a blob to another path of the store (durably with a data dir). */
+  async move(fromRel: string, toRel: string): Promise<void> {
+    const target = this.file(toRel);
+    await mkdir(dirname(target), { recursive: true });
+    await this.commit(this.file(fromRel), target);
   }
 
   async read(rel: string): Promise<Buffer> {
@@ -149,6 +171,15 @@ export class BlobStore {
 
   private sign(rel: string, expires: number): string {
     return createHmac('sha256', this.secret).update(`${rel}\n${expires}`).digest('base64url');
+  }
+}
+
+async function syncPath(path: string, flags: string): Promise<void> {
+  const handle = await open(path, flags);
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
   }
 }
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
@@ -8,9 +8,9 @@ import type { Config } from '../config.js';
 import { Accounts, type Account } from './accounts.js';
 import { BlobStore } from './blobs.js';
 import { Clock } from './clock.js';
-import { Faults } from './faults.js';
+import { Faults, type SavedFaults } from './faults.js';
 import type { LoadedFixtures } from './fixtures.js';
-import { Ids } from './ids.js';
+import { Ids, type SavedIds } from './ids.js';
 import { Journal } from './journal.js';
 import { RateWindows } from './limits.js';
 import { SignatureRecords } from './signatures.js';
@@ -34,6 +34,13 @@ export interface StateArea {
 
 export type ServiceName = 'speech' | 'platform';
 
+export interface RegisteredRoute {
+  service: ServiceName;
+  method: string;
+  url: string;
+  websocket: boolean;
+}
+
 export interface ServiceUrls {
   speech: string;
   speechBackup: string;
@@ -54,6 +61,8 @@ export class Emulator {
   readonly signatures = new SignatureRecords();
   readonly sockets = new Sockets();
   readonly areas = new Map<string, StateArea>();
+  /** Routes of both services as registered (method, URL pattern, WebSocket or not). */
+  readonly routes: RegisteredRoute[] = [];
   /** Saved parts of areas not registered yet (they register on first use). */
   private unclaimed = new Map<string, unknown>();
   readonly dataDir: string;
@@ -61,6 +70,11 @@ export class Emulator {
   urls: ServiceUrls = { speech: '', speechBackup: '', platform: '' };
   private dirtyTimer: NodeJS.Timeout | null = null;
   private saving: Promise<void> = Promise.resolve();
+  /** A snapshot waiting for the one being written: later callers share it (one write serves them all). */
+  private queued: Promise<void> | null = null;
+  /** Changes made so far, and how many of them the snapshot on disk holds. */
+  private changes = 0;
+  private durable = 0;
   private closed = false;
 
   private constructor(
@@ -79,9 +93,9 @@ export class Emulator {
       fixture: fixtures.data['accounts.json'],
       freeCallSeconds: fixtures.data['billing.json'].free_call_seconds,
     });
-    this.faults = new Faults(() => this.ids.stream('faults'));
+    this.faults = new Faults(() => this.ids.stream('faults'), () => this.markDirty());
     this.journal = new Journal(config.journalLimit);
-    this.blobs = new BlobStore(join(dataDir, 'blobs'), secret, () => this.clock.now());
+    this.blobs = new BlobStore(join(dataDir, 'blobs'), secret, () => this.clock.now(), persistent);
     this.limits = new RateWindows(() => this.clock.now());
   }
 
@@ -144,8 +158,13 @@ export class Emulator {
     return `${account.id}:${name}`;
   }
 
-  /** Schedules a snapshot soon after a change (persistent mode only). */
+  /**
+   * Records that the state changed. Persistent mode: the next answer waits for a snapshot that holds
+   * the change (see `persist`), and a snapshot follows soon anyway for changes made outside a request
+   * (timers).
+   */
   markDirty(): void {
+    this.changes += 1;
     if (!this.persistent || this.closed || this.dirtyTimer) return;
     this.dirtyTimer = setTimeout(() => {
       this.dirtyTimer = null;
@@ -154,32 +173,65 @@ export class Emulator {
     this.dirtyTimer.unref();
   }
 
-  /** Writes the snapshot to a temporary file and renames it: a crash never leaves half a snapshot. */
+  /**
+   * Resolves once every change made so far is on disk (fsynced): every answer waits for it, so what a
+   * client saw acknowledged survives `kill -9`. In memory, or with nothing changed, it resolves at once.
+   */
+  persist(): Promise<void> {
+    if (!this.persistent || this.closed || this.durable >= this.changes) return Promise.resolve();
+    return this.saveNow();
+  }
+
+  /**
+   * Writes the snapshot to a temporary file, fsyncs it and renames it: a crash never leaves half a
+   * snapshot. Callers that arrive while one is being written share the next one.
+   */
   saveNow(): Promise<void> {
     if (!this.persistent) return Promise.resolve();
-    this.saving = this.saving.then(async () => {
-      const areas: Record<string, unknown> = {};
-      for (const [name, data] of this.unclaimed) areas[name] = data;
-      for (const a of this.areas.values()) if (a.save) areas[a.name] = a.save();
-      const snapshot = {
-        version: 1,
-        saved_at_ms: this.clock.now(),
-        accounts: this.accounts.save(),
-        signatures: this.signatures.save(),
-        areas,
-      };
-      const tmp = join(this.dataDir, `${SNAPSHOT}.tmp`);
-      await writeFile(tmp, JSON.stringify(snapshot));
-      await rename(tmp, join(this.dataDir, SNAPSHOT));
-    }).catch((err) => this.logger.error({ err }, 'saving state failed'));
-    return this.saving;
+    if (this.queued) return this.queued;
+    const next = this.saving
+      .then(() => {
+        this.queued = null;
+        return this.writeSnapshot();
+      })
+      .catch((err) => this.logger.error({ err }, 'saving state failed'));
+    this.queued = next;
+    this.saving = next;
+    return next;
+  }
+
+  private async writeSnapshot(): Promise<void> {
+    const covered = this.changes;
+    const areas: Record<string, unknown> = {};
+    for (const [name, data] of this.unclaimed) areas[name] = data;
+    for (const a of this.areas.values()) if (a.save) areas[a.name] = a.save();
+    const snapshot = {
+      version: 1,
+      saved_at_ms: this.clock.now(),
+      accounts: this.accounts.save(),
+      signatures: this.signatures.save(),
+      faults: this.faults.save(),
+      ids: this.ids.save(),
+      areas,
+    };
+    const tmp = join(this.dataDir, `${SNAPSHOT}.tmp`);
+    const file = await open(tmp, 'w');
+    try {
+      await file.writeFile(JSON.stringify(snapshot));
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+    await rename(tmp, join(this.dataDir, SNAPSHOT));
+    await syncDir(this.dataDir);
+    this.durable = Math.max(this.durable, covered);
   }
 
   /** Loads the snapshot of a data dir, after every area has registered. */
   async loadSnapshot(): Promise<void> {
     const file = join(this.dataDir, SNAPSHOT);
     if (!this.persistent || !existsSync(file)) return;
-    let snapshot: { accounts?: Account[]; signatures?: never[]; areas?: Record<string, unknown> };
+    let snapshot: { accounts?: Account[]; signatures?: never[]; faults?: SavedFaults; ids?: SavedIds; areas?: Record<string, unknown> };
     try {
       snapshot = JSON.parse(await readFile(file, 'utf8'));
       if (typeof snapshot !== 'object' || snapshot === null || Array.isArray(snapshot)) throw new Error('not a JSON object');
@@ -188,6 +240,9 @@ export class Emulator {
     }
     if (snapshot.accounts) this.accounts.load(snapshot.accounts);
     if (snapshot.signatures) this.signatures.load(snapshot.signatures);
+    if (snapshot.faults) this.faults.load(snapshot.faults);
+    // Id streams go on where they stopped: an id handed out before a restart is never handed out again.
+    if (snapshot.ids) this.ids.load(snapshot.ids);
     for (const [name, data] of Object.entries(snapshot.areas ?? {})) {
       const area = this.areas.get(name);
       if (area) area.load?.(data);
@@ -205,5 +260,15 @@ export class Emulator {
     this.closed = true;
     this.clock.stop();
     if (!this.persistent) rmSync(this.dataDir, { recursive: true, force: true });
+  }
+}
+
+/** A rename is durable once its folder is synced too. */
+export async function syncDir(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
   }
 }

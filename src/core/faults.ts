@@ -74,11 +74,29 @@ export function parseFaultHeader(value: string): FaultDirective {
   return parsed.data;
 }
 
+export interface SavedFaults {
+  rules: FaultRule[];
+  counter: number;
+}
+
 export class Faults {
   private rules: FaultRule[] = [];
   private counter = 0;
 
-  constructor(private readonly random: () => RandomStream) {}
+  /** `changed` is told of every change (a rule added, removed or used up) so it can be persisted. */
+  constructor(
+    private readonly random: () => RandomStream,
+    private readonly changed: () => void = () => {},
+  ) {}
+
+  save(): SavedFaults {
+    return { rules: this.list(), counter: this.counter };
+  }
+
+  load(saved: SavedFaults): void {
+    this.rules = Array.isArray(saved.rules) ? saved.rules.map((r) => ({ ...r })) : [];
+    this.counter = Number.isInteger(saved.counter) ? saved.counter : this.rules.length;
+  }
 
   add(input: z.output<typeof faultRuleSchema>, account?: { id: string; label: string }): FaultRule {
     const rule: FaultRule = {
@@ -94,6 +112,7 @@ export class Faults {
       remaining: input.times,
     };
     this.rules.push(rule);
+    this.changed();
     return rule;
   }
 
@@ -104,12 +123,14 @@ export class Faults {
   remove(id: string): boolean {
     const before = this.rules.length;
     this.rules = this.rules.filter((r) => r.id !== id);
+    if (this.rules.length !== before) this.changed();
     return this.rules.length !== before;
   }
 
   clear(accountId?: string): void {
     this.rules = accountId === undefined ? [] : this.rules.filter((r) => r.accountId !== accountId);
     if (accountId === undefined) this.counter = 0;
+    this.changed();
   }
 
   /** The directive for this request: the header wins, else the first queued rule that matches and fires. */
@@ -121,6 +142,7 @@ export class Faults {
       if (rule.remaining !== 'always') {
         rule.remaining -= 1;
         if (rule.remaining <= 0) this.rules = this.rules.filter((r) => r !== rule);
+        this.changed();
       }
       return { ...rule.fault };
     }

@@ -109,6 +109,13 @@ function journalQuery(req: FastifyRequest): Record<string, unknown> | undefined 
 export function installPipeline(app: FastifyInstance, emu: Emulator, opts: PipelineOptions): void {
   app.decorateRequest('emu', null as unknown as RequestState);
 
+  // Every route the service serves, as registered (the property tests cover each one of them).
+  app.addHook('onRoute', (route) => {
+    const ws = route as { websocket?: boolean; wsHandler?: unknown };
+    const websocket = ws.websocket === true || typeof ws.wsHandler === 'function';
+    for (const method of [route.method].flat()) emu.routes.push({ service: opts.service, method, url: route.url, websocket });
+  });
+
   app.addHook('onRequest', async (req) => {
     const path = pathOf(req);
     const state: RequestState = {
@@ -163,6 +170,14 @@ export function installPipeline(app: FastifyInstance, emu: Emulator, opts: Pipel
   app.addHook('preHandler', async (req) => {
     if (req.emu?.entry && req.body !== undefined) req.emu.entry.request.body = summarize(req.body, redactKey);
   });
+
+  // With a data dir, no answer leaves before the changes made so far are on disk (crash-safe acknowledgements).
+  if (emu.persistent) {
+    app.addHook('onSend', async (_req, _reply, payload) => {
+      await emu.persist();
+      return payload;
+    });
+  }
 
   app.addHook('onSend', async (req, reply, payload) => {
     const state = req.emu;

@@ -10,6 +10,16 @@ export class RandomStream {
 
   constructor(private readonly key: string) {}
 
+  /** Where the stream stands, for the snapshot of a data dir. */
+  save(): SavedStream {
+    return { counter: this.counter, pool: this.pool.toString('base64') };
+  }
+
+  load(saved: SavedStream): void {
+    this.counter = saved.counter;
+    this.pool = Buffer.from(saved.pool, 'base64');
+  }
+
   bytes(n: number): Buffer {
     while (this.pool.length < n) {
       const block = createHmac('sha256', this.key).update(String(this.counter++)).digest();
@@ -43,6 +53,12 @@ export class RandomStream {
   }
 }
 
+export interface SavedStream {
+  counter: number;
+  pool: string;
+}
+export type SavedIds = Record<string, SavedStream>;
+
 export class Ids {
   private streams = new Map<string, RandomStream>();
 
@@ -61,6 +77,18 @@ export class Ids {
   /** 32 lowercase hex characters, as the speech service's trace ids. */
   traceId(account = 'anonymous'): string {
     return this.stream(account).hex(32);
+  }
+
+  save(): SavedIds {
+    const out: SavedIds = {};
+    for (const [name, s] of this.streams) out[name] = s.save();
+    return out;
+  }
+
+  load(saved: SavedIds): void {
+    for (const [name, s] of Object.entries(saved)) {
+      if (typeof s?.counter === 'number' && typeof s.pool === 'string') this.stream(name).load(s);
+    }
   }
 
   reset(name?: string): void {

@@ -1,5 +1,4 @@
-import { mkdir, rename, rm } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { rm } from 'node:fs/promises';
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator, StateArea } from '../../../core/emulator.js';
 import { uploadKeyPrefix } from '../../shared/remote.js';
@@ -113,9 +112,7 @@ export async function commitUpload(
   if (!emu.limits.hit(emu.windowKey(account, 'upload'), HOUR_MS, UPLOADS_PER_HOUR).allowed) checkUploadWindow(emu, account);
   const id = emu.ids.stream(account.id).hex(16);
   const objectKey = `${uploadKeyPrefix(account, input.scene)}${id}-${safeFileName(input.fileName)}`;
-  const target = emu.blobs.file(objectKey);
-  await mkdir(dirname(target), { recursive: true });
-  await rename(emu.blobs.file(input.tmpBlob), target);
+  await emu.blobs.move(input.tmpBlob, objectKey);
   const record: UploadRecord = { object_key: objectKey, file_name: input.fileName, size: input.size, scene: input.scene, uploaded_at_ms: emu.clock.now() };
   const area = uploadArea(emu);
   area.byAccount.set(account.id, [...(area.byAccount.get(account.id) ?? []), record]);

@@ -1,0 +1,244 @@
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import WebSocket from 'ws';
+
+/**
+ * `npm run soak`: the emulator as its own process on loopback, under --clients concurrent clients
+ * for --minutes, every endpoint family mixed (T2A JSON and stream, platform synthesis and stream,
+ * uploads, voices, recognition and its stream, detection, calls and heartbeats, conversation
+ * sockets), with streams and sockets abandoned mid-way. Prints the emulator's RSS over time and the
+ * errors per family; after the load, a reset, then RSS again.
+ *
+ *   npm run soak -- [--clients 50] [--minutes 2] [--every 10] [--timeout 60]
+ */
+function flag(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  const v = i !== -1 ? Number(process.argv[i + 1]) : fallback;
+  if (!Number.isFinite(v) || v <= 0) throw new Error(`--${name} must be a positive number`);
+  return v;
+}
+const CLIENTS = flag('clients', 50);
+const MINUTES = Math.min(flag('minutes', 2), 60);
+const EVERY_S = flag('every', 10);
+/** Seconds an operation may take before it counts as failed (a loaded 2-core machine is slow, not hung). */
+const TIMEOUT_MS = flag('timeout', 60) * 1000;
+const ROOT = join(import.meta.dirname, '..');
+
+const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--host', '127.0.0.1', '--speech-port', '0', '--speech-backup-port', '0', '--platform-port', '0', '--log-level', 'warn', '--global-limits', 'off'], {
+  cwd: ROOT,
+  stdio: ['ignore', 'pipe', 'pipe'],
+});
+let out = '';
+child.stdout!.on('data', (d: Buffer) => (out += d));
+// Warning and error log lines of the emulator (pino JSON lines, level 40 and above), and anything on stderr.
+let errorLines = 0;
+const countLogs = (d: Buffer) => {
+  for (const l of String(d).split('\n')) {
+    if (!l.trim()) continue;
+    try {
+      if ((JSON.parse(l) as { level?: number }).level! >= 40) errorLines += 1;
+    } catch {
+      /* the start-up banner */
+    }
+  }
+};
+child.stdout!.on('data', countLogs);
+child.stderr!.on('data', (d: Buffer) => (errorLines += String(d).split('\n').filter((l) => l.trim()).length));
+const urls = await new Promise<{ speech: string; platform: string }>((resolve, reject) => {
+  const t = setTimeout(() => reject(new Error(`emulator did not start:\n${out}`)), 60_000);
+  child.stdout!.on('data', () => {
+    const speech = /speech synthesis\s+(http:\/\/\S+)/.exec(out)?.[1];
+    const platform = /voice platform\s+(http:\/\/\S+)/.exec(out)?.[1];
+    if (speech && platform) {
+      clearTimeout(t);
+      resolve({ speech, platform });
+    }
+  });
+});
+
+const rssMb = () => {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+  return m ? Math.round(Number(m[1]) / 1024) : NaN;
+};
+
+/** A tone of `seconds` as 16 kHz mono PCM16 (recognition) and as a WAV file (uploads, detection). */
+function pcm(seconds: number): Buffer {
+  const n = seconds * 16000;
+  const b = Buffer.alloc(n * 2);
+  for (let i = 0; i < n; i++) b.writeInt16LE(Math.round(6000 * Math.sin((2 * Math.PI * 300 * i) / 16000) * Math.sin((Math.PI * i) / 8000)), i * 2);
+  return b;
+}
+function wav(data: Buffer): Buffer {
+  const h = Buffer.alloc(44);
+  h.write('RIFF', 0);
+  h.writeUInt32LE(36 + data.length, 4);
+  h.write('WAVEfmt ', 8);
+  h.writeUInt32LE(16, 16);
+  h.writeUInt16LE(1, 20);
+  h.writeUInt16LE(1, 22);
+  h.writeUInt32LE(16000, 24);
+  h.writeUInt32LE(32000, 28);
+  h.writeUInt16LE(2, 32);
+  h.writeUInt16LE(16, 34);
+  h.write('data', 36);
+  h.writeUInt32LE(data.length, 40);
+  return Buffer.concat([h, data]);
+}
+const PCM = pcm(3);
+const WAV = wav(PCM);
+
+type Family = string;
+const stats = new Map<Family, { ok: number; failed: number; example: string }>();
+function record(family: Family, ok: boolean, why = '') {
+  const s = stats.get(family) ?? { ok: 0, failed: 0, example: '' };
+  if (ok) s.ok += 1;
+  else {
+    s.failed += 1;
+    s.example ||= why.slice(0, 160);
+  }
+  stats.set(family, s);
+}
+
+const json = (body: unknown) => ({ 'content-type': 'application/json', body: JSON.stringify(body) });
+async function post(url: string, headers: Record<string, string>, body: unknown) {
+  const { body: text, ...h } = json(body);
+  const res = await fetch(url, { method: 'POST', headers: { ...headers, ...h }, body: text, signal: AbortSignal.timeout(TIMEOUT_MS) });
+  return { status: res.status, body: (await res.json().catch(() => null)) as any };
+}
+const envelopeOk = (r: { status: number; body: any }) => r.status === 200 && r.body?.succeed === true;
+
+/** Reads a streamed body; with `abandon`, stops after the first chunk and drops the connection. */
+async function stream(url: string, headers: Record<string, string>, body: unknown, abandon: boolean): Promise<boolean> {
+  const ac = new AbortController();
+  const timer = setTimeout(() => ac.abort(new Error(`no end within ${TIMEOUT_MS} ms`)), TIMEOUT_MS);
+  timer.unref();
+  const res = await fetch(url, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body), signal: ac.signal });
+  if (res.status !== 200 || !res.body) return false;
+  const reader = res.body.getReader();
+  const first = await reader.read();
+  if (abandon) {
+    ac.abort();
+    return !first.done;
+  }
+  while (!(await reader.read()).done);
+  return true;
+}
+
+function socket(path: string, key: string, first: unknown, after: (ws: WebSocket) => void, abandon: boolean): Promise<boolean> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(`${urls.platform.replace('http', 'ws')}${path}?api_key=${key}`);
+    const t = setTimeout(() => (ws.terminate(), resolve(false)), TIMEOUT_MS);
+    let events = 0;
+    ws.on('open', () => {
+      ws.send(JSON.stringify(first));
+      after(ws);
+    });
+    ws.on('message', () => {
+      events += 1;
+      if (abandon && events === 2) ws.terminate();
+    });
+    ws.on('close', (code) => {
+      clearTimeout(t);
+      resolve(abandon ? events > 0 : code === 1000);
+    });
+    ws.on('error', () => undefined);
+  });
+}
+
+const TEXT = 'The quick brown fox jumps over the lazy dog. It was a bright cold day in April.';
+const uuid = () => crypto.randomUUID();
+
+/** One operation of a family; resolves ok or not (a thrown error counts as failed). */
+const FAMILIES: Record<Family, (key: string, n: number) => Promise<boolean>> = {
+  't2a json': async (key) => {
+    const r = await post(`${urls.speech}/v1/t2a_v2`, { authorization: `Bearer ${key}` }, { model: 'speech-02-hd', text: TEXT, voice_setting: { voice_id: 'male-qn-qingse' } });
+    return r.body?.base_resp?.status_code === 0;
+  },
+  't2a stream': (key, n) => stream(`${urls.speech}/v1/t2a_v2`, { authorization: `Bearer ${key}` }, { model: 'speech-02-hd', text: TEXT.repeat(3), stream: true, voice_setting: { voice_id: 'male-qn-qingse' } }, n % 2 === 0),
+  'platform tts': async (key) => (await fetch(`${urls.platform}/v1/text-to-speech`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ voice_id: 'female_warm', generate_text: TEXT }) }).then(async (r) => (await r.arrayBuffer(), r.status))) === 200,
+  'platform tts stream': (key, n) => stream(`${urls.platform}/v1/text-to-speech/stream`, { 'x-api-key': key }, { voice_id: 'female_warm', generate_text: TEXT }, n % 2 === 0),
+  upload: async (key) => {
+    const form = new FormData();
+    form.append('scene', 'audio');
+    form.append('file', new Blob([WAV]), 'tone.wav');
+    const r = await fetch(`${urls.platform}/v1/files/upload`, { method: 'POST', headers: { 'x-api-key': key }, body: form });
+    return ((await r.json()) as any).succeed === true;
+  },
+  voices: async (key, n) => {
+    const form = new FormData();
+    form.append('scene', 'audio');
+    form.append('file', new Blob([WAV]), 'ref.wav');
+    const up = (await (await fetch(`${urls.platform}/v1/files/upload`, { method: 'POST', headers: { 'x-api-key': key }, body: form })).json()) as any;
+    if (!up.succeed) return false;
+    const h = { 'x-api-key': key };
+    const id = `soak_${n % 5}`;
+    const ok = envelopeOk(await post(`${urls.platform}/v1/voice/save`, h, { voice_id: id, ref_audio: up.data.object_key, ref_text: 'a tone' }));
+    const list = await fetch(`${urls.platform}/v1/voice/list`, { headers: h }).then((r) => r.json() as any);
+    const del = await fetch(`${urls.platform}/v1/voice/${id}`, { method: 'DELETE', headers: h }).then((r) => r.json() as any);
+    return ok && list.succeed && del.succeed;
+  },
+  recognition: async (key) => {
+    const r = await post(`${urls.platform}/v1/speech-to-text`, { 'x-api-key': key }, { audio_data: PCM.toString('base64') });
+    return r.status === 200 && typeof r.body?.text === 'string';
+  },
+  detection: async (key) => {
+    const form = new FormData();
+    form.append('audio', new Blob([WAV]), 'clip.wav');
+    const r = await fetch(`${urls.platform}/v1/audio/ai-detect`, { method: 'POST', headers: { 'x-api-key': key }, body: form });
+    return ((await r.json()) as any).succeed === true;
+  },
+  calls: async (key) => {
+    const h = { 'x-api-key': key };
+    const start = await post(`${urls.platform}/v1/audio/assistant/start`, h, { client_nonce: uuid() });
+    if (!envelopeOk(start)) return false;
+    const id = start.body.data.session_id;
+    const beat = await post(`${urls.platform}/v1/audio/assistant/heartbeat`, h, { session_id: id });
+    const stop = await post(`${urls.platform}/v1/audio/assistant/stop`, h, { session_id: id });
+    return envelopeOk(beat) && envelopeOk(stop);
+  },
+  'conversation socket': (key, n) => socket('/api/v1/audio/conversation/stream-text', key, { voice_id: 'default', text_input: 'Hello there, how are you?' }, () => undefined, n % 2 === 0),
+  'recognition socket': (key, n) =>
+    socket('/v1/speech-to-text/stream', key, { meta: { audio_format: 'pcm16', language: 'en' } }, (ws) => {
+      for (let i = 0; i < PCM.length; i += 6400) ws.send(PCM.subarray(i, i + 6400));
+      if (n % 2 === 1) ws.send(JSON.stringify({ is_final: true }));
+    }, n % 2 === 0),
+};
+const NAMES = Object.keys(FAMILIES);
+
+const deadline = Date.now() + MINUTES * 60_000;
+let done = 0;
+const started = Date.now();
+const line = (label: string) => {
+  const failed = [...stats.values()].reduce((n, s) => n + s.failed, 0);
+  console.log(`${label.padEnd(14)} rss ${String(rssMb()).padStart(5)} MB   operations ${String(done).padStart(7)}   failed ${failed}   emulator warn/error log lines ${errorLines}`);
+};
+console.log(`soak: ${CLIENTS} clients for ${MINUTES} min against ${urls.speech} and ${urls.platform}`);
+line('start');
+const ticker = setInterval(() => line(`t+${Math.round((Date.now() - started) / 1000)}s`), EVERY_S * 1000);
+
+await Promise.all(
+  Array.from({ length: CLIENTS }, async (_, c) => {
+    const key = `soak-client-${c}`;
+    for (let n = c; Date.now() < deadline; n++) {
+      const family = NAMES[n % NAMES.length]!;
+      try {
+        record(family, await FAMILIES[family]!(key, n));
+      } catch (err) {
+        record(family, false, (err as Error).message);
+      }
+      done += 1;
+    }
+  }),
+);
+clearInterval(ticker);
+line('after load');
+await fetch(`${urls.platform}/_emulator/reset`, { method: 'POST' });
+await new Promise((r) => setTimeout(r, 5000));
+line('after reset');
+
+console.log('\nfamily                 ok   failed  example');
+for (const [family, s] of [...stats].sort()) console.log(`${family.padEnd(20)} ${String(s.ok).padStart(6)} ${String(s.failed).padStart(7)}  ${s.example}`);
+child.kill('SIGTERM');
+await new Promise((r) => child.once('exit', r));
+process.exit(0);

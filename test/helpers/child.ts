@@ -1,0 +1,47 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+
+export interface ChildEmulator {
+  child: ChildProcess;
+  speechUrl: string;
+  platformUrl: string;
+  /** Resolves with the exit code or signal once the process is gone. */
+  exited: Promise<string>;
+  output(): string;
+}
+
+/**
+ * The CLI as its own process (`node --import tsx src/main.ts`, no wrapper process in between, so a
+ * signal reaches the emulator itself), on free loopback ports; resolves once it printed its URLs.
+ */
+export function spawnEmulator(args: string[], timeoutMs = 60_000): Promise<ChildEmulator> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--host', '127.0.0.1', '--speech-port', '0', '--speech-backup-port', '0', '--platform-port', '0', ...args], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d));
+  child.stderr!.on('data', (d: Buffer) => (out += d));
+  const exited = new Promise<string>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? String(code))));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`emulator did not start in ${timeoutMs} ms:\n${out}`));
+    }, timeoutMs);
+    const onData = () => {
+      const speech = /speech synthesis\s+(http:\/\/\S+)/.exec(out)?.[1];
+      const platform = /voice platform\s+(http:\/\/\S+)/.exec(out)?.[1];
+      if (!speech || !platform) return;
+      clearTimeout(timer);
+      child.stdout!.off('data', onData);
+      resolve({ child, speechUrl: speech, platformUrl: platform, exited, output: () => out });
+    };
+    child.stdout!.on('data', onData);
+    void exited.then((how) => {
+      clearTimeout(timer);
+      reject(new Error(`emulator exited (${how}) before it started:\n${out}`));
+    });
+  });
+}
