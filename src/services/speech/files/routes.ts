@@ -1,4 +1,3 @@
-import { rename } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import multipart, { type MultipartFile } from '@fastify/multipart';
@@ -86,7 +85,7 @@ export async function speechFileRoutes(app: FastifyInstance, { emu }: { emu: Emu
       const format = sniffUpload(purpose as UploadPurpose, await headOf(emu, tmp), size <= 65536);
       const fileId = newFileId(emu, account);
       const blob = blobOf(account, fileId, format);
-      await rename(emu.blobs.file(tmp), emu.blobs.file(blob)); // same folder
+      await emu.blobs.move(tmp, blob);
       const record = { file_id: fileId, account_id: account.id, bytes: size, created_at: emu.clock.nowSec(), filename, purpose, format, blob };
       addFile(emu, record);
       return sendOk(emu, req, reply, { file: fileObject(record) });
