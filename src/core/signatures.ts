@@ -50,3 +50,46 @@ export class SignatureRecords {
     for (const r of saved) this.records.set(r.id, r);
   }
 }
+
+/** What a synthesis reports of the audio it made (the audio engine's summary fits it). */
+export interface SpokenAudio {
+  signatureId: string;
+  durationMs: number;
+  timeline: { sentences: readonly { text: string; startMs: number; endMs: number }[] };
+}
+
+/** The record of a synthesis: one speaker (a voice or a mix of voices) saying the timeline's sentences. */
+export function speechRecord(input: { text: string; language?: string; voices: string[]; summary: SpokenAudio; atMs: number }): SignatureRecord {
+  const { summary } = input;
+  return {
+    id: summary.signatureId,
+    kind: 'speech',
+    text: input.text,
+    language: input.language,
+    speakers: [{ speaker: 1, voices: input.voices }],
+    segments: summary.timeline.sentences.map((sentence) => ({ text: sentence.text, startMs: sentence.startMs, endMs: sentence.endMs, speaker: 1 })),
+    durationMs: summary.durationMs,
+    createdAtMs: input.atMs,
+  };
+}
+
+/** The record of a dialogue: speaker N (from 1) speaks with `voices[N - 1]`; segments are the turns. */
+export function dialogueRecord(input: {
+  text: string;
+  language?: string;
+  voices: readonly string[];
+  audio: { signatureId: string; durationMs: number; turns?: readonly SpokenSegment[] };
+  atMs: number;
+}): SignatureRecord {
+  const { audio } = input;
+  return {
+    id: audio.signatureId,
+    kind: 'dialogue',
+    text: input.text,
+    language: input.language,
+    speakers: input.voices.map((voice, index) => ({ speaker: index + 1, voices: [voice] })),
+    segments: (audio.turns ?? []).map((turn) => ({ text: turn.text, startMs: turn.startMs, endMs: turn.endMs, speaker: turn.speaker })),
+    durationMs: audio.durationMs,
+    createdAtMs: input.atMs,
+  };
+}

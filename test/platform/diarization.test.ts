@@ -173,6 +173,14 @@ describe('request rules', () => {
     expect(r.body.error_message).toContain(message);
   });
 
+  it('type problems are reported in the operation’s own words, url first, and a body that is not an object is named', async () => {
+    expect((await diar({ object_key: 5, url: 7 })).body.error_message).toBe('url must be a string');
+    expect((await diar({ object_key: [] })).body.error_message).toBe('object_key must be a string');
+    expect((await diar([1])).body.error_message).toBe('request body must be a JSON object');
+    expect((await diar(null)).body.error_message).toBe('one of object_key or url is required');
+    expect((await diar({ url: '  ', object_key: null })).body.error_message).toBe('one of object_key or url is required');
+  });
+
   it("another account's object key is refused", async () => {
     const key = await uploaded('diar-owner', 'mine.wav', bursts(3, [[0.5, 1]]));
     expect((await diar({ object_key: key }, 'diar-owner')).body.error_code).toBe(0);

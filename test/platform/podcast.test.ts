@@ -128,6 +128,17 @@ describe('request rules', () => {
     expect(r.body.error_message).toContain(message);
   });
 
+  it('the first problem in the documented order answers, in the operation’s own words', async () => {
+    const words = async (body: unknown) => (await podcast(body)).body.error_message;
+    expect(await words({ dialogueText: 'a'.repeat(4001), speed: 'fast', pairSelection: 5 })).toBe('dialogueText has 4001 characters; at most 4000 are allowed');
+    expect(await words({ dialogueText: '\n', speed: 'fast' })).toBe('dialogueText is empty: give one sentence per line');
+    expect(await words({ dialogueText: 'Hi.', speed: 'fast', pairSelection: 5 })).toBe('speed must be a number from 200 to 500, got "fast"');
+    expect(await words({ dialogueText: 'Hi.', pairSelection: 5, audioPromptSpk1: 6 })).toBe('pairSelection must be a string');
+    expect(await words({ dialogueText: 'Hi.', audioPromptSpk2: [] })).toBe('audioPromptSpk2 must be a string');
+    expect(await words([1])).toBe('request body must be a JSON object');
+    expect(await words(null)).toBe('dialogueText is required');
+  });
+
   it('4000 characters exactly pass the length rule (content safety answers first here)', async () => {
     const r = await podcast({ dialogueText: `blocked-by-safety ${'a'.repeat(3982)}` });
     expect(r.body.error_code).toBe(10015);

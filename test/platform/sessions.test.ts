@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { appendTurn } from '../../src/services/platform/sessions/model.js';
+import { appendTurn } from '../../src/services/platform/shared/conversation-sessions.js';
 import { nonce, sessionsForFile } from './calls-helpers.js';
 
 const { emu, c } = sessionsForFile();

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/index.js';
 import { accountId } from '../../src/core/accounts.js';
-import { voicesOf } from '../../src/services/platform/voices/store.js';
+import { putCustomVoice } from '../../src/services/shared/custom-voices.js';
 import { control, startTestEmulator } from '../helpers/emulator.js';
 import { req, t2a, VOICE, VOICE_B } from './helpers.js';
 
@@ -204,10 +204,10 @@ describe('request validation (2013 names the field and the rule)', () => {
   });
 
   it('a custom voice of the caller account is accepted, and only for that account', async () => {
-    // Custom voices live in the platform voices area (made there by cloning); put one in directly.
+    // Custom voices live in services/shared (made by the platform's cloning); put one in directly.
     const custom = 'speech-test-custom-voice';
     const owner = accountId('speech-voice-owner');
-    voicesOf(emu.emulator, owner).set(custom, {
+    putCustomVoice(emu.emulator, {
       voiceId: custom, accountId: owner, toneId: 'clone-tone-1', refBlob: 'voices/x/ref.wav', refFormat: 'wav', refDurationMs: 10_000, refText: '', createdAt: 0,
     });
     const r = await t2a(url, req({ ...pcm8k, voice_setting: { voice_id: custom } }), { key: 'speech-voice-owner' });

@@ -6,7 +6,8 @@
 import type { AudioFormat, SynthInput, SynthSummary, VoiceModify, VoiceTone } from '../../audio/index.js';
 import type { Account } from '../../core/accounts.js';
 import type { Emulator } from '../../core/emulator.js';
-import { findCustomVoice } from '../platform/voices/store.js';
+import { speechRecord } from '../../core/signatures.js';
+import { findCustomVoice } from '../shared/custom-voices.js';
 import { invalidParams, SpeechError } from './errors.js';
 import { markVoicesUsed, speechVoiceTone } from './voices/store.js';
 import { EMOTIONS_26_ONLY, firstProblem, MODEL_ALIASES, MODELS, t2aRequestSchema, type T2aRequest } from './schema.js';
@@ -214,16 +215,7 @@ export function admit(emu: Emulator, account: Account, plan: SynthesisPlan): voi
 /** Records what the audio says, so the platform's recognition, detection and diarization know it. */
 export function recordSignature(emu: Emulator, plan: SynthesisPlan, summary: SynthSummary): void {
   markVoicesUsed(emu, plan.voiceIds); // a cloned or designed voice is kept and listed once it spoke
-  emu.signatures.put({
-    id: summary.signatureId,
-    kind: 'speech',
-    text: plan.input.text,
-    language: plan.language,
-    speakers: [{ speaker: 1, voices: plan.voiceIds }],
-    segments: summary.timeline.sentences.map((s) => ({ text: s.text, startMs: s.startMs, endMs: s.endMs, speaker: 1 })),
-    durationMs: summary.durationMs,
-    createdAtMs: emu.clock.now(),
-  });
+  emu.signatures.put(speechRecord({ text: plan.input.text, language: plan.language, voices: plan.voiceIds, summary, atMs: emu.clock.now() }));
   emu.markDirty();
 }
 

@@ -99,17 +99,31 @@ async function createItem(emu: Emulator, s: AgentStore, x: AgentSession): Promis
   return { sessionId: x.sessionId, wsUrl: emu.config.rtcUrl, userToken, roomName: x.roomName, expireAt: x.expireAt, status: x.status, agentId: x.agentId };
 }
 
-export async function createAgentSession(emu: Emulator, account: Account, body: CreateBody, idempotencyKey: string): Promise<{ item: CreateItem; traceId: string }> {
-  const s = agentStore(emu);
+/** The idempotency key of a create: the `Idempotency-Key` header, else the body's `clientRequestId`; 10001 when neither. */
+export function idempotencyKeyOf(header: string | undefined, body: CreateBody): string {
+  const fromHeader = header?.trim();
+  if (fromHeader) return fromHeader;
+  const fromBody = body.clientRequestId?.trim();
+  if (fromBody) return fromBody;
+  throw new PlatformError('param', 'Idempotency-Key: header is required (or clientRequestId in the body)');
+}
+
+/**
+ * Creates a session, or answers the one its idempotency key made (10001 when that key made one for
+ * another agent). `headerKey` is the `Idempotency-Key` header as sent.
+ */
+export async function createAgentSession(emu: Emulator, account: Account, body: CreateBody, headerKey: string | undefined): Promise<{ item: CreateItem; traceId: string }> {
+  const idempotencyKey = idempotencyKeyOf(headerKey, body);
+  const store = agentStore(emu);
   const now = emu.clock.now();
   const keyOf = hb.keyFor(account.id, idempotencyKey);
-  const earlier = s.sessions.get(s.keys.get(keyOf) ?? '');
+  const earlier = store.sessions.get(store.keys.get(keyOf) ?? '');
   if (earlier) {
     if (earlier.agentId !== body.agentId) {
       throw new PlatformError('param', `Idempotency-Key "${idempotencyKey}" was already used for agent "${earlier.agentId}"; use a new key for another request`);
     }
     hb.advance(emu, rules, account, now);
-    return { item: await createItem(emu, s, earlier), traceId: earlier.traceId };
+    return { item: await createItem(emu, store, earlier), traceId: earlier.traceId };
   }
 
   const agent = emu.fixtures.data['agents.json'].find((a) => a.agentId === body.agentId);
@@ -126,7 +140,7 @@ export async function createAgentSession(emu: Emulator, account: Account, body: 
   if (max !== undefined && running >= max) throw new PlatformError('rate', `connection limit reached: ${running} of ${max} agent sessions are open`);
 
   const ids = emu.ids.stream(account.id);
-  const x: AgentSession = {
+  const session: AgentSession = {
     sessionId: ids.uuid(),
     accountId: account.id,
     agentId: agent.agentId,
@@ -144,15 +158,15 @@ export async function createAgentSession(emu: Emulator, account: Account, body: 
     closedAtMs: null,
     meter: null,
   };
-  s.sessions.set(x.sessionId, x);
-  s.keys.set(keyOf, x.sessionId);
+  store.sessions.set(session.sessionId, session);
+  store.keys.set(keyOf, session.sessionId);
   hb.pruneClosed(emu, rules, account.id);
-  hb.armDeadline(emu, rules, x);
+  hb.armDeadline(emu, rules, session);
   emu.markDirty();
 
-  const room = { sessionId: x.sessionId, identity: x.userIdentifier, room: x.roomName, nowMs: now, expireAt: x.expireAt };
-  await hb.signRoomToken(emu, s, room, (token) => (x.userToken = token));
-  return { item: await createItem(emu, s, x), traceId: x.traceId };
+  const room = { sessionId: session.sessionId, identity: session.userIdentifier, room: session.roomName, nowMs: now, expireAt: session.expireAt };
+  await hb.signRoomToken(emu, store, room, (token) => (session.userToken = token));
+  return { item: await createItem(emu, store, session), traceId: session.traceId };
 }
 
 export function agentHeartbeat(emu: Emulator, account: Account, sessionId: string): HeartbeatItem {

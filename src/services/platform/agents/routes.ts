@@ -1,31 +1,13 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Emulator } from '../../../core/emulator.js';
 import { takeFault } from '../../../core/http.js';
-import { acceptEmptyJson } from '../calls/body.js';
 import { ok, PlatformError } from '../envelope.js';
+import { acceptEmptyJson } from '../shared/json-body.js';
 import { agentHeartbeat, agentStore, checkAgentSession, createAgentSession, endAgentSession, failAgentSession } from './model.js';
 import { createBody, sessionQuery } from './schema.js';
 
 const BASE = '/api/v1/agents/openapi/sessions';
-
-/** `session_id` of the query, required on check, heartbeat and end. */
-function sessionIdOf(req: FastifyRequest): string {
-  const v = (req.query as Record<string, unknown> | undefined)?.session_id;
-  const id = typeof v === 'string' ? v.trim() : '';
-  if (!id) throw new PlatformError('param', 'session_id: query parameter is required');
-  return id;
-}
-
-/** The idempotency key: the `Idempotency-Key` header, else the body's `clientRequestId`. */
-function idempotencyKeyOf(req: FastifyRequest, body: { clientRequestId?: string | null }): string {
-  const h = req.headers['idempotency-key'];
-  const header = (Array.isArray(h) ? h[0] : h)?.trim();
-  if (header) return header;
-  const fromBody = body.clientRequestId?.trim();
-  if (fromBody) return fromBody;
-  throw new PlatformError('param', 'Idempotency-Key: header is required (or clientRequestId in the body)');
-}
 
 /** Agent sessions (family `agent`: 10001 params, 10003 key, 10004 capability/project, 10002 unknown). */
 export async function agentRoutes(app: FastifyInstance, opts: { emu: Emulator }): Promise<void> {
@@ -46,20 +28,20 @@ export async function agentRoutes(app: FastifyInstance, opts: { emu: Emulator })
   });
 
   r.post(`${BASE}/create`, { config, schema: { body: createBody } }, async (req) => {
-    const key = idempotencyKeyOf(req, req.body);
-    const { item, traceId } = await createAgentSession(emu, req.emu.account!, req.body, key);
+    const header = req.headers['idempotency-key'];
+    const { item, traceId } = await createAgentSession(emu, req.emu.account!, req.body, Array.isArray(header) ? header[0] : header);
     if (req.emu.entry) req.emu.entry.note = `traceId: ${traceId}`;
     return ok({ item });
   });
 
-  r.get(`${BASE}/check`, { config, schema: { querystring: sessionQuery } }, async (req) => ok({ item: checkAgentSession(emu, req.emu.account!, sessionIdOf(req)) }));
+  r.get(`${BASE}/check`, { config, schema: { querystring: sessionQuery } }, async (req) => ok({ item: checkAgentSession(emu, req.emu.account!, req.query.session_id) }));
 
   r.post(`${BASE}/heartbeat`, { config, schema: { querystring: sessionQuery } }, async (req) => {
-    const id = sessionIdOf(req);
+    const id = req.query.session_id;
     // A close_ws fault stands for the room dropping: the session fails, the heartbeat reports it.
     if (takeFault(req, 'close_ws') !== undefined) failAgentSession(emu, req.emu.account!, id);
     return ok({ item: agentHeartbeat(emu, req.emu.account!, id) });
   });
 
-  r.delete(`${BASE}/end`, { config, schema: { querystring: sessionQuery } }, async (req) => ok({ item: endAgentSession(emu, req.emu.account!, sessionIdOf(req)) }));
+  r.delete(`${BASE}/end`, { config, schema: { querystring: sessionQuery } }, async (req) => ok({ item: endAgentSession(emu, req.emu.account!, req.query.session_id) }));
 }

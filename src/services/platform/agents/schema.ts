@@ -15,8 +15,13 @@ export const createBody = z.object(
 );
 export type CreateBody = z.infer<typeof createBody>;
 
-/** `session_id` of check, heartbeat and end; its presence is checked by the route for a precise message. */
-export const sessionQuery = z.object({ session_id: z.string({ error: 'must be given once, as a string' }).optional() });
+/** `session_id` of check, heartbeat and end: required (blank counts as missing), given once. */
+export const sessionQuery = z.object({
+  session_id: z
+    .string({ error: (iss) => (iss.input === undefined ? 'query parameter is required' : 'must be given once, as a string') })
+    .trim()
+    .min(1, { error: 'query parameter is required' }),
+});
 
 export type AgentStatus = 'connecting' | 'in_call' | 'ended' | 'failed';
 export type CloseReason = '' | 'client_end' | 'heartbeat_timeout' | 'fault' | 'balance_exhausted';

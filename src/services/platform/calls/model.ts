@@ -1,9 +1,10 @@
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { PlatformError } from '../envelope.js';
-import { getSession, MAX_TURNS, requireRole, type Turn } from '../sessions/model.js';
+import { getSession, MAX_TURNS, type Turn } from '../shared/conversation-sessions.js';
 import * as hb from '../shared/heartbeat-sessions.js';
 import { budgetMs, newMeter, remainingSeconds, seconds, type Meter } from '../shared/meter.js';
+import { requireRole } from '../shared/roles.js';
 import type { HeartbeatData, StartBody, StartData, StopData } from './schema.js';
 
 /**
@@ -80,6 +81,11 @@ function viewOf(x: CallSession) {
   };
 }
 
+/** 40012: a single-channel account already has a call running. */
+const callInProgress = (sessionId: string) => new PlatformError(40012, `a call is in progress (session ${sessionId}); end it first`);
+/** 40013: the account's concurrent-call limit is reached. */
+const tooManyCalls = (running: number, max: number) => new PlatformError(40013, `concurrency limit reached: ${running} of ${max} concurrent calls in progress`);
+
 function end(emu: Emulator, x: CallSession, atMs: number, reason: EndReason): void {
   if (x.state === 'ended') return;
   x.state = 'ended';
@@ -109,23 +115,23 @@ async function startData(emu: Emulator, s: CallStore, x: CallSession): Promise<S
 }
 
 export async function startCall(emu: Emulator, account: Account, body: StartBody): Promise<StartData> {
-  const s = callStore(emu);
+  const store = callStore(emu);
   const now = emu.clock.now();
   const timbre = body.timbre ?? 'default';
   requireRole(emu, timbre, 'timbre');
 
   // The same nonce within the window answers the same session, whatever its state.
   const nonceKey = hb.keyFor(account.id, body.client_nonce.toLowerCase());
-  for (const [k, v] of s.keys) if (now - v.atMs > NONCE_WINDOW_MS) s.keys.delete(k);
-  const seen = s.keys.get(nonceKey);
-  const replay = seen && s.sessions.get(seen.sessionId);
-  if (replay) return startData(emu, s, replay);
+  for (const [key, entry] of store.keys) if (now - entry.atMs > NONCE_WINDOW_MS) store.keys.delete(key);
+  const seen = store.keys.get(nonceKey);
+  const replay = seen && store.sessions.get(seen.sessionId);
+  if (replay) return startData(emu, store, replay);
 
   let turns: Turn[] = [];
   let resumed: CallSession | undefined;
   if (body.previous_session_id) {
     const id = body.previous_session_id;
-    const call = s.sessions.get(id);
+    const call = store.sessions.get(id);
     const rest = getSession(emu, account.id, id);
     if (call && call.accountId === account.id) {
       turns = call.turns;
@@ -139,19 +145,20 @@ export async function startCall(emu: Emulator, account: Account, body: StartBody
   if (budgetMs(account, price, true) < 1000) {
     throw new PlatformError('balance', `insufficient balance: a call needs at least 1 second (${price} micro-units); balance ${account.balanceMicro}`);
   }
-  const others = hb.liveSessions(emu, rules, account.id).filter((x) => x !== resumed);
-  if (account.limits.single_channel && others.length > 0) {
-    throw new PlatformError(40012, `a call is in progress (session ${others[0]!.sessionId}); end it first`);
+  const others = hb.liveSessions(emu, rules, account.id).filter((session) => session !== resumed);
+  const [inProgress] = others;
+  if (account.limits.single_channel && inProgress) {
+    throw callInProgress(inProgress.sessionId);
   }
   const max = account.limits.max_concurrent_calls;
   if (max !== undefined && others.length >= max) {
-    throw new PlatformError(40013, `concurrency limit reached: ${others.length} of ${max} concurrent calls in progress`);
+    throw tooManyCalls(others.length, max);
   }
   if (resumed) end(emu, resumed, now, 'resumed');
 
   const ids = emu.ids.stream(account.id);
   const sessionId = ids.uuid();
-  const x: CallSession = {
+  const session: CallSession = {
     sessionId,
     accountId: account.id,
     nonce: body.client_nonce,
@@ -172,16 +179,16 @@ export async function startCall(emu: Emulator, account: Account, body: StartBody
     endReason: null,
     meter: newMeter(now),
   };
-  s.sessions.set(sessionId, x);
-  s.keys.set(nonceKey, { sessionId, atMs: now });
+  store.sessions.set(sessionId, session);
+  store.keys.set(nonceKey, { sessionId, atMs: now });
   hb.pruneClosed(emu, rules, account.id);
-  hb.armDeadline(emu, rules, x);
+  hb.armDeadline(emu, rules, session);
   hb.armExhaustion(emu, rules, account);
   emu.markDirty();
 
-  const room = { sessionId, identity: x.identity, room: x.roomName, nowMs: now, expireAt: x.expireAt };
-  await hb.signRoomToken(emu, s, room, (token) => (x.token = token));
-  return startData(emu, s, x);
+  const room = { sessionId, identity: session.identity, room: session.roomName, nowMs: now, expireAt: session.expireAt };
+  await hb.signRoomToken(emu, store, room, (token) => (session.token = token));
+  return startData(emu, store, session);
 }
 
 function elapsedMs(x: CallSession, now: number): number {

@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Emulator } from '../../../core/emulator.js';
 import { takeFault } from '../../../core/http.js';
 import { ok } from '../envelope.js';
-import { acceptEmptyJson } from './body.js';
+import { acceptEmptyJson } from '../shared/json-body.js';
 import { callStore, endAbnormally, heartbeat, startCall, stopCall } from './model.js';
 import { heartbeatBody, startBody, stopBody } from './schema.js';
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { roles } from '../sessions/model.js';
+import { roles } from '../shared/roles.js';
 
 /**
  * Rules of the conversation WebSockets, nothing of the wire: live sessions, roles, scripted replies,
@@ -56,7 +56,7 @@ export function newSessionId(emu: Emulator, account: Account): string {
 }
 
 /** Roles are those of the REST sessions (one lookup for both). */
-export { findRole, type Role } from '../sessions/model.js';
+export { findRole, type Role } from '../shared/roles.js';
 
 export function roleIds(emu: Emulator): string[] {
   return roles(emu).map((r) => r.id);

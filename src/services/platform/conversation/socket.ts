@@ -6,7 +6,7 @@ import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { takeFault } from '../../../core/http.js';
 import { appendPcm, durationMs, MAX_UTTERANCE_MS, newUtterance, nextPartial, recognizeUtterance, trailingSilenceMs, type Utterance } from './listen.js';
-import { appendTurn, getSession } from '../sessions/model.js';
+import { appendTurn, getSession } from '../shared/conversation-sessions.js';
 import {
   addLive,
   faultCodeString,

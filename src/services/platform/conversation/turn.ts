@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { encodeAudioStream, synthesizeStream, type SynthInput } from '../../../audio/index.js';
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
+import { speechRecord } from '../../../core/signatures.js';
 import { chooseReply, conversationPrice, latencyProfile, tokensOf, type Role } from './model.js';
 import type { TurnTimings } from './schema.js';
 import type { Wire } from './wire.js';
@@ -88,16 +89,7 @@ export async function runReply(ctx: ReplyContext, userText: string, clock: TurnC
   const audioSec = Math.round(meta.durationMs) / 1000;
 
   emu.accounts.charge(account, conversationPrice(emu, audioSec));
-  emu.signatures.put({
-    id: synth.signatureId,
-    kind: 'speech',
-    text: reply.text,
-    language: reply.language,
-    speakers: [{ speaker: 1, voices: [ctx.role.voice_id] }],
-    segments: synth.timeline.sentences.map((s) => ({ text: s.text, startMs: s.startMs, endMs: s.endMs, speaker: 1 })),
-    durationMs: synth.durationMs,
-    createdAtMs: emu.clock.now(),
-  });
+  emu.signatures.put(speechRecord({ text: reply.text, language: reply.language, voices: [ctx.role.voice_id], summary: synth, atMs: emu.clock.now() }));
   emu.markDirty();
 
   const timings: TurnTimings = {

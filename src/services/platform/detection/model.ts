@@ -1,7 +1,8 @@
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { PlatformError } from '../envelope.js';
-import { chargeOrRefuse, fetchUrl, priceOf, readInputAudio, type InputAudio } from '../diarization/input.js';
+import { chargeOrRefuse, priceOf } from '../shared/billing.js';
+import { fetchUrl, readInputAudio, type InputAudio } from '../shared/input-audio.js';
 import { DETECTION_EXTENSIONS, type DetectionData } from './schema.js';
 
 /**
@@ -44,10 +45,12 @@ export function checkExtension(field: string, name: string): void {
   if (!DETECTION_EXTENSIONS.some((e) => lower.endsWith(e))) throw new PlatformError('param', `${field} must be a .wav or .mp3 file`);
 }
 
-/** Checks `audio_url` (http/https, .wav/.mp3) and fetches it through the offline resolver. */
-export async function fetchDetectionUrl(emu: Emulator, raw: unknown): Promise<{ bytes: Buffer; name: string; contentType?: string }> {
+/**
+ * JSON mode: checks `audio_url`, in order: present, a URL, http/https, .wav/.mp3 (10001 each), and
+ * fetches it through the offline resolver (10001 naming the field when it cannot).
+ */
+export async function fetchDetectionUrl(emu: Emulator, raw: string | null | undefined): Promise<{ bytes: Buffer; name: string; contentType?: string }> {
   if (raw === undefined || raw === null || raw === '') throw new PlatformError('param', 'audio_url is required (or send the file as multipart field audio)');
-  if (typeof raw !== 'string') throw new PlatformError('param', 'audio_url must be a string');
   let url: URL;
   try {
     url = new URL(raw.trim());
@@ -57,6 +60,25 @@ export async function fetchDetectionUrl(emu: Emulator, raw: unknown): Promise<{ 
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new PlatformError('param', 'audio_url must be an http or https URL');
   checkExtension('audio_url', url.pathname);
   return fetchUrl(emu, 'audio_url', raw.trim());
+}
+
+/** What the multipart mode received in field `audio` (the route reads the parts). */
+export type Upload =
+  | { kind: 'file'; bytes: Buffer; name: string; contentType: string }
+  | { kind: 'too-large' }
+  | { kind: 'wrong-field'; field: string }
+  | { kind: 'none' };
+
+/**
+ * Multipart mode: the file in field `audio`, not empty, named .wav/.mp3 (10001 each). An oversize
+ * file is not checked here: it answers the spec's bare 413 before any envelope.
+ */
+export function checkUpload(upload: Exclude<Upload, { kind: 'too-large' }>): { bytes: Buffer; name: string; contentType: string } {
+  if (upload.kind === 'wrong-field') throw new PlatformError('param', `the file must be sent in the multipart field named audio, not ${upload.field}`);
+  if (upload.kind === 'none') throw new PlatformError('param', 'no audio: send the file in the multipart field audio');
+  if (upload.bytes.length === 0) throw new PlatformError('param', 'audio is an empty file');
+  checkExtension('audio', upload.name);
+  return upload;
 }
 
 /** Decodes, charges `detection_audio_second` and answers the verdict. */

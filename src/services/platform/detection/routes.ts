@@ -1,9 +1,10 @@
 import type { MultipartFile } from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Emulator } from '../../../core/emulator.js';
 import { ok, PlatformError } from '../envelope.js';
-import { checkExtension, detect, fetchDetectionUrl } from './model.js';
-import { DETECTION_MAX_BYTES } from './schema.js';
+import { checkUpload, detect, fetchDetectionUrl, type Upload } from './model.js';
+import { DETECTION_MAX_BYTES, detectUrlRequest } from './schema.js';
 
 const PATH = '/v1/audio/ai-detect';
 
@@ -11,8 +12,6 @@ const PATH = '/v1/audio/ai-detect';
 function bare(reply: FastifyReply, status: number, text: string): FastifyReply {
   return reply.code(status).header('content-type', 'text/plain; charset=utf-8').send(text);
 }
-
-type Upload = { kind: 'file'; bytes: Buffer; name: string; contentType: string } | { kind: 'too-large' } | { kind: 'wrong-field'; field: string } | { kind: 'none' };
 
 /** Reads the multipart parts: keeps field `audio` up to the limit, drains everything else. */
 async function readUpload(req: FastifyRequest): Promise<Upload> {
@@ -47,7 +46,8 @@ async function readUpload(req: FastifyRequest): Promise<Upload> {
 
 /** `POST /v1/audio/ai-detect`: JSON `{audio_url}` or multipart field `audio`; envelope with HTTP 200. */
 export async function detectionRoutes(app: FastifyInstance, { emu }: { emu: Emulator }): Promise<void> {
-  app.post(PATH, { config: { family: 'detection', capability: 'detection' } }, async (req, reply) => {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  r.post(PATH, { config: { family: 'detection', capability: 'detection' }, schema: { body: detectUrlRequest } }, async (req, reply) => {
     const account = req.emu.account!;
     if (req.isMultipart()) {
       let upload: Upload;
@@ -59,15 +59,10 @@ export async function detectionRoutes(app: FastifyInstance, { emu }: { emu: Emul
         throw new PlatformError('param', `multipart body could not be read (${(err as Error).message})`);
       }
       if (upload.kind === 'too-large') return bare(reply, 413, 'Request Entity Too Large');
-      if (upload.kind === 'wrong-field') throw new PlatformError('param', `the file must be sent in the multipart field named audio, not ${upload.field}`);
-      if (upload.kind === 'none') throw new PlatformError('param', 'no audio: send the file in the multipart field audio');
-      if (upload.bytes.length === 0) throw new PlatformError('param', 'audio is an empty file');
-      checkExtension('audio', upload.name);
-      return ok(await detect(emu, account, 'audio', upload.bytes, upload.name, upload.contentType));
+      const file = checkUpload(upload);
+      return ok(await detect(emu, account, 'audio', file.bytes, file.name, file.contentType));
     }
-    const body = (req.body ?? {}) as Record<string, unknown>;
-    if (typeof body !== 'object' || Array.isArray(body)) throw new PlatformError('param', 'request body must be a JSON object with audio_url');
-    const got = await fetchDetectionUrl(emu, body.audio_url);
+    const got = await fetchDetectionUrl(emu, req.body.audio_url);
     return ok(await detect(emu, account, 'audio_url', got.bytes, got.name, got.contentType));
   });
 

@@ -1,9 +1,17 @@
 import { z } from 'zod';
 
-/** JSON mode of `POST /v1/audio/ai-detect` (the other mode is multipart with the file in field `audio`). */
-export const detectUrlRequest = z.object({
-  audio_url: z.string().describe('http(s) URL of a .wav or .mp3 file'),
-});
+/**
+ * JSON mode of `POST /v1/audio/ai-detect` (the other mode is multipart with the file in field `audio`,
+ * whose body reads as `{}` here). `audio_url` is required in JSON mode: the model checks it.
+ */
+export const detectUrlRequest = z.preprocess(
+  (body) => body ?? {},
+  z.object(
+    { audio_url: z.string({ error: 'audio_url must be a string' }).nullish().describe('http(s) URL of a .wav or .mp3 file') },
+    { error: 'request body must be a JSON object with audio_url' },
+  ),
+);
+export type DetectUrlRequest = z.output<typeof detectUrlRequest>;
 
 export const detectionData = z.object({
   prediction: z.enum(['Fake', 'Real']),

@@ -3,8 +3,9 @@ import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import type { SignatureRecord } from '../../../core/signatures.js';
 import { PlatformError } from '../envelope.js';
-import { chargeOrRefuse, fetchObjectKey, fetchUrl, priceOf, readInputAudio, signatureOffsetMs, type InputAudio } from './input.js';
-import type { DiarizationData, DiarizationSpeaker } from './schema.js';
+import { chargeOrRefuse, priceOf } from '../shared/billing.js';
+import { fetchObjectKey, fetchUrl, readInputAudio, signatureOffsetMs, type InputAudio } from '../shared/input-audio.js';
+import type { DiarizationData, DiarizationSpeaker, DiarizeBody } from './schema.js';
 
 /**
  * Speaker diarization. Emulator audio → its real turns (a podcast: one speaker per voice with its
@@ -13,11 +14,6 @@ import type { DiarizationData, DiarizationSpeaker } from './schema.js';
  * else one speaker over the non-silent stretches of an energy detector. Speaker labels are
  * `SPEAKER_00`, `SPEAKER_01`… in order of first appearance; times are seconds with 3 decimals.
  */
-export interface DiarizeInput {
-  object_key?: unknown;
-  url?: unknown;
-}
-
 const secs = (ms: number) => Math.round(Math.max(0, ms)) / 1000;
 
 export function speakerLabel(index: number): string {
@@ -63,26 +59,22 @@ export function speakersOf(emu: Emulator, audio: InputAudio): DiarizationSpeaker
   return [speaker(0, spans.map((s) => ({ start_time: secs(s.startMs), end_time: secs(s.endMs) })))];
 }
 
-/** Resolves the source: `url` when given (it wins), else `object_key` of this account. */
-async function sourceOf(emu: Emulator, account: Account, input: DiarizeInput): Promise<{ field: string; bytes: Buffer; name: string; contentType?: string }> {
-  for (const field of ['url', 'object_key'] as const) {
-    const v = input[field];
-    if (v !== undefined && v !== null && typeof v !== 'string') throw new PlatformError('param', `${field} must be a string`);
-  }
-  const url = typeof input.url === 'string' ? input.url.trim() : '';
-  const key = typeof input.object_key === 'string' ? input.object_key.trim() : '';
+/** Resolves the source: `url` when given (it wins), else `object_key` of this account; blank is absent. */
+async function sourceOf(emu: Emulator, account: Account, input: DiarizeBody): Promise<{ field: string; bytes: Buffer; name: string; contentType?: string }> {
+  const url = input.url?.trim() ?? '';
+  const key = input.object_key?.trim() ?? '';
   if (url) return { field: 'url', ...(await fetchUrl(emu, 'url', url)) };
   if (key) return { field: 'object_key', ...(await fetchObjectKey(emu, account, 'object_key', key)) };
   throw new PlatformError('param', 'one of object_key or url is required');
 }
 
 /**
- * Diarizes the audio of `object_key` or `url` for `account`: validates, charges
- * `diarization_audio_second` and answers `{trace_id, speakers}`. Throws PlatformError (usable without
- * HTTP, e.g. by the /mcp tool `diarize`).
+ * Diarizes the audio of `object_key` or `url` for `account` (the route's schema typed the fields).
+ * In order: one of url / object_key (10001), the source readable (10001 naming the field), the audio
+ * readable (10001), the balance for `diarization_audio_second` (20003); answers `{trace_id, speakers}`.
+ * Throws PlatformError (usable without HTTP, e.g. by the /mcp tool `diarize`).
  */
-export async function diarize(emu: Emulator, account: Account, input: DiarizeInput): Promise<DiarizationData> {
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new PlatformError('param', 'request body must be a JSON object');
+export async function diarize(emu: Emulator, account: Account, input: DiarizeBody): Promise<DiarizationData> {
   const src = await sourceOf(emu, account, input);
   const audio = await readInputAudio(emu, src.field, src.bytes, { filename: src.name, contentType: src.contentType });
   const price = priceOf(emu.fixtures.data['billing.json'].prices_micro.diarization_audio_second, audio.durationMs);

@@ -1,5 +1,6 @@
 import { rm } from 'node:fs/promises';
 import type { Account } from '../../../core/accounts.js';
+import { areaOf } from '../../../core/areas.js';
 import type { Emulator, StateArea } from '../../../core/emulator.js';
 import { uploadKeyPrefix } from '../../shared/remote.js';
 import { PlatformError } from '../envelope.js';
@@ -38,12 +39,15 @@ interface UploadArea extends StateArea {
   byAccount: Map<string, UploadRecord[]>;
 }
 
+/** The uploads area of an emulator, registered on first use. */
 export function uploadArea(emu: Emulator): UploadArea {
-  const existing = emu.areas.get(AREA) as UploadArea | undefined;
-  if (existing) return existing;
+  return areaOf(emu, AREA, () => createArea(emu));
+}
+
+function createArea(emu: Emulator): UploadArea {
   const byAccount = new Map<string, UploadRecord[]>();
   const drop = (rel: string) => void emu.blobs.removeTree(rel).catch(() => undefined);
-  const area: UploadArea = {
+  return {
     name: AREA,
     byAccount,
     reset(accountId) {
@@ -64,8 +68,6 @@ export function uploadArea(emu: Emulator): UploadArea {
       for (const [id, list] of Object.entries((data ?? {}) as Record<string, UploadRecord[]>)) byAccount.set(id, list);
     },
   };
-  emu.registerArea(area);
-  return area;
 }
 
 export function isScene(value: string): value is Scene {
@@ -86,8 +88,47 @@ export function checkUploadWindow(emu: Emulator, account: Account): void {
   }
 }
 
+/** 20010: the file is over its scene's limit. */
 export function tooLarge(scene: Scene): PlatformError {
   return new PlatformError(20010, `file: larger than the ${SCENE_LIMITS[scene] / 1024 / 1024} MB limit of scene ${scene}`);
+}
+
+/** 20010: the file is over the largest limit of any scene (its scene was not known while it streamed). */
+export function tooLargeForAnyScene(): PlatformError {
+  return new PlatformError(20010, `file: larger than ${MAX_UPLOAD_BYTES / 1024 / 1024} MB, the largest limit of any scene`);
+}
+
+/** What the multipart form brought, as the route read it. */
+export interface UploadForm<F extends { size: number }> {
+  scene?: string;
+  /** The first file part named `file`, as stored. */
+  file?: F;
+  /** A text field named `file` came instead of a file part. */
+  fileAsField: boolean;
+  /** The first problem met while streaming (unknown scene, window, size). */
+  problem?: PlatformError;
+}
+
+/**
+ * The checks of a received form, in order (design.md: a parameter error of the form answers before
+ * the upload window): a streaming problem other than the window; scene (10001); the window (10005);
+ * file present (10001); its scene's size limit (20010); not empty (10001). Answers scene and file.
+ */
+export function checkUploadForm<F extends { size: number }>(form: UploadForm<F>): { scene: Scene; file: F } {
+  if (form.problem && form.problem.codeOrKind !== 'rate') throw form.problem;
+  const scene = checkScene(form.scene);
+  if (form.problem) throw form.problem;
+  if (!form.file) throw new PlatformError('param', form.fileAsField ? 'file: must be sent as a file part (with a filename), not a text field' : 'file: is required');
+  if (form.file.size > SCENE_LIMITS[scene]) throw tooLarge(scene);
+  if (form.file.size === 0) throw new PlatformError('param', 'file: is empty');
+  return { scene, file: form.file };
+}
+
+/** The multipart errors of the form itself: more than one file (10001), or a body that cannot be read. */
+export function unreadableForm(err: unknown): PlatformError {
+  if (err instanceof PlatformError) return err;
+  if ((err as { code?: string }).code === 'FST_FILES_LIMIT') return new PlatformError('param', 'file: only one file may be sent per upload');
+  return new PlatformError('param', `multipart body could not be read: ${(err as Error).message}`);
 }
 
 /** The file name as it may appear in an object key: plain characters only, at most 100. */

@@ -2,10 +2,26 @@ import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { MultipartFile } from '@fastify/multipart';
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { BlobTooLargeError } from '../../../core/blobs.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { ok, PlatformError } from '../envelope.js';
-import { checkScene, checkUploadWindow, commitUpload, discardBlob, incomingBlob, isScene, MAX_UPLOAD_BYTES, SCENE_LIMITS, tooLarge, uploadArea, type Scene } from './model.js';
+import {
+  checkUploadForm,
+  checkUploadWindow,
+  commitUpload,
+  discardBlob,
+  incomingBlob,
+  isScene,
+  MAX_UPLOAD_BYTES,
+  SCENE_LIMITS,
+  tooLarge,
+  tooLargeForAnyScene,
+  unreadableForm,
+  uploadArea,
+  type Scene,
+} from './model.js';
+import { uploadQuery } from './schema.js';
 
 /**
  * `POST /v1/files/upload`: multipart `scene` + `file`. The file is streamed to disk and stopped at the
@@ -27,10 +43,10 @@ interface Received {
 export async function fileRoutes(app: FastifyInstance, { emu }: { emu: Emulator }): Promise<void> {
   uploadArea(emu);
 
-  app.post('/v1/files/upload', { config }, async (req) => {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  r.post('/v1/files/upload', { config, schema: { querystring: uploadQuery } }, async (req) => {
     const account = req.emu.account!;
     if (!req.isMultipart()) throw new PlatformError('param', 'request must be multipart/form-data with the fields scene and file');
-    const withUrl = ['true', '1'].includes(String((req.query as Record<string, unknown>).with_url ?? '').toLowerCase());
 
     let scene: string | undefined;
     let received: Received | undefined;
@@ -57,7 +73,7 @@ export async function fileRoutes(app: FastifyInstance, { emu }: { emu: Emulator 
         received = { tmpBlob, fileName: part.filename, size, limitedBy: known };
       } catch (err) {
         if (err instanceof BlobTooLargeError || (err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') {
-          keep(known ? tooLarge(known) : new PlatformError(20010, `file: larger than ${MAX_UPLOAD_BYTES / 1024 / 1024} MB, the largest limit of any scene`));
+          keep(known ? tooLarge(known) : tooLargeForAnyScene());
         } else throw err;
       }
     };
@@ -70,20 +86,12 @@ export async function fileRoutes(app: FastifyInstance, { emu }: { emu: Emulator 
       }
     } catch (err) {
       await discardBlob(emu, received?.tmpBlob);
-      if (err instanceof PlatformError) throw err;
-      if ((err as { code?: string }).code === 'FST_FILES_LIMIT') throw new PlatformError('param', 'file: only one file may be sent per upload');
-      throw new PlatformError('param', `multipart body could not be read: ${(err as Error).message}`);
+      throw unreadableForm(err);
     }
 
     try {
-      // Order of checks (design.md): a parameter error of the form answers before the upload window.
-      if (problem && problem.codeOrKind !== 'rate') throw problem;
-      const sceneOk = checkScene(scene);
-      if (problem) throw problem;
-      if (!received) throw new PlatformError('param', fileAsField ? 'file: must be sent as a file part (with a filename), not a text field' : 'file: is required');
-      if (received.size > SCENE_LIMITS[sceneOk]) throw tooLarge(sceneOk);
-      if (received.size === 0) throw new PlatformError('param', 'file: is empty');
-      const data = await commitUpload(emu, account, { tmpBlob: received.tmpBlob, scene: sceneOk, fileName: received.fileName, size: received.size, withUrl });
+      const { scene: checked, file } = checkUploadForm({ scene, file: received, fileAsField, problem });
+      const data = await commitUpload(emu, account, { tmpBlob: file.tmpBlob, scene: checked, fileName: file.fileName, size: file.size, withUrl: req.query.with_url });
       return ok(data, 'success');
     } catch (err) {
       await discardBlob(emu, received?.tmpBlob);

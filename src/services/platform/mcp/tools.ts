@@ -3,7 +3,7 @@ import { ok } from '../envelope.js';
 import { diarize } from '../diarization/model.js';
 import { diarizeRequest } from '../diarization/schema.js';
 import { planTts, startTtsStream, synthesizeTts, TTS_BIT_DEPTH, TTS_CHANNELS, TTS_SAMPLE_RATE } from '../tts/model.js';
-import { ttsRequestSchema } from '../tts/schema.js';
+import { ttsRequestSchema, type TtsRequest } from '../tts/schema.js';
 import { audioResult, registerMcpArea, sealStreamedWav } from './audio-result.js';
 import type { ToolDef } from './tool-kit.js';
 import { voiceTools } from './voice-tools.js';
@@ -34,7 +34,7 @@ export function mcpTools(emu: Emulator): ToolDef[] {
       family: 'tts',
       capability: 'tts',
       run: async ({ emu }, account, args) => {
-        const audio = await synthesizeTts(emu, account, args);
+        const audio = await synthesizeTts(emu, account, args as TtsRequest);
         return audioResult(emu, account, audio);
       },
     },
@@ -49,7 +49,7 @@ export function mcpTools(emu: Emulator): ToolDef[] {
       family: 'tts',
       capability: 'tts',
       run: async ({ emu }, account, args) => {
-        const plan = planTts(emu, account, args);
+        const plan = planTts(emu, account, args as TtsRequest);
         const { chunks } = startTtsStream(emu, account, plan);
         const parts: Buffer[] = [];
         for await (const chunk of chunks) parts.push(chunk);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ok, PlatformError } from '../envelope.js';
 import { deleteVoice, listVoices, MAX_PAGE_SIZE, saveVoice, voiceDeleteParamsSchema, voiceSaveSchema } from '../voices/model.js';
+import type { VoiceSaveRequest } from '../voices/schema.js';
 import type { ToolDef } from './tool-kit.js';
 
 /**
@@ -31,7 +32,7 @@ export function voiceTools(): ToolDef[] {
       args: voiceSaveSchema,
       family: 'voice',
       capability: 'cloning',
-      run: async ({ emu }, account, args) => ok(await saveVoice(emu, account, args), 'success'),
+      run: async ({ emu }, account, args) => ok(await saveVoice(emu, account, args as VoiceSaveRequest), 'success'),
     },
     {
       name: 'voice_list',

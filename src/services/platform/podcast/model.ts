@@ -2,12 +2,13 @@ import { createHash } from 'node:crypto';
 import { encodeAudio, synthesizeDialogueStream, type DialogueInput } from '../../../audio/index.js';
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
+import { dialogueRecord } from '../../../core/signatures.js';
 import { fetchRemote, podcastKeyPrefix } from '../../shared/remote.js';
-import { priceOf } from '../diarization/input.js';
 import { PlatformError } from '../envelope.js';
-import { languageOf } from '../recognition/model.js';
+import { priceOf } from '../shared/billing.js';
+import { languageOf } from '../shared/language.js';
 import { podcastStore } from './store.js';
-import { CUSTOM, MAX_DIALOGUE_CHARS, PODCAST_AUDIO, SPEED_DEFAULT, SPEED_MAX, SPEED_MIN, URL_VALIDITY_MS, type PodcastData } from './schema.js';
+import { CUSTOM, PODCAST_AUDIO, SPEED_DEFAULT, URL_VALIDITY_MS, type PodcastBody, type PodcastData } from './schema.js';
 
 /**
  * Podcast generation: the rules of the request, then two-voice dialogue audio (MP3 24 kHz mono
@@ -23,6 +24,9 @@ export interface PodcastPlan {
   speed: number;
 }
 
+/** 10015: the dialogue holds a term of the content-safety fixture. */
+const blockedByContentSafety = () => new PlatformError(10015, 'dialogueText was blocked by content safety');
+
 const GLOBAL_WINDOW = { key: 'global:podcast', ms: 1000, max: 2 };
 const ACCOUNT_WINDOW = { name: 'podcast', ms: 60_000, max: 5 };
 
@@ -32,13 +36,6 @@ const ACCOUNT_WINDOW = { name: 'podcast', ms: 60_000, max: 5 };
  */
 export function promptVoiceId(speaker: 1 | 2, url: string): string {
   return `prompt-${speaker}-${createHash('sha256').update(url).digest('hex').slice(0, 12)}`;
-}
-
-function optionalString(body: Record<string, unknown>, field: string): string | undefined {
-  const v = body[field];
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'string') throw new PlatformError('param', `${field} must be a string`);
-  return v.trim() === '' ? undefined : v.trim();
 }
 
 /** A prompt must be https on the whitelist and resolvable; `field` names it in the error. */
@@ -56,34 +53,23 @@ async function checkPrompt(emu: Emulator, field: string, raw: string): Promise<v
   if (!got.ok) throw new PlatformError('param', `${field} ${got.message}`);
 }
 
-/** Checks every rule of the request (10001, then 10015) and returns what to generate. */
-export async function planPodcast(emu: Emulator, raw: unknown): Promise<PodcastPlan> {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new PlatformError('param', 'request body must be a JSON object');
-  const body = raw as Record<string, unknown>;
-
+/**
+ * The rules of a request whose fields the route's schema has checked (types, dialogueText's length,
+ * speed's range), in order: pairSelection one of the pairs or Custom, Custom with both prompts, each
+ * prompt https on the whitelist and resolvable (10001); content safety (10015). Answers what to generate.
+ */
+export async function planPodcast(emu: Emulator, body: PodcastBody): Promise<PodcastPlan> {
   const text = body.dialogueText;
-  if (text === undefined || text === null) throw new PlatformError('param', 'dialogueText is required');
-  if (typeof text !== 'string') throw new PlatformError('param', 'dialogueText must be a string');
-  const chars = [...text].length;
-  if (chars > MAX_DIALOGUE_CHARS) throw new PlatformError('param', `dialogueText has ${chars} characters; at most ${MAX_DIALOGUE_CHARS} are allowed`);
   const lines = text
     .split(/\r\n|\r|\n/)
-    .map((l) => l.trim())
+    .map((line) => line.trim())
     .filter(Boolean);
-  if (lines.length === 0) throw new PlatformError('param', 'dialogueText is empty: give one sentence per line');
-
-  let speed = SPEED_DEFAULT;
-  if (body.speed !== undefined && body.speed !== null) {
-    if (typeof body.speed !== 'number' || !Number.isFinite(body.speed) || body.speed < SPEED_MIN || body.speed > SPEED_MAX) {
-      throw new PlatformError('param', `speed must be a number from ${SPEED_MIN} to ${SPEED_MAX}, got ${JSON.stringify(body.speed)}`);
-    }
-    speed = body.speed;
-  }
+  const speed = body.speed ?? SPEED_DEFAULT;
 
   const pairs = emu.fixtures.data['podcast-pairs.json'];
-  const selection = optionalString(body, 'pairSelection');
-  const p1 = optionalString(body, 'audioPromptSpk1');
-  const p2 = optionalString(body, 'audioPromptSpk2');
+  const selection = body.pairSelection;
+  const p1 = body.audioPromptSpk1;
+  const p2 = body.audioPromptSpk2;
   const custom = p1 !== undefined && p2 !== undefined;
   if (selection !== undefined && selection !== CUSTOM && !pairs.some((p) => p.name === selection)) {
     throw new PlatformError('param', `pairSelection must be one of ${[...pairs.map((p) => p.name), CUSTOM].map((n) => JSON.stringify(n)).join(', ')}`);
@@ -106,14 +92,14 @@ export async function planPodcast(emu: Emulator, raw: unknown): Promise<PodcastP
 
   const lower = text.toLowerCase();
   const term = emu.fixtures.data['content-safety.json'].terms.find((t) => lower.includes(t.toLowerCase()));
-  if (term !== undefined) throw new PlatformError(10015, 'dialogueText was blocked by content safety');
+  if (term !== undefined) throw blockedByContentSafety();
 
   return { lines, voices, pair, speed };
 }
 
 export function dialogueOf(plan: PodcastPlan): DialogueInput {
   return {
-    turns: plan.lines.map((text, i) => ({ text, voices: [{ id: plan.voices[i % 2]!, weight: 1 }], speaker: (i % 2) + 1 })),
+    turns: plan.lines.map((text, i) => ({ text, voices: [{ id: i % 2 === 0 ? plan.voices[0] : plan.voices[1], weight: 1 }], speaker: (i % 2) + 1 })),
     speed: plan.speed / SPEED_DEFAULT,
     sampleRate: PODCAST_AUDIO.sampleRate,
     channels: PODCAST_AUDIO.channels,
@@ -148,19 +134,7 @@ export async function generatePodcast(emu: Emulator, account: Account, plan: Pod
   emu.accounts.charge(account, price);
 
   const text = plan.lines.join('\n');
-  emu.signatures.put({
-    id: stream.signatureId,
-    kind: 'dialogue',
-    text,
-    language: languageOf(text),
-    speakers: [
-      { speaker: 1, voices: [plan.voices[0]] },
-      { speaker: 2, voices: [plan.voices[1]] },
-    ],
-    segments: (stream.turns ?? []).map((t) => ({ text: t.text, startMs: t.startMs, endMs: t.endMs, speaker: t.speaker })),
-    durationMs: stream.durationMs,
-    createdAtMs: emu.clock.now(),
-  });
+  emu.signatures.put(dialogueRecord({ text, language: languageOf(text), voices: plan.voices, audio: stream, atMs: emu.clock.now() }));
   const durationSec = Math.round(meta.durationMs) / 1000;
   const expiresAt = emu.clock.now() + URL_VALIDITY_MS;
   podcastStore(emu).add(account.id, {

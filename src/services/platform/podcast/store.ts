@@ -1,4 +1,5 @@
 import { rmSync } from 'node:fs';
+import { areaOf } from '../../../core/areas.js';
 import type { Emulator, StateArea } from '../../../core/emulator.js';
 
 /** What the state view shows of one generated podcast. */
@@ -23,10 +24,12 @@ const KEEP = 1000;
 
 /** The podcast area of an emulator, registered on first use (reset drops entries and audio files). */
 export function podcastStore(emu: Emulator): PodcastArea {
-  const existing = emu.areas.get(NAME) as PodcastArea | undefined;
-  if (existing) return existing;
+  return areaOf(emu, NAME, () => createArea(emu));
+}
+
+function createArea(emu: Emulator): PodcastArea {
   const byAccount = new Map<string, PodcastEntry[]>();
-  const area: PodcastArea = {
+  return {
     name: NAME,
     byAccount,
     add(accountId, entry) {
@@ -50,6 +53,4 @@ export function podcastStore(emu: Emulator): PodcastArea {
       for (const [id, list] of Object.entries((data ?? {}) as Record<string, PodcastEntry[]>)) byAccount.set(id, list);
     },
   };
-  emu.registerArea(area);
-  return area;
 }

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Emulator } from '../../../core/emulator.js';
 import { sendJson } from '../../../core/http.js';
-import { chargeOrRefuse, priceOf } from '../diarization/input.js';
+import { chargeOrRefuse, priceOf } from '../shared/billing.js';
 import { PlatformError } from '../envelope.js';
 import { recognizePcm } from './model.js';
 import { AUDIO_FORMATS, BODY_LIMIT, MAX_AUDIO_BYTES, MIN_AUDIO_BYTES, RECOGNITION_RATE } from './schema.js';

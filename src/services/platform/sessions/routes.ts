@@ -1,9 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Emulator } from '../../../core/emulator.js';
-import { acceptEmptyJson } from '../calls/body.js';
 import { ok } from '../envelope.js';
-import { createSession, deleteSession, registerSessions, roles } from './model.js';
+import { acceptEmptyJson } from '../shared/json-body.js';
+import { roles } from '../shared/roles.js';
+import { createSession, deleteSession, registerSessions } from './model.js';
 import { createBody, deleteParams, type Character, type SessionData } from './schema.js';
 
 /** REST conversation sessions and the characters (roles) list; same error family as the calls. */

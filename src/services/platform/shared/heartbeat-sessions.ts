@@ -1,4 +1,5 @@
 import type { Account } from '../../../core/accounts.js';
+import { areaOf } from '../../../core/areas.js';
 import type { Emulator, StateArea } from '../../../core/emulator.js';
 import { mintRoomToken } from '../../shared/livekit.js';
 import { budgetMs, settleMeters, type Meter } from './meter.js';
@@ -63,76 +64,77 @@ export const keyFor = (accountId: string, key: string): string => `${accountId}:
 
 /** The area's store, registered on first use. */
 export function sessionStore<S extends HeartbeatSession, K>(emu: Emulator, rules: Rules<S>): SessionStore<S, K> {
-  const found = emu.areas.get(rules.area) as Area<S, K> | undefined;
-  if (found) return found.store;
-  const s: SessionStore<S, K> = { sessions: new Map(), keys: new Map(), deadlines: new Map(), exhaustTimers: new Map(), signing: new Map() };
+  return areaOf(emu, rules.area, () => createArea<S, K>(emu, rules)).store;
+}
+
+function createArea<S extends HeartbeatSession, K>(emu: Emulator, rules: Rules<S>): Area<S, K> {
+  const store: SessionStore<S, K> = { sessions: new Map(), keys: new Map(), deadlines: new Map(), exhaustTimers: new Map(), signing: new Map() };
   const area: Area<S, K> = {
     name: rules.area,
-    store: s,
+    store,
     reset(accountId) {
-      for (const [id, x] of s.sessions) {
-        if (accountId !== undefined && x.accountId !== accountId) continue;
-        dropDeadline(emu, s, id);
-        s.sessions.delete(id);
+      for (const [id, session] of store.sessions) {
+        if (accountId !== undefined && session.accountId !== accountId) continue;
+        dropDeadline(emu, store, id);
+        store.sessions.delete(id);
       }
-      for (const k of s.keys.keys()) if (accountId === undefined || k.startsWith(`${accountId}:`)) s.keys.delete(k);
-      for (const [k, v] of s.exhaustTimers) {
-        if (accountId !== undefined && k !== accountId) continue;
-        emu.clock.cancel(v);
-        s.exhaustTimers.delete(k);
+      for (const key of store.keys.keys()) if (accountId === undefined || key.startsWith(`${accountId}:`)) store.keys.delete(key);
+      for (const [owner, timer] of store.exhaustTimers) {
+        if (accountId !== undefined && owner !== accountId) continue;
+        emu.clock.cancel(timer);
+        store.exhaustTimers.delete(owner);
       }
     },
-    view: (accountId) => [...s.sessions.values()].filter((x) => x.accountId === accountId).map((x) => rules.view(x)),
-    save: () => ({ sessions: [...s.sessions.values()], [rules.keysField]: [...s.keys.entries()] }),
+    view: (accountId) => [...store.sessions.values()].filter((session) => session.accountId === accountId).map((session) => rules.view(session)),
+    save: () => ({ sessions: [...store.sessions.values()], [rules.keysField]: [...store.keys.entries()] }),
     load(data) {
-      const d = (data ?? {}) as Record<string, unknown>;
+      const saved = (data ?? {}) as Record<string, unknown>;
       area.reset();
-      for (const x of (d.sessions ?? []) as S[]) s.sessions.set(x.sessionId, x);
-      for (const [k, v] of (d[rules.keysField] ?? []) as [string, K][]) s.keys.set(k, v);
+      for (const session of (saved.sessions ?? []) as S[]) store.sessions.set(session.sessionId, session);
+      for (const [key, value] of (saved[rules.keysField] ?? []) as [string, K][]) store.keys.set(key, value);
       // Pending deadlines come back from their timestamps; overdue ones fire at once.
-      const running = [...s.sessions.values()].filter((x) => rules.live(x));
-      for (const x of running) armDeadline(emu, rules, x);
-      for (const accountId of new Set(running.map((x) => x.accountId))) {
+      const running = [...store.sessions.values()].filter((session) => rules.live(session));
+      for (const session of running) armDeadline(emu, rules, session);
+      for (const accountId of new Set(running.map((session) => session.accountId))) {
         const account = emu.accounts.byId(accountId);
         if (account) armExhaustion(emu, rules, account);
       }
     },
   };
-  emu.registerArea(area);
-  return s;
+  return area;
 }
 
 export function liveSessions<S extends HeartbeatSession>(emu: Emulator, rules: Rules<S>, accountId: string): S[] {
-  return [...sessionStore(emu, rules).sessions.values()].filter((x) => x.accountId === accountId && rules.live(x));
+  return [...sessionStore(emu, rules).sessions.values()].filter((session) => session.accountId === accountId && rules.live(session));
 }
 
 /** The account's session by id, or undefined (each area answers its own error). */
 export function findOwn<S extends HeartbeatSession>(emu: Emulator, rules: Rules<S>, accountId: string, sessionId: string): S | undefined {
-  const x = sessionStore(emu, rules).sessions.get(sessionId);
-  return x && x.accountId === accountId ? x : undefined;
+  const session = sessionStore(emu, rules).sessions.get(sessionId);
+  return session && session.accountId === accountId ? session : undefined;
 }
 
-export function dropDeadline<S, K>(emu: Emulator, s: SessionStore<S, K>, sessionId: string): void {
-  emu.clock.cancel(s.deadlines.get(sessionId));
-  s.deadlines.delete(sessionId);
+export function dropDeadline<S, K>(emu: Emulator, store: SessionStore<S, K>, sessionId: string): void {
+  emu.clock.cancel(store.deadlines.get(sessionId));
+  store.deadlines.delete(sessionId);
 }
 
 /** Ends the session at the first millisecond that is "more than 30 s" without a heartbeat; billed up to +30 s. */
-export function armDeadline<S extends HeartbeatSession>(emu: Emulator, rules: Rules<S>, x: S): void {
-  const s = sessionStore(emu, rules);
-  emu.clock.cancel(s.deadlines.get(x.sessionId));
-  const due = rules.lastSeenMs(x) + HEARTBEAT_TIMEOUT_MS + 1;
+export function armDeadline<S extends HeartbeatSession>(emu: Emulator, rules: Rules<S>, session: S): void {
+  const store = sessionStore(emu, rules);
+  emu.clock.cancel(store.deadlines.get(session.sessionId));
+  const due = rules.lastSeenMs(session) + HEARTBEAT_TIMEOUT_MS + 1;
   const id = emu.clock.at(
     due,
     () => {
-      s.deadlines.delete(x.sessionId);
-      const account = emu.accounts.byId(x.accountId);
+      store.deadlines.delete(session.sessionId);
+      const account = emu.accounts.byId(session.accountId);
       if (account) advance(emu, rules, account, due);
     },
-    `${rules.label} heartbeat timeout ${x.sessionId}`,
-    x.accountId,
+    `${rules.label} heartbeat timeout ${session.sessionId}`,
+    session.accountId,
   );
-  s.deadlines.set(x.sessionId, id);
+  store.deadlines.set(session.sessionId, id);
 }
 
 /**
@@ -140,25 +142,25 @@ export function armDeadline<S extends HeartbeatSession>(emu: Emulator, rules: Ru
  * every heartbeat deadline), so a session ended by an exhausted balance shows in the state view at once.
  */
 export function armExhaustion<S extends HeartbeatSession>(emu: Emulator, rules: Rules<S>, account: Account): void {
-  const s = sessionStore(emu, rules);
-  emu.clock.cancel(s.exhaustTimers.get(account.id));
-  s.exhaustTimers.delete(account.id);
+  const store = sessionStore(emu, rules);
+  emu.clock.cancel(store.exhaustTimers.get(account.id));
+  store.exhaustTimers.delete(account.id);
   const mine = liveSessions(emu, rules, account.id);
-  const billed = mine.map((x) => rules.meter(x)).filter((m): m is Meter => m !== null);
+  const billed = mine.map((session) => rules.meter(session)).filter((meter): meter is Meter => meter !== null);
   const budget = budgetMs(account, rules.price(emu), rules.useFreePool);
   if (billed.length === 0 || !Number.isFinite(budget)) return;
-  const at = Math.max(...billed.map((m) => m.settledToMs)) + Math.floor(budget / billed.length);
-  if (at >= Math.min(...mine.map((x) => rules.lastSeenMs(x) + HEARTBEAT_TIMEOUT_MS))) return;
+  const at = Math.max(...billed.map((meter) => meter.settledToMs)) + Math.floor(budget / billed.length);
+  if (at >= Math.min(...mine.map((session) => rules.lastSeenMs(session) + HEARTBEAT_TIMEOUT_MS))) return;
   const id = emu.clock.at(
     at,
     () => {
-      s.exhaustTimers.delete(account.id);
+      store.exhaustTimers.delete(account.id);
       advance(emu, rules, account, at);
     },
     `${rules.label} balance runs out`,
     account.id,
   );
-  s.exhaustTimers.set(account.id, id);
+  store.exhaustTimers.set(account.id, id);
 }
 
 /**
@@ -171,17 +173,18 @@ export function advance<S extends HeartbeatSession>(emu: Emulator, rules: Rules<
   for (;;) {
     const mine = liveSessions(emu, rules, account.id);
     const overdue = mine
-      .filter((x) => rules.lastSeenMs(x) + HEARTBEAT_TIMEOUT_MS < untilMs)
+      .filter((session) => rules.lastSeenMs(session) + HEARTBEAT_TIMEOUT_MS < untilMs)
       .sort((a, b) => rules.lastSeenMs(a) - rules.lastSeenMs(b))[0];
     const target = overdue ? rules.lastSeenMs(overdue) + HEARTBEAT_TIMEOUT_MS : untilMs;
-    const billed = mine.filter((x) => rules.meter(x) !== null);
-    const ranOut = settleMeters(account, billed.map((x) => rules.meter(x)!), target, price, rules.useFreePool);
+    const billed = mine.filter((session) => rules.meter(session) !== null);
+    const meters = billed.map((session) => rules.meter(session)).filter((meter): meter is Meter => meter !== null);
+    const ranOut = settleMeters(account, meters, target, price, rules.useFreePool);
     if (ranOut !== null) {
-      for (const x of billed) rules.exhausted(emu, x, ranOut);
+      for (const session of billed) rules.exhausted(emu, session, ranOut);
       continue; // sessions not yet billed may still time out
     }
     if (!overdue) {
-      if (billed.length && budgetMs(account, price, rules.useFreePool) < 1) for (const x of billed) rules.exhausted(emu, x, untilMs);
+      if (billed.length && budgetMs(account, price, rules.useFreePool) < 1) for (const session of billed) rules.exhausted(emu, session, untilMs);
       break;
     }
     rules.timedOut(emu, overdue, target);
@@ -192,11 +195,11 @@ export function advance<S extends HeartbeatSession>(emu: Emulator, rules: Rules<
 
 /** Drops the account's oldest ended sessions beyond the cap. */
 export function pruneClosed<S extends HeartbeatSession>(emu: Emulator, rules: Rules<S>, accountId: string): void {
-  const s = sessionStore(emu, rules);
-  const closed = [...s.sessions.values()].filter((x) => x.accountId === accountId && !rules.live(x));
+  const store = sessionStore(emu, rules);
+  const closed = [...store.sessions.values()].filter((session) => session.accountId === accountId && !rules.live(session));
   for (const old of closed.slice(0, Math.max(0, closed.length - MAX_CLOSED_PER_ACCOUNT))) {
-    s.sessions.delete(old.sessionId);
-    if (rules.prunedKey) s.keys.delete(keyFor(accountId, rules.prunedKey(old)));
+    store.sessions.delete(old.sessionId);
+    if (rules.prunedKey) store.keys.delete(keyFor(accountId, rules.prunedKey(old)));
   }
 }
 

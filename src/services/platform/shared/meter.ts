@@ -34,34 +34,34 @@ export function budgetMs(account: Account, priceMicroPerSec: number, useFreePool
  * of them stop there) or null. Meters are billed piecewise, each from its own `settledToMs`.
  */
 export function settleMeters(account: Account, running: Meter[], untilMs: number, price: number, useFreePool: boolean): number | null {
-  const open = running.filter((m) => m.settledToMs < untilMs);
+  const open = running.filter((meter) => meter.settledToMs < untilMs);
   if (open.length === 0) return null;
-  let t = Math.min(...open.map((m) => m.settledToMs));
-  while (t < untilMs) {
-    const active = open.filter((m) => m.settledToMs <= t);
-    const later = open.filter((m) => m.settledToMs > t).map((m) => m.settledToMs);
+  let at = Math.min(...open.map((meter) => meter.settledToMs));
+  while (at < untilMs) {
+    const active = open.filter((meter) => meter.settledToMs <= at);
+    const later = open.filter((meter) => meter.settledToMs > at).map((meter) => meter.settledToMs);
     const next = Math.min(untilMs, ...later);
-    const n = active.length;
-    const span = Math.min(next - t, Math.floor(budgetMs(account, price, useFreePool) / n));
+    const count = active.length;
+    const span = Math.min(next - at, Math.floor(budgetMs(account, price, useFreePool) / count));
     const freeAvail = useFreePool ? account.freeCallSeconds * 1000 : 0;
-    const freeEach = Math.min(freeAvail, n * span) / n;
-    for (const m of active) {
-      m.billedMs += span;
-      m.freeMs += freeEach;
-      m.costExact += ((span - freeEach) * price) / 1000;
-      const due = Math.round(m.costExact) - m.chargedMicro;
+    const freeEach = Math.min(freeAvail, count * span) / count;
+    for (const meter of active) {
+      meter.billedMs += span;
+      meter.freeMs += freeEach;
+      meter.costExact += ((span - freeEach) * price) / 1000;
+      const due = Math.round(meter.costExact) - meter.chargedMicro;
       account.balanceMicro = Math.max(0, account.balanceMicro - due);
-      m.chargedMicro += due;
-      m.settledToMs = t + span;
+      meter.chargedMicro += due;
+      meter.settledToMs = at + span;
     }
-    if (useFreePool) account.freeCallSeconds = Math.max(0, account.freeCallSeconds - (freeEach * n) / 1000);
-    if (span < next - t) {
+    if (useFreePool) account.freeCallSeconds = Math.max(0, account.freeCallSeconds - (freeEach * count) / 1000);
+    if (span < next - at) {
       // Out of money: what is left is less than one millisecond of call time.
       account.balanceMicro = 0;
       if (useFreePool) account.freeCallSeconds = 0;
-      return t + span;
+      return at + span;
     }
-    t = next;
+    at = next;
   }
   return null;
 }

@@ -1,14 +1,16 @@
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
+import { speechRecord } from '../../../core/signatures.js';
 import { synthesize, synthesizeStream, type SynthInput, type SynthStream, type SynthSummary } from '../../../audio/index.js';
 import { PlatformError } from '../envelope.js';
-import { findCustomVoice } from '../voices/store.js';
-import { firstIssue, ttsRequestSchema } from './schema.js';
+import { findCustomVoice } from '../../shared/custom-voices.js';
+import type { TtsRequest } from './schema.js';
 import { pcmChunks, wholeFile, type TtsFormat } from './wav.js';
 
 /**
- * Platform synthesis rules. Validation, voice resolution and billing live here; routes.ts only moves
- * bytes. The `/mcp` tools call `synthesizeTts` with an authenticated account.
+ * Platform synthesis rules. The route's schema types the body; the rules, voice resolution and
+ * billing live here; routes.ts only moves bytes. The `/mcp` tools call `synthesizeTts` with an
+ * authenticated account and arguments parsed by the same schema.
  */
 export const TTS_SAMPLE_RATE = 24000;
 export const TTS_CHANNELS = 1;
@@ -42,19 +44,21 @@ export interface TtsAudio {
 
 /** Length of the platform: a Chinese (Han) character counts 2, any other code point 1. */
 export function weightedLength(text: string): number {
-  let n = 0;
-  for (const ch of text) n += HAN.test(ch) ? 2 : 1;
-  return n;
+  let length = 0;
+  for (const ch of text) length += HAN.test(ch) ? 2 : 1;
+  return length;
 }
 
 const param = (message: string) => new PlatformError('param', message);
+const insufficientBalance = (message: string) => new PlatformError('balance', message);
 
-/** Checks a request and resolves its voice; throws the first problem. Nothing is charged yet. */
-export function planTts(emu: Emulator, account: Account, body: unknown): TtsPlan {
-  const parsed = ttsRequestSchema.safeParse(body ?? undefined);
-  if (!parsed.success) throw param(firstIssue(parsed.error));
-  const req = parsed.data;
-
+/**
+ * Checks a request and resolves its voice; throws the first problem. Nothing is charged yet. In
+ * order (10001 unless named): voice_id and generate_text not blank, the weighted length (500), the
+ * voice (system or this account's custom voice), model_id, speed (0.6 to 1.2, 0 = 1.0),
+ * audio_format, language; then the balance (20003).
+ */
+export function planTts(emu: Emulator, account: Account, req: TtsRequest): TtsPlan {
   if (!req.voice_id.trim()) throw param('voice_id: is required and must not be empty');
   const text = req.generate_text;
   if (!text.trim()) throw param('generate_text: is required and must not be empty');
@@ -83,7 +87,7 @@ export function planTts(emu: Emulator, account: Account, body: unknown): TtsPlan
   // emotion_class is accepted and ignored: the standard model does not process it.
   const priceMicro = weighted * emu.fixtures.data['billing.json'].prices_micro.platform_tts_character;
   if (!emu.accounts.canAfford(account, priceMicro)) {
-    throw new PlatformError('balance', `insufficient balance: this synthesis costs ${priceMicro} micro-units, the balance is ${account.balanceMicro}`);
+    throw insufficientBalance(`insufficient balance: this synthesis costs ${priceMicro} micro-units, the balance is ${account.balanceMicro}`);
   }
 
   return {
@@ -108,16 +112,7 @@ export function planTts(emu: Emulator, account: Account, body: unknown): TtsPlan
 /** Charges the synthesis and records what the audio says, so recognition and detection know it. */
 function commit(emu: Emulator, account: Account, plan: TtsPlan, summary: SynthSummary): void {
   emu.accounts.charge(account, plan.priceMicro);
-  emu.signatures.put({
-    id: summary.signatureId,
-    kind: 'speech',
-    text: plan.synth.text,
-    language: plan.language,
-    speakers: [{ speaker: 1, voices: [plan.voiceId] }],
-    segments: summary.timeline.sentences.map((s) => ({ text: s.text, startMs: s.startMs, endMs: s.endMs, speaker: 1 })),
-    durationMs: summary.durationMs,
-    createdAtMs: emu.clock.now(),
-  });
+  emu.signatures.put(speechRecord({ text: plan.synth.text, language: plan.language, voices: [plan.voiceId], summary, atMs: emu.clock.now() }));
   emu.markDirty();
 }
 
@@ -129,8 +124,8 @@ export function startTtsStream(emu: Emulator, account: Account, plan: TtsPlan, s
 }
 
 /** A whole synthesis (the sync endpoint and the `/mcp` tool): bytes plus what a decoder will find. */
-export async function synthesizeTts(emu: Emulator, account: Account, body: unknown): Promise<TtsAudio> {
-  const plan = planTts(emu, account, body);
+export async function synthesizeTts(emu: Emulator, account: Account, req: TtsRequest): Promise<TtsAudio> {
+  const plan = planTts(emu, account, req);
   const result = await synthesize(plan.synth);
   commit(emu, account, plan, result);
   return {

@@ -1,8 +1,10 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Emulator } from '../../../core/emulator.js';
 import { countChunk, finishEntry, takeFault } from '../../../core/http.js';
 import { planTts, startTtsStream, synthesizeTts, TTS_BIT_DEPTH, TTS_CHANNELS, TTS_SAMPLE_RATE } from './model.js';
+import { ttsBody } from './schema.js';
 
 /**
  * `POST /v1/text-to-speech` (whole body) and `/v1/text-to-speech/stream` (chunked transfer, rendered
@@ -31,13 +33,13 @@ async function cut(req: FastifyRequest, chunks: number): Promise<void> {
 
 /** Passes chunks on, counting them in the journal and cutting the connection after `cutAfter`. */
 async function* sent(req: FastifyRequest, chunks: AsyncIterable<Buffer>, cutAfter: number | undefined): AsyncGenerator<Buffer> {
-  let n = 0;
+  let sentChunks = 0;
   if (cutAfter === 0) return void (await cut(req, 0));
   for await (const chunk of chunks) {
     countChunk(req);
     yield chunk;
-    if (cutAfter !== undefined && ++n >= cutAfter) {
-      await cut(req, n);
+    if (cutAfter !== undefined && ++sentChunks >= cutAfter) {
+      await cut(req, sentChunks);
       return;
     }
   }
@@ -48,7 +50,10 @@ function* slices(bytes: Buffer): Generator<Buffer> {
 }
 
 export async function ttsRoutes(app: FastifyInstance, { emu }: { emu: Emulator }): Promise<void> {
-  app.post('/v1/text-to-speech', { config }, async (req, reply) => {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const route = { config, schema: { body: ttsBody } };
+
+  r.post('/v1/text-to-speech', route, async (req, reply) => {
     const audio = await synthesizeTts(emu, req.emu.account!, req.body);
     audioHeaders(reply, audio.contentType);
     reply.header('content-length', String(audio.bytes.length));
@@ -58,7 +63,7 @@ export async function ttsRoutes(app: FastifyInstance, { emu }: { emu: Emulator }
     return reply.send(Readable.from(sent(req, (async function* () { yield* slices(audio.bytes); })(), cutAfter), { highWaterMark: 1 }));
   });
 
-  app.post('/v1/text-to-speech/stream', { config }, async (req, reply) => {
+  r.post('/v1/text-to-speech/stream', route, async (req, reply) => {
     const account = req.emu.account!;
     const plan = planTts(emu, account, req.body);
     const cutAfter = takeFault(req, 'cut_after_chunks');

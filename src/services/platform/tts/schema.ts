@@ -1,23 +1,10 @@
 import { z } from 'zod';
+import { optionalString, received, requiredString } from '../shared/strings.js';
 
 /**
  * Wire shapes of platform synthesis (`POST /v1/text-to-speech` and `/stream`). Types only, with
  * messages that name the rule; ranges and catalogues are checked by the model. `null` counts as absent.
  */
-function received(input: unknown): string {
-  if (input === null) return 'null';
-  if (Array.isArray(input)) return 'an array';
-  // JSON numbers beyond the double range (1e400) parse as Infinity: a number, but not a usable one.
-  if (typeof input === 'number' && !Number.isFinite(input)) return 'a number out of range';
-  return typeof input === 'string' ? 'a string' : typeof input === 'object' ? 'an object' : `a ${typeof input}`;
-}
-
-export const requiredString = (what = 'a string') =>
-  z.string({ error: (iss) => (iss.input === undefined ? 'is required' : `must be ${what}, got ${received(iss.input)}`) });
-
-export const optionalString = (what = 'a string') =>
-  z.string({ error: (iss) => `must be ${what}, got ${received(iss.input)}` }).nullish();
-
 export const ttsRequestSchema = z.object({
   voice_id: requiredString().describe('A platform system voice or a custom voice of the account.'),
   generate_text: requiredString().describe('Text to speak; at most 500 weighted characters (a Chinese character counts 2). Tags like [laughs] may be written inside.'),
@@ -37,10 +24,5 @@ export const ttsRequestSchema = z.object({
 
 export type TtsRequest = z.output<typeof ttsRequestSchema>;
 
-/** `field: message` of the first problem of a zod error (the message names the field and the rule). */
-export function firstIssue(error: z.ZodError): string {
-  const issue = error.issues[0];
-  if (!issue) return 'request body is invalid';
-  const field = issue.path.join('.');
-  return field ? `${field}: ${issue.message}` : issue.message;
-}
+/** The route's body: a JSON `null` body reads as no body (the words of the error are the same). */
+export const ttsBody = z.preprocess((body) => body ?? undefined, ttsRequestSchema);

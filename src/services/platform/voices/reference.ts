@@ -20,6 +20,8 @@ export interface Reference {
 }
 
 const unreadable = (message: string) => new PlatformError(20012, `ref_audio: ${message}`);
+/** 20015: reference audio over 30 s. */
+const tooLong = (durationMs: number) => new PlatformError(20015, `ref_audio: reference audio lasts ${(durationMs / 1000).toFixed(1)} s, longer than 30 s`);
 
 async function fetchReference(emu: Emulator, account: Account, ref: string): Promise<{ bytes: Buffer; name: string; contentType?: string }> {
   if (/^[a-z][a-z0-9+.-]*:/i.test(ref)) {
@@ -57,7 +59,7 @@ async function probe(bytes: Buffer, filename: string, contentType?: string): Pro
   try {
     const { parseBuffer } = await import('music-metadata'); // loaded on first use (start-up time)
     const { format } = await parseBuffer(bytes, contentType ? { mimeType: contentType } : undefined, { duration: true });
-    const container = (format.container ?? '').toLowerCase().split(/[/ ]/)[0]!;
+    const container = (format.container ?? '').toLowerCase().split(/[/ ]/)[0] ?? '';
     const kind = CONTAINERS[container];
     if (!kind || !format.sampleRate || !format.duration) throw new AudioProbeError('undecodable', 'no audio stream could be read');
     return { format: kind, sampleRate: format.sampleRate, channels: format.numberOfChannels ?? 1, durationMs: Math.round(format.duration * 1000) };
@@ -83,7 +85,7 @@ export async function loadReference(emu: Emulator, account: Account, ref: string
   }
   if (!(probed.durationMs > 0)) throw unreadable('reference audio holds no sound');
   if (probed.durationMs > MAX_REF_MS) {
-    throw new PlatformError(20015, `ref_audio: reference audio lasts ${(probed.durationMs / 1000).toFixed(1)} s, longer than 30 s`);
+    throw tooLong(probed.durationMs);
   }
   return { bytes: got.bytes, name: got.name, probe: probed };
 }

@@ -1,20 +1,23 @@
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Emulator } from '../../../core/emulator.js';
+import { registerCustomVoices } from '../../shared/custom-voices.js';
 import { ok } from '../envelope.js';
 import { deleteVoice, listVoices, saveVoice } from './model.js';
-import { voiceArea } from './store.js';
+import { voiceDeleteParamsSchema, voiceListQuerySchema, voiceSaveSchema } from './schema.js';
 
 /** Voice cloning: save, list, delete. Always HTTP 200; success text `success`. */
 const config = { family: 'voice', capability: 'cloning' } as const;
 
 export async function voiceRoutes(app: FastifyInstance, { emu }: { emu: Emulator }): Promise<void> {
-  voiceArea(emu); // registered at start so a data dir snapshot restores it
+  registerCustomVoices(emu); // at start, so a data dir snapshot restores the voices
+  const r = app.withTypeProvider<ZodTypeProvider>();
 
-  app.post('/v1/voice/save', { config }, async (req) => ok(await saveVoice(emu, req.emu.account!, req.body), 'success'));
+  r.post('/v1/voice/save', { config, schema: { body: voiceSaveSchema } }, async (req) => ok(await saveVoice(emu, req.emu.account!, req.body), 'success'));
 
-  app.get('/v1/voice/list', { config }, async (req) => ok(listVoices(emu, req.emu.account!, req.query as { voice_id?: string; page_size?: string }), 'success'));
+  r.get('/v1/voice/list', { config, schema: { querystring: voiceListQuerySchema } }, async (req) => ok(listVoices(emu, req.emu.account!, req.query), 'success'));
 
-  app.delete('/v1/voice/:voice_id', { config }, async (req) =>
-    ok(await deleteVoice(emu, req.emu.account!, (req.params as { voice_id: string }).voice_id), 'success'),
+  r.delete('/v1/voice/:voice_id', { config, schema: { params: voiceDeleteParamsSchema } }, async (req) =>
+    ok(await deleteVoice(emu, req.emu.account!, req.params.voice_id), 'success'),
   );
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { optionalString, requiredString } from '../tts/schema.js';
+import { optionalString, requiredString } from '../shared/strings.js';
 
 /** Wire shapes of voice cloning. Types only (with messages naming the rule); the model checks the rest. */
 export const VOICE_ID = /^[a-z0-9_-]{1,64}$/;
@@ -15,9 +15,12 @@ export const voiceSaveSchema = z.object(
 
 export type VoiceSaveRequest = z.output<typeof voiceSaveSchema>;
 
+/** A repeated query parameter reads as its values joined by commas; the model checks page_size's range. */
+const queryText = (schema: z.ZodOptional<z.ZodString>) => z.preprocess((v) => (Array.isArray(v) ? v.join(',') : v), schema);
+
 export const voiceListQuerySchema = z.object({
-  voice_id: z.string().optional().describe('Start the page at this voice id (the next_voice_id of the previous page).'),
-  page_size: z.string().optional().describe('Items per page, 1 to 20, default 20.'),
+  voice_id: queryText(z.string().optional()).describe('Start the page at this voice id (the next_voice_id of the previous page).'),
+  page_size: queryText(z.string().optional()).describe('Items per page, 1 to 20, default 20.'),
 });
 
 export type VoiceListQuery = z.output<typeof voiceListQuerySchema>;

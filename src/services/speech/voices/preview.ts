@@ -1,6 +1,7 @@
 import { encodeAudio, synthesizeStream, type AudioMeta } from '../../../audio/index.js';
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
+import { speechRecord } from '../../../core/signatures.js';
 import { admit, checkOutputSize, planRequest, type SynthesisPlan } from '../model.js';
 
 /**
@@ -31,16 +32,7 @@ export async function synthesizePreview(
   checkOutputSize(plan, synth.durationMs);
   admit(emu, account, plan);
   const encoded = await encodeAudio('mp3', synth, { sampleRate: 32000, channels: 1, bitrate: 128000 });
-  emu.signatures.put({
-    id: synth.signatureId,
-    kind: 'speech',
-    text: plan.input.text,
-    language: plan.language,
-    speakers: [{ speaker: 1, voices: plan.voiceIds }],
-    segments: synth.timeline.sentences.map((s) => ({ text: s.text, startMs: s.startMs, endMs: s.endMs, speaker: 1 })),
-    durationMs: synth.durationMs,
-    createdAtMs: emu.clock.now(),
-  });
+  emu.signatures.put(speechRecord({ text: plan.input.text, language: plan.language, voices: plan.voiceIds, summary: synth, atMs: emu.clock.now() }));
   emu.markDirty();
   return { bytes: encoded.bytes, meta: encoded.meta, plan };
 }

@@ -4,14 +4,13 @@ import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import type { SignatureRecord } from '../../../core/signatures.js';
 import { readSignature } from '../../../audio/index.js';
-import { fetchRemote } from '../../shared/remote.js';
-import { readObjectKey } from '../../shared/remote.js';
+import { fetchRemote, readObjectKey } from '../../shared/remote.js';
 import { PlatformError } from '../envelope.js';
 
 /**
- * Audio handed to detection and diarization: fetched (URL or object key), probed and decoded to mono,
- * with what the emulator knows of it (its own signature record). Problems are parameter errors that
- * name the field.
+ * Audio handed to detection, diarization and recognition: fetched (URL or object key), probed and
+ * decoded to mono, with what the emulator knows of it (its own signature record and where its audio
+ * starts). Problems are parameter errors (10001) that name the field.
  */
 export interface InputAudio {
   bytes: Buffer;
@@ -81,16 +80,5 @@ export async function readInputAudio(
   };
 }
 
-export { signatureOffsetMs } from '../recognition/model.js';
-
-/** Micro-units for `durationMs` of audio at a per-second price (prorated, rounded up). */
-export function priceOf(perSecondMicro: number, durationMs: number): number {
-  return Math.ceil((perSecondMicro * durationMs) / 1000);
-}
-
-/** Balance check then charge: 20003 (the family's balance error) when the price exceeds the balance. */
-export function chargeOrRefuse(emu: Emulator, account: Account, micro: number, what: string): void {
-  if (!emu.accounts.canAfford(account, micro)) throw new PlatformError('balance', `insufficient balance for ${what}`);
-  emu.accounts.charge(account, micro);
-  emu.markDirty();
-}
+/** Where the emulator's audio starts inside samples: one rule with the recognizer (services/shared). */
+export { signatureOffsetMs } from '../../shared/recognize.js';
