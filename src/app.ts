@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { Emulator } from './core/emulator.js';
 import { loadFixtures } from './core/fixtures.js';
+import { parserErrorHandler } from './core/parser-errors.js';
 import { setupPlatformApp } from './services/platform/app.js';
 import { setupSpeechApp } from './services/speech/app.js';
 
@@ -22,8 +23,24 @@ const CLOSE_GRACE_MS = 3000;
 
 const JSON_BODY_LIMIT = 1024 * 1024;
 
+/** Codes of a client that went away while its answer was being written. */
+const CLIENT_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE', 'ERR_STREAM_DESTROYED']);
+
+/** A client leaving mid-response is routine: one debug line, no stack. Other stream errors keep Fastify's warning. */
+class EmulatorLogs extends LogController {
+  override streamError(error: Error & { code?: string }, request: FastifyRequest, reply: FastifyReply): void {
+    if (CLIENT_GONE.has(error.code ?? '')) return void reply.log.debug({ code: error.code }, 'client left before the end of the response');
+    super.streamError(error, request, reply);
+  }
+}
+
 /** The answer to a URL the router cannot read (bad %-escape), in the shape of the service it reached. */
-export type BadUrlAnswer = (message: string) => { status: number; headers?: Record<string, string>; body: unknown };
+export type BadUrlAnswer = (message: string, url?: string) => { status: number; headers?: Record<string, string>; body: unknown };
+
+/** The control plane has its own shape on every listener (see control/routes.ts). */
+function controlOr(service: BadUrlAnswer): BadUrlAnswer {
+  return (message, url) => (url?.startsWith('/_emulator') ? { status: 400, body: { error: { message } } } : service(message, url));
+}
 
 /** A Fastify app with the emulator's settings (exported for tests that add probe routes). */
 export function baseApp(
@@ -35,8 +52,8 @@ export function baseApp(
     // Without this the router answers in Fastify's own shape, before any hook of ours runs.
     ...(badUrl
       ? {
-          frameworkErrors: (err: Error, _req: FastifyRequest, reply: FastifyReply) => {
-            const answer = badUrl(err.message);
+          frameworkErrors: (err: Error, req: FastifyRequest, reply: FastifyReply) => {
+            const answer = badUrl(err.message, req.raw.url);
             void reply
               .code(answer.status)
               .headers({ ...answer.headers, 'content-type': 'application/json; charset=utf-8' })
@@ -44,9 +61,12 @@ export function baseApp(
           },
         }
       : {}),
+    // A request the HTTP parser refuses (bad bytes in the path, conflicting length headers, oversized
+    // headers) is answered in the service's shape too.
+    ...(badUrl ? { clientErrorHandler: parserErrorHandler(badUrl) } : {}),
     loggerInstance: logger,
     // One line per request is written by the pipeline (core/http.ts), not by Fastify.
-    logController: new LogController({ disableRequestLogging: true }),
+    logController: new EmulatorLogs({ disableRequestLogging: true }),
     bodyLimit: JSON_BODY_LIMIT,
     forceCloseConnections: 'idle',
     return503OnClosing: true,
@@ -104,16 +124,21 @@ export async function runEmulator(config: Config, logger: Logger): Promise<Runni
 
   // The backup base URL is a second server in front of the same speech app.
   let backupServer = null as Server | null;
-  const speechBadUrl: BadUrlAnswer = (message) => {
+  const speechBadUrl: BadUrlAnswer = controlOr((message) => {
     const traceId = emu.ids.traceId();
     return { status: 400, headers: { 'Trace-Id': traceId }, body: { data: null, trace_id: traceId, base_resp: { status_code: 2013, status_msg: `invalid params, ${message}` } } };
-  };
-  const platformBadUrl: BadUrlAnswer = (message) => ({ status: 400, body: { error_code: 10001, error_message: message, succeed: false, data: null } });
+  });
+  // Voice endpoints answer every error with HTTP 200 and the envelope (voice-platform spec).
+  const platformBadUrl: BadUrlAnswer = controlOr((message, url) => ({
+    status: url !== undefined && /^\/v1\/voice(\/|\?|$)/.test(url) ? 200 : 400,
+    body: { error_code: 10001, error_message: message, succeed: false, data: null },
+  }));
   const speech = baseApp(logger.child({ service: 'speech' }), (handler) => {
     backupServer = createServer((req, res) => {
       (req as IncomingMessage & { emulatorListener?: string }).emulatorListener = 'speech-backup';
       handler(req, res);
     });
+    backupServer.on('clientError', parserErrorHandler(speechBadUrl));
     return createServer(handler);
   }, speechBadUrl);
   const platform = baseApp(logger.child({ service: 'platform' }), undefined, platformBadUrl);
@@ -140,6 +165,8 @@ export async function runEmulator(config: Config, logger: Logger): Promise<Runni
   let closing: Promise<void> | null = null;
   const close = () =>
     (closing ??= (async () => {
+      // Streams end at their next event boundary; sockets get a going-away close frame.
+      emu.beginClose();
       emu.sockets.closeAll(1001, 'emulator shutting down');
       for (const drain of drains) drain();
       const backupClosed = new Promise<void>((r) => backupServer!.close(() => r()));

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { describeValue } from './core/describe.js';
 
 /** One place that knows every setting: CLI flag, environment twin, default and rule. */
 const boolish = z
@@ -84,7 +85,7 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv, defaults: Par
     const key = String(issue.path[0] ?? '');
     const s = settings.find((x) => x.key === key);
     const where = origin[key] ?? (s ? `${s.flag} / ${s.env}` : key);
-    throw new ConfigError(`invalid ${where}=${JSON.stringify(raw[key])}: ${issue.message}`);
+    throw new ConfigError(`invalid ${where}=${describeValue(raw[key])}: ${issue.message}`);
   }
   return parsed.data;
 }

@@ -1,6 +1,7 @@
 import { ConfigError, configSchema, type ConfigInput } from './config.js';
 import { runEmulator, type RunningEmulator } from './app.js';
 import { createLogger } from './logger.js';
+import { describeValue } from './core/describe.js';
 
 export type { RunningEmulator } from './app.js';
 export type { Config, ConfigInput } from './config.js';
@@ -24,7 +25,7 @@ export async function startEmulator(options: StartOptions = {}): Promise<Running
     // One line naming the option, as the CLI does for its flags.
     const issue = parsed.error.issues[0]!;
     const key = String(issue.path[0] ?? '');
-    throw new ConfigError(`invalid option ${key}=${JSON.stringify(raw[key])}: ${issue.message}`);
+    throw new ConfigError(`invalid option ${key}=${describeValue(raw[key])}: ${issue.message}`);
   }
   const config = parsed.data;
   const logger = createLogger(config.logLevel, false);

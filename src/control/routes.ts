@@ -5,6 +5,7 @@ import type { Emulator } from '../core/emulator.js';
 import { faultRuleSchema } from '../core/faults.js';
 import { accountId } from '../core/accounts.js';
 import { VERSION } from '../version.js';
+import { describeValue } from '../core/describe.js';
 
 /**
  * The control plane, mounted under /_emulator on every listener: health, reset, clock, accounts, state,
@@ -125,7 +126,7 @@ export async function controlPlane(app: FastifyInstance, opts: { emu: Emulator }
     if (unknown.length) {
       throw new ControlError(400, `${where}: unknown query parameter ${unknown.join(', ')} (accepted: ${accepts.query?.join(', ') || 'none'})`);
     }
-    if (!accepts.body && req.body !== undefined && !isEmptyObject(req.body)) throw new ControlError(400, `${where} takes no body (got ${JSON.stringify(req.body).slice(0, 80)})`);
+    if (!accepts.body && req.body !== undefined && !isEmptyObject(req.body)) throw new ControlError(400, `${where} takes no body (got ${describeValue(req.body)})`);
   });
 
   app.setNotFoundHandler((req, reply) => reply.code(404).send({ error: { message: `no control route ${req.method} ${req.url.split('?')[0]}` } }));

@@ -76,6 +76,9 @@ export class Emulator {
   private changes = 0;
   private durable = 0;
   private closed = false;
+  private readonly shutdown = new AbortController();
+  /** Aborted when the emulator begins to close: open streams end at their next event boundary. */
+  readonly closing: AbortSignal = this.shutdown.signal;
 
   private constructor(
     readonly config: Config,
@@ -113,6 +116,18 @@ export class Emulator {
     return new Emulator(config, fixtures, logger, dataDir, persistent, secret);
   }
 
+  /**
+   * The state area of this name, created and registered on its first use (one per emulator instance),
+   * typed as its owner made it: `emu.areaOf('podcasts', () => createPodcastArea(emu))`.
+   */
+  areaOf<A extends StateArea>(name: string, create: () => A): A {
+    const existing = this.areas.get(name);
+    if (existing) return existing as A;
+    const area = create();
+    this.registerArea(area);
+    return area;
+  }
+
   registerArea(area: StateArea): void {
     this.areas.set(area.name, area);
     // Areas may register on first use, after the snapshot was read: hand them their saved part then.
@@ -143,6 +158,7 @@ export class Emulator {
     this.journal.clear(id);
     if (id === undefined) {
       this.unclaimed.clear();
+      this.signatures.clear(); // content-addressed, shared by all accounts: only a full reset drops them
       this.accounts.reset();
       this.ids.reset();
       this.clock.resetToReal();
@@ -250,9 +266,15 @@ export class Emulator {
     }
   }
 
+  /** Tells open streams to end at their next event boundary (close() does it too). */
+  beginClose(): void {
+    if (!this.shutdown.signal.aborted) this.shutdown.abort(new Error('emulator shutting down'));
+  }
+
   /** `save: false` when the start failed: a snapshot that could not be read must not be overwritten. */
   async close(opts: { save?: boolean } = {}): Promise<void> {
     if (this.closed) return;
+    this.beginClose();
     if (this.dirtyTimer) clearTimeout(this.dirtyTimer);
     this.dirtyTimer = null;
     this.sockets.closeAll(1001, 'emulator shutting down');

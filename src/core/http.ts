@@ -65,6 +65,19 @@ export function takeFault<K extends FaultField>(req: FastifyRequest, field: K): 
   return value;
 }
 
+/**
+ * The `X-Emulator-Fault-Ignored` value of a request: fault fields the endpoint never expressed, then
+ * why a header could not be read; undefined when there is nothing to report. Replies that bypass the
+ * pipeline's onSend hook (hijacked streams) send it themselves.
+ */
+export function faultIgnoredHeader(req: FastifyRequest): string | undefined {
+  const state = req.emu;
+  if (!state) return undefined;
+  const notes: string[] = state.fault ? (Object.keys(state.fault) as FaultField[]).filter((field) => !state.faultUsed.has(field)) : [];
+  if (state.faultNote) notes.push(state.faultNote);
+  return notes.length ? notes.join(', ').replace(/[\r\n]/g, ' ') : undefined;
+}
+
 /** Counts one streamed chunk (SSE event, audio chunk) in the journal. */
 export function countChunk(req: FastifyRequest): void {
   if (req.emu?.entry) req.emu.entry.chunks = (req.emu.entry.chunks ?? 0) + 1;
@@ -167,9 +180,7 @@ export function installPipeline(app: FastifyInstance, emu: Emulator, opts: Pipel
     if (delay) await new Promise((r) => setTimeout(r, delay).unref());
   });
 
-  app.addHook('preHandler', async (req) => {
-    if (req.emu?.entry && req.body !== undefined) req.emu.entry.request.body = summarize(req.body, redactKey);
-  });
+  app.addHook('preHandler', async (req) => journalBody(req));
 
   // With a data dir, no answer leaves before the changes made so far are on disk (crash-safe acknowledgements).
   if (emu.persistent) {
@@ -182,9 +193,8 @@ export function installPipeline(app: FastifyInstance, emu: Emulator, opts: Pipel
   app.addHook('onSend', async (req, reply, payload) => {
     const state = req.emu;
     if (!state?.entry) return payload;
-    const ignored = state.fault ? (Object.keys(state.fault) as FaultField[]).filter((f) => !state.faultUsed.has(f)) : [];
-    const notes = [...ignored, ...(state.faultNote ? [state.faultNote] : [])];
-    if (notes.length) reply.header('X-Emulator-Fault-Ignored', notes.join(', ').replace(/[\r\n]/g, ' '));
+    const ignored = faultIgnoredHeader(req);
+    if (ignored !== undefined) reply.header('X-Emulator-Fault-Ignored', ignored);
     const type = String(reply.getHeader('content-type') ?? '');
     state.entry.response.content_type = type || undefined;
     if (typeof payload === 'string') {
@@ -209,6 +219,16 @@ export function installPipeline(app: FastifyInstance, emu: Emulator, opts: Pipel
       `${req.method} ${state.entry.path} ${reply.statusCode}`,
     );
   });
+}
+
+/**
+ * Records the request body in the journal once (the pipeline does it before the handler). A route whose
+ * validator words its own errors calls it before validation, so the body is journaled as it arrived,
+ * refused or not.
+ */
+export function journalBody(req: FastifyRequest): void {
+  const entry = req.emu?.entry;
+  if (entry && req.body !== undefined && entry.request.body === undefined) entry.request.body = summarize(req.body, redactKey);
 }
 
 /** Closes a journal entry (also used by WebSocket handlers when the socket ends). */

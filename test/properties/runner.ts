@@ -7,19 +7,8 @@ import { caseOf, send, type Case, type InputKind } from './inputs.js';
  * says which. Remove an entry once its fix is in: the property then covers that family again.
  */
 export const KNOWN_DEFECTS: Record<string, InputKind[]> = {
-  // known defect: a multipart body without its closing boundary is never answered by ai-detect.
-  'platform POST /v1/audio/ai-detect': ['multipart-open'],
   // known defect: a path id `.` or `..` (which URLs normalise to an empty id) answers HTTP 404 outside the envelope.
-  'platform DELETE /v1/voice/:voice_id': ['dot-segment'],
   'platform DELETE /api/v1/audio/sessions/:session_id': ['dot-segment'],
-  // known defect: a wrong method with a body no parser takes answers HTTP 200 + envelope 10001, not 405.
-  ...Object.fromEntries(['PUT', 'DELETE', 'PATCH'].map((m) => [`platform ${m} /v1/audio/ai-detect`, ['bytes'] as InputKind[]])),
-  // known defect: JSON nested thousands of levels deep answers HTTP 500 on these control routes.
-  ...Object.fromEntries(
-    ['speech', 'platform'].flatMap((s) =>
-      ['POST /_emulator/reset', 'POST /_emulator/faults', 'DELETE /_emulator/faults', 'DELETE /_emulator/faults/:id', 'DELETE /_emulator/journal', 'POST /_emulator/clock', 'PUT /_emulator/accounts/:key'].map((r) => [`${s} ${r}`, ['deep'] as InputKind[]]),
-    ),
-  ),
 };
 
 /** Answers one case and judges it: null when the answer keeps the endpoint's contract. */

@@ -3,7 +3,8 @@ import { registerDownloads } from '../../core/downloads.js';
 import type { Emulator } from '../../core/emulator.js';
 import { installPipeline, pathOf } from '../../core/http.js';
 import { controlPlane } from '../../control/routes.js';
-import { invalidParams, SpeechError, sendSpeechError } from './errors.js';
+import { classifyBodyError } from '../../core/body-errors.js';
+import { bodyError, SpeechError, sendSpeechError } from './errors.js';
 import { speechAsyncRoutes } from './async/routes.js';
 import { speechCloneRoutes } from './clone/routes.js';
 import { speechDesignRoutes } from './design/routes.js';
@@ -29,18 +30,12 @@ export async function setupSpeechApp(app: FastifyInstance, emu: Emulator): Promi
     // A body that failed to parse on an unknown route is still an unknown route: 404, not a body error.
     if (req.is404) return notFound(req, reply);
     if (err instanceof SpeechError) return sendSpeechError(emu, req, reply, err);
-    // A body that cannot be read still meets the fault directives and the key check first.
-    if (req.emu && req.routeOptions.url === T2A_PATH) {
-      try {
-        gate(emu, req);
-      } catch (gateErr) {
-        if (gateErr instanceof SpeechError) return sendSpeechError(emu, req, reply, gateErr);
-      }
+    const unreadable = classifyBodyError(err);
+    if (unreadable) {
+      // A body that cannot be read still meets the admission path first (the route's hook never ran).
+      const refusal = req.emu && req.routeOptions.url === T2A_PATH ? gate(emu, req) : null;
+      return sendSpeechError(emu, req, reply, refusal ?? bodyError(unreadable));
     }
-    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendSpeechError(emu, req, reply, invalidParams('request body exceeds the 1 MB limit'));
-    if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return sendSpeechError(emu, req, reply, invalidParams('Content-Type must be application/json'));
-    if (err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return sendSpeechError(emu, req, reply, invalidParams('request body is empty'));
-    if (err.statusCode === 400) return sendSpeechError(emu, req, reply, invalidParams(`request body is not valid JSON (${err.message})`));
     emu.logger.error({ err, path: pathOf(req) }, 'speech handler failed');
     return sendSpeechError(emu, req, reply, new SpeechError(1000));
   });

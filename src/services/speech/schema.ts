@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { bracketPath, firstProblemOf, type FieldProblem } from '../../core/validation.js';
 
 /**
  * Wire shapes of `POST /v1/t2a_v2` (spec: speech-t2a-api.md). Objects are plain (unknown keys are
@@ -81,13 +82,6 @@ export const t2aRequestSchema = z.object({
 });
 export type T2aRequest = z.infer<typeof t2aRequestSchema>;
 
-/** `voice_setting.speed` style path of an issue; array items as `timber_weights[0].weight`. */
-export function issuePath(path: readonly PropertyKey[]): string {
-  let out = '';
-  for (const p of path) out += typeof p === 'number' ? `[${p}]` : `${out ? '.' : ''}${String(p)}`;
-  return out;
-}
-
 const TYPE_NAMES: Record<string, string> = {
   string: 'a string',
   number: 'a number',
@@ -97,20 +91,21 @@ const TYPE_NAMES: Record<string, string> = {
   array: 'an array',
 };
 
-/** The rule an issue broke, in the words a 2013 message uses: `must be in [0.5, 2]`, `is required`. */
-export function issueRule(issue: z.core.$ZodIssue): string {
-  if (issue.code === 'invalid_type') {
-    if ((issue as { input?: unknown }).input === undefined) return 'is required';
-    if (!issue.message.startsWith('Invalid')) return issue.message;
-    return `must be ${TYPE_NAMES[issue.expected] ?? issue.expected}`;
+/** The rule a problem broke, in the words a 2013 message uses: `must be in [0.5, 2]`, `is required`. */
+function ruleText(problem: FieldProblem): string {
+  if (problem.code === 'invalid_type') {
+    if (problem.missing) return 'is required';
+    if (!problem.rule.startsWith('Invalid')) return problem.rule;
+    const expected = problem.expected ?? '';
+    return `must be ${TYPE_NAMES[expected] ?? expected}`;
   }
-  if (issue.code === 'unrecognized_keys') return `has unknown keys ${issue.keys.join(', ')}`;
-  return issue.message;
+  if (problem.code === 'unrecognized_keys') return `has unknown keys ${(problem.keys ?? []).join(', ')}`;
+  return problem.rule;
 }
 
 /** The first problem of a body (parsed with `reportInput`): `voice_setting.speed must be in [0.5, 2]`. */
 export function firstProblem(error: z.ZodError): string {
-  const issue = error.issues[0]!;
-  const path = issuePath(issue.path);
-  return `${path || 'request body'} ${issueRule(issue)}`;
+  const problem = firstProblemOf(error);
+  if (!problem) return 'request body is invalid';
+  return `${bracketPath(problem.path) || 'request body'} ${ruleText(problem)}`;
 }

@@ -22,8 +22,9 @@ async function readUpload(req: FastifyRequest): Promise<Upload> {
     const file = part as MultipartFile;
     if (file.fieldname !== 'audio' || found.kind !== 'none') {
       if (file.fieldname !== 'audio') wrongField ??= file.fieldname;
+      // Drain without waiting for the part's end: a body cut before its closing boundary never ends
+      // the part, and the parser reports that through the iterator, which must be free to ask.
       file.file.resume();
-      await new Promise((r) => file.file.once('end', r));
       continue;
     }
     const chunks: Buffer[] = [];
@@ -70,6 +71,8 @@ export async function detectionRoutes(app: FastifyInstance, { emu }: { emu: Emul
   app.route({
     method: ['GET', 'PUT', 'DELETE', 'PATCH'],
     url: PATH,
+    // Answered before the body is parsed: a body no parser takes is still a wrong method.
+    onRequest: async (_req, reply) => bare(reply.header('allow', 'POST'), 405, 'Method Not Allowed'),
     handler: async (_req, reply) => bare(reply.header('allow', 'POST'), 405, 'Method Not Allowed'),
   });
 }

@@ -22,5 +22,6 @@ export const detectionData = z.object({
 export type DetectionData = z.infer<typeof detectionData>;
 
 /** Largest file accepted (spec: 50 MB); beyond it HTTP 413 without the envelope. */
-export const DETECTION_MAX_BYTES = 50 * 1024 * 1024;
+/** 50 MB in the spec's unit (decimal megabytes). */
+export const DETECTION_MAX_BYTES = 50_000_000;
 export const DETECTION_EXTENSIONS = ['.wav', '.mp3'] as const;

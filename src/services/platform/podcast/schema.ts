@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { describeValue } from '../../../core/describe.js';
 
 export const MAX_DIALOGUE_CHARS = 4000;
 export const SPEED_MIN = 200;
@@ -17,7 +18,7 @@ const optionalText = (field: string, what: string) =>
     .transform((value) => (value?.trim() ? value.trim() : undefined))
     .describe(what);
 
-const speedText = (input: unknown) => `speed must be a number from ${SPEED_MIN} to ${SPEED_MAX}, got ${JSON.stringify(input)}`;
+const speedText = (input: unknown) => `speed must be a number from ${SPEED_MIN} to ${SPEED_MAX}, got ${describeValue(input)}`;
 
 /**
  * `POST /v1/audio/podcast` body. Fields are checked in this order, each with its own words (10001):

@@ -1,2 +1,80 @@
-/** The recognizer lives in services/shared (the speech service's cloning reads it too). */
-export * from '../../shared/recognize.js';
+import type { Account } from '../../../core/accounts.js';
+import type { Emulator } from '../../../core/emulator.js';
+import { chargeOrRefuse, priceOf } from '../shared/billing.js';
+import { PlatformError } from '../envelope.js';
+import { recognitionPrice, recognizePcm, type Recognition } from '../shared/recognizer.js';
+import { durationMs, recognizeUtterance, type Utterance } from '../shared/utterance.js';
+import { MAX_AUDIO_BYTES, MIN_AUDIO_BYTES, RECOGNITION_RATE, type SpeechToTextRequest } from './schema.js';
+
+/**
+ * Rules of `POST /v1/speech-to-text`, after the route's schema (schema.ts, 10001), in order: the audio's Base64, size and
+ * sample alignment (10001), its length (20014 under 2 s), the balance (20003), the account's request
+ * window (10014), the charge, then the recognizer (shared/recognizer.ts). Errors are PlatformError of
+ * the `recognition` family, which gives them their HTTP statuses. The stream's end (`finishStream`) has
+ * its own: at least 2 s (20014), then the balance (20003).
+ */
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** Decodes strict Base64 (standard or URL-safe alphabet, padding optional); null when malformed. */
+export function decodeBase64(text: string): Buffer | null {
+  const clean = text.replace(/\s+/g, '').replace(/-/g, '+').replace(/_/g, '/');
+  if (!BASE64.test(clean) || clean.length % 4 === 1) return null;
+  return Buffer.from(clean, 'base64');
+}
+
+function badParam(message: string): PlatformError {
+  return new PlatformError('param', message);
+}
+
+/** 20014: the audio is shorter than the recognizer accepts. */
+function audioTooShort(message: string): PlatformError {
+  return new PlatformError(20014, message);
+}
+
+/** The PCM16 samples of `audio_data`: valid Base64, at most 50 MB, whole samples, at least 2 s. */
+function samplesOf(audioData: string): Int16Array {
+  const pcm = decodeBase64(audioData);
+  if (!pcm) throw badParam('audio_data is not valid Base64');
+  if (pcm.length > MAX_AUDIO_BYTES) throw badParam('audio_data holds more than 50 MB of audio');
+  if (pcm.length % 2 !== 0) throw badParam('audio_data must hold whole 16-bit samples (an even number of bytes)');
+  if (pcm.length < MIN_AUDIO_BYTES) {
+    throw audioTooShort(`audio_data is ${Math.round((pcm.length / 2 / RECOGNITION_RATE) * 1000)} ms of PCM; at least 2000 ms (16 kHz mono PCM16) is required`);
+  }
+  const samples = new Int16Array(pcm.length / 2);
+  for (let i = 0; i < samples.length; i++) samples[i] = pcm.readInt16LE(i * 2);
+  return samples;
+}
+
+/** One recognition request of an admitted account: every rule above, then the transcript. */
+export function recognizeRequest(emu: Emulator, account: Account, request: SpeechToTextRequest): Recognition {
+  const samples = samplesOf(request.audio_data);
+  const language = request.language?.trim();
+  const durationMs = (samples.length * 1000) / RECOGNITION_RATE;
+  const price = priceOf(emu.fixtures.data['billing.json'].prices_micro.recognition_audio_second, durationMs);
+  if (!emu.accounts.canAfford(account, price)) throw new PlatformError('balance', 'insufficient balance for recognition');
+  // The account's requests_per_minute (accounts fixture or control plane), when set, limits recognition too.
+  const rpm = account.limits.requests_per_minute;
+  if (rpm && !emu.limits.hit(emu.windowKey(account, 'recognition:requests'), 60_000, rpm).allowed) {
+    throw new PlatformError('rate', `request rate exceeded: at most ${rpm} recognition requests per minute for this API key`);
+  }
+  chargeOrRefuse(emu, account, price, 'recognition');
+  return recognizePcm(emu, samples, RECOGNITION_RATE, language ? { language } : {});
+}
+
+/** The stream's minimum length of recognised PCM. */
+export const MIN_STREAM_AUDIO_MS = 2000;
+
+/**
+ * The end of a recognition stream's audio (`is_final`): at least 2 s of PCM (20014), a balance that pays
+ * for it (20003), then the transcript of the whole utterance, charged.
+ */
+export function finishStream(emu: Emulator, account: Account, utterance: Utterance, language?: string): Recognition {
+  const ms = durationMs(utterance);
+  if (ms < MIN_STREAM_AUDIO_MS) throw audioTooShort(`audio is shorter than ${MIN_STREAM_AUDIO_MS / 1000} seconds (${Math.round(ms)} ms of PCM received)`);
+  const price = recognitionPrice(emu, ms / 1000);
+  if (!emu.accounts.canAfford(account, price)) throw new PlatformError('balance', 'insufficient balance for recognition');
+  const result = recognizeUtterance(emu, utterance, language);
+  emu.accounts.charge(account, price);
+  emu.markDirty();
+  return result;
+}

@@ -31,11 +31,18 @@ async function cut(req: FastifyRequest, chunks: number): Promise<void> {
   socket.destroy();
 }
 
-/** Passes chunks on, counting them in the journal and cutting the connection after `cutAfter`. */
-async function* sent(req: FastifyRequest, chunks: AsyncIterable<Buffer>, cutAfter: number | undefined): AsyncGenerator<Buffer> {
+/**
+ * Passes chunks on, counting them in the journal and cutting the connection after `cutAfter`. On
+ * shutdown the chunked body ends cleanly after a whole chunk (never a cut in the middle of one).
+ */
+async function* sent(req: FastifyRequest, chunks: AsyncIterable<Buffer>, cutAfter: number | undefined, closing?: AbortSignal): AsyncGenerator<Buffer> {
   let sentChunks = 0;
   if (cutAfter === 0) return void (await cut(req, 0));
   for await (const chunk of chunks) {
+    if (closing?.aborted) {
+      if (req.emu.entry) req.emu.entry.note = 'stream ended by shutdown';
+      return;
+    }
     countChunk(req);
     yield chunk;
     if (cutAfter !== undefined && ++sentChunks >= cutAfter) {
@@ -80,6 +87,6 @@ export async function ttsRoutes(app: FastifyInstance, { emu }: { emu: Emulator }
     });
     audioHeaders(reply, plan.contentType);
     reply.header('x-accel-buffering', 'no');
-    return reply.send(Readable.from(sent(req, chunks, cutAfter), { highWaterMark: 1 }));
+    return reply.send(Readable.from(sent(req, chunks, cutAfter, emu.closing), { highWaterMark: 1 }));
   });
 }

@@ -8,7 +8,8 @@ import { PlatformError } from '../envelope.js';
  * The reference audio of a voice save: fetched from an object key of the same account or a public URL,
  * then probed for real. Codes: 10001 for a bad address, 20012 for audio that cannot be had or read.
  */
-export const MAX_REF_BYTES = 50 * 1024 * 1024;
+/** 50 MB in the spec's unit (decimal megabytes). */
+export const MAX_REF_BYTES = 50_000_000;
 export const MAX_REF_MS = 30_000;
 /** Common formats the reference audio may use (the spec names MP3, WAV, M4A). */
 export const REF_FORMATS = ['wav', 'mp3', 'm4a', 'flac', 'aac', 'ogg'] as const;

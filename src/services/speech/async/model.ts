@@ -5,7 +5,7 @@ import { writeTar } from '../../../core/tar.js';
 import { readZip, type ZipEntry } from '../../../core/zip.js';
 import { invalidParams, SpeechError } from '../errors.js';
 import { addFile, ASYNC_OUTPUT_TTL_MS, blobOf, findFile, newFileId } from '../files/model.js';
-import { admit, checkOutputSize, planRequest, recordSignature, subtitleSegments, type SynthesisPlan } from '../model.js';
+import { chargeRequest, checkOutputSize, planRequest, readRequest, recordSignature, subtitleSegments, type SynthesisPlan } from '../model.js';
 import { numericId } from '../reply.js';
 import type { AsyncBody } from './schema.js';
 
@@ -160,7 +160,7 @@ interface Planned {
 function planPieces(emu: Emulator, account: Account, body: AsyncBody, pieces: Piece[], limit: number): Planned[] {
   return pieces.map((piece) => {
     try {
-      const plan = planRequest(emu, account, t2aBody(body, piece.text), { maxTextChars: limit });
+      const plan = planRequest(emu, account, readRequest(t2aBody(body, piece.text)), { maxTextChars: limit });
       const synth = synthesizeStream(plan.input);
       checkOutputSize(plan, synth.durationMs);
       return { piece, plan, synth };
@@ -174,7 +174,7 @@ function planPieces(emu: Emulator, account: Account, body: AsyncBody, pieces: Pi
 export async function createTask(emu: Emulator, account: Account, body: AsyncBody, opts: { fail?: boolean }): Promise<AsyncTask> {
   const { pieces, limit } = await piecesOf(emu, account, body);
   const planned = planPieces(emu, account, body, pieces, limit);
-  for (const p of planned) admit(emu, account, p.plan);
+  for (const p of planned) chargeRequest(emu, account, p.plan);
   const area = taskArea(emu);
   let taskId = numericId(emu, `${account.id}:tasks`);
   while (area.byId.has(taskId)) taskId = numericId(emu, `${account.id}:tasks`);

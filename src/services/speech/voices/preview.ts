@@ -2,7 +2,7 @@ import { encodeAudio, synthesizeStream, type AudioMeta } from '../../../audio/in
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { speechRecord } from '../../../core/signatures.js';
-import { admit, checkOutputSize, planRequest, type SynthesisPlan } from '../model.js';
+import { chargeRequest, checkOutputSize, planRequest, readRequest, type SynthesisPlan } from '../model.js';
 
 /**
  * The preview a new voice reads (clone `demo_audio`, design `trial_audio`): MP3, 32 kHz, 128 kbps, mono,
@@ -20,17 +20,17 @@ export async function synthesizePreview(
   account: Account,
   input: { voiceId: string; text: string; model: string; languageBoost?: string | null; watermark?: boolean },
 ): Promise<Preview> {
-  const plan = planRequest(emu, account, {
+  const plan = planRequest(emu, account, readRequest({
     model: input.model,
     text: input.text,
     voice_setting: { voice_id: input.voiceId },
     audio_setting: { format: 'mp3', sample_rate: 32000, bitrate: 128000, channel: 1 },
     ...(input.languageBoost ? { language_boost: input.languageBoost } : {}),
     aigc_watermark: input.watermark === true,
-  });
+  }));
   const synth = synthesizeStream(plan.input);
   checkOutputSize(plan, synth.durationMs);
-  admit(emu, account, plan);
+  chargeRequest(emu, account, plan);
   const encoded = await encodeAudio('mp3', synth, { sampleRate: 32000, channels: 1, bitrate: 128000 });
   emu.signatures.put(speechRecord({ text: plan.input.text, language: plan.language, voices: plan.voiceIds, summary: synth, atMs: emu.clock.now() }));
   emu.markDirty();

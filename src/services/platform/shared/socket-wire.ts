@@ -1,11 +1,11 @@
 import type { FastifyRequest } from 'fastify';
-import type { WebSocket } from 'ws';
+import type { RawData, WebSocket } from 'ws';
 import type { Emulator } from '../../../core/emulator.js';
 import { finishEntry, pathOf } from '../../../core/http.js';
 import { recordFrame } from '../../../core/journal.js';
 
 /**
- * The plumbing the three WebSockets share: JSON events and binary audio out (journaled), the open
+ * The plumbing the platform's WebSockets share (conversation, recognition stream): JSON events and binary audio out (journaled), the open
  * socket registry, the `cut_after_chunks` fault, clock timers and clean-up hooks that run once when
  * the socket closes for any reason (client close, abrupt disconnect, server close, reset).
  */
@@ -64,7 +64,11 @@ export function openWire(emu: Emulator, socket: WebSocket, req: FastifyRequest, 
     finishEntry(req, 101);
   };
   socket.on('close', (code) => shutdown(code, true));
-  socket.on('error', () => socket.terminate());
+  // A protocol error (e.g. a frame over 8 MiB) has already started the close handshake with its own
+  // code (1009): cutting the TCP connection now would race that close frame and show the client 1006.
+  socket.on('error', () => {
+    if (socket.readyState !== socket.CLOSING) socket.terminate();
+  });
 
   const wire: Wire = {
     signal: controller.signal,
@@ -143,4 +147,11 @@ function truncateUtf8(text: string, maxBytes: number): string {
   let out = text;
   while (Buffer.byteLength(out) > maxBytes) out = [...out].slice(0, -1).join('');
   return out;
+}
+
+/** One message's bytes, whatever shape `ws` handed them in. */
+export function toBuffer(data: RawData): Buffer {
+  if (Buffer.isBuffer(data)) return data;
+  if (Array.isArray(data)) return Buffer.concat(data);
+  return Buffer.from(data);
 }
