@@ -9,7 +9,12 @@ import { registerRoot } from '../../control/pages.js';
 import { controlPlane } from '../../control/routes.js';
 import { classifyBodyError } from '../../core/body-errors.js';
 import { bodyError, SpeechError, sendSpeechError } from './errors.js';
+import { speechAsyncRoutes } from './async/routes.js';
+import { speechCloneRoutes } from './clone/routes.js';
+import { speechDesignRoutes } from './design/routes.js';
+import { speechFileRoutes } from './files/routes.js';
 import { gate, speechRoutes, T2A_PATH } from './routes.js';
+import { speechVoiceRoutes } from './voices/routes.js';
 import { speechSocketRoutes } from './ws/socket.js';
 
 /** Bearer key of the speech service (`Authorization: Bearer <key>`). */
@@ -53,4 +58,6 @@ export async function setupSpeechApp(app: FastifyInstance, emu: Emulator): Promi
   await app.register(controlPlane, { prefix: '/_emulator', emu });
   await app.register(speechRoutes, { emu });
   await app.register(speechSocketRoutes, { emu });
+  // Voices, files, cloning, design and async synthesis: each its own encapsulated plugin.
+  for (const routes of [speechVoiceRoutes, speechFileRoutes, speechCloneRoutes, speechDesignRoutes, speechAsyncRoutes]) await app.register(routes, { emu });
 }
