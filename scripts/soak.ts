@@ -30,7 +30,8 @@ const ROUNDS = Math.min(flag('rounds', 1), 10);
 const TIMEOUT_MS = flag('timeout', 60) * 1000;
 const ROOT = join(import.meta.dirname, '..');
 /** In the emulator process: a full garbage collection on SIGUSR2, so the soak can measure what stays. */
-const GC_ON_SIGNAL = `data:text/javascript,process.on('SIGUSR2',()=>globalThis.gc())`;
+// Twice, apart: WebAssembly memories and buffer backing stores are released after the sweep that finds them.
+const GC_ON_SIGNAL = `data:text/javascript,process.on('SIGUSR2',()=>{globalThis.gc();setTimeout(()=>globalThis.gc(),500)})`;
 
 const child = spawn(process.execPath, ['--expose-gc', '--import', GC_ON_SIGNAL, '--import', 'tsx', 'src/main.ts', '--host', '127.0.0.1', '--speech-port', '0', '--speech-backup-port', '0', '--platform-port', '0', '--log-level', 'warn', '--global-limits', 'off'], {
   cwd: ROOT,
