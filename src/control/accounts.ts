@@ -12,6 +12,7 @@ export const accountBody = z
     capabilities: z.array(z.enum(CAPABILITIES)).optional(),
     project: z.string().min(1).optional(),
     disabled: z.boolean().optional(),
+    real_name_verified: z.boolean().optional(),
     limits: z
       .object({
         requests_per_minute: z.int().min(1).nullable().optional(),

@@ -38,7 +38,7 @@ export function parse<T extends z.ZodType>(schema: T, value: unknown, what: stri
  * What a control route accepts besides its own schema: query parameters, whether it reads a body,
  * whether it answers without the token, and what its input is called in error messages.
  */
-export type ControlInput = { query?: string[]; body?: boolean; public?: boolean; what?: string };
+export type ControlInput = { query?: string[]; body?: boolean; public?: boolean; what?: string; tokenInQuery?: boolean };
 export const input = (control: ControlInput) => ({ config: { control } });
 
 /** True when the request may use the guarded routes (no token set, or the right one presented). */

@@ -12,6 +12,9 @@ import { resetRoutes } from './reset.js';
 import { stateRoutes } from './state.js';
 import { verifyRoutes } from './verify.js';
 import { describeValue } from '../core/describe.js';
+import { documentRoutes } from './documents.js';
+import { liveJournal } from './live.js';
+import { inspectorPages } from './pages.js';
 
 /**
  * The control plane, mounted under /_emulator on every listener: health, reset, clock, accounts, state,
@@ -46,7 +49,11 @@ export async function controlPlane(app: FastifyInstance, opts: { emu: Emulator }
 
   // Probes (health, livez, readyz) answer without the token: they reveal nothing but status and version.
   app.addHook('onRequest', async (req) => {
-    if (req.routeOptions.config?.control?.public) return;
+    const control = req.routeOptions.config?.control;
+    if (control?.public) return;
+    // EventSource cannot send headers: the live journal feed takes the token as ?token= too.
+    const token = emu.config.controlToken;
+    if (control?.tokenInQuery && token && (req.query as { token?: unknown }).token === token) return;
     if (!authorized(emu, req)) throw new ControlError(401, 'control plane needs Authorization: Bearer <EMULATOR_CONTROL_TOKEN>');
   });
 
@@ -82,6 +89,10 @@ export async function controlPlane(app: FastifyInstance, opts: { emu: Emulator }
     // No body at all means "nothing to change": the route's body schema sees {}.
     if (accepts.body && req.body === undefined) req.body = {};
   });
+
+  await app.register(inspectorPages);
+  await app.register(liveJournal, { emu });
+  await app.register(documentRoutes, { emu });
 
   app.setNotFoundHandler((req, reply) => reply.code(404).send({ error: { message: `no control route ${req.method} ${req.url.split('?')[0]}` } }));
 

@@ -22,6 +22,8 @@ export interface AccountSettings {
   project?: string;
   disabled?: boolean;
   limits?: AccountLimits;
+  /** Identity verification done (speech voice cloning needs it: 2038 otherwise). Default true. */
+  real_name_verified?: boolean;
 }
 
 export interface Account {
@@ -32,6 +34,8 @@ export interface Account {
   project: string;
   disabled: boolean;
   limits: AccountLimits;
+  /** False only when set so: voice cloning on the speech service then answers 2038. */
+  realNameVerified: boolean;
   /** Free pool of call seconds not yet used. */
   freeCallSeconds: number;
   /** True when the account comes from the fixture or a PUT (strict mode accepts only these). */
@@ -106,6 +110,7 @@ export class Accounts {
     if (settings.project !== undefined) account.project = settings.project;
     if (settings.disabled !== undefined) account.disabled = settings.disabled;
     if (settings.limits !== undefined) account.limits = { ...account.limits, ...settings.limits };
+    if (settings.real_name_verified !== undefined) account.realNameVerified = settings.real_name_verified;
     return account;
   }
 
@@ -170,6 +175,7 @@ export class Accounts {
       project: listed?.project ?? 'default',
       disabled: listed?.disabled ?? false,
       limits: { ...(listed?.limits ?? {}) },
+      realNameVerified: listed?.real_name_verified ?? true,
       freeCallSeconds: this.opts.freeCallSeconds,
       listed: listed !== undefined,
     };
@@ -186,5 +192,6 @@ export function accountView(a: Account) {
     project: a.project,
     disabled: a.disabled,
     limits: a.limits,
+    real_name_verified: a.realNameVerified !== false,
   };
 }

@@ -70,6 +70,8 @@ export class Emulator {
   readonly areas = new Map<string, StateArea>();
   /** Routes of both services as registered (method, URL pattern, WebSocket or not). */
   readonly routes: RegisteredRoute[] = [];
+  /** Each service's OpenAPI generator (control/documents.ts), so any listener serves every document. */
+  readonly documents = new Map<'speech' | 'platform', () => unknown>();
   /** Saved parts of areas not registered yet (they register on first use). */
   private unclaimed = new Map<string, unknown>();
   readonly dataDir: string;

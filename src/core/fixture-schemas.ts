@@ -11,6 +11,8 @@ const voice = z.object({
   name: z.string().min(1),
   language: z.string().min(1),
   gender: z.enum(['male', 'female', 'neutral']).default('neutral'),
+  /** One sentence for voice listings (`get_voice`); a default is built from gender and language. */
+  description: z.string().optional(),
 });
 
 export const fixtureSchemas = {
@@ -21,6 +23,7 @@ export const fixtureSchemas = {
       capabilities: z.array(z.enum(CAPABILITIES)).optional(),
       project: z.string().min(1).optional(),
       disabled: z.boolean().optional(),
+      real_name_verified: z.boolean().optional(),
       limits: z
         .object({
           requests_per_minute: z.int().min(1).optional(),

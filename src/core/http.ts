@@ -4,7 +4,7 @@ import type { Account, Capability } from './accounts.js';
 import { accountId, redactKey } from './accounts.js';
 import type { Emulator } from './emulator.js';
 import { parseFaultHeader, type FaultDirective, type FaultField } from './faults.js';
-import { specCodeOf, summarize, type JournalEntry } from './journal.js';
+import { specCodeOf, summarize, type Journal, type JournalEntry } from './journal.js';
 import type { Metrics } from './metrics.js';
 
 /** Which listener a request reached. Fault rules name it as `service`. */
@@ -20,6 +20,8 @@ export interface RequestState {
   faultUsed: Set<FaultField>;
   faultNote: string | null;
   entry: JournalEntry | null;
+  /** The journal the entry lives in, told when the entry finishes. */
+  journal: Journal | null;
   startedAt: number;
   traceId: string | null;
   /** Where a finished request is counted; `metered` once it was (an entry may be finished more than once). */
@@ -38,8 +40,8 @@ declare module 'fastify' {
     capability?: Capability;
     /** The route checks its key itself (WebSockets with ?api_key=, /mcp with arguments.apiKey). */
     selfAuth?: boolean;
-    /** Control plane: query parameters the route accepts, whether it reads a body, whether it answers without the token. */
-    control?: { query?: string[]; body?: boolean; public?: boolean; what?: string };
+    /** Control plane: query parameters the route accepts, whether it reads a body, whether it answers without the token (or with it as `?token=`). */
+    control?: { query?: string[]; body?: boolean; public?: boolean; what?: string; tokenInQuery?: boolean };
   }
 }
 
@@ -143,6 +145,7 @@ export function installPipeline(app: FastifyInstance, emu: Emulator, opts: Pipel
       faultUsed: new Set(),
       faultNote: null,
       entry: null,
+      journal: emu.journal,
       startedAt: performance.now(),
       traceId: null,
       metrics: emu.metrics,
@@ -249,6 +252,7 @@ export function finishEntry(req: FastifyRequest, status: number): void {
       state.entry.duration_ms / 1000,
     );
   }
+  state.journal?.finished(state.entry);
 }
 
 /** Sends a JSON body as-is (already serialized shapes must not be re-serialized by schemas). */

@@ -31,6 +31,10 @@ export interface JournalEntry {
   accountId?: string;
 }
 
+/** What a watcher of the journal hears: an entry started (`new`) or its answer ended (`finished`). */
+export type JournalEvent = 'new' | 'finished';
+export type JournalWatcher = (event: JournalEvent, entry: JournalEntry) => void;
+
 const FRAME_HEAD = 20;
 const FRAME_TAIL = 20;
 
@@ -51,6 +55,7 @@ export class Journal {
   /** PCM16 mono a client sent, by entry id; it lives and dies with its entry. */
   private audio = new Map<string, KeptAudio>();
   private audioBytes = 0;
+  private readonly watchers = new Set<JournalWatcher>();
 
   constructor(
     private readonly limit: number,
@@ -61,7 +66,23 @@ export class Journal {
     const full: JournalEntry = { id: `req_${String(++this.counter).padStart(6, '0')}`, status: null, duration_ms: null, ...entry };
     this.entries.push(full);
     if (this.entries.length > this.limit) for (const gone of this.entries.splice(0, this.entries.length - this.limit)) this.dropAudio(gone.id);
+    this.emit('new', full);
     return full;
+  }
+
+  /** Tells watchers an entry's answer has ended (status and duration are set). */
+  finished(entry: JournalEntry): void {
+    this.emit('finished', entry);
+  }
+
+  /** Calls `watcher` on every new and finished entry until the returned function is called. */
+  watch(watcher: JournalWatcher): () => void {
+    this.watchers.add(watcher);
+    return () => this.watchers.delete(watcher);
+  }
+
+  private emit(event: JournalEvent, entry: JournalEntry): void {
+    for (const watcher of this.watchers) watcher(event, entry);
   }
 
   get(id: string): JournalEntry | undefined {

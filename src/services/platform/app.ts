@@ -1,6 +1,8 @@
 import multipart from '@fastify/multipart';
 import websocket from '@fastify/websocket';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { registerDocuments } from '../../control/documents.js';
+import { registerRoot } from '../../control/pages.js';
 import { controlPlane } from '../../control/routes.js';
 import { installCors } from '../../core/cors.js';
 import { MAX_FRAME_BYTES } from '../../core/wire.js';
@@ -75,6 +77,8 @@ export async function setupPlatformApp(app: FastifyInstance, emu: Emulator): Pro
   });
 
   app.setNotFoundHandler(notFound);
+  await registerDocuments(app, emu, 'platform');
+  registerRoot(app, 'platform');
 
   await app.register(multipart, { limits: { fileSize: 256 * 1024 * 1024, files: 1, fields: 16 } });
   await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES } });

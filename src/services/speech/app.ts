@@ -5,10 +5,17 @@ import { MAX_FRAME_BYTES } from '../../core/wire.js';
 import { registerDownloads } from '../../core/downloads.js';
 import type { Emulator } from '../../core/emulator.js';
 import { installPipeline, pathOf } from '../../core/http.js';
+import { registerDocuments } from '../../control/documents.js';
+import { registerRoot } from '../../control/pages.js';
 import { controlPlane } from '../../control/routes.js';
 import { classifyBodyError } from '../../core/body-errors.js';
 import { bodyError, SpeechError, sendSpeechError } from './errors.js';
+import { speechAsyncRoutes } from './async/routes.js';
+import { speechCloneRoutes } from './clone/routes.js';
+import { speechDesignRoutes } from './design/routes.js';
+import { speechFileRoutes } from './files/routes.js';
 import { gate, speechRoutes, T2A_PATH } from './routes.js';
+import { speechVoiceRoutes } from './voices/routes.js';
 import { speechSocketRoutes } from './ws/socket.js';
 
 /** Bearer key of the speech service (`Authorization: Bearer <key>`). */
@@ -41,6 +48,8 @@ export async function setupSpeechApp(app: FastifyInstance, emu: Emulator): Promi
   });
 
   app.setNotFoundHandler(notFound);
+  await registerDocuments(app, emu, 'speech');
+  registerRoot(app, 'speech');
 
   registerDownloads(app, emu, (reply, status, message) =>
     sendSpeechError(emu, reply.request, reply, new SpeechError(status === 403 ? 1004 : 1000, message, status)),
@@ -50,4 +59,6 @@ export async function setupSpeechApp(app: FastifyInstance, emu: Emulator): Promi
   await app.register(controlPlane, { prefix: '/_emulator', emu });
   await app.register(speechRoutes, { emu });
   await app.register(speechSocketRoutes, { emu });
+  // Voices, files, cloning, design and async synthesis: each its own encapsulated plugin.
+  for (const routes of [speechVoiceRoutes, speechFileRoutes, speechCloneRoutes, speechDesignRoutes, speechAsyncRoutes]) await app.register(routes, { emu });
 }

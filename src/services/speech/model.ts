@@ -12,6 +12,7 @@ import { checkEmotion, checkLanguageBoost, interjectionsOf, modelOf } from './ca
 import { insufficientBalance, invalidParams, rateLimited, textRatioLimit, tokenLimit, voiceNotFound } from './errors.js';
 import type { SpeechArea } from './state.js';
 import { firstProblem, t2aRequestSchema, type T2aRequest } from './schema.js';
+import { markVoicesUsed, speechVoiceTone } from './voices/store.js';
 import {
   checkLatex,
   checkPauseMarkers,
@@ -103,7 +104,7 @@ export function readRequest(body: unknown): T2aRequest {
 }
 
 /** Checks a typed request: every rule of the request object, in the order a reader expects. */
-export function planRequest(emu: Emulator, account: Account, request: T2aRequest): SynthesisPlan {
+export function planRequest(emu: Emulator, account: Account, request: T2aRequest, limits: { maxTextChars?: number } = {}): SynthesisPlan {
   const entry = modelOf(emu, request.model);
   const model = entry.model;
   const stream = request.stream === true;
@@ -111,7 +112,8 @@ export function planRequest(emu: Emulator, account: Account, request: T2aRequest
   const text = request.text;
   const length = codePoints(text);
   if (length === 0) throw invalidParams('text is required and must not be empty');
-  if (length >= MAX_TEXT_CHARS) throw invalidParams(`text must be shorter than ${MAX_TEXT_CHARS} characters (got ${length})`);
+  const maxChars = limits.maxTextChars ?? MAX_TEXT_CHARS; // async synthesis allows longer texts
+  if (length >= maxChars) throw invalidParams(`text must be shorter than ${maxChars} characters (got ${length})`);
   const markerProblem = checkPauseMarkers(text);
   if (markerProblem) throw invalidParams(markerProblem);
 
@@ -223,6 +225,10 @@ function voicesOf(emu: Emulator, account: Account, request: T2aRequest): (VoiceT
  */
 export function toneOf(emu: Emulator, account: Account, voiceId: string): string | undefined {
   if (emu.fixtures.data['speech-voices.json'].some((v) => v.voice_id === voiceId)) return voiceId;
+  // --- voices cloned or designed on the speech service (voices/store.ts): 2042 for another account's ---
+  const made = speechVoiceTone(emu, account, voiceId);
+  if (made) return made;
+  // ---
   return findCustomVoice(emu, account.id, voiceId)?.toneId;
 }
 
@@ -239,6 +245,7 @@ export function chargeRequest(emu: Emulator, account: Account, plan: SynthesisPl
 
 /** Records what the audio says, so the platform's recognition, detection and diarization know it. */
 export function recordSignature(emu: Emulator, plan: SynthesisPlan, summary: SynthSummary): void {
+  markVoicesUsed(emu, plan.voiceIds); // a cloned or designed voice is kept and listed once it spoke
   emu.signatures.put(speechRecord({ text: plan.input.text, language: plan.language, voices: plan.voiceIds, summary, atMs: emu.clock.now() }));
   emu.markDirty();
 }
