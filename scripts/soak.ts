@@ -10,7 +10,11 @@ import WebSocket from 'ws';
  * sockets), with streams and sockets abandoned mid-way. Prints the emulator's RSS over time and the
  * errors per family; after the load, a reset, then RSS again.
  *
- *   npm run soak -- [--clients 50] [--minutes 2] [--every 10] [--timeout 60]
+ * Each round is a load, a reset and a forced GC; memory is shown as RSS and as heap used / external
+ * / array buffers (the emulator's own metrics), so objects the load left behind (heap after GC)
+ * tell apart from pages the allocator keeps for reuse (RSS that a second round does not raise).
+ *
+ *   npm run soak -- [--clients 50] [--minutes 2] [--rounds 1] [--every 10] [--timeout 60]
  */
 function flag(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -21,11 +25,15 @@ function flag(name: string, fallback: number): number {
 const CLIENTS = flag('clients', 50);
 const MINUTES = Math.min(flag('minutes', 2), 60);
 const EVERY_S = flag('every', 10);
+const ROUNDS = Math.min(flag('rounds', 1), 10);
 /** Seconds an operation may take before it counts as failed (a loaded 2-core machine is slow, not hung). */
 const TIMEOUT_MS = flag('timeout', 60) * 1000;
 const ROOT = join(import.meta.dirname, '..');
+/** In the emulator process: a full garbage collection on SIGUSR2, so the soak can measure what stays. */
+// Twice, apart: WebAssembly memories and buffer backing stores are released after the sweep that finds them.
+const GC_ON_SIGNAL = `data:text/javascript,process.on('SIGUSR2',()=>{globalThis.gc();setTimeout(()=>globalThis.gc(),500)})`;
 
-const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--host', '127.0.0.1', '--speech-port', '0', '--speech-backup-port', '0', '--platform-port', '0', '--log-level', 'warn', '--global-limits', 'off'], {
+const child = spawn(process.execPath, ['--expose-gc', '--import', GC_ON_SIGNAL, '--import', 'tsx', 'src/main.ts', '--host', '127.0.0.1', '--speech-port', '0', '--speech-backup-port', '0', '--platform-port', '0', '--log-level', 'warn', '--global-limits', 'off'], {
   cwd: ROOT,
   stdio: ['ignore', 'pipe', 'pipe'],
 });
@@ -33,11 +41,16 @@ let out = '';
 child.stdout!.on('data', (d: Buffer) => (out += d));
 // Warning and error log lines of the emulator (pino JSON lines, level 40 and above), and anything on stderr.
 let errorLines = 0;
+const byMessage = new Map<string, number>();
 const countLogs = (d: Buffer) => {
   for (const l of String(d).split('\n')) {
     if (!l.trim()) continue;
     try {
-      if ((JSON.parse(l) as { level?: number }).level! >= 40) errorLines += 1;
+      const entry = JSON.parse(l) as { level?: number; msg?: string };
+      if (entry.level! < 40) continue;
+      errorLines += 1;
+      const key = `${entry.level} ${entry.msg ?? ''}`;
+      byMessage.set(key, (byMessage.get(key) ?? 0) + 1);
     } catch {
       /* the start-up banner */
     }
@@ -146,6 +159,30 @@ function socket(path: string, key: string, first: unknown, after: (ws: WebSocket
   });
 }
 
+/** The speech WebSocket: task_start, one text, task_finish; with `abandon`, cut at the first audio event. */
+function speechSocket(key: string, abandon: boolean): Promise<boolean> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(`${urls.speech.replace('http', 'ws')}/ws/v1/t2a_v2`, { headers: { authorization: `Bearer ${key}` } });
+    const t = setTimeout(() => (ws.terminate(), resolve(false)), TIMEOUT_MS);
+    let finished = false;
+    ws.on('open', () => {
+      ws.send(JSON.stringify({ event: 'task_start', model: 'speech-2.8-turbo', voice_setting: { voice_id: 'male-qn-qingse' } }));
+      ws.send(JSON.stringify({ event: 'task_continue', text: TEXT }));
+      ws.send(JSON.stringify({ event: 'task_finish' }));
+    });
+    ws.on('message', (data) => {
+      const e = JSON.parse(String(data)) as { event?: string; data?: { audio?: string } };
+      if (abandon && e.data?.audio) ws.terminate();
+      if (e.event === 'task_finished') finished = true;
+    });
+    ws.on('close', () => {
+      clearTimeout(t);
+      resolve(abandon || finished);
+    });
+    ws.on('error', () => undefined);
+  });
+}
+
 const TEXT = 'The quick brown fox jumps over the lazy dog. It was a bright cold day in April.';
 const uuid = () => crypto.randomUUID();
 
@@ -198,6 +235,7 @@ const FAMILIES: Record<Family, (key: string, n: number) => Promise<boolean>> = {
     return envelopeOk(beat) && envelopeOk(stop);
   },
   'conversation socket': (key, n) => socket('/api/v1/audio/conversation/stream-text', key, { voice_id: 'default', text_input: 'Hello there, how are you?' }, () => undefined, n % 2 === 0),
+  'speech socket': (key, n) => speechSocket(key, n % 2 === 0),
   'recognition socket': (key, n) =>
     socket('/v1/speech-to-text/stream', key, { meta: { audio_format: 'pcm16', language: 'en' } }, (ws) => {
       for (let i = 0; i < PCM.length; i += 6400) ws.send(PCM.subarray(i, i + 6400));
@@ -206,39 +244,56 @@ const FAMILIES: Record<Family, (key: string, n: number) => Promise<boolean>> = {
 };
 const NAMES = Object.keys(FAMILIES);
 
-const deadline = Date.now() + MINUTES * 60_000;
 let done = 0;
 const started = Date.now();
-const line = (label: string) => {
+/** heap used / external / array buffers in MB, from the emulator's metrics (control plane). */
+async function heapMb(): Promise<string> {
+  const text = await fetch(`${urls.platform}/_emulator/metrics`, { signal: AbortSignal.timeout(TIMEOUT_MS) })
+    .then((r) => r.text())
+    .catch(() => '');
+  const mb = (type: string) => {
+    const m = new RegExp(`emulator_process_memory_bytes\\{type="${type}"\\} (\\S+)`).exec(text);
+    return m ? String(Math.round(Number(m[1]) / 1048576)).padStart(4) : '   ?';
+  };
+  return `heap ${mb('heap_used')}  external ${mb('external')}  buffers ${mb('array_buffers')}`;
+}
+const line = async (label: string) => {
   const failed = [...stats.values()].reduce((n, s) => n + s.failed, 0);
-  console.log(`${label.padEnd(14)} rss ${String(rssMb()).padStart(5)} MB   operations ${String(done).padStart(7)}   failed ${failed}   emulator warn/error log lines ${errorLines}`);
+  console.log(`${label.padEnd(16)} rss ${String(rssMb()).padStart(5)} MB  ${await heapMb()}   operations ${String(done).padStart(7)}   failed ${failed}   warn/error log lines ${errorLines}`);
 };
 console.log(`soak: ${CLIENTS} clients for ${MINUTES} min against ${urls.speech} and ${urls.platform}`);
-line('start');
-const ticker = setInterval(() => line(`t+${Math.round((Date.now() - started) / 1000)}s`), EVERY_S * 1000);
-
-await Promise.all(
-  Array.from({ length: CLIENTS }, async (_, c) => {
-    const key = `soak-client-${c}`;
-    for (let n = c; Date.now() < deadline; n++) {
-      const family = NAMES[n % NAMES.length]!;
-      try {
-        record(family, await FAMILIES[family]!(key, n));
-      } catch (err) {
-        record(family, false, (err as Error).message);
+await line('start');
+for (let round = 1; round <= ROUNDS; round++) {
+  const deadline = Date.now() + MINUTES * 60_000;
+  const ticker = setInterval(() => void line(`t+${Math.round((Date.now() - started) / 1000)}s`), EVERY_S * 1000);
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async (_, c) => {
+      const key = `soak-client-${c}`;
+      for (let n = c; Date.now() < deadline; n++) {
+        const family = NAMES[n % NAMES.length]!;
+        try {
+          record(family, await FAMILIES[family]!(key, n));
+        } catch (err) {
+          record(family, false, (err as Error).message);
+        }
+        done += 1;
       }
-      done += 1;
-    }
-  }),
-);
-clearInterval(ticker);
-line('after load');
-await fetch(`${urls.platform}/_emulator/reset`, { method: 'POST' });
-await new Promise((r) => setTimeout(r, 5000));
-line('after reset');
+    }),
+  );
+  clearInterval(ticker);
+  await line(`after load ${round}`);
+  await fetch(`${urls.platform}/_emulator/reset`, { method: 'POST' });
+  await new Promise((r) => setTimeout(r, 5000));
+  await line(`after reset ${round}`);
+  child.kill('SIGUSR2');
+  await new Promise((r) => setTimeout(r, 2000));
+  await line(`after GC ${round}`);
+}
 
 console.log('\nfamily                 ok   failed  example');
 for (const [family, s] of [...stats].sort()) console.log(`${family.padEnd(20)} ${String(s.ok).padStart(6)} ${String(s.failed).padStart(7)}  ${s.example}`);
+console.log('\nemulator warn/error lines by message');
+for (const [msg, n] of [...byMessage].sort((a, b) => b[1] - a[1])) console.log(`${String(n).padStart(7)}  ${msg}`);
 child.kill('SIGTERM');
 await new Promise((r) => child.once('exit', r));
 process.exit(0);

@@ -31,7 +31,15 @@ export interface SocketWire {
   keepAudio(pcm: Buffer, sampleRate: number): void;
 }
 
-export function openSocketWire(emu: Emulator, socket: WebSocket, req: FastifyRequest, cutAfterChunks?: number): SocketWire {
+/** The largest frame a client may send; `ws` refuses longer ones from their header, before buffering them. */
+export const MAX_FRAME_BYTES = 8 * 1024 * 1024;
+export const OVERSIZE_REASON = `message over ${MAX_FRAME_BYTES} bytes (8 MiB)`;
+
+/**
+ * `onOversize` sends the socket's own error event for a frame over MAX_FRAME_BYTES; it goes out just
+ * before the 1009 close frame.
+ */
+export function openSocketWire(emu: Emulator, socket: WebSocket, req: FastifyRequest, cutAfterChunks?: number, onOversize?: () => void): SocketWire {
   const entry = req.emu?.entry;
   const accountId = req.emu?.account?.id ?? null;
   const controller = new AbortController();
@@ -67,6 +75,20 @@ export function openSocketWire(emu: Emulator, socket: WebSocket, req: FastifyReq
     finishEntry(req, 101);
   };
   socket.on('close', (code) => shutdown(code, true));
+  // `ws` answers a frame over maxPayload by calling close(1009) itself, before it emits 'error' and
+  // before any message handler could see the frame: this per-socket hook is the one moment where the
+  // socket is still open, so the error event goes out first and the close frame carries a reason.
+  const closeFrame = socket.close.bind(socket);
+  socket.close = (code?: number, reason?: string | Buffer) => {
+    if (code !== 1009 || closed || socket.readyState !== socket.OPEN) return closeFrame(code, reason);
+    try {
+      onOversize?.();
+    } catch (err) {
+      emu.logger.error({ err }, 'websocket oversize event failed');
+    }
+    recordFrame(entry, { dir: 'out', type: 'close', size: 0, event: '1009', at_ms: emu.clock.now() });
+    closeFrame(1009, reason ?? OVERSIZE_REASON);
+  };
   // A protocol error (e.g. a frame over 8 MiB) has already started the close handshake with its own
   // code (1009): cutting the TCP connection now would race that close frame and show the client 1006.
   socket.on('error', () => {

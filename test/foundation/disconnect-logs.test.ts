@@ -1,4 +1,5 @@
 import pino from 'pino';
+import WebSocket from 'ws';
 import { describe, expect, it } from 'vitest';
 import { runEmulator } from '../../src/app.js';
 import { configSchema } from '../../src/config.js';
@@ -14,6 +15,27 @@ async function leaveEarly(url: string, init: RequestInit): Promise<void> {
   await reader.read();
   ac.abort();
   await reader.read().catch(() => undefined);
+}
+
+/** Opens a socket, sends `first`, and drops the connection (no close frame) at the `leaveAt`-th message. */
+function leaveSocket(url: string, headers: Record<string, string>, first: unknown[], leaveAt = 1): Promise<void> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(url, { headers });
+    let seen = 0;
+    ws.on('open', () => first.forEach((m) => ws.send(Buffer.isBuffer(m) ? m : JSON.stringify(m))));
+    ws.on('message', () => {
+      if (++seen === leaveAt) ws.terminate();
+    });
+    ws.on('close', () => resolve());
+    ws.on('error', () => undefined);
+  });
+}
+
+/** 1 s of a 300 Hz tone as 16 kHz PCM16: speech enough for recognition and the voice conversation. */
+function tone(): Buffer {
+  const b = Buffer.alloc(32000);
+  for (let i = 0; i < 16000; i++) b.writeInt16LE(Math.round(6000 * Math.sin((2 * Math.PI * 300 * i) / 16000)), i * 2);
+  return b;
 }
 
 describe('a client that leaves mid-stream is routine', () => {
@@ -36,6 +58,14 @@ describe('a client that leaves mid-stream is routine', () => {
           headers: { 'x-api-key': 'leave-key', 'content-type': 'application/json', 'x-emulator-fault': 'cut_after_chunks=50' },
           body: JSON.stringify({ voice_id: 'female_bright', generate_text: LONG.slice(0, 480) }),
         });
+        const platformWs = emu.platformUrl.replace(/^http/, 'ws');
+        await leaveSocket(`${platformWs}/api/v1/audio/conversation/stream-text?api_key=leave-key`, {}, [{ voice_id: 'default', text_input: LONG.slice(0, 300) }], 2);
+        await leaveSocket(`${platformWs}/api/v1/audio/conversation/stream?api_key=leave-key`, {}, [{ voice_id: 'default' }, tone(), tone()], 1);
+        await leaveSocket(`${platformWs}/v1/speech-to-text/stream?api_key=leave-key`, {}, [{ meta: { audio_format: 'pcm16', language: 'en' } }, tone(), tone()], 1);
+        await leaveSocket(`${emu.speechUrl.replace(/^http/, 'ws')}/ws/v1/t2a_v2`, { authorization: 'Bearer leave-key' }, [
+          { event: 'task_start', model: 'speech-2.8-turbo', voice_setting: { voice_id: 'male-qn-qingse' } },
+          { event: 'task_continue', text: LONG },
+        ], 3);
       }
       // a request after the others: every earlier one has been handled by then
       expect((await fetch(`${emu.speechUrl}/_emulator/health`)).status).toBe(200);

@@ -5,6 +5,7 @@ import { registerDocuments } from '../../control/documents.js';
 import { registerRoot } from '../../control/pages.js';
 import { controlPlane } from '../../control/routes.js';
 import { installCors } from '../../core/cors.js';
+import { MAX_FRAME_BYTES } from '../../core/wire.js';
 import { registerDownloads } from '../../core/downloads.js';
 import type { Emulator } from '../../core/emulator.js';
 import { admitRequest } from '../../core/admission.js';
@@ -80,7 +81,7 @@ export async function setupPlatformApp(app: FastifyInstance, emu: Emulator): Pro
   registerRoot(app, 'platform');
 
   await app.register(multipart, { limits: { fileSize: 256 * 1024 * 1024, files: 1, fields: 16 } });
-  await app.register(websocket, { options: { maxPayload: 8 * 1024 * 1024 } });
+  await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES } });
 
   registerDownloads(app, emu, (reply, status, message) => sendJson(reply, status, failure(status === 403 ? 10003 : 10002, message)));
   await app.register(controlPlane, { prefix: '/_emulator', emu });

@@ -1,6 +1,7 @@
 import websocket from '@fastify/websocket';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { installCors } from '../../core/cors.js';
+import { MAX_FRAME_BYTES } from '../../core/wire.js';
 import { registerDownloads } from '../../core/downloads.js';
 import type { Emulator } from '../../core/emulator.js';
 import { installPipeline, pathOf } from '../../core/http.js';
@@ -54,7 +55,7 @@ export async function setupSpeechApp(app: FastifyInstance, emu: Emulator): Promi
     sendSpeechError(emu, reply.request, reply, new SpeechError(status === 403 ? 1004 : 1000, message, status)),
   );
   // Frames over 8 MiB close the socket with 1009, as on the platform's sockets.
-  await app.register(websocket, { options: { maxPayload: 8 * 1024 * 1024 } });
+  await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES } });
   await app.register(controlPlane, { prefix: '/_emulator', emu });
   await app.register(speechRoutes, { emu });
   await app.register(speechSocketRoutes, { emu });

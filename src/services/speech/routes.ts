@@ -105,6 +105,9 @@ async function wholeSynthesis(emu: Emulator, req: FastifyRequest, reply: Fastify
 }
 
 /** Writes and resolves once the bytes were handed to the socket (or the client is gone). */
+/** The client went away while its stream was being written: routine, not a failure. */
+class ClientGone extends Error {}
+
 function write(res: ServerResponse, text: string): Promise<boolean> {
   return new Promise((resolve) => {
     if (res.destroyed || res.writableEnded) return resolve(false);
@@ -180,7 +183,7 @@ async function streamSynthesis(
     if (cut === 0) return cutNow();
     for await (const chunk of encoded) {
       if (emu.closing.aborted) return await endForShutdown();
-      if (!(await write(res, intermediateEvent(chunk, traceId)))) throw new Error('client disconnected');
+      if (!(await write(res, intermediateEvent(chunk, traceId)))) throw new ClientGone('client disconnected');
       events++;
       countChunk(req);
       run.progress(events);
@@ -196,7 +199,8 @@ async function streamSynthesis(
     run.end('done', events);
     res.end();
   } catch (err) {
-    if (ac.signal.aborted || res.destroyed) {
+    if (err instanceof ClientGone || ac.signal.aborted || res.destroyed) {
+      emu.logger.debug('client left before the end of the speech stream');
       run.end('aborted', events);
       finishEntry(req, 200);
       return;

@@ -8,6 +8,7 @@ import type { Emulator } from '../../../core/emulator.js';
 import { takeFault } from '../../../core/http.js';
 import { issueText } from '../issues.js';
 import { isFinalMessage, parseJsonObject, unwrapMeta } from '../shared/socket-messages.js';
+import { MAX_FRAME_BYTES } from '../../../core/wire.js';
 import { openWire, toBuffer, type Wire } from '../shared/socket-wire.js';
 import { appendPcm, durationMs, INPUT_RATE, MAX_UTTERANCE_MS, newUtterance, nextPartial, recognizeUtterance, trailingSilenceMs, type Utterance } from '../shared/utterance.js';
 import {
@@ -35,7 +36,9 @@ export const PAUSE_MS = 1500;
 export const SILENCE_END_MS = 1000;
 
 export function conversationSocket(emu: Emulator, state: ConversationState, socket: WebSocket, req: FastifyRequest, mode: ConversationMode): void {
-  const wire = openWire(emu, socket, req, takeFault(req, 'cut_after_chunks'));
+  const wire = openWire(emu, socket, req, takeFault(req, 'cut_after_chunks'), () =>
+    wire.send({ type: 'error', code: '20003', message: `message: a frame is at most ${MAX_FRAME_BYTES} bytes (8 MiB)` }),
+  );
   const fail = (code: string, message: string, closeCode = CLOSE_POLICY) => {
     wire.send({ type: 'error', code, message });
     wire.close(closeCode, message);

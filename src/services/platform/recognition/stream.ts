@@ -9,6 +9,7 @@ import { FAMILIES } from '../families.js';
 import { issueText } from '../issues.js';
 import { refusalError } from '../refusal.js';
 import { isFinalMessage, parseJsonObject, unwrapMeta } from '../shared/socket-messages.js';
+import { MAX_FRAME_BYTES } from '../../../core/wire.js';
 import { openWire, toBuffer } from '../shared/socket-wire.js';
 import { appendPcm, durationMs, INPUT_RATE, MAX_UTTERANCE_MS, newUtterance, nextPartial } from '../shared/utterance.js';
 import { finishStream } from './model.js';
@@ -58,7 +59,10 @@ export async function recognitionStreamRoutes(app: FastifyInstance, opts: { emu:
 }
 
 function recognitionSocket(emu: Emulator, socket: WebSocket, req: FastifyRequest): void {
-  const wire = openWire(emu, socket, req);
+  const wire = openWire(emu, socket, req, undefined, () => {
+    event('error', { text: '', language: language ?? 'auto', confidence: 0 }, { code: 10001, message: `message: a frame is at most ${MAX_FRAME_BYTES} bytes (8 MiB)` });
+    phase = 'finished';
+  });
   const cutAfter = takeFault(req, 'cut_after_chunks');
   let language: string | null = null;
   let phase: 'meta' | 'audio' | 'finished' = 'meta';

@@ -10,8 +10,9 @@ export interface Wire extends SocketWire {
   send(event: { type: string } & Record<string, unknown>): void;
 }
 
-export function openWire(emu: Emulator, socket: WebSocket, req: FastifyRequest, cutAfterChunks?: number): Wire {
-  const wire = openSocketWire(emu, socket, req, cutAfterChunks) as Wire;
+/** `onOversize` sends the socket's `error` event for a frame over 8 MiB, just before the 1009 close. */
+export function openWire(emu: Emulator, socket: WebSocket, req: FastifyRequest, cutAfterChunks: number | undefined, onOversize: () => void): Wire {
+  const wire = openSocketWire(emu, socket, req, cutAfterChunks, onOversize) as Wire;
   wire.send = (event) => wire.sendJson(event, event.type);
   return wire;
 }

@@ -3,7 +3,7 @@ import type { RawData, WebSocket } from 'ws';
 import { admitRequest, type Admission, type Refusal } from '../../../core/admission.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { takeFault } from '../../../core/http.js';
-import { openSocketWire } from '../../../core/wire.js';
+import { MAX_FRAME_BYTES, openSocketWire } from '../../../core/wire.js';
 import { codeForHttpStatus, sendSpeechError, SpeechError, STATUS_MSG, traceIdOf } from '../errors.js';
 import { speechArea } from '../state.js';
 import { closeCodeFor, event, openSession, type SessionPort } from './model.js';
@@ -48,8 +48,9 @@ export async function speechSocketRoutes(app: FastifyInstance, opts: { emu: Emul
 }
 
 function speechSocket(emu: Emulator, socket: WebSocket, req: FastifyRequest, admission: Admission, area: ReturnType<typeof speechArea>): void {
-  const wire = openSocketWire(emu, socket, req);
   const ids = { sessionId: sessionIdOf(emu, admission.ok ? admission.account.id : 'anonymous'), traceId: traceIdOf(emu, req) };
+  const oversize = `invalid params, a message is at most ${MAX_FRAME_BYTES} bytes (8 MiB)`;
+  const wire = openSocketWire(emu, socket, req, undefined, () => wire.sendJson(event('task_failed', ids, 2013, oversize), 'task_failed'));
   if (!admission.ok) {
     const refusal = admission.refusal;
     if (refusal.kind === 'close_ws') return wire.close(refusal.closeCode, 'injected fault: close_ws');
