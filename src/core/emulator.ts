@@ -15,6 +15,7 @@ import { Journal } from './journal.js';
 import { RateWindows } from './limits.js';
 import { SignatureRecords } from './signatures.js';
 import { Sockets } from './sockets.js';
+import { SlotQueue } from './queue.js';
 
 /**
  * A part of the state owned by one service area (custom voices, uploads, sessions…). Areas register
@@ -60,6 +61,8 @@ export class Emulator {
   readonly limits: RateWindows;
   readonly signatures = new SignatureRecords();
   readonly sockets = new Sockets();
+  /** Syntheses running at once (HTTP T2A, platform TTS, speech sockets): `run`/`acquire` take a slot. */
+  readonly synthesis = SlotQueue.forCores();
   readonly areas = new Map<string, StateArea>();
   /** Routes of both services as registered (method, URL pattern, WebSocket or not). */
   readonly routes: RegisteredRoute[] = [];
