@@ -8,7 +8,7 @@
  *   node scripts/bundle.mjs            bundle now
  *   node scripts/bundle.mjs --if-stale bundle only when a source is newer than dist/main.js (npm start)
  */
-import { readdirSync, statSync } from 'node:fs';
+import { cpSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -51,6 +51,8 @@ export async function bundle() {
     // Bundled CommonJS dependencies call require(): give the ESM bundle one.
     banner: { js: "import { createRequire as __emuCreateRequire } from 'node:module'; const require = __emuCreateRequire(import.meta.url);" },
   });
+  // Files read at run time next to their module (new URL('./inspector/', import.meta.url)) sit next to the bundle.
+  cpSync(join(ROOT, 'src', 'control', 'inspector'), join(ROOT, 'dist', 'inspector'), { recursive: true });
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

@@ -233,10 +233,11 @@ async function main() {
     (r) => r.json() as Promise<{ status: string }>,
   );
   if (health2.status !== 'ok') fail('platform listener is not healthy');
-  const refused = await fetch(`http://127.0.0.1:${ports.EMULATOR_PLATFORM_PORT}/_emulator/health`);
+  // Probes are public; the rest of the control plane needs the token.
+  const refused = await fetch(`http://127.0.0.1:${ports.EMULATOR_PLATFORM_PORT}/_emulator/state`);
   if (refused.status !== 401) fail(`the control plane answered ${refused.status} without its token`);
   try {
-    const done = await smokeTest(`http://127.0.0.1:${ports.EMULATOR_SPEECH_PORT}`, `http://127.0.0.1:${ports.EMULATOR_PLATFORM_PORT}`);
+    const done = await smokeTest(`http://127.0.0.1:${ports.EMULATOR_SPEECH_PORT}`, `http://127.0.0.1:${ports.EMULATOR_PLATFORM_PORT}`, token);
     log(`smoke test on the image: ${done.join(', ')}`);
   } catch (err) {
     child.kill('SIGKILL');

@@ -3,7 +3,7 @@ import { startEmulator } from '../src/index.js';
 import { ENDPOINTS, nameOf, type Endpoint } from '../test/properties/endpoints.js';
 import { caseOf } from '../test/properties/inputs.js';
 import { check, describeCase, KNOWN_DEFECTS } from '../test/properties/runner.js';
-import { runWsCase, wsCase } from '../test/properties/ws.js';
+import { runWsCase, speechWsCase, wsCase } from '../test/properties/ws.js';
 
 /**
  * `npm run fuzz`: the property tests' generators at scale. Every HTTP endpoint of both services and
@@ -57,8 +57,8 @@ for (const e of ENDPOINTS.filter((x) => nameOf(x).includes(ONLY))) {
     }
   };
   if (e.websocket) {
-    await pool(fc.sample(wsCase, { numRuns: WS_RUNS, seed: SEED }), async (c) => {
-      const out = await runWsCase(emu.platformUrl, e.url, c, TIMEOUT_MS);
+    await pool(fc.sample(e.service === 'speech' ? speechWsCase : wsCase, { numRuns: WS_RUNS, seed: SEED }), async (c) => {
+      const out = await runWsCase(base(e), e.url, c, TIMEOUT_MS, 150, e.service);
       count(out.end, out.problem, () => JSON.stringify(c).slice(0, 200));
     });
   }

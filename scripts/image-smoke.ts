@@ -6,7 +6,7 @@
  */
 import WebSocket from 'ws';
 
-export async function smokeTest(speechUrl: string, platformUrl: string): Promise<string[]> {
+export async function smokeTest(speechUrl: string, platformUrl: string, controlToken?: string): Promise<string[]> {
   const done: string[] = [];
   const key = 'docker-verify-smoke';
   const json = async (url: string, body: unknown, headers: Record<string, string>) => {
@@ -64,5 +64,12 @@ export async function smokeTest(speechUrl: string, platformUrl: string): Promise
     ws.on('error', reject);
   });
   need(events.includes('audio') && events.at(-1) === 'done', 'conversation socket', events);
+  // The inspector's static files and the generated documents are served from dist/ (copied by the build).
+  const page = await fetch(`${speechUrl}/_emulator/`);
+  const script = await fetch(`${platformUrl}/_emulator/inspector/app.js`);
+  need(page.status === 200 && (await page.text()).includes('/_emulator/inspector/app.js') && script.status === 200, 'inspector page', [page.status, script.status]);
+  const openapi = await fetch(`${platformUrl}/_emulator/openapi/platform.json`, { headers: controlToken ? { authorization: `Bearer ${controlToken}` } : {} });
+  need(openapi.status === 200 && ((await openapi.json()) as any).openapi === '3.1.0', 'OpenAPI document', openapi.status);
+
   return done;
 }

@@ -4,6 +4,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply, type F
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
+import { corsHeaders } from './core/cors.js';
 import { Emulator } from './core/emulator.js';
 import { loadFixtures } from './core/fixtures.js';
 import { parserErrorHandler } from './core/parser-errors.js';
@@ -47,6 +48,7 @@ export function baseApp(
   logger: Logger,
   serverFactory?: (handler: (req: IncomingMessage, res: ServerResponse) => void) => Server,
   badUrl?: BadUrlAnswer,
+  corsOrigins: string[] = [],
 ): FastifyInstance {
   const app: FastifyInstance = Fastify({
     // Without this the router answers in Fastify's own shape, before any hook of ours runs.
@@ -54,9 +56,11 @@ export function baseApp(
       ? {
           frameworkErrors: (err: Error, req: FastifyRequest, reply: FastifyReply) => {
             const answer = badUrl(err.message, req.raw.url);
+            // No hook runs for a URL the router cannot read: the CORS headers are added here.
+            const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;
             void reply
               .code(answer.status)
-              .headers({ ...answer.headers, 'content-type': 'application/json; charset=utf-8' })
+              .headers({ ...corsHeaders(corsOrigins, origin), ...answer.headers, 'content-type': 'application/json; charset=utf-8' })
               .send(JSON.stringify(answer.body));
           },
         }
@@ -139,9 +143,15 @@ export async function runEmulator(config: Config, logger: Logger): Promise<Runni
       handler(req, res);
     });
     backupServer.on('clientError', parserErrorHandler(speechBadUrl));
-    return createServer(handler);
-  }, speechBadUrl);
-  const platform = baseApp(logger.child({ service: 'platform' }), undefined, platformBadUrl);
+    const primary = createServer(handler);
+    // WebSocket upgrades of the backup reach the same app's socket routes.
+    backupServer.on('upgrade', (req: IncomingMessage & { emulatorListener?: string }, socket, head) => {
+      req.emulatorListener = 'speech-backup';
+      primary.emit('upgrade', req, socket, head);
+    });
+    return primary;
+  }, speechBadUrl, config.corsOrigins);
+  const platform = baseApp(logger.child({ service: 'platform' }), undefined, platformBadUrl, config.corsOrigins);
   try {
     await setupSpeechApp(speech, emu);
     await setupPlatformApp(platform, emu);
@@ -161,10 +171,12 @@ export async function runEmulator(config: Config, logger: Logger): Promise<Runni
     speechBackup: urlOf(config.host, backupServer!),
     platform: urlOf(config.host, platform.server),
   };
+  emu.phase = 'ready';
 
   let closing: Promise<void> | null = null;
   const close = () =>
     (closing ??= (async () => {
+      emu.phase = 'closing';
       // Streams end at their next event boundary; sockets get a going-away close frame.
       emu.beginClose();
       emu.sockets.closeAll(1001, 'emulator shutting down');

@@ -26,6 +26,13 @@ export const configSchema = z.object({
   livekitApiKey: z.string().min(1).default('devkey'),
   livekitApiSecret: z.string().min(1).default('secret'),
   rtcUrl: z.string().min(1).default('wss://rtc.emulator.test'),
+  // Empty = any origin; `*` anywhere in the list also means any.
+  corsOrigins: z
+    .union([z.array(z.string()), z.string()])
+    .default([])
+    .transform((v) => (typeof v === 'string' ? v.split(',') : v).map((o) => o.trim().replace(/\/+$/, '')).filter(Boolean))
+    .transform((list) => (list.includes('*') ? [] : list))
+    .pipe(z.array(z.url({ protocol: /^https?$/, error: 'each origin must be an http(s) URL such as http://localhost:5173, or *' }))),
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -50,6 +57,7 @@ export const settings: { key: keyof Config; flag: string; env: string; help: str
   { key: 'livekitApiKey', flag: '--livekit-api-key', env: 'EMULATOR_LIVEKIT_API_KEY', help: 'key that signs room tokens' },
   { key: 'livekitApiSecret', flag: '--livekit-api-secret', env: 'EMULATOR_LIVEKIT_API_SECRET', help: 'secret that signs room tokens' },
   { key: 'rtcUrl', flag: '--rtc-url', env: 'EMULATOR_RTC_URL', help: 'rtc_url / wsUrl handed to clients' },
+  { key: 'corsOrigins', flag: '--cors-origins', env: 'EMULATOR_CORS_ORIGINS', help: 'browser origins allowed (comma list; * = any)' },
 ];
 
 export class ConfigError extends Error {}
@@ -94,7 +102,8 @@ export function usage(): string {
   const defaults = configSchema.parse({}) as Record<string, unknown>;
   const rows = settings.map((s) => {
     const d = defaults[s.key];
-    return `  ${s.flag.padEnd(22)} ${s.env.padEnd(30)} ${s.help}${d === undefined ? '' : ` (default ${String(d)})`}`;
+    const shown = Array.isArray(d) ? (d.length ? d.join(',') : '*') : String(d);
+    return `  ${s.flag.padEnd(22)} ${s.env.padEnd(30)} ${s.help}${d === undefined ? '' : ` (default ${shown})`}`;
   });
   return ['usage: speech-emulator [options]', '', '  flag                   environment variable           meaning', ...rows].join('\n');
 }

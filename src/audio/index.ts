@@ -8,6 +8,8 @@
  * - `synthesizeStream(input, {signal})` / `synthesizeDialogueStream(...)`: async iterable of
  *                                      Int16 PCM blocks produced as rendering advances; the
  *                                      timeline/duration are known up front; `done()` at the end.
+ * - `synthesizeStreamSliced(input, {signal})` the same stream, planned in slices that yield to
+ *                                      the event loop (for servers: a long text plans for ~20 ms).
  * Encoding
  * - `encodeAudio(format, source, opts)` whole file `{ bytes, meta }` (source: a SynthResult,
  *                                      any `{pcm, sampleRate, channels}`, or a PCM block stream).
@@ -31,6 +33,7 @@ export {
   synthesize,
   synthesizeDialogue,
   synthesizeStream,
+  synthesizeStreamSliced,
   synthesizeDialogueStream,
   type StreamOptions,
 } from './synth.js';
@@ -38,3 +41,5 @@ export { encodeAudio, encodeAudioStream, mp3Bitrate } from './encode/index.js';
 export { probeAudio, decodeToMono, AudioProbeError, type AudioProbeErrorCode } from './probe.js';
 export { readSignature } from './marker.js';
 export { speechActivity, type ActivityOptions } from './activity.js';
+export { TAG_NAMES, type TagName } from './text/tokens.js';
+export { encodeMulawStream, mulawByte, type MulawContainer } from './encode/mulaw.js';

@@ -18,6 +18,8 @@ function canonicalSettings(s: SynthSettings): unknown[] {
     !!s.watermark,
     s.sampleRate,
     s.channels,
+    // Only when given, so ids of syntheses without interjections stay what they were.
+    ...(s.interjections ? [Object.entries(s.interjections).sort()] : []),
   ];
 }
 

@@ -2,9 +2,10 @@
 // rendered block by block as the consumer pulls them, yielding to the event loop between blocks.
 import { EFFECT_TAIL_S, effectProcessor, softLimit } from './effects.js';
 import { signatureFrames, signatureSamples } from './marker.js';
-import { planText, type FrameSpan, type Segment } from './plan.js';
+import { planTextSteps, type FrameSpan, type Segment } from './plan.js';
 import { signatureIdFor } from './signature-id.js';
 import { renderTag, renderWatermark } from './sounds.js';
+import { runSteps, type Steps } from './text/tokens.js';
 import type { DialogueInput, SynthInput, SynthResult, SynthSettings, SynthStream, SynthSummary, Timeline, VoiceTone } from './types.js';
 import { mixOf, renderBurst, styleFor } from './voice.js';
 
@@ -15,6 +16,8 @@ export interface StreamOptions {
 /** Frames per PCM block of a stream. */
 export const BLOCK_FRAMES = 4096;
 const YIELD_AFTER_MS = 8;
+/** Longest stretch of planning between two turns of the event loop. */
+const PLAN_SLICE_MS = 4;
 const CACHE_ENTRIES = 256;
 
 interface Part {
@@ -39,7 +42,7 @@ function checkSettings(s: SynthSettings): void {
 
 const ms = (frames: number, sr: number) => Math.round((frames * 1e6) / sr) / 1000;
 
-function prepare(parts: Part[], s: SynthSettings, id: string, turnGapMs: number, dialogue: boolean): Prepared {
+function* prepare(parts: Part[], s: SynthSettings, id: string, turnGapMs: number, dialogue: boolean): Steps<Prepared> {
   checkSettings(s);
   const sr = s.sampleRate;
   let pos = signatureFrames(sr);
@@ -48,16 +51,16 @@ function prepare(parts: Part[], s: SynthSettings, id: string, turnGapMs: number,
   const sentences: FrameSpan[] = [];
   const turns: { speaker: number; text: string; start: number; end: number }[] = [];
   let end = pos;
-  parts.forEach((p, k) => {
+  for (const [k, p] of parts.entries()) {
     if (k > 0) pos += Math.round((turnGapMs / 1000) * sr);
-    const plan = planText(p.text, s, sr, pos, k);
+    const plan = yield* planTextSteps(p.text, s, sr, pos, k);
     segments.push(...plan.segments);
     words.push(...plan.words);
     sentences.push(...plan.sentences);
     turns.push({ speaker: p.speaker, text: p.text, start: pos, end: plan.soundEnd });
     pos = plan.soundEnd;
     end = plan.end;
-  });
+  }
   const effect = s.voiceModify?.soundEffect;
   const tail = effect ? Math.round(EFFECT_TAIL_S[effect] * sr) : 0;
   const watermarkAt = end + tail;
@@ -182,12 +185,25 @@ function streamOf(p: Prepared, opts: StreamOptions): SynthStream {
   };
 }
 
-function single(input: SynthInput): Prepared {
+function single(input: SynthInput): Steps<Prepared> {
   return prepare([{ text: input.text, voices: input.voices, speaker: 0 }], input, signatureIdFor(input), 0, false);
 }
 
-function dialogue(input: DialogueInput): Prepared {
+function dialogue(input: DialogueInput): Steps<Prepared> {
   return prepare(input.turns, input, signatureIdFor(input), input.turnGapMs ?? 400, true);
+}
+
+/** Runs the planning steps, letting the event loop run whenever a slice took YIELD_AFTER_MS. */
+async function runSliced<T>(steps: Steps<T>): Promise<T> {
+  let last = performance.now();
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+    if (performance.now() - last > PLAN_SLICE_MS) {
+      await tick();
+      last = performance.now();
+    }
+  }
 }
 
 async function collect(p: Prepared, opts: StreamOptions = {}): Promise<SynthResult> {
@@ -202,19 +218,27 @@ async function collect(p: Prepared, opts: StreamOptions = {}): Promise<SynthResu
 
 /** Whole synthesis: PCM, timeline and signature id. */
 export function synthesize(input: SynthInput, opts: StreamOptions = {}): Promise<SynthResult> {
-  return collect(single(input), opts);
+  return collect(runSteps(single(input)), opts);
 }
 
 /** A podcast: turns in order with `turnGapMs` between them; `turns` gives each turn's span. */
 export function synthesizeDialogue(input: DialogueInput, opts: StreamOptions = {}): Promise<SynthResult> {
-  return collect(dialogue(input), opts);
+  return collect(runSteps(dialogue(input)), opts);
 }
 
 /** Streaming synthesis: blocks of 4096 frames as rendering advances; abort with `signal`. */
 export function synthesizeStream(input: SynthInput, opts: StreamOptions = {}): SynthStream {
-  return streamOf(single(input), opts);
+  return streamOf(runSteps(single(input)), opts);
+}
+
+/**
+ * The same stream, planned in slices that yield to the event loop (planning a 10,000-character
+ * text takes tens of milliseconds): what a server uses so other requests keep being served.
+ */
+export async function synthesizeStreamSliced(input: SynthInput, opts: StreamOptions = {}): Promise<SynthStream> {
+  return streamOf(await runSliced(single(input)), opts);
 }
 
 export function synthesizeDialogueStream(input: DialogueInput, opts: StreamOptions = {}): SynthStream {
-  return streamOf(dialogue(input), opts);
+  return streamOf(runSteps(dialogue(input)), opts);
 }

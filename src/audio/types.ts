@@ -1,4 +1,5 @@
 // Shared types of the audio engine. Everything here is plain data.
+import type { TagName } from './text/tokens.js';
 
 export type AudioFormat = 'mp3' | 'wav' | 'flac' | 'pcm';
 
@@ -47,6 +48,8 @@ export interface SynthSettings {
   pauseMarkers?: boolean;
   /** Bracketed tags (`[laughs]`, ...) -> short non-tonal sounds; unknown bracketed words are read. */
   tags?: boolean;
+  /** Parenthesized interjections (`(laughs)`) -> the tag sound named for each; others are read as text. */
+  interjections?: Readonly<Record<string, TagName>>;
   /** Replaces what is spoken; timeline spans still refer to the ORIGINAL text. */
   pronunciations?: { text: string; replacement: string }[];
   /** Text between `$$ ... $$` is read as a spoken formula. */
@@ -163,10 +166,15 @@ export interface EncodedAudio {
   meta: AudioMeta;
 }
 
-/** Chunks of an encoded stream; `meta()` resolves after the last chunk. */
+/** Chunks of an encoded stream (whole frames); `meta()` resolves after the last chunk. */
 export interface EncodedStream extends AsyncIterable<Buffer> {
   readonly format: AudioFormat;
   meta(): Promise<AudioMeta>;
+  /**
+   * After the last chunk, of a stream opened with `keepWhole`: the joined chunks with true header
+   * totals (WAV RIFF/data sizes; FLAC total samples and MD5), i.e. the one-shot file.
+   */
+  wholeFile(): Promise<Buffer>;
 }
 
 export type ProbedFormat = 'wav' | 'mp3' | 'flac' | 'm4a' | 'ogg' | 'webm' | 'aac' | 'pcm' | 'opus';

@@ -1,84 +1,32 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { z } from 'zod';
-import { accountView, CAPABILITIES, redactKey } from '../core/accounts.js';
+import type { FastifyInstance } from 'fastify';
 import type { Emulator } from '../core/emulator.js';
-import { faultRuleSchema } from '../core/faults.js';
-import { accountId } from '../core/accounts.js';
-import { VERSION } from '../version.js';
+import { accountRoutes } from './accounts.js';
+import { clockRoutes } from './clock.js';
+import { authorized, ControlError, type ControlInput } from './common.js';
+import { faultRoutes } from './faults.js';
+import { fixtureRoutes } from './fixtures.js';
+import { healthRoutes } from './health.js';
+import { journalRoutes } from './journal.js';
+import { metricsRoutes } from './metrics.js';
+import { resetRoutes } from './reset.js';
+import { stateRoutes } from './state.js';
+import { verifyRoutes } from './verify.js';
 import { describeValue } from '../core/describe.js';
+import { documentRoutes } from './documents.js';
+import { liveJournal } from './live.js';
+import { inspectorPages } from './pages.js';
 
 /**
  * The control plane, mounted under /_emulator on every listener: health, reset, clock, accounts, state,
- * faults and journal. Control calls are not journaled and never see faults.
+ * faults, journal, metrics, verification and fixtures, one file per concern. Control calls are not
+ * journaled and never see faults. Each route declares its zod schemas (body, query, params).
  */
-class ControlError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** A key named on the control plane, trimmed as the services trim presented keys. */
-function keyParam(value: string, what: string): string {
-  const key = value.trim();
-  if (!key) throw new ControlError(400, `${what} must be a non-empty key`);
-  return key;
-}
-
-function parse<T extends z.ZodType>(schema: T, value: unknown, what: string): z.output<T> {
-  // No body means "nothing to change"; a JSON null is a body, and not an object.
-  const r = schema.safeParse(value === undefined ? {} : value);
-  if (r.success) return r.data;
-  const issue = r.error.issues[0]!;
-  const keys = (issue as { keys?: string[] }).keys;
-  const field = [...issue.path, ...(keys ? [keys.join(', ')] : [])].join('.');
-  throw new ControlError(400, `${what}${field ? ` field ${field}` : ''}: ${issue.message}`);
-}
-
-const clockBody = z
-  .object({
-    advance_ms: z.number().int().min(0).optional(),
-    freeze: z.boolean().optional(),
-    set_ms: z.number().int().min(0).optional(),
-  })
-  .strict();
-
-const accountBody = z
-  .object({
-    balance_micro: z.int().min(0).optional(),
-    free_call_seconds: z.number().min(0).optional(),
-    capabilities: z.array(z.enum(CAPABILITIES)).optional(),
-    project: z.string().min(1).optional(),
-    disabled: z.boolean().optional(),
-    limits: z
-      .object({
-        requests_per_minute: z.int().min(1).nullable().optional(),
-        characters_per_minute: z.int().min(1).nullable().optional(),
-        max_concurrent_calls: z.int().min(1).nullable().optional(),
-        single_channel: z.boolean().optional(),
-      })
-      .strict()
-      .optional(),
-  })
-  .strict();
-
-const journalQuery = z
-  .object({
-    limit: z.coerce.number().int().min(1).optional(),
-    path: z.string().optional(),
-    account: z.string().optional(),
-  })
-  .strict();
-
-/** What a control route accepts besides its own schema: query parameters, and whether it reads a body. */
-type ControlInput = { query?: string[]; body?: boolean };
-const input = (control: ControlInput) => ({ config: { control } });
-
 function isEmptyObject(v: unknown): boolean {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length === 0;
 }
+
+
+type SchemaError = Error & { statusCode?: number; validation?: { instancePath?: string; message?: string; params?: { keys?: string[] } }[]; validationContext?: string };
 
 export async function controlPlane(app: FastifyInstance, opts: { emu: Emulator }): Promise<void> {
   const emu = opts.emu;
@@ -99,14 +47,26 @@ export async function controlPlane(app: FastifyInstance, opts: { emu: Emulator }
   // Only JSON bodies: a text/plain body is not silently read as a string.
   app.removeContentTypeParser('text/plain');
 
+  // Probes (health, livez, readyz) answer without the token: they reveal nothing but status and version.
   app.addHook('onRequest', async (req) => {
+    const control = req.routeOptions.config?.control;
+    if (control?.public) return;
+    // EventSource cannot send headers: the live journal feed takes the token as ?token= too.
     const token = emu.config.controlToken;
-    if (!token) return;
-    if (req.headers.authorization !== `Bearer ${token}`) throw new ControlError(401, 'control plane needs Authorization: Bearer <EMULATOR_CONTROL_TOKEN>');
+    if (control?.tokenInQuery && token && (req.query as { token?: unknown }).token === token) return;
+    if (!authorized(emu, req)) throw new ControlError(401, 'control plane needs Authorization: Bearer <EMULATOR_CONTROL_TOKEN>');
   });
 
-  app.setErrorHandler((err: Error & { statusCode?: number }, req, reply) => {
-    if (err instanceof ControlError) return reply.code(err.status).send({ error: { message: err.message } });
+  app.setErrorHandler((err: SchemaError, req, reply) => {
+    if (err instanceof ControlError) return reply.code(err.status).send({ ...err.extra, error: { message: err.message } });
+    if (err.validation?.length) {
+      const first = err.validation[0]!;
+      const path = (first.instancePath ?? '').split('/').filter(Boolean);
+      const keys = first.params?.keys;
+      const field = [...path, ...(keys?.length ? [keys.join(', ')] : [])].join('.');
+      const what = req.routeOptions.config?.control?.what ?? (err.validationContext === 'querystring' ? 'query' : (err.validationContext ?? 'request'));
+      return reply.code(400).send({ error: { message: `${what}${field ? ` field ${field}` : ''}: ${first.message}` } });
+    }
     if ((err as { code?: string }).code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
       return reply.code(400).send({ error: { message: `body must be JSON (Content-Type: application/json), not ${req.headers['content-type'] ?? '(none)'}` } });
     }
@@ -126,115 +86,17 @@ export async function controlPlane(app: FastifyInstance, opts: { emu: Emulator }
       throw new ControlError(400, `${where}: unknown query parameter ${unknown.join(', ')} (accepted: ${accepts.query?.join(', ') || 'none'})`);
     }
     if (!accepts.body && req.body !== undefined && !isEmptyObject(req.body)) throw new ControlError(400, `${where} takes no body (got ${describeValue(req.body)})`);
+    // No body at all means "nothing to change": the route's body schema sees {}.
+    if (accepts.body && req.body === undefined) req.body = {};
   });
+
+  await app.register(inspectorPages);
+  await app.register(liveJournal, { emu });
+  await app.register(documentRoutes, { emu });
 
   app.setNotFoundHandler((req, reply) => reply.code(404).send({ error: { message: `no control route ${req.method} ${req.url.split('?')[0]}` } }));
 
-  app.get('/health', input({}), async () => ({
-    status: 'ok',
-    version: VERSION,
-    services: { speech: emu.urls.speech, speech_backup: emu.urls.speechBackup, platform: emu.urls.platform },
-  }));
-
-  app.post('/reset', input({ query: ['account'] }), async (req: FastifyRequest<{ Querystring: { account?: string } }>, reply) => {
-    if (req.query.account !== undefined) {
-      const key = keyParam(String(req.query.account), 'query account');
-      emu.reset(accountId(key));
-      return reply.code(200).send({ reset: 'account', account: redactKey(key) });
-    }
-    emu.reset();
-    return reply.code(200).send({ reset: 'all' });
-  });
-
-  const clockView = () => ({ now_ms: emu.clock.now(), frozen: emu.clock.frozen });
-  app.get('/clock', input({}), async () => clockView());
-  app.post('/clock', input({ body: true }), async (req) => {
-    const body = parse(clockBody, req.body, 'clock');
-    if (body.freeze === true) emu.clock.freeze(true);
-    if (body.set_ms !== undefined) emu.clock.set(body.set_ms);
-    if (body.advance_ms !== undefined) emu.clock.advance(body.advance_ms);
-    if (body.freeze === false) emu.clock.freeze(false);
-    emu.markDirty();
-    return clockView();
-  });
-
-  app.put('/accounts/:key', input({ body: true }), async (req: FastifyRequest<{ Params: { key: string } }>) => {
-    const body = parse(accountBody, req.body, 'account');
-    const limits = body.limits
-      ? Object.fromEntries(Object.entries(body.limits).map(([k, v]) => [k, v === null ? undefined : v]))
-      : undefined;
-    const account = emu.accounts.put(keyParam(req.params.key, 'account key'), { ...body, limits });
-    emu.markDirty();
-    return accountView(account);
-  });
-
-  app.get('/accounts/:key', input({}), async (req: FastifyRequest<{ Params: { key: string } }>) => {
-    const account = emu.accounts.peek(keyParam(req.params.key, 'account key'));
-    if (!account) throw new ControlError(404, 'no such account (strict keys are on and this key is not listed)');
-    return accountView(account);
-  });
-
-  app.get('/state', input({}), async () => {
-    const accounts = emu.accounts.all().map((a) => {
-      const resources: Record<string, unknown> = {};
-      for (const area of emu.areas.values()) if (area.view) resources[area.name] = area.view(a.id);
-      return {
-        ...accountView(a),
-        resources,
-        open_websockets: emu.sockets.list(a.id).map((s) => ({ path: s.path, opened_at_ms: s.openedAtMs })),
-        pending_timers: emu.clock.pending(a.id).map((t) => ({ label: t.label, due_ms: t.dueMs })),
-      };
-    });
-    return {
-      now_ms: emu.clock.now(),
-      frozen: emu.clock.frozen,
-      accounts,
-      totals: {
-        open_websockets: emu.sockets.list().length,
-        pending_timers: emu.clock.pending().length,
-        journal_entries: emu.journal.size(),
-        fault_rules: emu.faults.list().length,
-        signature_records: emu.signatures.size(),
-      },
-    };
-  });
-
-  const ruleView = (r: ReturnType<typeof emu.faults.list>[number]) => ({
-    id: r.id,
-    service: r.service,
-    method: r.method,
-    path: r.path,
-    account: r.accountLabel,
-    times: r.times,
-    probability: r.probability,
-    fault: r.fault,
-    remaining: r.remaining,
-  });
-
-  app.post('/faults', input({ body: true }), async (req, reply) => {
-    const body = parse(faultRuleSchema, req.body, 'fault rule');
-    const key = body.account === undefined ? undefined : keyParam(body.account, 'fault rule field account');
-    const account = key ? { id: accountId(key), label: redactKey(key) } : undefined;
-    const rule = emu.faults.add(body, account);
-    return reply.code(201).send({ id: rule.id, rule: ruleView(rule) });
-  });
-  app.get('/faults', input({}), async () => ({ rules: emu.faults.list().map(ruleView) }));
-  app.delete('/faults', input({}), async () => {
-    emu.faults.clear();
-    return { deleted: 'all' };
-  });
-  app.delete('/faults/:id', input({}), async (req: FastifyRequest<{ Params: { id: string } }>) => {
-    if (!emu.faults.remove(req.params.id)) throw new ControlError(404, `no fault rule ${req.params.id}`);
-    return { deleted: req.params.id };
-  });
-
-  app.get('/journal', input({ query: ['limit', 'path', 'account'] }), async (req) => {
-    const q = parse(journalQuery, req.query, 'journal query');
-    const entries = emu.journal.list({ limit: q.limit, path: q.path, accountId: q.account !== undefined ? accountId(keyParam(q.account, 'journal query account')) : undefined });
-    return { entries: entries.map(({ accountId: _hidden, ...e }) => e) };
-  });
-  app.delete('/journal', input({}), async (_req, reply: FastifyReply) => {
-    emu.journal.clear();
-    return reply.code(200).send({ deleted: 'all' });
-  });
+  for (const routes of [healthRoutes, metricsRoutes, resetRoutes, clockRoutes, accountRoutes, stateRoutes, faultRoutes, journalRoutes, verifyRoutes, fixtureRoutes]) {
+    routes(app, emu);
+  }
 }

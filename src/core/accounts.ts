@@ -22,6 +22,8 @@ export interface AccountSettings {
   project?: string;
   disabled?: boolean;
   limits?: AccountLimits;
+  /** Identity verification done (speech voice cloning needs it: 2038 otherwise). Default true. */
+  real_name_verified?: boolean;
 }
 
 export interface Account {
@@ -32,6 +34,8 @@ export interface Account {
   project: string;
   disabled: boolean;
   limits: AccountLimits;
+  /** False only when set so: voice cloning on the speech service then answers 2038. */
+  realNameVerified: boolean;
   /** Free pool of call seconds not yet used. */
   freeCallSeconds: number;
   /** True when the account comes from the fixture or a PUT (strict mode accepts only these). */
@@ -61,7 +65,22 @@ export class Accounts {
   private fixture = new Map<string, AccountSettings & { label: string }>();
 
   constructor(private readonly opts: AccountsOptions) {
-    for (const f of opts.fixture) this.fixture.set(accountId(f.key), { ...f, label: redactKey(f.key) });
+    this.useFixture(opts.fixture, opts.freeCallSeconds);
+  }
+
+  /**
+   * Replaces the accounts fixture at run time: keys it lists get its settings at once (their balance
+   * too), keys it no longer lists keep what they have; new accounts get the new free call seconds.
+   * `reapply: false` (a snapshot being restored) leaves the accounts as they were saved.
+   */
+  useFixture(fixture: (AccountSettings & { key: string })[], freeCallSeconds: number, reapply = true): void {
+    this.opts.freeCallSeconds = freeCallSeconds;
+    this.fixture.clear();
+    for (const f of fixture) this.fixture.set(accountId(f.key), { ...f, label: redactKey(f.key) });
+    for (const [id, account] of reapply ? this.accounts : []) {
+      const listed = this.fixture.get(id);
+      if (listed) this.accounts.set(id, { ...this.build(id, account.label, listed), freeCallSeconds: account.freeCallSeconds });
+    }
   }
 
   /** Resolves a presented key; unknown non-empty keys become their own account unless strict. */
@@ -91,6 +110,7 @@ export class Accounts {
     if (settings.project !== undefined) account.project = settings.project;
     if (settings.disabled !== undefined) account.disabled = settings.disabled;
     if (settings.limits !== undefined) account.limits = { ...account.limits, ...settings.limits };
+    if (settings.real_name_verified !== undefined) account.realNameVerified = settings.real_name_verified;
     return account;
   }
 
@@ -155,6 +175,7 @@ export class Accounts {
       project: listed?.project ?? 'default',
       disabled: listed?.disabled ?? false,
       limits: { ...(listed?.limits ?? {}) },
+      realNameVerified: listed?.real_name_verified ?? true,
       freeCallSeconds: this.opts.freeCallSeconds,
       listed: listed !== undefined,
     };
@@ -171,5 +192,6 @@ export function accountView(a: Account) {
     project: a.project,
     disabled: a.disabled,
     limits: a.limits,
+    real_name_verified: a.realNameVerified !== false,
   };
 }

@@ -9,11 +9,17 @@ import { takeFault } from './http.js';
  * then the capability of the operation. Each service, socket and tool endpoint renders the refusal in
  * its own shape; none of them decides the order again.
  */
+/** Why a presented key admits nobody. */
+export type KeyProblem = 'missing' | 'invalid' | 'disabled';
+
+/** The texts a service gives each key problem (each service words them for where its key travels). */
+export type KeyTexts = Record<KeyProblem, string>;
+
 export type Refusal =
   | { kind: 'close_ws'; closeCode: number }
   | { kind: 'fault_code'; code: number }
   | { kind: 'fault_status'; status: number }
-  | { kind: 'key'; problem: 'missing' | 'invalid' | 'disabled' }
+  | { kind: 'key'; problem: KeyProblem }
   | { kind: 'capability'; capability: Capability };
 
 export type Admission = { ok: true; account: Account } | { ok: false; refusal: Refusal };
@@ -24,8 +30,11 @@ export type AdmissionFaultField = 'close_ws' | 'code' | 'status';
 export interface AdmissionInput {
   /** Takes one field of the request's fault directive (and marks it expressed), or undefined. */
   fault(field: AdmissionFaultField): number | undefined;
-  /** What the presented key resolved to. */
-  key: Resolution;
+  /**
+   * What the presented key resolved to. A function is called only once the faults let the request pass
+   * (a key read from a body, like /mcp `arguments.apiKey`, may itself refuse by throwing the caller's error).
+   */
+  key: Resolution | (() => Resolution);
   /** The capability the operation needs, if any. */
   capability?: Capability;
   /** A WebSocket honours `close_ws` before anything else; HTTP operations never take it here. */
@@ -41,8 +50,9 @@ export function admit(emu: Emulator, input: AdmissionInput): Admission {
   if (code !== undefined) return { ok: false, refusal: { kind: 'fault_code', code } };
   const status = input.fault('status');
   if (status !== undefined) return { ok: false, refusal: { kind: 'fault_status', status } };
-  if (!input.key.ok) return { ok: false, refusal: { kind: 'key', problem: input.key.problem } };
-  const account = input.key.account;
+  const key = typeof input.key === 'function' ? input.key() : input.key;
+  if (!key.ok) return { ok: false, refusal: { kind: 'key', problem: key.problem } };
+  const account = key.account;
   if (input.capability && !emu.accounts.has(account, input.capability)) {
     return { ok: false, refusal: { kind: 'capability', capability: input.capability } };
   }

@@ -13,6 +13,7 @@ import type { LoadedFixtures } from './fixtures.js';
 import { Ids, type SavedIds } from './ids.js';
 import { Journal } from './journal.js';
 import { RateWindows } from './limits.js';
+import { Metrics } from './metrics.js';
 import { SignatureRecords } from './signatures.js';
 import { Sockets } from './sockets.js';
 import { SlotQueue } from './queue.js';
@@ -50,6 +51,12 @@ export interface ServiceUrls {
 
 const SNAPSHOT = 'state.json';
 
+function countBy(keys: string[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const k of keys) out.set(k, (out.get(k) ?? 0) + 1);
+  return out;
+}
+
 /** Everything one emulator instance owns. No module-level state: several instances can share a process. */
 export class Emulator {
   readonly clock = new Clock();
@@ -66,11 +73,19 @@ export class Emulator {
   readonly areas = new Map<string, StateArea>();
   /** Routes of both services as registered (method, URL pattern, WebSocket or not). */
   readonly routes: RegisteredRoute[] = [];
+  /** Each service's OpenAPI generator (control/documents.ts), so any listener serves every document. */
+  readonly documents = new Map<'speech' | 'platform', () => unknown>();
   /** Saved parts of areas not registered yet (they register on first use). */
   private unclaimed = new Map<string, unknown>();
   readonly dataDir: string;
   readonly persistent: boolean;
   urls: ServiceUrls = { speech: '', speechBackup: '', platform: '' };
+  /** Readiness for probes: ready only between the end of start-up and the start of close. */
+  phase: 'starting' | 'ready' | 'closing' = 'starting';
+  readonly metrics = new Metrics({
+    sockets: () => countBy(this.sockets.list().map((s) => s.path)),
+    streams: () => countBy(this.journal.list().filter((e) => e.status === null && (e.response.summary as { stream?: unknown } | undefined)?.stream).map((e) => e.service)),
+  });
   private dirtyTimer: NodeJS.Timeout | null = null;
   private saving: Promise<void> = Promise.resolve();
   /** A snapshot waiting for the one being written: later callers share it (one write serves them all). */
@@ -117,6 +132,18 @@ export class Emulator {
       if (persistent) await writeFile(secretFile, secret, { mode: 0o600 });
     }
     return new Emulator(config, fixtures, logger, dataDir, persistent, secret);
+  }
+
+  /**
+   * The state area of this name, created and registered on its first use (one per emulator instance),
+   * typed as its owner made it: `emu.areaOf('podcasts', () => createPodcastArea(emu))`.
+   */
+  areaOf<A extends StateArea>(name: string, create: () => A): A {
+    const existing = this.areas.get(name);
+    if (existing) return existing as A;
+    const area = create();
+    this.registerArea(area);
+    return area;
   }
 
   registerArea(area: StateArea): void {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { RandomStream } from './ids.js';
+import { firstProblemOf } from './validation.js';
 
 /**
  * Fault injection. A directive says what an endpoint must do instead of its normal work; each endpoint
@@ -67,9 +68,9 @@ export function parseFaultHeader(value: string): FaultDirective {
   }
   const parsed = faultDirectiveSchema.safeParse(out);
   if (!parsed.success) {
-    const i = parsed.error.issues[0]!;
-    const field = i.path.length ? String(i.path[0]) : (i as { keys?: string[] }).keys?.join(',') ?? '';
-    throw new FaultHeaderError(`X-Emulator-Fault: ${field ? `${field}: ` : ''}${i.message}`);
+    const problem = firstProblemOf(parsed.error);
+    const field = problem?.path.length ? String(problem.path[0]) : (problem?.keys?.join(',') ?? '');
+    throw new FaultHeaderError(`X-Emulator-Fault: ${field ? `${field}: ` : ''}${problem?.rule ?? 'invalid directive'}`);
   }
   return parsed.data;
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TAG_NAMES } from '../audio/text/tokens.js';
 import { CAPABILITIES } from './accounts.js';
 
 /**
@@ -10,6 +11,8 @@ const voice = z.object({
   name: z.string().min(1),
   language: z.string().min(1),
   gender: z.enum(['male', 'female', 'neutral']).default('neutral'),
+  /** One sentence for voice listings (`get_voice`); a default is built from gender and language. */
+  description: z.string().optional(),
 });
 
 export const fixtureSchemas = {
@@ -20,6 +23,7 @@ export const fixtureSchemas = {
       capabilities: z.array(z.enum(CAPABILITIES)).optional(),
       project: z.string().min(1).optional(),
       disabled: z.boolean().optional(),
+      real_name_verified: z.boolean().optional(),
       limits: z
         .object({
           requests_per_minute: z.int().min(1).optional(),
@@ -45,6 +49,26 @@ export const fixtureSchemas = {
     free_call_seconds: z.int().min(0).default(0),
   }),
   'speech-voices.json': z.array(voice),
+  /** Models of the speech service: emotions each accepts, interjection tags, legacy aliases. */
+  'speech-models.json': z
+    .object({
+      models: z
+        .array(
+          z.object({
+            model: z.string().min(1),
+            emotions: z.array(z.string().min(1)),
+            /** Parenthesized interjections such as `(laughs)` become sounds (else they are read as text). */
+            interjection_tags: z.boolean().default(false),
+            /** `language_boost` values this model refuses (2013). */
+            unsupported_language_boosts: z.array(z.string().min(1)).default([]),
+          }),
+        )
+        .min(1),
+      aliases: z.record(z.string().min(1), z.string().min(1)).default({}),
+      /** Each interjection of the models that honour them, and the engine's tag sound it makes. */
+      interjection_tags: z.record(z.string().regex(/^[a-z][a-z-]*$/, 'must be lowercase letters and hyphens'), z.enum(TAG_NAMES)).default({}),
+    })
+    .refine((c) => Object.values(c.aliases).every((m) => c.models.some((x) => x.model === m)), 'every alias must name a model of models'),
   'platform-voices.json': z.array(voice),
   'roles.json': z.array(
     z.object({

@@ -26,6 +26,19 @@ export interface LoadedFixtures {
   resolveFile(rel: string): string;
 }
 
+export function isFixtureName(name: string): name is FixtureName {
+  return Object.hasOwn(fixtureSchemas, name);
+}
+
+/** The one check of a fixture's content, at start-up and at run time: `field a.b: rule` when refused. */
+export function validateFixture<N extends FixtureName>(name: N, json: unknown): { ok: true; data: Fixtures[N] } | { ok: false; message: string } {
+  const parsed = fixtureSchemas[name].safeParse(json);
+  if (parsed.success) return { ok: true, data: parsed.data as Fixtures[N] };
+  const issue = parsed.error.issues[0]!;
+  const field = issue.path.length ? issue.path.join('.') : '(root)';
+  return { ok: false, message: `field ${field}: ${issue.message}` };
+}
+
 /** Loads and validates every fixture, the user's folder overriding the package's file by file. */
 export async function loadFixtures(overrideDir?: string): Promise<LoadedFixtures> {
   const base = defaultFixturesDir();
@@ -41,12 +54,8 @@ export async function loadFixtures(overrideDir?: string): Promise<LoadedFixtures
     } catch (err) {
       throw new FixtureError(`fixture ${path}: ${(err as Error).message}`);
     }
-    const parsed = fixtureSchemas[name].safeParse(json);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
-      const field = issue.path.length ? issue.path.join('.') : '(root)';
-      throw new FixtureError(`fixture ${path}: field ${field}: ${issue.message}`);
-    }
+    const parsed = validateFixture(name, json);
+    if (!parsed.ok) throw new FixtureError(`fixture ${path}: ${parsed.message}`);
     data[name] = parsed.data;
     sources[name] = path;
   }

@@ -4,7 +4,8 @@ import type { Account, Capability } from './accounts.js';
 import { accountId, redactKey } from './accounts.js';
 import type { Emulator } from './emulator.js';
 import { parseFaultHeader, type FaultDirective, type FaultField } from './faults.js';
-import { lazyField, summarize, type JournalEntry } from './journal.js';
+import { lazyField, specCodeOf, summarize, type Journal, type JournalEntry } from './journal.js';
+import type { Metrics } from './metrics.js';
 
 /** Which listener a request reached. Fault rules name it as `service`. */
 export type Listener = 'speech' | 'speech-backup' | 'platform';
@@ -19,8 +20,13 @@ export interface RequestState {
   faultUsed: Set<FaultField>;
   faultNote: string | null;
   entry: JournalEntry | null;
+  /** The journal the entry lives in, told when the entry finishes. */
+  journal: Journal | null;
   startedAt: number;
   traceId: string | null;
+  /** Where a finished request is counted; `metered` once it was (an entry may be finished more than once). */
+  metrics?: Metrics;
+  metered?: boolean;
 }
 
 declare module 'fastify' {
@@ -34,8 +40,8 @@ declare module 'fastify' {
     capability?: Capability;
     /** The route checks its key itself (WebSockets with ?api_key=, /mcp with arguments.apiKey). */
     selfAuth?: boolean;
-    /** Control plane: query parameters the route accepts, and whether it reads a body. */
-    control?: { query?: string[]; body?: boolean };
+    /** Control plane: query parameters the route accepts, whether it reads a body, whether it answers without the token (or with it as `?token=`). */
+    control?: { query?: string[]; body?: boolean; public?: boolean; what?: string; tokenInQuery?: boolean };
   }
 }
 
@@ -63,6 +69,19 @@ export function takeFault<K extends FaultField>(req: FastifyRequest, field: K): 
   const value = req.emu?.fault?.[field];
   if (value !== undefined) req.emu.faultUsed.add(field);
   return value;
+}
+
+/**
+ * The `X-Emulator-Fault-Ignored` value of a request: fault fields the endpoint never expressed, then
+ * why a header could not be read; undefined when there is nothing to report. Replies that bypass the
+ * pipeline's onSend hook (hijacked streams) send it themselves.
+ */
+export function faultIgnoredHeader(req: FastifyRequest): string | undefined {
+  const state = req.emu;
+  if (!state) return undefined;
+  const notes: string[] = state.fault ? (Object.keys(state.fault) as FaultField[]).filter((field) => !state.faultUsed.has(field)) : [];
+  if (state.faultNote) notes.push(state.faultNote);
+  return notes.length ? notes.join(', ').replace(/[\r\n]/g, ' ') : undefined;
 }
 
 /** Counts one streamed chunk (SSE event, audio chunk) in the journal. */
@@ -144,8 +163,10 @@ export function installPipeline(app: FastifyInstance, emu: Emulator, opts: Pipel
       faultUsed: new Set(),
       faultNote: null,
       entry: null,
+      journal: emu.journal,
       startedAt: performance.now(),
       traceId: null,
+      metrics: emu.metrics,
     };
     req.emu = state;
     if (path === CONTROL_PREFIX || path.startsWith(`${CONTROL_PREFIX}/`)) return;
@@ -185,10 +206,7 @@ export function installPipeline(app: FastifyInstance, emu: Emulator, opts: Pipel
     if (delay) await new Promise((r) => setTimeout(r, delay).unref());
   });
 
-  // Eager: the summary is small, while the body itself may be large and must not be kept alive.
-  app.addHook('preHandler', async (req) => {
-    if (req.emu?.entry && req.body !== undefined) req.emu.entry.request.body = summarize(req.body, redactKey);
-  });
+  app.addHook('preHandler', async (req) => journalBody(req));
 
   // With a data dir, no answer leaves before the changes made so far are on disk (crash-safe acknowledgements).
   if (emu.persistent) {
@@ -201,9 +219,8 @@ export function installPipeline(app: FastifyInstance, emu: Emulator, opts: Pipel
   app.addHook('onSend', async (req, reply, payload) => {
     const state = req.emu;
     if (!state?.entry) return payload;
-    const ignored = state.fault ? (Object.keys(state.fault) as FaultField[]).filter((f) => !state.faultUsed.has(f)) : [];
-    const notes = [...ignored, ...(state.faultNote ? [state.faultNote] : [])];
-    if (notes.length) reply.header('X-Emulator-Fault-Ignored', notes.join(', ').replace(/[\r\n]/g, ' '));
+    const ignored = faultIgnoredHeader(req);
+    if (ignored !== undefined) reply.header('X-Emulator-Fault-Ignored', ignored);
     const type = String(reply.getHeader('content-type') ?? '');
     state.entry.response.content_type = type || undefined;
     if (typeof payload === 'string') {
@@ -225,12 +242,30 @@ export function installPipeline(app: FastifyInstance, emu: Emulator, opts: Pipel
   });
 }
 
+/**
+ * Records the request body in the journal once (the pipeline does it before the handler). A route whose
+ * validator words its own errors calls it before validation, so the body is journaled as it arrived,
+ * refused or not.
+ */
+export function journalBody(req: FastifyRequest): void {
+  const entry = req.emu?.entry;
+  if (entry && req.body !== undefined && entry.request.body === undefined) entry.request.body = summarize(req.body, redactKey);
+}
+
 /** Closes a journal entry (also used by WebSocket handlers when the socket ends). */
 export function finishEntry(req: FastifyRequest, status: number): void {
   const state = req.emu;
   if (!state?.entry) return;
   if (state.entry.status === null || state.entry.status === 101) state.entry.status = status;
   state.entry.duration_ms = Math.round((performance.now() - state.startedAt) * 100) / 100;
+  if (!state.metered) {
+    state.metered = true;
+    state.metrics?.request(
+      { service: state.entry.service, method: req.method, route: req.routeOptions?.url ?? '(no route)', status: state.entry.status ?? status, code: specCodeOf(state.entry.response.summary) },
+      state.entry.duration_ms / 1000,
+    );
+  }
+  state.journal?.finished(state.entry);
 }
 
 /** Sends a JSON body as-is (already serialized shapes must not be re-serialized by schemas). */

@@ -25,6 +25,8 @@ export interface JournalEntry {
   ws_frames?: WsFrameSummary[];
   ws_frames_total?: number;
   note?: string;
+  /** Audio the client streamed over a socket, kept for download as WAV (the URL is on the control plane). */
+  client_audio?: { bytes: number; sample_rate: number; truncated: boolean; url: string };
   /** Internal: matched by the control plane's `account` filter, never serialized. */
   accountId?: string;
 }
@@ -49,20 +51,103 @@ export function lazyField<T extends object, K extends keyof T>(target: T, key: K
   });
 }
 
+/** What a watcher of the journal hears: an entry started (`new`) or its answer ended (`finished`). */
+export type JournalEvent = 'new' | 'finished';
+export type JournalWatcher = (event: JournalEvent, entry: JournalEntry) => void;
+
 const FRAME_HEAD = 20;
 const FRAME_TAIL = 20;
+
+/** Client audio kept: per entry, and in all (the oldest entry's audio goes first). */
+export const CLIENT_AUDIO_ENTRY_CAP = 8 * 1024 * 1024;
+export const CLIENT_AUDIO_TOTAL_CAP = 64 * 1024 * 1024;
+
+interface KeptAudio {
+  entry: JournalEntry;
+  sampleRate: number;
+  chunks: Buffer[];
+  bytes: number;
+}
 
 export class Journal {
   private entries: JournalEntry[] = [];
   private counter = 0;
+  /** PCM16 mono a client sent, by entry id; it lives and dies with its entry. */
+  private audio = new Map<string, KeptAudio>();
+  private audioBytes = 0;
+  private readonly watchers = new Set<JournalWatcher>();
 
-  constructor(private readonly limit: number) {}
+  constructor(
+    private readonly limit: number,
+    private readonly audioCaps = { entry: CLIENT_AUDIO_ENTRY_CAP, total: CLIENT_AUDIO_TOTAL_CAP },
+  ) {}
 
   start(entry: Omit<JournalEntry, 'id' | 'status' | 'duration_ms'>): JournalEntry {
     const full: JournalEntry = { id: `req_${String(++this.counter).padStart(6, '0')}`, status: null, duration_ms: null, ...entry };
     this.entries.push(full);
-    if (this.entries.length > this.limit) this.entries.splice(0, this.entries.length - this.limit);
+    if (this.entries.length > this.limit) for (const gone of this.entries.splice(0, this.entries.length - this.limit)) this.dropAudio(gone.id);
+    this.emit('new', full);
     return full;
+  }
+
+  /** Tells watchers an entry's answer has ended (status and duration are set). */
+  finished(entry: JournalEntry): void {
+    this.emit('finished', entry);
+  }
+
+  /** Calls `watcher` on every new and finished entry until the returned function is called. */
+  watch(watcher: JournalWatcher): () => void {
+    this.watchers.add(watcher);
+    return () => this.watchers.delete(watcher);
+  }
+
+  private emit(event: JournalEvent, entry: JournalEntry): void {
+    for (const watcher of this.watchers) watcher(event, entry);
+  }
+
+  get(id: string): JournalEntry | undefined {
+    return this.entries.find((e) => e.id === id);
+  }
+
+  /** Keeps PCM16 mono bytes a client streamed on the socket of `entry`, up to the caps. */
+  keepAudio(entry: JournalEntry | null | undefined, pcm: Buffer, sampleRate: number): void {
+    if (!entry || !this.entries.includes(entry)) return;
+    let kept = this.audio.get(entry.id);
+    if (!kept) {
+      kept = { entry, sampleRate, chunks: [], bytes: 0 };
+      this.audio.set(entry.id, kept);
+      entry.client_audio = { bytes: 0, sample_rate: sampleRate, truncated: false, url: `/_emulator/journal/${entry.id}/audio.wav` };
+    }
+    const room = this.audioCaps.entry - kept.bytes;
+    const piece = pcm.length > room ? pcm.subarray(0, Math.max(0, room)) : pcm;
+    if (piece.length < pcm.length) entry.client_audio!.truncated = true;
+    if (piece.length === 0) return;
+    kept.chunks.push(Buffer.from(piece));
+    kept.bytes += piece.length;
+    this.audioBytes += piece.length;
+    entry.client_audio!.bytes = kept.bytes;
+    // Over the total: the oldest entries lose their audio first (never the one being recorded).
+    for (const [id] of this.audio) {
+      if (this.audioBytes <= this.audioCaps.total) break;
+      if (id !== entry.id) this.dropAudio(id);
+    }
+  }
+
+  /** The kept client audio of an entry: PCM16 mono bytes and their rate. */
+  audioOf(id: string): { pcm: Buffer; sampleRate: number } | undefined {
+    const kept = this.audio.get(id);
+    if (!kept) return undefined;
+    // Frames need not be sample-aligned; the WAV holds whole samples.
+    const pcm = Buffer.concat(kept.chunks);
+    return { pcm: pcm.subarray(0, pcm.length - (pcm.length % 2)), sampleRate: kept.sampleRate };
+  }
+
+  private dropAudio(id: string): void {
+    const kept = this.audio.get(id);
+    if (!kept) return;
+    this.audio.delete(id);
+    this.audioBytes -= kept.bytes;
+    delete kept.entry.client_audio;
   }
 
   list(filter: { limit?: number; path?: string; accountId?: string } = {}): JournalEntry[] {
@@ -78,7 +163,9 @@ export class Journal {
   }
 
   clear(accountId?: string): void {
-    this.entries = accountId === undefined ? [] : this.entries.filter((e) => e.accountId !== accountId);
+    const keep = accountId === undefined ? [] : this.entries.filter((e) => e.accountId !== accountId);
+    for (const e of this.entries) if (!keep.includes(e)) this.dropAudio(e.id);
+    this.entries = keep;
   }
 
   size(): number {
@@ -93,6 +180,14 @@ export function recordFrame(entry: JournalEntry | null | undefined, frame: WsFra
   entry.ws_frames_total = (entry.ws_frames_total ?? 0) + 1;
   if (frames.length >= FRAME_HEAD + FRAME_TAIL) frames.splice(FRAME_HEAD, 1);
   frames.push(frame);
+}
+
+/** The spec's own code of an answer: `base_resp.status_code` (speech) or `error_code` (platform); '' if none. */
+export function specCodeOf(summary: unknown): string {
+  if (typeof summary !== 'object' || summary === null) return '';
+  const s = summary as { base_resp?: { status_code?: unknown }; error_code?: unknown };
+  const code = s.base_resp?.status_code ?? s.error_code;
+  return typeof code === 'number' || typeof code === 'string' ? String(code) : '';
 }
 
 const SECRET_FIELDS = new Set(['apikey', 'api_key', 'authorization', 'x-api-key', 'token', 'usertoken']);

@@ -130,3 +130,28 @@ describe('streams', () => {
     expect(blocks).toBe(30);
   });
 });
+
+describe('planning in slices', () => {
+  it('plans a long text in many steps, and the sliced stream equals the plain one', async () => {
+    const { planTextSteps } = await import('../../src/audio/plan.js');
+    const { synthesizeStreamSliced } = await import('../../src/audio/index.js');
+    const text = 'A long text goes on and on, sentence after sentence. '.repeat(189).slice(0, 9999);
+    const steps = planTextSteps(text, {}, 32000, 0, 0);
+    let pauses = 0;
+    let r = steps.next();
+    for (; !r.done; r = steps.next()) pauses++;
+    expect(pauses).toBeGreaterThan(10); // counted, not timed: the event loop gets many chances
+    expect(r.value.end).toBe(planText(text, {}, 32000, 0, 0).end);
+    const i = input({ text: text.slice(0, 600), channels: 1, sampleRate: 16000 });
+    const plain = synthesizeStream(i);
+    const sliced = await synthesizeStreamSliced(i);
+    expect(sliced.durationMs).toBe(plain.durationMs);
+    expect(sliced.timeline).toEqual(plain.timeline);
+    const bytes = async (s: AsyncIterable<Int16Array>) => {
+      const parts: Buffer[] = [];
+      for await (const b of s) parts.push(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+      return Buffer.concat(parts);
+    };
+    expect((await bytes(sliced)).equals(await bytes(plain))).toBe(true);
+  });
+});

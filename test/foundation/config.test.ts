@@ -26,6 +26,7 @@ const SAMPLES: Record<string, [string, unknown]> = {
   livekitApiKey: ['lk', 'lk'],
   livekitApiSecret: ['lks', 'lks'],
   rtcUrl: ['wss://rtc.x.test', 'wss://rtc.x.test'],
+  corsOrigins: ['http://localhost:5173, https://app.example.test/', ['http://localhost:5173', 'https://app.example.test']],
 };
 
 function configError(fn: () => unknown): string {

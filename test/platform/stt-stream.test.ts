@@ -29,6 +29,22 @@ describe('recognition stream: auth before the upgrade', () => {
     expect(b).toMatchObject({ status: 429, body: { error_code: 10014, succeed: false } });
   });
 
+  test('close_ws and a fault code come before a fault status and the key (order of checks): they are answered on the socket', async () => {
+    const c = await connect(wsUrl(emu.platformUrl, PATH), { 'x-emulator-fault': 'code=10014' });
+    expect((await c.closed).code).toBe(1011);
+    expect(c.events()).toEqual([expect.objectContaining({ type: 'error', code: 10014, message: 'injected fault: error 10014' })]);
+    await ctl.putAccount('stt-nocap-fault', { capabilities: ['tts'] });
+    const d = await connect(wsUrl(emu.platformUrl, PATH, 'stt-nocap-fault'), { 'x-emulator-fault': 'code=10000' });
+    expect((await d.closed).code).toBe(1011);
+    expect(d.events()[0]).toMatchObject({ type: 'error', code: 10000 });
+    const e = await connect(wsUrl(emu.platformUrl, PATH), { 'x-emulator-fault': 'close_ws=4001;status=503' });
+    expect((await e.closed).code).toBe(4001);
+    expect(e.events()).toEqual([]);
+    // Without the fault the same requests are refused before the upgrade.
+    expect((await refusedUpgrade(wsUrl(emu.platformUrl, PATH))).status).toBe(401);
+    expect((await refusedUpgrade(wsUrl(emu.platformUrl, PATH, 'stt-nocap-fault'))).status).toBe(401);
+  });
+
   test('X-API-Key header works as well as ?api_key=; a plain GET gets HTTP 426', async () => {
     const c = await connect(wsUrl(emu.platformUrl, PATH), { 'x-api-key': 'stt-header' });
     c.sendJson({ meta: { audio_format: 'pcm16' } });

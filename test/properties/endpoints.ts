@@ -27,6 +27,8 @@ export interface Endpoint {
   websocket?: boolean;
   /** Reads multipart bodies too. */
   multipart?: boolean;
+  /** An endless event stream on success: judged on its status and first bytes. */
+  stream?: boolean;
 }
 
 const CONTROL_OK_OR_ERROR = [200, 201, 400, 401, 404];
@@ -46,7 +48,32 @@ const CONTROL: [string, string][] = [
   ['DELETE', '/_emulator/faults/:id'],
   ['GET', '/_emulator/journal'],
   ['DELETE', '/_emulator/journal'],
+  ['GET', '/_emulator/openapi/:name'],
+  ['GET', '/_emulator/asyncapi.json'],
+  ['GET', '/_emulator/livez'],
+  ['GET', '/_emulator/journal/:id'],
+  ['GET', '/_emulator/fixtures'],
+  ['GET', '/_emulator/fixtures/:name'],
+  ['PUT', '/_emulator/fixtures/:name'],
 ];
+
+/** Control routes with answers of their own: readiness 503, verify's 409, text and audio bodies. */
+const CONTROL_OWN: Omit<Endpoint, 'service'>[] = [
+  { method: 'GET', url: '/_emulator/readyz', shape: 'control', statuses: [200, 400, 401, 503] },
+  { method: 'POST', url: '/_emulator/verify', shape: 'control', statuses: [...CONTROL_OK_OR_ERROR, 409] },
+  { method: 'GET', url: '/_emulator/metrics', shape: 'raw', statuses: [200, 400, 401] },
+  { method: 'GET', url: '/_emulator/journal/:id/audio.wav', shape: 'raw', statuses: [200, 400, 401, 404] },
+];
+
+/** Control routes that answer something else than JSON: the inspector's files, the live journal feed. */
+const CONTROL_PAGES: Omit<Endpoint, 'service'>[] = [
+  { method: 'GET', url: '/_emulator', shape: 'raw', statuses: [200, 400] },
+  { method: 'GET', url: '/_emulator/inspector/:file', shape: 'raw', statuses: [200, 400, 404] },
+  { method: 'GET', url: '/_emulator/journal/live', shape: 'raw', statuses: [200, 400], stream: true },
+];
+
+/** `GET /` on each listener: a browser is sent to the inspector, anything else gets a JSON index. */
+const ROOT: Omit<Endpoint, 'service'> = { method: 'GET', url: '/', shape: 'raw', statuses: [200, 302] };
 
 /** Synthesis and recognition carry HTTP statuses (design.md: 400, 401, 402, 429). */
 const WITH_STATUSES = [200, 400, 401, 402, 429];
@@ -87,12 +114,25 @@ const PLATFORM: Omit<Endpoint, 'service'>[] = [
 const SPEECH: Omit<Endpoint, 'service'>[] = [
   // A2: every answer of the operation is HTTP 200 with base_resp.
   { method: 'POST', url: '/v1/t2a_v2', shape: 'speech', statuses: [200] },
+  { method: 'GET', url: '/ws/v1/t2a_v2', shape: 'speech', statuses: [426], websocket: true },
   { method: 'GET', url: '/download/*', shape: 'speech', statuses: [200, 403, 404] },
+  // Voices, files, cloning, design and async synthesis (speech-beyond.md): HTTP 200 with base_resp.
+  { method: 'POST', url: '/v1/get_voice', shape: 'speech', statuses: [200] },
+  { method: 'POST', url: '/v1/files/upload', shape: 'speech', statuses: [200], multipart: true },
+  { method: 'GET', url: '/v1/files/list', shape: 'speech', statuses: [200] },
+  { method: 'GET', url: '/v1/files/retrieve', shape: 'speech', statuses: [200] },
+  // The bytes of a file on success (its own content type); the envelope on failure.
+  { method: 'GET', url: '/v1/files/retrieve_content', shape: 'speech', statuses: [200] },
+  { method: 'POST', url: '/v1/files/delete', shape: 'speech', statuses: [200], multipart: true },
+  { method: 'POST', url: '/v1/voice_clone', shape: 'speech', statuses: [200] },
+  { method: 'POST', url: '/v1/voice_design', shape: 'speech', statuses: [200] },
+  { method: 'POST', url: '/v1/t2a_async_v2', shape: 'speech', statuses: [200] },
+  { method: 'GET', url: '/v1/query/t2a_async_query_v2', shape: 'speech', statuses: [200] },
 ];
 
 function withControl(service: 'speech' | 'platform', own: Omit<Endpoint, 'service'>[]): Endpoint[] {
-  const control = CONTROL.map(([method, url]) => ({ method, url, shape: 'control' as const, statuses: CONTROL_OK_OR_ERROR }));
-  return [...own, ...control].map((e) => ({ ...e, service }));
+  const control = [...CONTROL.map(([method, url]) => ({ method, url, shape: 'control' as const, statuses: CONTROL_OK_OR_ERROR })), ...CONTROL_OWN];
+  return [...own, ROOT, ...control, ...CONTROL_PAGES].map((e) => ({ ...e, service }));
 }
 
 export const ENDPOINTS: Endpoint[] = [...withControl('speech', SPEECH), ...withControl('platform', PLATFORM)];

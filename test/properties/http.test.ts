@@ -31,7 +31,12 @@ describe('every endpoint answers generated requests in its shape', () => {
   for (const e of ENDPOINTS) {
     it(`${nameOf(e)}`, async () => {
       // Rules installed by generated control calls must not disturb the cases that follow.
-      const after = e.url.startsWith('/_emulator/faults') || e.url === '/_emulator/clock' ? async () => void (await ctl.call('DELETE', '/faults'), await ctl.setClock({ freeze: false })) : undefined;
+      const after =
+        e.url.startsWith('/_emulator/faults') || e.url === '/_emulator/clock'
+          ? async () => void (await ctl.call('DELETE', '/faults'), await ctl.setClock({ freeze: false }))
+          : e.url.startsWith('/_emulator/fixtures')
+            ? async () => void (await ctl.call('POST', '/reset?fixtures=true'))
+            : undefined;
       await fc.assert(endpointProperty(baseOf(e.service), e, TIMEOUT_MS, after), { seed: SEED, numRuns: RUNS, endOnFailure: true });
       expect((await ctl.health()).status).toBe(200);
     }, 120_000);

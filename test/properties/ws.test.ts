@@ -2,10 +2,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { emulatorForFile } from '../helpers/emulator.js';
 import { ENDPOINTS, nameOf } from './endpoints.js';
-import { runWsCase, wsCase } from './ws.js';
+import { runWsCase, speechWsCase, wsCase } from './ws.js';
 
 /**
- * Property-based tests of every WebSocket (conversation streams, recognition stream): generated
+ * Property-based tests of every WebSocket (conversation streams, recognition stream, speech synthesis): generated
  * message sequences always end in bounded time with JSON events and a listed close code, and leave no
  * socket open behind them. PROPERTY_WS_RUNS sets the sequences per socket.
  */
@@ -29,8 +29,8 @@ describe('every WebSocket answers generated message sequences', () => {
   for (const e of sockets) {
     it(nameOf(e), async () => {
       await fc.assert(
-        fc.asyncProperty(wsCase, async (c) => {
-          const out = await runWsCase(emu.platformUrl, e.url, c, TIMEOUT_MS);
+        fc.asyncProperty(e.service === 'speech' ? speechWsCase : wsCase, async (c) => {
+          const out = await runWsCase(e.service === 'speech' ? emu.speechUrl : emu.platformUrl, e.url, c, TIMEOUT_MS, 150, e.service);
           if (out.problem) throw new Error(`${nameOf(e)}: ${out.problem} (${out.end})\n  steps: ${JSON.stringify(c).slice(0, 400)}`);
         }),
         { seed: SEED, numRuns: RUNS, endOnFailure: true },

@@ -43,6 +43,31 @@ const step: fc.Arbitrary<Step> = fc.oneof(
 const VALID_META = { text: JSON.stringify({ meta: { voice_id: 'default', audio_format: 'pcm16', language: 'en' } }) };
 const VALID_TEXT_META = { text: JSON.stringify({ voice_id: 'default', text_input: 'Hello, how are you today?' }) };
 
+/** The speech socket's own events, valid and not, so sequences reach its session rules too. */
+const SPEECH_START = { event: 'task_start', model: 'speech-2.8-turbo', voice_setting: { voice_id: 'male-qn-qingse' }, audio_setting: { format: 'pcm', sample_rate: 8000 } };
+const speechStep: fc.Arbitrary<Step> = fc.oneof(
+  step,
+  fc.constantFrom(
+    { text: JSON.stringify(SPEECH_START) },
+    { text: '{"event":"task_finish"}' },
+    { text: '{"event":"task_continue","text":""}' },
+    { text: '{"event":"task_continue"}' },
+    { text: '{"event":"task_cancel"}' },
+  ),
+  fc.string({ maxLength: 40 }).map((t) => ({ text: JSON.stringify({ event: 'task_continue', text: t }) })),
+  fc.record({ model: fc.string({ maxLength: 12 }), voice_setting: fc.jsonValue({ maxDepth: 2 }), audio_setting: fc.jsonValue({ maxDepth: 2 }) }, { requiredKeys: [] }).map((r) => ({
+    text: JSON.stringify({ ...SPEECH_START, ...r }),
+  })),
+);
+
+export const speechWsCase: fc.Arbitrary<WsCase> = fc.record({
+  auth: fc.constantFrom('valid', 'valid', 'valid', 'valid', 'missing', 'garbage'),
+  steps: fc.oneof(
+    fc.array(speechStep, { minLength: 1, maxLength: 6 }),
+    fc.array(speechStep, { maxLength: 5 }).map((rest) => [{ text: JSON.stringify(SPEECH_START) }, ...rest]),
+  ),
+});
+
 export const wsCase: fc.Arbitrary<WsCase> = fc.record({
   auth: fc.constantFrom('valid', 'valid', 'valid', 'valid', 'missing', 'garbage'),
   steps: fc.oneof(
@@ -65,11 +90,15 @@ export interface WsOutcome {
  * Runs one sequence against `ws://…path`: sends the steps, waits until the server closes or has been
  * quiet for `quietMs`, then closes from the client side. `timeoutMs` bounds the whole exchange.
  */
-export function runWsCase(base: string, path: string, c: WsCase, timeoutMs: number, quietMs = 150): Promise<WsOutcome> {
+export function runWsCase(base: string, path: string, c: WsCase, timeoutMs: number, quietMs = 150, service: 'speech' | 'platform' = 'platform'): Promise<WsOutcome> {
   const url = new URL(path, base.replace(/^http/, 'ws'));
-  if (c.auth !== 'missing') url.searchParams.set('api_key', c.auth === 'valid' ? FUZZ_KEY : 'x'.repeat(300));
+  const key = c.auth === 'valid' ? FUZZ_KEY : 'x'.repeat(300);
+  // The speech socket takes its key as a Bearer header and names its events by `event`.
+  const headers: Record<string, string> = service === 'speech' && c.auth !== 'missing' ? { authorization: `Bearer ${key}` } : {};
+  if (service === 'platform' && c.auth !== 'missing') url.searchParams.set('api_key', key);
+  const eventKey = service === 'speech' ? 'event' : 'type';
   return new Promise((resolve) => {
-    const ws = new WebSocket(url);
+    const ws = new WebSocket(url, { headers });
     let done = false;
     let problem: string | null = null;
     let quiet: NodeJS.Timeout | undefined;
@@ -98,7 +127,11 @@ export function runWsCase(base: string, path: string, c: WsCase, timeoutMs: numb
       res.on('end', () => {
         try {
           const b = JSON.parse(body) as Record<string, unknown>;
-          if (typeof b.error_code !== 'number' || typeof b.succeed !== 'boolean') problem ??= `refusal not in the envelope: ${body.slice(0, 120)}`;
+          const inShape =
+            service === 'speech'
+              ? typeof (b.base_resp as Record<string, unknown> | undefined)?.status_code === 'number'
+              : typeof b.error_code === 'number' && typeof b.succeed === 'boolean';
+          if (!inShape) problem ??= `refusal not in the envelope: ${body.slice(0, 120)}`;
         } catch {
           problem ??= `refusal body is not JSON: ${body.slice(0, 120)}`;
         }
@@ -114,7 +147,7 @@ export function runWsCase(base: string, path: string, c: WsCase, timeoutMs: numb
       if (isBinary) return;
       try {
         const event = JSON.parse(data.toString()) as Record<string, unknown>;
-        if (typeof event !== 'object' || event === null || typeof event.type !== 'string') problem ??= `event without a type: ${data.toString().slice(0, 120)}`;
+        if (typeof event !== 'object' || event === null || typeof event[eventKey] !== 'string') problem ??= `event without a ${eventKey}: ${data.toString().slice(0, 120)}`;
       } catch {
         problem ??= `text frame is not JSON: ${data.toString().slice(0, 120)}`;
       }

@@ -1,5 +1,6 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { frameAt } from '../../src/audio/encode/mp3.js';
 import type { RunningEmulator } from '../../src/index.js';
 import { control, startTestEmulator } from '../helpers/emulator.js';
 import { ffprobe, flacTest, mp3Frames, req, strictEvents, t2a } from './helpers.js';
@@ -91,6 +92,33 @@ describe('streaming framing (addendum A1)', () => {
     const whole = Buffer.concat(pieces);
     expect(last.extra_info).toMatchObject({ audio_format: 'pcm', audio_channel: 2, audio_size: whole.length });
     expect(last.extra_info.audio_length).toBe(Math.round((whole.length / 4 / 44100) * 1000));
+  });
+
+  it('every format: event audio is at most 12 KiB cut on frame boundaries; an MP3 piece decodes on its own', async () => {
+    const long = `${TEXT} ${TEXT} ${TEXT}`;
+    for (const [format, sample_rate, channel] of [['mp3', 44100, 2], ['flac', 44100, 2], ['pcm', 44100, 2]] as const) {
+      const res = await open(req({ stream: true, audio_setting: { sample_rate, format, channel, bitrate: 256000 } }, long));
+      const { pieces, last } = checkFraming((await readAll(res)).text);
+      expect(pieces.length, format).toBeGreaterThan(5);
+      for (const p of pieces) expect(p.length, format).toBeLessThanOrEqual(12 * 1024);
+      if (format === 'pcm') for (const p of pieces) expect(p.length % 4).toBe(0);
+      if (format === 'flac') for (const p of pieces.slice(1)) expect(p.readUInt16BE(0)).toBe(0xfff8); // a frame sync
+      if (format === 'mp3') {
+        for (const p of pieces) {
+          let at = 0;
+          while (at < p.length) {
+            const f = frameAt(p, at)!;
+            expect(f.mainDataBegin).toBe(0); // no bit reservoir: nothing borrowed from an earlier piece
+            at += f.len;
+          }
+          expect(at).toBe(p.length);
+        }
+        const middle = pieces[Math.floor(pieces.length / 2)]!;
+        const frames = mp3Frames(middle).length;
+        expect((await ffprobe(middle, 'mp3')).durationMs).toBeCloseTo((frames * 1152 * 1000) / 44100, 0);
+      }
+      expect(last.extra_info.audio_size).toBe(Buffer.concat(pieces).length);
+    }
   });
 
   it('FLAC: the aggregated file passes flac -t and matches extra_info', async () => {

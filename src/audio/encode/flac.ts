@@ -254,8 +254,9 @@ export function flacHeader(sampleRate: number, channels: number, totalFrames: nu
 }
 
 export interface FlacWriter {
-  push(pcm: Int16Array): Buffer;
-  end(): Buffer;
+  /** The FLAC frames completed by these samples (each a whole frame). */
+  push(pcm: Int16Array): Buffer[];
+  end(): Buffer[];
   /** Frames seen and MD5 of the samples (after end). */
   totals(): { frames: number; md5: Buffer };
 }
@@ -284,14 +285,14 @@ export function flacWriter(sampleRate: number, channels: 1 | 2): FlacWriter {
           fill = 0;
         }
       }
-      return out.length === 1 ? out[0]! : Buffer.concat(out);
+      return out;
     },
     end() {
       md5 = hash.digest();
-      if (!fill) return Buffer.alloc(0);
+      if (!fill) return [];
       const last = encodeFlacFrame(pending.slice(0, fill), channels, sampleRate, frameNo++);
       fill = 0;
-      return last;
+      return [last];
     },
     totals: () => ({ frames, md5: md5 ?? Buffer.alloc(16) }),
   };

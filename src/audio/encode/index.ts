@@ -1,7 +1,26 @@
-// Encoding of PCM (whole or streamed) to MP3, WAV, FLAC or raw PCM, with decoder-true metadata.
+/**
+ * Encoding of PCM (whole or streamed) to MP3, WAV, FLAC or raw PCM, with decoder-true metadata.
+ * This module owns audio framing; callers (SSE, WebSocket, files) only wrap what it yields.
+ *
+ * `encodeAudioStream(format, source, { sampleRate, channels, bitrate, maxChunkBytes, keepWhole })`
+ * - yields chunks of whole frames: MP3 frames (each chunk starts on a frame sync and every frame
+ *   is self-contained: no bit reservoir), FLAC frames (the first chunk starts with fLaC +
+ *   STREAMINFO), PCM sample frames (a WAV stream starts with its 44-byte header);
+ * - `maxChunkBytes` caps every chunk, cut on those frame boundaries; a chunk is larger only when
+ *   one frame alone is (the default: PCM/WAV 8,192 bytes, MP3/FLAC one chunk per synthesis block);
+ * - joined, the chunks are one valid file; while streaming the length is unknown, so a WAV header
+ *   says 0xFFFFFFFF and FLAC's STREAMINFO leaves total samples and MD5 zero, as streaming
+ *   encoders do. With `keepWhole`, `wholeFile()` then gives the same bytes with the true totals
+ *   (WAV sizes, FLAC total samples and MD5): the file to hand out as one piece;
+ * - `meta()` resolves after the last chunk: format, rate, channels, true bitrate, size (equal for
+ *   the joined chunks and the whole file) and the duration a decoder measures.
+ * Each chunk of one stream joined in order with the others of the same stream is valid; a chunk
+ * of another format or stream is not. The MP3 encoder is ./mp3.ts, FLAC ./flac.ts, PCM/WAV
+ * ./pcm.ts; a further format adds its file and one case in `unitsOf`.
+ */
 import type { AudioFormat, AudioMeta, EncodedAudio, EncodedStream, EncodeOptions, PcmSource } from '../types.js';
-import { flacHeader, flacWriter } from './flac.js';
-import { countMp3Frames, mp3Bitrate, mp3FrameSamples, mp3Writer } from './mp3.js';
+import { flacHeader, flacWriter, type FlacWriter } from './flac.js';
+import { frameAt, mp3Bitrate, mp3FrameSamples, mp3Writer, type Mp3Writer } from './mp3.js';
 import { pcmBytes, wavHeader } from './pcm.js';
 
 export { mp3Bitrate } from './mp3.js';
@@ -10,8 +29,12 @@ export { mp3Bitrate } from './mp3.js';
 export type EncodeSource = PcmSource | AsyncIterable<Int16Array>;
 
 export interface StreamEncodeOptions extends EncodeOptions {
-  /** PCM/WAV chunks are cut to at most this many bytes, on sample frames (default 8192). */
+  /** Largest chunk in bytes, cut on frame boundaries (default: PCM/WAV 8192, MP3/FLAC uncapped). */
   maxChunkBytes?: number;
+  /** Keep the encoded bytes so `wholeFile()` can return the complete file. */
+  keepWhole?: boolean;
+  /** Sample frames the source will yield, when known up front: a streamed FLAC header then carries them. */
+  totalFrames?: number;
 }
 
 const SLICE_FRAMES = 4608;
@@ -39,91 +62,143 @@ function checkSource(source: EncodeSource, o: EncodeOptions) {
     throw new RangeError('encode options must match the PCM source (resampling is not done here)');
 }
 
+/** Splits whole-frame MP3 bytes into their frames. */
+function mp3Frames(bytes: Buffer): Buffer[] {
+  const out: Buffer[] = [];
+  for (let i = 0; i < bytes.length; ) {
+    const len = frameAt(bytes, i)?.len ?? bytes.length - i;
+    out.push(bytes.subarray(i, i + len));
+    i += len;
+  }
+  return out;
+}
+
 /**
- * The streaming form: chunks as the source advances. MP3 chunks are whole frames (each starts on
- * a frame sync); PCM/WAV chunks are whole sample frames (a streamed WAV starts with a header whose
- * RIFF/data sizes are 0xFFFFFFFF); FLAC chunks are whole frames, the first holding fLaC +
- * STREAMINFO with total samples and MD5 left zero (unknown while streaming). `meta()` resolves
- * after the last chunk.
+ * Groups indivisible units (frames) into chunks of at most `cap` bytes; PCM units are cut on
+ * sample frames (`align` bytes).
  */
+function* pack(units: Buffer[], cap: number, align: number): Generator<Buffer> {
+  let group: Buffer[] = [];
+  let size = 0;
+  const flush = function* () {
+    if (size) yield group.length === 1 ? group[0]! : Buffer.concat(group, size);
+    group = [];
+    size = 0;
+  };
+  for (let u of units) {
+    if (align) {
+      // PCM: fill the open chunk to the cap, then whole aligned pieces.
+      while (size + u.length > cap) {
+        const room = Math.max(align, Math.floor((cap - size) / align) * align);
+        if (size && room > cap - size) yield* flush();
+        else {
+          group.push(u.subarray(0, room));
+          size += room;
+          u = u.subarray(room);
+          yield* flush();
+        }
+      }
+    } else if (size && size + u.length > cap) yield* flush();
+    if (u.length) {
+      group.push(u);
+      size += u.length;
+    }
+  }
+  yield* flush();
+}
+
+/** The streaming form (see the module comment). */
 export function encodeAudioStream(format: AudioFormat, source: EncodeSource, opts: StreamEncodeOptions): EncodedStream {
   checkSource(source, opts);
   return encodeInternal(format, source, opts);
 }
 
-function encodeInternal(format: AudioFormat, source: EncodeSource, opts: StreamEncodeOptions) {
+function deferred<T>() {
+  let resolve!: (v: T) => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  promise.catch(() => undefined);
+  return { promise, resolve, reject };
+}
+
+function encodeInternal(format: AudioFormat, source: EncodeSource, opts: StreamEncodeOptions): EncodedStream {
   const { sampleRate: sr, channels: ch } = opts;
   const bitrate = format === 'mp3' ? mp3Bitrate(sr, opts.bitrate ?? 128000) : sr * ch * 16;
-  const maxBytes = Math.max(ch * 2, Math.floor((opts.maxChunkBytes ?? 8192) / (ch * 2)) * ch * 2);
-  let resolveMeta!: (m: AudioMeta) => void;
-  let rejectMeta!: (e: unknown) => void;
-  const metaPromise = new Promise<AudioMeta>((res, rej) => {
-    resolveMeta = res;
-    rejectMeta = rej;
-  });
-  metaPromise.catch(() => undefined);
-  const flac = format === 'flac' ? flacWriter(sr, ch) : null;
+  const pcmLike = format === 'pcm' || format === 'wav';
+  const cap = Math.max(1, opts.maxChunkBytes ?? (pcmLike ? 8192 : Infinity));
+  const align = pcmLike ? ch * 2 : 0;
+  const meta = deferred<AudioMeta>();
+  const whole = deferred<Buffer>();
 
   async function* run(): AsyncGenerator<Buffer> {
     let size = 0;
     let frames = 0;
-    let mp3Frames = 0;
-    const mp3 = format === 'mp3' ? mp3Writer(sr, ch, bitrate) : null;
-    let header: Buffer | null =
-      format === 'wav' ? wavHeader(sr, ch, null) : format === 'flac' ? flacHeader(sr, ch, 0, null) : null;
-    const emit = function* (b: Buffer): Generator<Buffer> {
+    let mp3Count = 0;
+    const kept: Buffer[] = [];
+    const mp3: Mp3Writer | null = format === 'mp3' ? await mp3Writer(sr, ch, bitrate) : null;
+    const flac: FlacWriter | null = format === 'flac' ? flacWriter(sr, ch) : null;
+    let header: Buffer | null = format === 'wav' ? wavHeader(sr, ch, null) : format === 'flac' ? flacHeader(sr, ch, opts.totalFrames ?? 0, null) : null;
+    const emit = function* (units: Buffer[]): Generator<Buffer> {
       if (header) {
-        b = Buffer.concat([header, b]);
+        units = [header, ...units];
         header = null;
       }
-      if (!b.length) return;
-      size += b.length;
-      if (format === 'pcm' || format === 'wav') {
-        for (let at = 0; at < b.length; at += maxBytes) yield b.subarray(at, at + maxBytes);
-      } else yield b;
+      for (const chunk of pack(units, cap, align)) {
+        size += chunk.length;
+        if (opts.keepWhole) kept.push(chunk);
+        yield chunk;
+      }
     };
     let lastYield = performance.now();
     for await (const block of blocksOf(source, ch)) {
       frames += block.length / ch;
-      if (mp3 || flac) {
-        // Encode in pieces, letting the event loop breathe between them; one chunk per block.
-        const piece = (mp3 ? 1152 : 4096) * ch;
-        const parts: Buffer[] = [];
-        for (let at = 0; at < block.length; at += piece) {
-          const sub = block.subarray(at, Math.min(block.length, at + piece));
-          parts.push(mp3 ? mp3.push(sub) : flac!.push(sub));
-          if (performance.now() - lastYield > YIELD_AFTER_MS) {
-            await tick();
-            lastYield = performance.now();
-          }
+      if (!mp3 && !flac) {
+        yield* emit([pcmBytes(block)]);
+        continue;
+      }
+      // Encode in pieces, letting the event loop breathe between them; chunks leave per block.
+      const piece = (mp3 ? 1152 : 4096) * ch;
+      const units: Buffer[] = [];
+      for (let at = 0; at < block.length; at += piece) {
+        const sub = block.subarray(at, Math.min(block.length, at + piece));
+        if (mp3) units.push(...mp3Frames(mp3.push(sub)));
+        else units.push(...flac!.push(sub));
+        if (performance.now() - lastYield > YIELD_AFTER_MS) {
+          await tick();
+          lastYield = performance.now();
         }
-        const out = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
-        if (mp3) mp3Frames += countMp3Frames(out);
-        if (out.length) yield* emit(out);
-      } else yield* emit(pcmBytes(block));
+      }
+      if (mp3) mp3Count += units.length;
+      yield* emit(units);
     }
-    if (mp3) {
-      const out = mp3.end();
-      mp3Frames += countMp3Frames(out);
-      yield* emit(out);
-    } else if (flac) yield* emit(flac.end());
-    if (header) yield* emit(Buffer.alloc(0));
-    const decodedFrames = mp3 ? mp3Frames * mp3FrameSamples(sr) : frames;
-    resolveMeta({
-      format,
-      sampleRate: sr,
-      channels: ch,
-      bitrate,
-      sizeBytes: size,
-      durationMs: Math.round((decodedFrames * 1000) / sr),
-    });
+    const tail = mp3 ? mp3Frames(mp3.end()) : flac ? flac.end() : [];
+    if (mp3) mp3Count += tail.length;
+    yield* emit(tail);
+    const decodedFrames = mp3 ? mp3Count * mp3FrameSamples(sr) : frames;
+    meta.resolve({ format, sampleRate: sr, channels: ch, bitrate, sizeBytes: size, durationMs: Math.round((decodedFrames * 1000) / sr) });
+    if (opts.keepWhole) {
+      const file = Buffer.concat(kept, size);
+      if (format === 'wav') wavHeader(sr, ch, size - 44).copy(file, 0);
+      if (flac) {
+        const t = flac.totals();
+        flacHeader(sr, ch, t.frames, t.md5).copy(file, 0);
+      }
+      whole.resolve(file);
+    } else whole.reject(new Error('wholeFile() needs the stream opened with keepWhole'));
   }
 
+  const fail = (e: unknown) => {
+    meta.reject(e);
+    whole.reject(e);
+  };
   let used = false;
-  const stream: EncodedStream & { flacTotals: () => ReturnType<NonNullable<typeof flac>['totals']> | null } = {
+  return {
     format,
-    meta: () => metaPromise,
-    flacTotals: () => (flac ? flac.totals() : null),
+    meta: () => meta.promise,
+    wholeFile: () => whole.promise,
     [Symbol.asyncIterator]() {
       if (used) throw new Error('an encoded stream can be iterated only once');
       used = true;
@@ -133,38 +208,27 @@ function encodeInternal(format: AudioFormat, source: EncodeSource, opts: StreamE
           try {
             return await gen.next();
           } catch (e) {
-            rejectMeta(e);
+            fail(e);
             throw e;
           }
         },
         return: async () => {
           await gen.return(undefined);
-          rejectMeta(new Error('stream closed before the end'));
+          fail(new Error('stream closed before the end'));
           return { done: true as const, value: undefined };
         },
       };
     },
   };
-  return stream;
 }
 
 /**
- * A whole file: `{ bytes, meta }`. Equal to the concatenated stream, except that a whole WAV has
- * true RIFF/data sizes and a whole FLAC has the real total samples and MD5 in STREAMINFO.
+ * A whole file: `{ bytes, meta }`. Equal to the joined stream, except that a whole WAV has true
+ * RIFF/data sizes and a whole FLAC has the real total samples and MD5 in STREAMINFO.
  */
 export async function encodeAudio(format: AudioFormat, source: EncodeSource, opts: EncodeOptions): Promise<EncodedAudio> {
   checkSource(source, opts);
-  const stream = encodeInternal(format, source, { ...opts, maxChunkBytes: 1 << 30 });
-  const chunks: Buffer[] = [];
-  for await (const c of stream) chunks.push(c);
-  const bytes = Buffer.concat(chunks);
-  const meta = await stream.meta();
-  if (format === 'wav') {
-    bytes.writeUInt32LE(bytes.length - 8, 4);
-    bytes.writeUInt32LE(bytes.length - 44, 40);
-  } else if (format === 'flac') {
-    const t = stream.flacTotals()!;
-    flacHeader(opts.sampleRate, opts.channels, t.frames, t.md5).copy(bytes, 0);
-  }
-  return { bytes, meta };
+  const stream = encodeInternal(format, source, { ...opts, maxChunkBytes: Infinity, keepWhole: true });
+  for await (const _ of stream);
+  return { bytes: await stream.wholeFile(), meta: await stream.meta() };
 }

@@ -1,6 +1,7 @@
-// MP3 through @breezystack/lamejs (patched so the output sample rate is the requested one; see
-// scripts/patch-lamejs.mjs, run at postinstall). CBR without bit reservoir, so every encodeBuffer result holds whole frames.
+// MP3: the one frame-header reader of the project, the legal bitrates, and the writer that turns
+// encoder output into whole, independent CBR frames at the requested rate.
 import { Mp3Encoder } from '@breezystack/lamejs';
+import { WASM_KBPS, wasmMp3Encoder, type RawMp3Encoder } from './lame-wasm.js';
 
 const MPEG1 = [32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320];
 const MPEG2 = [8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160];
@@ -22,8 +23,18 @@ export function mp3FrameSamples(sampleRate: number): number {
   return sampleRate >= 32000 ? 1152 : 576;
 }
 
-/** Length in bytes and sample rate of the MPEG audio layer III frame header at `i`, or null. */
-function frameAt(bytes: Uint8Array, i: number): { len: number; rate: number } | null {
+export interface Mp3Frame {
+  /** Frame length in bytes (header included). */
+  len: number;
+  rate: number;
+  kbps: number;
+  channels: 1 | 2;
+  /** Where the frame's main data starts, counted back into earlier frames (0: self-contained). */
+  mainDataBegin: number;
+}
+
+/** The MPEG audio layer III frame header at `i` (its side info too, when present), or null. */
+export function frameAt(bytes: Uint8Array, i: number): Mp3Frame | null {
   if (i + 4 > bytes.length || bytes[i] !== 0xff || (bytes[i + 1]! & 0xe0) !== 0xe0) return null;
   const v = (bytes[i + 1]! >> 3) & 3; // 3: MPEG1, 2: MPEG2, 0: MPEG2.5
   const layer = (bytes[i + 1]! >> 1) & 3;
@@ -34,7 +45,10 @@ function frameAt(bytes: Uint8Array, i: number): { len: number; rate: number } | 
   const rate = (v === 3 ? [44100, 48000, 32000] : v === 2 ? [22050, 24000, 16000] : [11025, 12000, 8000])[si]!;
   const kbps = (v === 3 ? MPEG1 : MPEG2)[bi - 1]!;
   const len = Math.floor(((v === 3 ? 144000 : 72000) * kbps) / rate) + pad;
-  return { len, rate };
+  const channels = (bytes[i + 3]! >> 6) === 3 ? 1 : 2;
+  const side = i + 4 + (bytes[i + 1]! & 1 ? 0 : 2); // a CRC word follows the header when protected
+  const mainDataBegin = side + 1 >= bytes.length ? -1 : v === 3 ? (bytes[side]! << 1) | (bytes[side + 1]! >> 7) : bytes[side]!;
+  return { len, rate, kbps, channels, mainDataBegin };
 }
 
 /** Counts the frames in whole-frame MP3 bytes, checking each sync word. */
@@ -76,28 +90,46 @@ export function mp3FrameDuration(bytes: Uint8Array): { seconds: number; sampleRa
 
 export interface Mp3Writer {
   bitrate: number;
+  /** Whole frames encoded so far (a frame split across encoder calls waits for its end). */
   push(pcm: Int16Array): Buffer;
   end(): Buffer;
 }
 
-export function mp3Writer(sampleRate: number, channels: 1 | 2, requestedBitrate: number): Mp3Writer {
+/**
+ * The MP3 encoder behind every stream: LAME in WebAssembly (lamejs for 56 and 144 kbit/s, which
+ * that build does not take). Output is cut on frame headers so each piece is whole frames, and
+ * every frame is checked to be independent (main_data_begin 0: no bit reservoir), so any run of
+ * pieces decodes on its own and chunked output equals a one-shot encode.
+ */
+export async function mp3Writer(sampleRate: number, channels: 1 | 2, requestedBitrate: number): Promise<Mp3Writer> {
   const bitrate = mp3Bitrate(sampleRate, requestedBitrate);
-  const enc = new Mp3Encoder(channels, sampleRate, bitrate / 1000);
-  let checked = false;
-  const wrap = (out: Uint8Array): Buffer => {
-    const b = Buffer.from(out.buffer, out.byteOffset, out.byteLength);
-    if (!checked && b.length >= 4) {
-      checked = true;
-      const wrote = frameAt(b, 0)?.rate; // checks the lamejs patch is in place
-      if (wrote !== sampleRate)
-        throw new Error(`lamejs wrote ${wrote} Hz instead of ${sampleRate} Hz: lamejs is not patched (run node scripts/patch-lamejs.mjs, done by npm install)`);
+  const kbps = bitrate / 1000;
+  const raw = WASM_KBPS.includes(kbps) ? await wasmMp3Encoder(sampleRate, channels, kbps) : lamejsEncoder(sampleRate, channels, kbps);
+  let rest: Buffer = Buffer.alloc(0);
+  const cut = (out: Uint8Array | Int8Array, last: boolean): Buffer => {
+    const bytes = new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+    const b = rest.length ? Buffer.concat([rest, bytes]) : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    let i = 0;
+    for (;;) {
+      const f = frameAt(b, i);
+      if (!f || i + f.len > b.length) break;
+      if (f.rate !== sampleRate || f.kbps * 1000 !== bitrate) throw new Error(`MP3 encoder wrote ${f.rate} Hz ${f.kbps} kbit/s, not ${sampleRate} Hz ${kbps} kbit/s`);
+      if (f.mainDataBegin !== 0) throw new Error('MP3 encoder wrote a frame that depends on the previous one (bit reservoir)');
+      i += f.len;
     }
-    return b; // lamejs returns a fresh Int8Array copy each call
+    if (i < b.length && (last || (b.length - i >= 4 && !frameAt(b, i)))) throw new Error(`MP3 encoder output is not frame-aligned at byte ${i}`);
+    rest = Buffer.from(b.subarray(i));
+    return b.subarray(0, i);
   };
+  return { bitrate, push: (pcm) => cut(raw.encode(pcm), false), end: () => cut(raw.flush(), true) };
+}
+
+/** @breezystack/lamejs, patched so the output sample rate is the requested one (scripts/patch-lamejs.mjs). */
+function lamejsEncoder(sampleRate: number, channels: 1 | 2, kbps: number): RawMp3Encoder {
+  const enc = new Mp3Encoder(channels, sampleRate, kbps);
   return {
-    bitrate,
-    push(pcm) {
-      if (channels === 1) return wrap(enc.encodeBuffer(pcm));
+    encode(pcm) {
+      if (channels === 1) return enc.encodeBuffer(pcm);
       const n = pcm.length / 2;
       const l = new Int16Array(n);
       const r = new Int16Array(n);
@@ -105,8 +137,8 @@ export function mp3Writer(sampleRate: number, channels: 1 | 2, requestedBitrate:
         l[i] = pcm[2 * i]!;
         r[i] = pcm[2 * i + 1]!;
       }
-      return wrap(enc.encodeBuffer(l, r));
+      return enc.encodeBuffer(l, r);
     },
-    end: () => wrap(enc.flush()),
+    flush: () => enc.flush(),
   };
 }

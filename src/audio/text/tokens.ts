@@ -35,6 +35,8 @@ export interface TextOptions {
   textNormalization?: boolean;
   pauseMarkers?: boolean;
   tags?: boolean;
+  /** Parenthesized interjections (`(laughs)`) and the tag sound each one makes; others are read. */
+  interjections?: Readonly<Record<string, TagName>>;
   latex?: boolean;
   pronunciations?: { text: string; replacement: string }[];
 }
@@ -116,6 +118,12 @@ function specials(text: string, o: TextOptions): Special[] {
       const name = m[1]!.toLowerCase().trim() as TagName;
       return TAG_NAMES.includes(name) ? () => ({ kind: 'tag', name }) : null;
     });
+  const interjections = o.interjections;
+  if (interjections)
+    add(/\(([A-Za-z][A-Za-z-]*)\)/g, (m) => {
+      const name = Object.hasOwn(interjections, m[1]!) ? interjections[m[1]!] : undefined;
+      return name ? () => ({ kind: 'tag', name }) : null;
+    });
   for (const p of o.pronunciations ?? []) {
     if (!p.text) continue;
     let at = text.indexOf(p.text);
@@ -151,7 +159,26 @@ function langAt(text: string, i: number, whole: () => Lang): Lang {
   return han > other ? 'zh' : 'en';
 }
 
+/** How many loop turns run between two pauses of stepped work. */
+export const STEP_CHARS = 512;
+
 export function tokenize(text: string, o: TextOptions): Tokenized {
+  return runSteps(tokenizeSteps(text, o));
+}
+
+/** Work that pauses (`yield`) now and then so a caller can let the event loop run. */
+export type Steps<T> = Generator<void, T, void>;
+
+/** Runs stepped work to its end at once. */
+export function runSteps<T>(steps: Steps<T>): T {
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+  }
+}
+
+/** Tokenizes in steps of STEP_TOKENS characters' worth of tokens. */
+export function* tokenizeSteps(text: string, o: TextOptions): Steps<Tokenized> {
   // UTF-16 index -> code point index.
   const cpAt = new Int32Array(text.length + 1);
   const cps: string[] = [];
@@ -200,7 +227,9 @@ export function tokenize(text: string, o: TextOptions): Tokenized {
   let si = 0;
   let i = 0;
   let glued = true; // punctuation right after a token (no whitespace yet) belongs to its tail
+  let steps = 0;
   while (i < text.length) {
+    if (++steps % STEP_CHARS === 0) yield;
     if (si < spec.length && spec[si]!.start === i) {
       const s = spec[si++]!;
       push(i, s.end, s.make());

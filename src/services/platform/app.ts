@@ -1,17 +1,22 @@
 import multipart from '@fastify/multipart';
 import websocket from '@fastify/websocket';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { registerDocuments } from '../../control/documents.js';
+import { registerRoot } from '../../control/pages.js';
 import { controlPlane } from '../../control/routes.js';
+import { installCors } from '../../core/cors.js';
 import { registerDownloads } from '../../core/downloads.js';
 import type { Emulator } from '../../core/emulator.js';
-import { installPipeline, pathOf, sendJson, takeFault } from '../../core/http.js';
+import { admitRequest } from '../../core/admission.js';
+import { classifyBodyError, type BodyError } from '../../core/body-errors.js';
+import { installPipeline, pathOf, sendJson } from '../../core/http.js';
 import { agentRoutes } from './agents/routes.js';
 import { callRoutes } from './calls/routes.js';
 import { conversationRoutes } from './conversation/routes.js';
 import { detectionRoutes } from './detection/routes.js';
 import { diarizationRoutes } from './diarization/routes.js';
 import { failure, familyOf, PlatformError, sendPlatformError } from './envelope.js';
-import { codeOfHttpStatus } from './families.js';
+import { HEADER_KEY_TEXTS, refusalError } from './refusal.js';
 import { fileRoutes } from './files/routes.js';
 import { mcpRoutes } from './mcp/routes.js';
 import { podcastRoutes } from './podcast/routes.js';
@@ -29,29 +34,31 @@ export function platformKey(req: FastifyRequest): string | undefined {
   return typeof q === 'string' ? q : undefined;
 }
 
-const AUTH_TEXT = {
-  missing: 'X-API-Key header is missing',
-  invalid: 'X-API-Key is not a valid API key',
-  disabled: 'X-API-Key belongs to a disabled API key',
-} as const;
+/** The platform's wording of a body the framework could not read. */
+function bodyErrorText(req: FastifyRequest, err: BodyError): string {
+  switch (err.kind) {
+    case 'too_large':
+      return 'request body exceeds the size limit';
+    case 'media_type':
+      return `Content-Type ${req.headers['content-type'] ?? '(none)'} is not accepted here`;
+    case 'empty':
+      return 'request body is empty';
+    case 'bad_json':
+      return `request body is not valid JSON (${err.detail})`;
+  }
+}
 
 /** Voice platform service: every area's routes, downloads and the control plane on one Fastify app. */
 export async function setupPlatformApp(app: FastifyInstance, emu: Emulator): Promise<void> {
+  await installCors(app, emu.config.corsOrigins, (_req, reply, message) => sendJson(reply, 403, failure(10003, message)));
   installPipeline(app, emu, { service: 'platform', keyOf: platformKey });
 
-  // Order of checks (design.md): fault directive, key, capability; then body validation in the route.
+  // The admission path (core/admission.ts) before the route's schema validation.
   app.addHook('preValidation', async (req) => {
     const config = req.routeOptions?.config;
     if (!config?.family || config.selfAuth) return;
-    const family = familyOf(req);
-    const code = takeFault(req, 'code');
-    if (code !== undefined) throw new PlatformError(code, `injected fault: error ${code}`);
-    const status = takeFault(req, 'status');
-    if (status !== undefined) throw new PlatformError(codeOfHttpStatus(family, status), `injected fault: HTTP ${status}`, status);
-    if (!req.emu.account) throw new PlatformError('auth', AUTH_TEXT[req.emu.accountProblem ?? 'missing']);
-    if (config.capability && !emu.accounts.has(req.emu.account, config.capability)) {
-      throw new PlatformError(family.codes.forbidden ? 'forbidden' : 'auth', `this API key lacks the ${config.capability} capability`);
-    }
+    const admission = admitRequest(emu, req, config.capability);
+    if (!admission.ok) throw refusalError(admission.refusal, familyOf(req), HEADER_KEY_TEXTS);
   });
 
   const notFound = (req: FastifyRequest, reply: FastifyReply) =>
@@ -62,15 +69,15 @@ export async function setupPlatformApp(app: FastifyInstance, emu: Emulator): Pro
     if (req.is404) return notFound(req, reply);
     if (err instanceof PlatformError) return sendPlatformError(req, reply, err);
     if (err.validation) return sendPlatformError(req, reply, new PlatformError('param', validationText(err)));
-    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendPlatformError(req, reply, new PlatformError('param', 'request body exceeds the size limit'));
-    if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return sendPlatformError(req, reply, new PlatformError('param', `Content-Type ${req.headers['content-type'] ?? '(none)'} is not accepted here`));
-    if (err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return sendPlatformError(req, reply, new PlatformError('param', 'request body is empty'));
-    if (err.statusCode === 400) return sendPlatformError(req, reply, new PlatformError('param', `request body is not valid JSON (${err.message})`));
+    const bodyError = classifyBodyError(err);
+    if (bodyError) return sendPlatformError(req, reply, new PlatformError('param', bodyErrorText(req, bodyError)));
     emu.logger.error({ err, path: pathOf(req) }, 'platform handler failed');
     return sendPlatformError(req, reply, new PlatformError('internal', 'internal server error'));
   });
 
   app.setNotFoundHandler(notFound);
+  await registerDocuments(app, emu, 'platform');
+  registerRoot(app, 'platform');
 
   await app.register(multipart, { limits: { fileSize: 256 * 1024 * 1024, files: 1, fields: 16 } });
   await app.register(websocket, { options: { maxPayload: 8 * 1024 * 1024 } });

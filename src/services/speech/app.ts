@@ -1,10 +1,21 @@
+import websocket from '@fastify/websocket';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { installCors } from '../../core/cors.js';
 import { registerDownloads } from '../../core/downloads.js';
 import type { Emulator } from '../../core/emulator.js';
 import { installPipeline, pathOf } from '../../core/http.js';
+import { registerDocuments } from '../../control/documents.js';
+import { registerRoot } from '../../control/pages.js';
 import { controlPlane } from '../../control/routes.js';
-import { invalidParams, SpeechError, sendSpeechError } from './errors.js';
+import { classifyBodyError } from '../../core/body-errors.js';
+import { bodyError, SpeechError, sendSpeechError } from './errors.js';
+import { speechAsyncRoutes } from './async/routes.js';
+import { speechCloneRoutes } from './clone/routes.js';
+import { speechDesignRoutes } from './design/routes.js';
+import { speechFileRoutes } from './files/routes.js';
 import { gate, speechRoutes, T2A_PATH } from './routes.js';
+import { speechVoiceRoutes } from './voices/routes.js';
+import { speechSocketRoutes } from './ws/socket.js';
 
 /** Bearer key of the speech service (`Authorization: Bearer <key>`). */
 export function bearerKey(header: string | undefined): string | undefined {
@@ -15,6 +26,7 @@ export function bearerKey(header: string | undefined): string | undefined {
 
 /** Speech synthesis service: the T2A operation, downloads and the control plane on one Fastify app. */
 export async function setupSpeechApp(app: FastifyInstance, emu: Emulator): Promise<void> {
+  await installCors(app, emu.config.corsOrigins, (req, reply, message) => sendSpeechError(emu, req, reply, new SpeechError(1004, message, 403)));
   installPipeline(app, emu, { service: 'speech', keyOf: (req) => bearerKey(req.headers.authorization) });
 
   const notFound = (req: FastifyRequest, reply: FastifyReply) =>
@@ -24,27 +36,28 @@ export async function setupSpeechApp(app: FastifyInstance, emu: Emulator): Promi
     // A body that failed to parse on an unknown route is still an unknown route: 404, not a body error.
     if (req.is404) return notFound(req, reply);
     if (err instanceof SpeechError) return sendSpeechError(emu, req, reply, err);
-    // A body that cannot be read still meets the fault directives and the key check first.
-    if (req.emu && req.routeOptions.url === T2A_PATH) {
-      try {
-        gate(emu, req);
-      } catch (gateErr) {
-        if (gateErr instanceof SpeechError) return sendSpeechError(emu, req, reply, gateErr);
-      }
+    const unreadable = classifyBodyError(err);
+    if (unreadable) {
+      // A body that cannot be read still meets the admission path first (the route's hook never ran).
+      const refusal = req.emu && req.routeOptions.url === T2A_PATH ? gate(emu, req) : null;
+      return sendSpeechError(emu, req, reply, refusal ?? bodyError(unreadable));
     }
-    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendSpeechError(emu, req, reply, invalidParams('request body exceeds the 1 MB limit'));
-    if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return sendSpeechError(emu, req, reply, invalidParams('Content-Type must be application/json'));
-    if (err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return sendSpeechError(emu, req, reply, invalidParams('request body is empty'));
-    if (err.statusCode === 400) return sendSpeechError(emu, req, reply, invalidParams(`request body is not valid JSON (${err.message})`));
     emu.logger.error({ err, path: pathOf(req) }, 'speech handler failed');
     return sendSpeechError(emu, req, reply, new SpeechError(1000));
   });
 
   app.setNotFoundHandler(notFound);
+  await registerDocuments(app, emu, 'speech');
+  registerRoot(app, 'speech');
 
   registerDownloads(app, emu, (reply, status, message) =>
     sendSpeechError(emu, reply.request, reply, new SpeechError(status === 403 ? 1004 : 1000, message, status)),
   );
+  // Frames over 8 MiB close the socket with 1009, as on the platform's sockets.
+  await app.register(websocket, { options: { maxPayload: 8 * 1024 * 1024 } });
   await app.register(controlPlane, { prefix: '/_emulator', emu });
   await app.register(speechRoutes, { emu });
+  await app.register(speechSocketRoutes, { emu });
+  // Voices, files, cloning, design and async synthesis: each its own encapsulated plugin.
+  for (const routes of [speechVoiceRoutes, speechFileRoutes, speechCloneRoutes, speechDesignRoutes, speechAsyncRoutes]) await app.register(routes, { emu });
 }

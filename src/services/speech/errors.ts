@@ -1,4 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { KeyTexts, Refusal } from '../../core/admission.js';
+import type { BodyError } from '../../core/body-errors.js';
 import type { Emulator } from '../../core/emulator.js';
 import { ExpectedError } from '../../core/expected-error.js';
 
@@ -6,16 +8,27 @@ import { ExpectedError } from '../../core/expected-error.js';
  * The speech service's error shape (addendum A2): HTTP 200 once a request reached the operation,
  * `{"base_resp":{"status_code","status_msg"},"trace_id"}` and a `Trace-Id` header equal to the body's.
  */
+const LOGIN_MISSING = "login fail: Please carry the API secret key in the 'Authorization' field of the request header";
+
 export const STATUS_MSG: Record<number, string> = {
   0: 'success',
   1000: 'unknown error',
   1001: 'request timeout',
   1002: 'rate limit exceeded(RPM)',
-  1004: "login fail: Please carry the API secret key in the 'Authorization' field of the request header",
+  1004: LOGIN_MISSING,
   1008: 'insufficient balance',
   1039: 'token limit',
+  1013: 'internal service error',
   1042: 'invisible character ratio limit',
+  1043: 'The asr similarity check failed',
+  1044: 'clone prompt similarity check failed',
   2013: 'invalid params',
+  20132: 'invalid samples or voice_id',
+  2037: 'voice duration too short',
+  2038: 'user voice clone forbidden, should complete real-name verification',
+  2039: 'voice clone voice id duplicate',
+  2042: "You don't have access to this voice_id",
+  2048: 'prompt audio too long',
   2049: 'invalid api key',
   2054: 'voice id not exist',
 };
@@ -33,6 +46,31 @@ export class SpeechError extends ExpectedError {
 /** `invalid params, <detail>`: the 2013 text real clients match on. */
 export function invalidParams(detail: string): SpeechError {
   return new SpeechError(2013, `invalid params, ${detail}`);
+}
+
+/** 1008: the balance does not cover the request. */
+export function insufficientBalance(): SpeechError {
+  return new SpeechError(1008);
+}
+
+/** 1002: the account's requests-per-minute window is full. */
+export function rateLimited(): SpeechError {
+  return new SpeechError(1002);
+}
+
+/** 1039: the account's characters-per-minute window is full. */
+export function tokenLimit(): SpeechError {
+  return new SpeechError(1039);
+}
+
+/** 1042: too many invisible characters in the text. */
+export function textRatioLimit(): SpeechError {
+  return new SpeechError(1042);
+}
+
+/** 2054 `voice id not exist: <where>`. */
+export function voiceNotFound(where: string): SpeechError {
+  return new SpeechError(2054, `voice id not exist: ${where}`);
 }
 
 /** Trace id of the request, minted once from the account's seeded stream. */
@@ -57,4 +95,42 @@ export function codeForHttpStatus(status: number): number {
   if (status === 504 || status === 408) return 1001;
   if (status === 401 || status === 403) return 1004;
   return 1000;
+}
+
+/** Key texts of the speech service (the key travels in `Authorization: Bearer`). */
+const LOGIN_FAIL: KeyTexts = {
+  missing: LOGIN_MISSING,
+  invalid: 'login fail: the API secret key in the Authorization header is not valid',
+  disabled: 'login fail: the API secret key in the Authorization header is disabled',
+};
+
+/** A refusal of the admission path (core/admission.ts) in the speech service's shape. */
+export function refusalError(refusal: Refusal): SpeechError {
+  switch (refusal.kind) {
+    case 'fault_code':
+      return new SpeechError(refusal.code, STATUS_MSG[refusal.code] ?? STATUS_MSG[1000]);
+    case 'fault_status':
+      return new SpeechError(codeForHttpStatus(refusal.status), undefined, refusal.status);
+    case 'key':
+      return new SpeechError(1004, LOGIN_FAIL[refusal.problem]);
+    case 'capability':
+      return new SpeechError(1004, `login fail: the API secret key has no access to speech synthesis (capability ${refusal.capability})`);
+    case 'close_ws':
+      // HTTP operations never take `close_ws`.
+      return new SpeechError(1000);
+  }
+}
+
+/** The speech service's wording of a body the framework could not read (2013, addendum A2). */
+export function bodyError(err: BodyError): SpeechError {
+  switch (err.kind) {
+    case 'too_large':
+      return invalidParams('request body exceeds the 1 MB limit');
+    case 'media_type':
+      return invalidParams('Content-Type must be application/json');
+    case 'empty':
+      return invalidParams('request body is empty');
+    case 'bad_json':
+      return invalidParams(`request body is not valid JSON (${err.detail})`);
+  }
 }

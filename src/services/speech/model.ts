@@ -1,15 +1,18 @@
 /**
  * Rules of `POST /v1/t2a_v2`, apart from HTTP: from a parsed body to a synthesis plan (or the error the
  * spec gives), voices of the catalogue and of the account, billing, per-account rate windows and the
- * record of what was spoken. Errors are thrown as SpeechError; routes.ts only translates.
+ * record of what was spoken. Errors are thrown as SpeechError (named constructors of errors.ts); routes.ts only translates.
  */
-import type { AudioFormat, SynthInput, SynthSummary, VoiceModify, VoiceTone } from '../../audio/index.js';
+import { synthesizeStreamSliced, type AudioFormat, type SynthInput, type SynthSummary, type VoiceModify, type VoiceTone } from '../../audio/index.js';
 import type { Account } from '../../core/accounts.js';
 import type { Emulator } from '../../core/emulator.js';
 import { speechRecord } from '../../core/signatures.js';
 import { findCustomVoice } from '../shared/custom-voices.js';
-import { invalidParams, SpeechError } from './errors.js';
-import { EMOTIONS_26_ONLY, firstProblem, MODEL_ALIASES, MODELS, t2aRequestSchema, type T2aRequest } from './schema.js';
+import { checkEmotion, checkLanguageBoost, interjectionsOf, modelOf } from './catalogue.js';
+import { insufficientBalance, invalidParams, rateLimited, textRatioLimit, tokenLimit, voiceNotFound } from './errors.js';
+import type { SpeechArea } from './state.js';
+import { firstProblem, t2aRequestSchema, type T2aRequest } from './schema.js';
+import { markVoicesUsed, speechVoiceTone } from './voices/store.js';
 import {
   checkLatex,
   checkPauseMarkers,
@@ -26,7 +29,8 @@ export const URL_TTL_MS = 24 * 3600 * 1000;
 const MINUTE_MS = 60_000;
 
 export interface SynthesisPlan {
-  model: (typeof MODELS)[number];
+  /** The catalogue's model (a legacy alias resolved). */
+  model: string;
   stream: boolean;
   excludeAggregated: boolean;
   format: AudioFormat;
@@ -70,66 +74,93 @@ export function checkOutputSize(plan: SynthesisPlan, durationMs: number): void {
   }
 }
 
-/** Parses and checks a body: every rule of the request object, in the order a reader expects. */
-export function planRequest(emu: Emulator, account: Account, body: unknown): SynthesisPlan {
+/**
+ * One T2A request after admission and its body's schema (readRequest, the route's validator), its steps
+ * in order: the plan of the request (every rule of the request object), the plan of the audio (pull-based: its duration is known before any sample is rendered), the
+ * size cap, the balance and rate windows (then the charge), the usage count. Throws the SpeechError of
+ * the first step that refuses; nothing is charged or counted before the last check passed.
+ */
+export async function startSynthesis(emu: Emulator, area: SpeechArea, account: Account, request: T2aRequest, signal: AbortSignal) {
+  const plan = planRequest(emu, account, request);
+  // Planning is pull-based (the duration is known before any sample is rendered) and sliced, so a long
+  // text never holds the event loop.
+  const synth = await synthesizeStreamSliced(plan.input, { signal });
+  checkOutputSize(plan, synth.durationMs);
+  chargeRequest(emu, account, plan);
+  area.count(account.id, plan);
+  return { plan, synth };
+}
+
+/**
+ * The body typed by the route's schema, or the 2013 naming its first problem in A2's words (`voice_setting.speed
+ * must be in [0.5, 2]`, `text is required`). The route's validator: it runs after the admission path, and
+ * its words need the parse's `reportInput`.
+ */
+export function readRequest(body: unknown): T2aRequest {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalidParams('request body must be a JSON object');
   const parsed = t2aRequestSchema.safeParse(body, { reportInput: true });
   if (!parsed.success) throw invalidParams(firstProblem(parsed.error));
-  const r = parsed.data;
+  return parsed.data;
+}
 
-  const model = MODEL_ALIASES[r.model] ?? ((MODELS as readonly string[]).includes(r.model) ? (r.model as SynthesisPlan['model']) : null);
-  if (!model) throw invalidParams(`model must be one of ${MODELS.join(', ')}`);
-  const stream = r.stream === true;
+/** Checks a typed request: every rule of the request object, in the order a reader expects. */
+export function planRequest(emu: Emulator, account: Account, request: T2aRequest, limits: { maxTextChars?: number } = {}): SynthesisPlan {
+  const entry = modelOf(emu, request.model);
+  const model = entry.model;
+  const stream = request.stream === true;
 
-  const text = r.text;
+  const text = request.text;
   const length = codePoints(text);
   if (length === 0) throw invalidParams('text is required and must not be empty');
-  if (length >= MAX_TEXT_CHARS) throw invalidParams(`text must be shorter than ${MAX_TEXT_CHARS} characters (got ${length})`);
+  const maxChars = limits.maxTextChars ?? MAX_TEXT_CHARS; // async synthesis allows longer texts
+  if (length >= maxChars) throw invalidParams(`text must be shorter than ${maxChars} characters (got ${length})`);
   const markerProblem = checkPauseMarkers(text);
   if (markerProblem) throw invalidParams(markerProblem);
 
-  const vs = r.voice_setting ?? {};
-  if (vs.latex_read) {
+  const voiceSetting = request.voice_setting ?? {};
+  if (voiceSetting.latex_read) {
     const latexProblem = checkLatex(text);
     if (latexProblem) throw invalidParams(latexProblem);
   }
-  if (vs.emotion && EMOTIONS_26_ONLY.has(vs.emotion) && !model.startsWith('speech-2.6'))
-    throw invalidParams(`voice_setting.emotion ${vs.emotion} is supported only by speech-2.6-hd and speech-2.6-turbo`);
+  if (voiceSetting.emotion) checkEmotion(entry, voiceSetting.emotion);
+  if (request.language_boost) checkLanguageBoost(entry, request.language_boost);
 
-  const as = r.audio_setting ?? {};
-  const format = as.format ?? 'mp3';
+  const audioSetting = request.audio_setting ?? {};
+  const format = audioSetting.format ?? 'mp3';
   if (stream && format === 'wav') throw invalidParams('audio_setting.format wav is supported only in non-streaming output');
 
-  const pronunciations = parsePronunciations(r.pronunciation_dict?.tone ?? []);
+  const pronunciations = parsePronunciations(request.pronunciation_dict?.tone ?? []);
   if (typeof pronunciations === 'string') throw invalidParams(pronunciations);
 
-  const mix = voicesOf(emu, account, r);
+  const mix = voicesOf(emu, account, request);
   const voices = mix.map(({ id, weight }) => ({ id, weight }));
 
   const ratio = invisibleRatio(text);
-  if (ratio > MAX_INVISIBLE_RATIO) throw new SpeechError(1042);
+  if (ratio > MAX_INVISIBLE_RATIO) throw textRatioLimit();
   const counts = countText(text);
   if (counts.usageCharacters === 0) throw invalidParams('text must contain at least one letter or digit to pronounce');
 
   // voice_modify applies to non-streaming mp3/wav/flac and streaming mp3; elsewhere it is accepted and ignored.
   const modifyApplies = stream ? format === 'mp3' : format !== 'pcm';
-  const voiceModify = modifyApplies ? voiceModifyOf(r) : undefined;
-  const sampleRate = as.sample_rate ?? 32000;
-  const channels = as.channel ?? 1;
+  const voiceModify = modifyApplies ? voiceModifyOf(request) : undefined;
+  const sampleRate = audioSetting.sample_rate ?? 32000;
+  const interjections = interjectionsOf(emu, entry);
+  const channels = audioSetting.channel ?? 1;
   const input: SynthInput = {
     text,
     voices,
-    speed: vs.speed ?? 1,
-    vol: vs.vol ?? 1,
-    pitch: vs.pitch ?? 0,
-    ...(vs.emotion ? { emotion: vs.emotion } : {}),
+    speed: voiceSetting.speed ?? 1,
+    vol: voiceSetting.vol ?? 1,
+    pitch: voiceSetting.pitch ?? 0,
+    ...(voiceSetting.emotion ? { emotion: voiceSetting.emotion } : {}),
     ...(voiceModify ? { voiceModify } : {}),
-    textNormalization: vs.text_normalization === true,
+    textNormalization: voiceSetting.text_normalization === true,
     pauseMarkers: true,
     tags: false,
+    ...(interjections ? { interjections } : {}),
     pronunciations,
-    latex: vs.latex_read === true,
-    watermark: !stream && r.aigc_watermark === true,
+    latex: voiceSetting.latex_read === true,
+    watermark: !stream && request.aigc_watermark === true,
     sampleRate,
     channels,
   };
@@ -137,16 +168,16 @@ export function planRequest(emu: Emulator, account: Account, body: unknown): Syn
   return {
     model,
     stream,
-    excludeAggregated: r.stream_options?.exclude_aggregated_audio === true,
+    excludeAggregated: request.stream_options?.exclude_aggregated_audio === true,
     format,
     sampleRate,
     channels,
-    bitrate: as.bitrate ?? 128000,
-    outputUrl: !stream && r.output_format === 'url',
-    subtitles: !stream && r.subtitle_enable === true,
+    bitrate: audioSetting.bitrate ?? 128000,
+    outputUrl: !stream && request.output_format === 'url',
+    subtitles: !stream && request.subtitle_enable === true,
     input,
     voiceIds: mix.map((v) => v.voiceId),
-    language: languageOf(text, r.language_boost),
+    language: languageOf(text, request.language_boost),
     invisibleRatio: ratio,
     usageCharacters: counts.usageCharacters,
     wordCount: counts.wordCount,
@@ -154,34 +185,36 @@ export function planRequest(emu: Emulator, account: Account, body: unknown): Syn
   };
 }
 
-function voiceModifyOf(r: T2aRequest): VoiceModify | undefined {
-  const vm = r.voice_modify;
-  if (!vm) return undefined;
+function voiceModifyOf(request: T2aRequest): VoiceModify | undefined {
+  const modify = request.voice_modify;
+  if (!modify) return undefined;
   const out: VoiceModify = {};
-  if (vm.pitch) out.pitch = vm.pitch;
-  if (vm.intensity) out.intensity = vm.intensity;
-  if (vm.timbre) out.timbre = vm.timbre;
-  if (vm.sound_effects) out.soundEffect = vm.sound_effects;
+  if (modify.pitch) out.pitch = modify.pitch;
+  if (modify.intensity) out.intensity = modify.intensity;
+  if (modify.timbre) out.timbre = modify.timbre;
+  if (modify.sound_effects) out.soundEffect = modify.sound_effects;
   return Object.keys(out).length ? out : undefined;
 }
 
 /** The voice mix: `timber_weights` (or `timbre_weights`) when given, else `voice_setting.voice_id`. */
-function voicesOf(emu: Emulator, account: Account, r: T2aRequest): (VoiceTone & { voiceId: string })[] {
-  const weights = r.timber_weights ?? r.timbre_weights;
-  const field = r.timber_weights ? 'timber_weights' : 'timbre_weights';
+function voicesOf(emu: Emulator, account: Account, request: T2aRequest): (VoiceTone & { voiceId: string })[] {
+  if (request.timber_weights != null && request.timbre_weights != null)
+    throw invalidParams('timber_weights and timbre_weights are two spellings of one field: give only one of them');
+  const weights = request.timber_weights ?? request.timbre_weights;
+  const field = request.timber_weights ? 'timber_weights' : 'timbre_weights';
   if (weights && weights.length) {
-    return weights.map((w, i) => {
-      const tone = toneOf(emu, account, w.voice_id);
-      if (!tone) throw new SpeechError(2054, `voice id not exist: ${field}[${i}].voice_id ${w.voice_id}`);
-      return { id: tone, weight: w.weight, voiceId: w.voice_id };
+    return weights.map((entry, index) => {
+      const tone = toneOf(emu, account, entry.voice_id);
+      if (!tone) throw voiceNotFound(`${field}[${index}].voice_id ${entry.voice_id}`);
+      return { id: tone, weight: entry.weight, voiceId: entry.voice_id };
     });
   }
-  if (!r.voice_setting) throw invalidParams('voice_setting is required (or timber_weights for mixed voices)');
-  const id = r.voice_setting.voice_id;
+  if (!request.voice_setting) throw invalidParams('voice_setting is required (or timber_weights for mixed voices)');
+  const id = request.voice_setting.voice_id;
   if (id === undefined || id === null) throw invalidParams('voice_setting.voice_id is required');
   if (!id) throw invalidParams('voice_setting.voice_id must not be empty unless timber_weights is given');
   const tone = toneOf(emu, account, id);
-  if (!tone) throw new SpeechError(2054, `voice id not exist: voice_setting.voice_id ${id}`);
+  if (!tone) throw voiceNotFound(`voice_setting.voice_id ${id}`);
   return [{ id: tone, weight: 1, voiceId: id }];
 }
 
@@ -192,22 +225,27 @@ function voicesOf(emu: Emulator, account: Account, r: T2aRequest): (VoiceTone & 
  */
 export function toneOf(emu: Emulator, account: Account, voiceId: string): string | undefined {
   if (emu.fixtures.data['speech-voices.json'].some((v) => v.voice_id === voiceId)) return voiceId;
+  // --- voices cloned or designed on the speech service (voices/store.ts): 2042 for another account's ---
+  const made = speechVoiceTone(emu, account, voiceId);
+  if (made) return made;
+  // ---
   return findCustomVoice(emu, account.id, voiceId)?.toneId;
 }
 
-/** Balance, then the account's request and character windows (off unless its limits set them). */
-export function admit(emu: Emulator, account: Account, plan: SynthesisPlan): void {
-  if (account.balanceMicro <= 0 || !emu.accounts.canAfford(account, plan.priceMicro)) throw new SpeechError(1008);
+/** Balance, then the account's request and character windows (off unless its limits set them), then the charge. */
+export function chargeRequest(emu: Emulator, account: Account, plan: SynthesisPlan): void {
+  if (account.balanceMicro <= 0 || !emu.accounts.canAfford(account, plan.priceMicro)) throw insufficientBalance();
   const rpm = account.limits.requests_per_minute;
-  if (rpm && !emu.limits.hit(emu.windowKey(account, 'speech:requests'), MINUTE_MS, rpm).allowed) throw new SpeechError(1002);
+  if (rpm && !emu.limits.hit(emu.windowKey(account, 'speech:requests'), MINUTE_MS, rpm).allowed) throw rateLimited();
   const cpm = account.limits.characters_per_minute;
-  if (cpm && !emu.limits.hit(emu.windowKey(account, 'speech:characters'), MINUTE_MS, cpm, plan.usageCharacters).allowed) throw new SpeechError(1039);
+  if (cpm && !emu.limits.hit(emu.windowKey(account, 'speech:characters'), MINUTE_MS, cpm, plan.usageCharacters).allowed) throw tokenLimit();
   emu.accounts.charge(account, plan.priceMicro);
   emu.markDirty();
 }
 
 /** Records what the audio says, so the platform's recognition, detection and diarization know it. */
 export function recordSignature(emu: Emulator, plan: SynthesisPlan, summary: SynthSummary): void {
+  markVoicesUsed(emu, plan.voiceIds); // a cloned or designed voice is kept and listed once it spoke
   emu.signatures.put(speechRecord({ text: plan.input.text, language: plan.language, voices: plan.voiceIds, summary, atMs: emu.clock.now() }));
   emu.markDirty();
 }

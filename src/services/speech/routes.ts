@@ -1,59 +1,48 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { encodeAudio, encodeAudioStream, synthesizeStream } from '../../audio/index.js';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { encodeAudio, encodeAudioStream, type SynthStream } from '../../audio/index.js';
 import type { Emulator } from '../../core/emulator.js';
-import type { FaultField } from '../../core/faults.js';
-import { countChunk, finishEntry, takeFault } from '../../core/http.js';
-import { codeForHttpStatus, SpeechError, STATUS_MSG, traceIdOf } from './errors.js';
-import { admit, checkOutputSize, planRequest, recordSignature, subtitleSegments, URL_TTL_MS, type SynthesisPlan } from './model.js';
+import { admitRequest } from '../../core/admission.js';
+import { readerValidator } from '../../core/validation.js';
+import { countChunk, faultIgnoredHeader, finishEntry, journalBody, takeFault } from '../../core/http.js';
+import { refusalError, SpeechError, STATUS_MSG, traceIdOf } from './errors.js';
+import { readRequest, recordSignature, startSynthesis, subtitleSegments, URL_TTL_MS, type SynthesisPlan } from './model.js';
 import { t2aRequestSchema } from './schema.js';
 import { speechArea, type SpeechArea } from './state.js';
-import { completeFlacHeader, extraInfo, finalEvent, intermediateEvent, pieces, sseEvent } from './stream.js';
+import { extraInfo, finalEvent, intermediateEvent, MAX_EVENT_AUDIO_BYTES, sseEvent } from './stream.js';
 
 export const T2A_PATH = '/v1/t2a_v2';
 
-const LOGIN_FAIL: Record<string, string> = {
-  missing: STATUS_MSG[1004]!,
-  invalid: 'login fail: the API secret key in the Authorization header is not valid',
-  disabled: 'login fail: the API secret key in the Authorization header is disabled',
-  tts: 'login fail: the API secret key has no access to speech synthesis (capability tts)',
-};
-
 /**
- * What is checked before the body (design.md, order of checks): fault directives, then the key and its
- * capability. Also used by the app's error handler, so a broken body still meets faults and auth first.
+ * The admission path before the body (core/admission.ts), as the speech error it renders to, or null
+ * when the request may go on. Also used by the app's error handler, so a broken body meets it first.
  */
-export function gate(emu: Emulator, req: FastifyRequest): void {
-  const code = takeFault(req, 'code');
-  if (code !== undefined) throw new SpeechError(code, STATUS_MSG[code] ?? STATUS_MSG[1000]);
-  const status = takeFault(req, 'status');
-  if (status !== undefined) throw new SpeechError(codeForHttpStatus(status), undefined, status);
-  const account = req.emu.account;
-  if (!account) throw new SpeechError(1004, LOGIN_FAIL[req.emu.accountProblem ?? 'missing']);
-  if (!emu.accounts.has(account, 'tts')) throw new SpeechError(1004, LOGIN_FAIL.tts);
+export function gate(emu: Emulator, req: FastifyRequest): SpeechError | null {
+  const admission = admitRequest(emu, req, 'tts');
+  return admission.ok ? null : refusalError(admission.refusal);
 }
 
 /** `POST /v1/t2a_v2` on the primary and the backup listener (same app, same state). */
 export async function speechRoutes(app: FastifyInstance, opts: { emu: Emulator }): Promise<void> {
   const emu = opts.emu;
   const area = speechArea(emu);
-  app.post(
+  app.withTypeProvider<ZodTypeProvider>().post(
     T2A_PATH,
     {
-      // The zod schema documents the route; validation runs in the handler, after faults and auth.
+      // The admission path first; then the body, read with its schema in the words of A2's 2013 texts.
+      preValidation: async (req) => {
+        const refusal = gate(emu, req);
+        if (refusal) throw refusal;
+        journalBody(req);
+      },
       schema: { body: t2aRequestSchema },
-      validatorCompiler: () => (data: unknown) => ({ value: data }),
+      validatorCompiler: readerValidator(readRequest),
     },
     async (req, reply) => {
-      gate(emu, req);
       const account = req.emu.account!;
-      const plan = planRequest(emu, account, req.body);
-      // Planning is cheap and pull-based: the duration is known before any sample is rendered.
       const ac = abortOnClose(reply.raw);
-      const synth = synthesizeStream(plan.input, { signal: ac.signal });
-      checkOutputSize(plan, synth.durationMs);
-      admit(emu, account, plan);
-      area.count(account.id, plan);
+      const { plan, synth } = await startSynthesis(emu, area, account, req.body, ac.signal);
       const traceId = traceIdOf(emu, req);
       // One slot per running synthesis, held until its answer is written (bounds memory under load).
       let release: () => void;
@@ -95,7 +84,7 @@ function downloadLink(emu: Emulator, req: FastifyRequest, rel: string): string {
   return emu.downloadUrl('speech', rel, expires);
 }
 
-type Synthesis = ReturnType<typeof synthesizeStream>;
+type Synthesis = SynthStream;
 
 async function wholeSynthesis(emu: Emulator, req: FastifyRequest, reply: FastifyReply, plan: SynthesisPlan, traceId: string, ac: AbortController, synth: Synthesis) {
   let encoded: Awaited<ReturnType<typeof encodeAudio>>;
@@ -110,6 +99,7 @@ async function wholeSynthesis(emu: Emulator, req: FastifyRequest, reply: Fastify
     return;
   }
   recordSignature(emu, plan, synth);
+  emu.metrics.audioSynthesized(plan.format, encoded.meta.durationMs / 1000);
   const account = req.emu.account!;
   let audio = encoded.bytes.toString('hex');
   if (plan.outputUrl) {
@@ -164,25 +154,29 @@ async function streamSynthesis(
   const account = req.emu.account!;
   // Whatever can fail before audio runs before the headers leave: such a failure is plain JSON (A2),
   // never an event stream left open.
-  const encoded = encodeAudioStream(plan.format, synth, { sampleRate: plan.sampleRate, channels: plan.channels, bitrate: plan.bitrate });
+  const encoded = encodeAudioStream(plan.format, synth, {
+    sampleRate: plan.sampleRate,
+    channels: plan.channels,
+    bitrate: plan.bitrate,
+    maxChunkBytes: MAX_EVENT_AUDIO_BYTES,
+    keepWhole: !plan.excludeAggregated,
+  });
   // The plan is known up front: even a stream cut short carries a signature the emulator knows.
   recordSignature(emu, plan, synth);
   reply.hijack();
   // The pipeline's onSend hook never runs for a hijacked reply: report ignored fields and a bad header here.
-  const ignored: string[] = req.emu.fault ? (Object.keys(req.emu.fault) as FaultField[]).filter((f) => !req.emu.faultUsed.has(f)) : [];
-  if (req.emu.faultNote) ignored.push(req.emu.faultNote);
+  const ignored = faultIgnoredHeader(req);
   res.writeHead(200, {
     'content-type': 'text/event-stream',
     'cache-control': 'no-cache',
     'x-accel-buffering': 'no',
     'Trace-Id': traceId,
-    ...(ignored.length ? { 'x-emulator-fault-ignored': ignored.join(', ').replace(/[\r\n]/g, ' ') } : {}),
+    ...(ignored !== undefined ? { 'x-emulator-fault-ignored': ignored } : {}),
   });
   res.flushHeaders();
   if (req.emu.entry) req.emu.entry.response = { content_type: 'text/event-stream', summary: { stream: true, trace_id: traceId } };
 
   const run = area.startStream(account.id, traceId);
-  const kept: Buffer[] = [];
   let events = 0;
   const cutNow = () => {
     run.end('cut', events);
@@ -203,24 +197,17 @@ async function streamSynthesis(
   try {
     if (cut === 0) return cutNow();
     for await (const chunk of encoded) {
-      for (const piece of pieces(chunk, plan.format, plan.channels)) {
-        if (emu.closing.aborted) return await endForShutdown();
-        if (!plan.excludeAggregated) kept.push(piece);
-        if (!(await write(res, intermediateEvent(piece, traceId)))) throw new Error('client disconnected');
-        events++;
-        countChunk(req);
-        run.progress(events);
-        if (cut !== undefined && events >= cut) return cutNow();
-      }
+      if (emu.closing.aborted) return await endForShutdown();
+      if (!(await write(res, intermediateEvent(chunk, traceId)))) throw new Error('client disconnected');
+      events++;
+      countChunk(req);
+      run.progress(events);
+      if (cut !== undefined && events >= cut) return cutNow();
     }
     const meta = await encoded.meta();
-    let aggregated = '';
-    if (!plan.excludeAggregated) {
-      const file = Buffer.concat(kept);
-      const totals = (encoded as { flacTotals?: () => { frames: number; md5: Buffer } | null }).flacTotals?.();
-      if (plan.format === 'flac') completeFlacHeader(file, totals?.frames ?? synth.frames, totals?.md5 ?? null);
-      aggregated = file.toString('hex');
-    }
+    emu.metrics.audioSynthesized(plan.format, meta.durationMs / 1000);
+    // The aggregated audio is the whole file, with the true totals a one-shot file has.
+    const aggregated = plan.excludeAggregated ? '' : (await encoded.wholeFile()).toString('hex');
     await write(res, finalEvent(aggregated, extraInfo(meta, plan), traceId));
     events++;
     countChunk(req);

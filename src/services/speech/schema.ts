@@ -1,19 +1,13 @@
 import { z } from 'zod';
+import { bracketPath, firstProblemOf, type FieldProblem } from '../../core/validation.js';
 
 /**
  * Wire shapes of `POST /v1/t2a_v2` (spec: speech-t2a-api.md). Objects are plain (unknown keys are
  * dropped, as the real service ignores them); optional fields accept `null` as "not given", which
  * real clients send. Range and enum messages are written out so a 2013 names the field and the rule.
  */
-export const MODELS = ['speech-2.6-hd', 'speech-2.6-turbo', 'speech-02-hd', 'speech-02-turbo', 'speech-01-hd', 'speech-01-turbo'] as const;
-/** Legacy names still sent by an official client (addendum A2). */
-export const MODEL_ALIASES: Record<string, (typeof MODELS)[number]> = {
-  'speech-01-240228': 'speech-01-hd',
-  'speech-01-turbo-240228': 'speech-01-turbo',
-};
+/** The emotions the audio engine renders; which model accepts which is the catalogue's business (catalogue.ts). */
 export const EMOTIONS = ['happy', 'sad', 'angry', 'fearful', 'disgusted', 'surprised', 'calm', 'fluent', 'whisper'] as const;
-/** Emotions effective only for the speech-2.6 models (the real service rejects them elsewhere). */
-export const EMOTIONS_26_ONLY = new Set(['fluent', 'whisper']);
 export const SAMPLE_RATES = [8000, 16000, 22050, 24000, 32000, 44100] as const;
 export const BITRATES = [32000, 64000, 128000, 256000] as const;
 export const FORMATS = ['mp3', 'pcm', 'flac', 'wav'] as const;
@@ -35,7 +29,8 @@ export const voiceSettingSchema = z.object({
   speed: opt(z.number().min(0.5, 'must be in [0.5, 2]').max(2, 'must be in [0.5, 2]')),
   vol: opt(z.number().gt(0, 'must be in (0, 10]').max(10, 'must be in (0, 10]')),
   pitch: opt(z.int('must be an integer in [-12, 12]').min(-12, 'must be an integer in [-12, 12]').max(12, 'must be an integer in [-12, 12]')),
-  emotion: opt(z.enum(EMOTIONS, oneOf(EMOTIONS))),
+  // Checked against the model's emotions in the catalogue, so the message lists what that model accepts.
+  emotion: opt(z.string('must be a string')),
   text_normalization: bool(),
   latex_read: bool(),
 });
@@ -62,7 +57,9 @@ export const t2aRequestSchema = z.object({
   stream_options: opt(z.object({ exclude_aggregated_audio: bool() })),
   voice_setting: opt(voiceSettingSchema),
   audio_setting: opt(audioSettingSchema),
-  pronunciation_dict: opt(z.object({ tone: opt(z.array(z.string())) })),
+  pronunciation_dict: opt(
+    z.object({ tone: opt(z.array(z.string())) }, 'must be an object {"tone": ["<text>/<replacement>", ...]} (an array is not accepted)'),
+  ),
   timber_weights: timberWeights,
   /** The spelling used in the description of `voice_id`; accepted as the same field. */
   timbre_weights: timberWeights,
@@ -81,13 +78,6 @@ export const t2aRequestSchema = z.object({
 });
 export type T2aRequest = z.infer<typeof t2aRequestSchema>;
 
-/** `voice_setting.speed` style path of an issue; array items as `timber_weights[0].weight`. */
-export function issuePath(path: readonly PropertyKey[]): string {
-  let out = '';
-  for (const p of path) out += typeof p === 'number' ? `[${p}]` : `${out ? '.' : ''}${String(p)}`;
-  return out;
-}
-
 const TYPE_NAMES: Record<string, string> = {
   string: 'a string',
   number: 'a number',
@@ -97,20 +87,21 @@ const TYPE_NAMES: Record<string, string> = {
   array: 'an array',
 };
 
-/** The rule an issue broke, in the words a 2013 message uses: `must be in [0.5, 2]`, `is required`. */
-export function issueRule(issue: z.core.$ZodIssue): string {
-  if (issue.code === 'invalid_type') {
-    if ((issue as { input?: unknown }).input === undefined) return 'is required';
-    if (!issue.message.startsWith('Invalid')) return issue.message;
-    return `must be ${TYPE_NAMES[issue.expected] ?? issue.expected}`;
+/** The rule a problem broke, in the words a 2013 message uses: `must be in [0.5, 2]`, `is required`. */
+function ruleText(problem: FieldProblem): string {
+  if (problem.code === 'invalid_type') {
+    if (problem.missing) return 'is required';
+    if (!problem.rule.startsWith('Invalid')) return problem.rule;
+    const expected = problem.expected ?? '';
+    return `must be ${TYPE_NAMES[expected] ?? expected}`;
   }
-  if (issue.code === 'unrecognized_keys') return `has unknown keys ${issue.keys.join(', ')}`;
-  return issue.message;
+  if (problem.code === 'unrecognized_keys') return `has unknown keys ${(problem.keys ?? []).join(', ')}`;
+  return problem.rule;
 }
 
 /** The first problem of a body (parsed with `reportInput`): `voice_setting.speed must be in [0.5, 2]`. */
 export function firstProblem(error: z.ZodError): string {
-  const issue = error.issues[0]!;
-  const path = issuePath(issue.path);
-  return `${path || 'request body'} ${issueRule(issue)}`;
+  const problem = firstProblemOf(error);
+  if (!problem) return 'request body is invalid';
+  return `${bracketPath(problem.path) || 'request body'} ${ruleText(problem)}`;
 }

@@ -1,4 +1,5 @@
-import type { Emulator } from '../../core/emulator.js';
+import { areaOf } from '../../core/areas.js';
+import type { Emulator, StateArea } from '../../core/emulator.js';
 import type { SynthesisPlan } from './model.js';
 
 /**
@@ -27,14 +28,19 @@ export interface SpeechArea {
   startStream(accountId: string, traceId: string): { progress(events: number): void; end(status: StreamEnd, events: number): void };
 }
 
+/** The emulator's speech area: made by the first caller (HTTP routes or the socket), shared after. */
 export function speechArea(emu: Emulator): SpeechArea {
+  return areaOf(emu, 'speech', () => newSpeechArea(emu));
+}
+
+function newSpeechArea(emu: Emulator): StateArea & SpeechArea {
   const usage = new Map<string, AccountUsage>();
-  const of = (id: string) => {
-    let u = usage.get(id);
-    if (!u) usage.set(id, (u = { requests: 0, usage_characters: 0, streams: [] }));
-    return u;
+  const usageOf = (id: string) => {
+    let record = usage.get(id);
+    if (!record) usage.set(id, (record = { requests: 0, usage_characters: 0, streams: [] }));
+    return record;
   };
-  emu.registerArea({
+  return {
     name: 'speech',
     reset(accountId) {
       if (accountId === undefined) {
@@ -46,28 +52,26 @@ export function speechArea(emu: Emulator): SpeechArea {
       }
     },
     view(accountId) {
-      const u = usage.get(accountId);
-      if (!u) return { requests: 0, usage_characters: 0, streams_active: 0, streams: [] };
-      return { ...u, streams_active: u.streams.filter((s) => s.status === 'streaming').length, streams: u.streams.map((s) => ({ ...s })) };
+      const record = usage.get(accountId);
+      if (!record) return { requests: 0, usage_characters: 0, streams_active: 0, streams: [] };
+      return { ...record, streams_active: record.streams.filter((s) => s.status === 'streaming').length, streams: record.streams.map((s) => ({ ...s })) };
     },
-    save: () => Object.fromEntries([...usage].map(([id, u]) => [id, { ...u, streams: u.streams.filter((s) => s.status !== 'streaming') }])),
+    save: () => Object.fromEntries([...usage].map(([id, record]) => [id, { ...record, streams: record.streams.filter((s) => s.status !== 'streaming') }])),
     load(data) {
       usage.clear();
-      for (const [id, u] of Object.entries((data ?? {}) as Record<string, AccountUsage>)) usage.set(id, { ...u, streams: [...(u.streams ?? [])] });
+      for (const [id, record] of Object.entries((data ?? {}) as Record<string, AccountUsage>)) usage.set(id, { ...record, streams: [...(record.streams ?? [])] });
     },
-  });
-  return {
     count(accountId, plan) {
-      const u = of(accountId);
-      u.requests++;
-      u.usage_characters += plan.usageCharacters;
+      const record = usageOf(accountId);
+      record.requests++;
+      record.usage_characters += plan.usageCharacters;
       emu.markDirty();
     },
     startStream(accountId, traceId) {
-      const u = of(accountId);
+      const record = usageOf(accountId);
       const run: StreamRun = { trace_id: traceId, status: 'streaming', events: 0 };
-      u.streams.push(run);
-      if (u.streams.length > KEEP_STREAMS) u.streams.splice(0, u.streams.length - KEEP_STREAMS);
+      record.streams.push(run);
+      if (record.streams.length > KEEP_STREAMS) record.streams.splice(0, record.streams.length - KEEP_STREAMS);
       return {
         progress(events) {
           run.events = events;

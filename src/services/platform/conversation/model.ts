@@ -1,12 +1,36 @@
 import { createHash } from 'node:crypto';
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { roles } from '../shared/roles.js';
+import { findRole, roles, type Role } from '../shared/roles.js';
+import { appendTurn, getSession } from '../shared/conversation-sessions.js';
 
 /**
- * Rules of the conversation WebSockets, nothing of the wire: live sessions, roles, scripted replies,
- * billing, the latency profile and the mapping of injected faults to the sockets' error codes.
+ * Rules of the conversation WebSockets, nothing of the wire: the meta rules that open a session, live
+ * sessions, roles, scripted replies, billing and the latency profile. Refusals are ConversationError
+ * (named constructors below); the socket sends them as `error` events.
  */
+
+export type ConversationMode = 'stream' | 'text';
+
+/** A refusal of a conversation rule: the `code` string of the sockets' `error` event and its message. */
+export class ConversationError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** 20003: a parameter of a message breaks a rule. */
+export function badParameter(message: string): ConversationError {
+  return new ConversationError('20003', message);
+}
+
+/** 40011: the balance cannot pay for what was asked. */
+export function insufficientBalance(message: string): ConversationError {
+  return new ConversationError('40011', message);
+}
 
 export interface LiveSession {
   session_id: string;
@@ -56,7 +80,7 @@ export function newSessionId(emu: Emulator, account: Account): string {
 }
 
 /** Roles are those of the REST sessions (one lookup for both). */
-export { findRole, type Role } from '../shared/roles.js';
+export { findRole, type Role };
 
 export function roleIds(emu: Emulator): string[] {
   return roles(emu).map((r) => r.id);
@@ -100,11 +124,6 @@ export function conversationPrice(emu: Emulator, seconds: number): number {
   return Math.round(emu.fixtures.data['billing.json'].prices_micro.conversation_audio_second * seconds);
 }
 
-/** Micro-units for `seconds` of recognized audio (recognition stream). */
-export function recognitionPrice(emu: Emulator, seconds: number): number {
-  return Math.round(emu.fixtures.data['billing.json'].prices_micro.recognition_audio_second * seconds);
-}
-
 /**
  * Added delays of `EMULATOR_LATENCY=realistic` (ms); `none` adds nothing. They imitate the real
  * service's processing (first character well under its stated 3 s) and show up in the timing fields.
@@ -122,44 +141,51 @@ export function latencyProfile(emu: Emulator): LatencyProfile {
     : { asr: 0, llmFirstToken: 0, perToken: 0, ttsFirstAudio: 0 };
 }
 
-const GRPC_NAMES: Record<number, string> = {
-  1: 'CANCELLED',
-  2: 'UNKNOWN',
-  3: 'INVALID_ARGUMENT',
-  4: 'DEADLINE_EXCEEDED',
-  5: 'NOT_FOUND',
-  7: 'PERMISSION_DENIED',
-  8: 'RESOURCE_EXHAUSTED',
-  9: 'FAILED_PRECONDITION',
-  10: 'ABORTED',
-  13: 'INTERNAL',
-  14: 'UNAVAILABLE',
-  16: 'UNAUTHENTICATED',
-};
-
-/** Codes of the spec's call table keep their digits as the string code. */
-const CALL_CODES = new Set([20001, 20003, 40011, 40012, 40013]);
-
-/**
- * String `code` of an injected `code=N` fault on a conversation socket: the call table's codes as
- * digits, 50000/10000/1000 → INTERNAL, timeouts (10006, 1001) → DEADLINE_EXCEEDED, rate limits
- * (10014, 10005, 1002) → RESOURCE_EXHAUSTED, gRPC numbers 1–16 → their names, anything else → digits.
- */
-export function faultCodeString(code: number): string {
-  if (CALL_CODES.has(code)) return String(code);
-  if (code === 50000 || code === 10000 || code === 1000) return 'INTERNAL';
-  if (code === 10006 || code === 1001) return 'DEADLINE_EXCEEDED';
-  if (code === 10014 || code === 10005 || code === 1002) return 'RESOURCE_EXHAUSTED';
-  return GRPC_NAMES[code] ?? String(code);
+/** The meta message, as its schema typed it (conversation/schema.ts). */
+export interface ConversationMeta {
+  session_id?: string | null;
+  voice_id: string;
+  language?: string | null;
+  text_input?: string | null;
 }
 
-/** String `code` of an injected `status=N` fault on a conversation socket. */
-export function faultStatusString(status: number): string {
-  if (status === 400) return '20003';
-  if (status === 401 || status === 403) return '20001';
-  if (status === 402) return '40011';
-  if (status === 408 || status === 504) return 'DEADLINE_EXCEEDED';
-  if (status === 429) return 'RESOURCE_EXHAUSTED';
-  if (status === 503) return 'UNAVAILABLE';
-  return 'INTERNAL';
+export interface OpenedConversation {
+  session: LiveSession;
+  role: Role;
+  language: string;
+}
+
+/**
+ * The rules of a meta message, in order: the role must exist (20003), the balance must not be empty
+ * (40011), and on `/stream` a named session must be a REST session of this key (20003); else a session
+ * is created for the connection (stream-text always creates one). `prefix` names the fields as the
+ * client wrote them (`meta.` when wrapped).
+ */
+export function openConversation(emu: Emulator, account: Account, mode: ConversationMode, meta: ConversationMeta, prefix: string): OpenedConversation {
+  const role = findRole(emu, meta.voice_id);
+  if (!role) throw badParameter(`${prefix}voice_id: unknown role "${meta.voice_id}" (roles: ${roleIds(emu).join(', ')})`);
+  if (!emu.accounts.canAfford(account, 0)) throw insufficientBalance('insufficient balance: the conversation cannot start');
+
+  // stream-text creates a round session per connection; /stream takes a REST session of this key
+  // (POST /api/v1/audio/sessions) and records its turns there, or creates one for the connection.
+  const given = mode === 'stream' && meta.session_id ? meta.session_id : null;
+  if (given !== null && !getSession(emu, account.id, given))
+    throw badParameter(`${prefix}session_id: no session "${given}" for this API key (create one with POST /api/v1/audio/sessions, or leave it out)`);
+  const language = meta.language ?? role.language;
+  const session: LiveSession = {
+    session_id: given ?? newSessionId(emu, account),
+    accountId: account.id,
+    path: mode === 'stream' ? '/api/v1/audio/conversation/stream' : '/api/v1/audio/conversation/stream-text',
+    voice_id: role.id,
+    language,
+    created_here: given === null,
+    opened_at_ms: emu.clock.now(),
+    turns: 0,
+  };
+  return { session, role, language };
+}
+
+/** A finished turn is recorded in the REST session the client named; a session of the connection only counts it. */
+export function recordTurn(emu: Emulator, session: LiveSession, turn: { user: string; reply: string }): void {
+  if (!session.created_here) appendTurn(emu, session.accountId, session.session_id, turn);
 }

@@ -2,14 +2,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Emulator } from '../../../core/emulator.js';
 import { sendJson } from '../../../core/http.js';
 import { failure } from '../envelope.js';
-import { recognitionStreamRoutes } from '../recognition/stream.js';
 import { conversationArea } from './model.js';
 import { conversationSocket } from './socket.js';
 
 export const STREAM_PATH = '/api/v1/audio/conversation/stream';
 export const STREAM_TEXT_PATH = '/api/v1/audio/conversation/stream-text';
 
-/** Conversation WebSockets (and the recognition stream, whose plugin lives with the recognition area). */
+/** Conversation WebSockets. */
 export async function conversationRoutes(app: FastifyInstance, opts: { emu: Emulator }): Promise<void> {
   const { emu } = opts;
   const state = conversationArea(emu);
@@ -30,6 +29,4 @@ export async function conversationRoutes(app: FastifyInstance, opts: { emu: Emul
       wsHandler: (socket, req) => conversationSocket(emu, state, socket, req, mode),
     });
   }
-
-  await app.register(recognitionStreamRoutes, { emu });
 }

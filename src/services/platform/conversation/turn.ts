@@ -6,7 +6,7 @@ import type { Emulator } from '../../../core/emulator.js';
 import { speechRecord } from '../../../core/signatures.js';
 import { chooseReply, conversationPrice, latencyProfile, tokensOf, type Role } from './model.js';
 import type { TurnTimings } from './schema.js';
-import type { Wire } from './wire.js';
+import type { Wire } from '../shared/socket-wire.js';
 
 /**
  * One reply of a conversation turn: scripted reply text, its tokens, the reply audio synthesized

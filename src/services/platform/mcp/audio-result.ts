@@ -30,13 +30,11 @@ export interface AudioResult {
 
 /** Registers the (stateless apart from blobs) area so reset drops an account's generated files. */
 export function registerMcpArea(emu: Emulator): void {
-  if (emu.areas.has(MCP_AREA)) return;
   const drop = (rel: string) => void emu.blobs.removeTree(rel).catch(() => undefined);
-  const area: StateArea = {
+  emu.areaOf<StateArea>(MCP_AREA, () => ({
     name: MCP_AREA,
     reset: (accountId) => drop(accountId === undefined ? 'mcp' : `mcp/${accountId}`),
-  };
-  emu.registerArea(area);
+  }));
 }
 
 /**

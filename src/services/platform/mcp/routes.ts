@@ -30,7 +30,7 @@ export async function mcpRoutes(app: FastifyInstance, { emu }: { emu: Emulator }
     const answer = await handleBody(
       body,
       dispatcher(emu, tools, {
-        takeFault: (field) => takeFault(req, field),
+        fault: (field) => takeFault(req, field),
         onAccount: (account) => attachAccount(req, account),
         logError: (err, what) => emu.logger.error({ err, path: '/mcp' }, `/mcp ${what} failed`),
       }),

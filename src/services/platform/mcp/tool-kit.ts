@@ -12,16 +12,21 @@ export interface ToolContext {
   emu: Emulator;
 }
 
-export interface ToolDef {
+export interface ToolDef<S extends z.ZodObject = z.ZodObject> {
   name: string;
   description: string;
   /** The HTTP operation's zod schema of its arguments (without apiKey). */
-  args: z.ZodObject;
+  args: S;
   /** Error family of the mirrored HTTP operation: its codes are the tool's error codes. */
   family: FamilyName;
   capability: Capability;
-  /** Runs with validated arguments; answers a JSON value shown as the result text. Throws PlatformError. */
-  run(ctx: ToolContext, account: Account, args: Record<string, unknown>): Promise<unknown>;
+  /** Runs with the arguments parsed by `args` (never parsed again); answers a JSON value shown as the result text. Throws PlatformError. */
+  run(ctx: ToolContext, account: Account, args: z.output<S>): Promise<unknown>;
+}
+
+/** A tool with typed arguments, kept in one list with the others. */
+export function defineTool<S extends z.ZodObject>(tool: ToolDef<S>): ToolDef {
+  return tool as unknown as ToolDef;
 }
 
 /** A tool's full argument schema: the operation's own fields plus the required apiKey. */
@@ -46,13 +51,4 @@ export function listEntry(tool: ToolDef): ToolListEntry {
       ...rest,
     },
   };
-}
-
-/** `field: rule` of the first zod issue, naming the argument as the HTTP operation names its field. */
-export function issueText(error: z.ZodError): string {
-  const issue = error.issues[0];
-  if (!issue) return 'arguments are invalid';
-  const keys = (issue as { keys?: string[] }).keys;
-  const field = [...issue.path.map(String), ...(keys?.length ? [keys.join(', ')] : [])].join('.');
-  return field ? `${field}: ${issue.message}` : issue.message;
 }

@@ -5,7 +5,7 @@ import { diarizeRequest } from '../diarization/schema.js';
 import { planTts, startTtsStream, synthesizeTts, TTS_BIT_DEPTH, TTS_CHANNELS, TTS_SAMPLE_RATE } from '../tts/model.js';
 import { ttsRequestSchema, type TtsRequest } from '../tts/schema.js';
 import { audioResult, registerMcpArea, sealStreamedWav } from './audio-result.js';
-import type { ToolDef } from './tool-kit.js';
+import { defineTool, type ToolDef } from './tool-kit.js';
 import { voiceTools } from './voice-tools.js';
 
 /**
@@ -23,7 +23,7 @@ const ttsArgs = ttsRequestSchema;
 export function mcpTools(emu: Emulator): ToolDef[] {
   registerMcpArea(emu);
   return [
-    {
+    defineTool({
       name: 'text_to_speech_generate',
       description:
         'Synthesize speech from text with a system voice or a custom (cloned) voice of the account, as POST /v1/text-to-speech does. ' +
@@ -37,8 +37,8 @@ export function mcpTools(emu: Emulator): ToolDef[] {
         const audio = await synthesizeTts(emu, account, args as TtsRequest);
         return audioResult(emu, account, audio);
       },
-    },
-    {
+    }),
+    defineTool({
       name: 'text_to_speech_stream',
       description:
         'Same arguments and rules as text_to_speech_generate, but synthesized through the streaming operation (POST /v1/text-to-speech/stream): ' +
@@ -57,8 +57,8 @@ export function mcpTools(emu: Emulator): ToolDef[] {
         const bytes = plan.format === 'wav' ? sealStreamedWav(joined) : joined;
         return audioResult(emu, account, { bytes, format: plan.format, contentType: plan.contentType, sampleRate: TTS_SAMPLE_RATE, channels: TTS_CHANNELS, bitDepth: TTS_BIT_DEPTH }, { streamChunks: parts.length });
       },
-    },
-    {
+    }),
+    defineTool({
       name: 'diarize',
       description:
         'Find who speaks when in an audio file (speaker diarization), as POST /v1/diarize does. Required: apiKey and one of url ' +
@@ -69,7 +69,7 @@ export function mcpTools(emu: Emulator): ToolDef[] {
       family: 'diarization',
       capability: 'diarization',
       run: async ({ emu }, account, args) => ok(await diarize(emu, account, args)),
-    },
+    }),
     ...voiceTools(),
   ];
 }

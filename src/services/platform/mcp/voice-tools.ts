@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import { ok, PlatformError } from '../envelope.js';
 import { deleteVoice, listVoices, MAX_PAGE_SIZE, saveVoice, voiceDeleteParamsSchema, voiceSaveSchema } from '../voices/model.js';
-import type { VoiceSaveRequest } from '../voices/schema.js';
-import type { ToolDef } from './tool-kit.js';
+import { defineTool, type ToolDef } from './tool-kit.js';
 
 /**
  * voice_save, voice_list, voice_delete: the voice cloning operations (capability `cloning`, codes of
@@ -21,7 +20,7 @@ const voiceDeleteArgs = voiceDeleteParamsSchema.extend({
 
 export function voiceTools(): ToolDef[] {
   return [
-    {
+    defineTool({
       name: 'voice_save',
       description:
         'Clone a voice: save (or overwrite) a custom voice of this API key from a reference recording, as POST /v1/voice/save does. ' +
@@ -32,9 +31,9 @@ export function voiceTools(): ToolDef[] {
       args: voiceSaveSchema,
       family: 'voice',
       capability: 'cloning',
-      run: async ({ emu }, account, args) => ok(await saveVoice(emu, account, args as VoiceSaveRequest), 'success'),
-    },
-    {
+      run: async ({ emu }, account, args) => ok(await saveVoice(emu, account, args), 'success'),
+    }),
+    defineTool({
       name: 'voice_list',
       description:
         'List the custom (cloned) voices of this API key, as GET /v1/voice/list does; takes only apiKey. ' +
@@ -44,8 +43,8 @@ export function voiceTools(): ToolDef[] {
       family: 'voice',
       capability: 'cloning',
       run: async ({ emu }, account) => ok(listVoices(emu, account, { page_size: MAX_PAGE_SIZE }), 'success'),
-    },
-    {
+    }),
+    defineTool({
       name: 'voice_delete',
       description:
         'Delete a custom voice of this API key, as DELETE /v1/voice/{voice_id} does. Required: apiKey, voice_id. Idempotent: an unknown id also succeeds. ' +
@@ -54,10 +53,10 @@ export function voiceTools(): ToolDef[] {
       family: 'voice',
       capability: 'cloning',
       run: async ({ emu }, account, args) => {
-        const voiceId = args.voice_id as string;
+        const voiceId = args.voice_id;
         if (!voiceId.trim()) throw new PlatformError('param', 'voice_id: is required and must not be empty');
         return ok(await deleteVoice(emu, account, voiceId), 'success');
       },
-    },
+    }),
   ];
 }

@@ -1,116 +1,80 @@
-import { createHash } from 'node:crypto';
-import { readSignature } from '../../../audio/index.js';
+import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
-import type { SignatureRecord } from '../../../core/signatures.js';
-import { signatureOffsetMs } from '../shared/input-audio.js';
-import { languageOf } from '../shared/language.js';
+import { chargeOrRefuse, priceOf } from '../shared/billing.js';
+import { PlatformError } from '../envelope.js';
+import { recognitionPrice, recognizePcm, type Recognition } from '../shared/recognizer.js';
+import { durationMs, recognizeUtterance, type Utterance } from '../shared/utterance.js';
+import { MAX_AUDIO_BYTES, MIN_AUDIO_BYTES, RECOGNITION_RATE, type SpeechToTextRequest } from './schema.js';
 
 /**
- * The recognizer shared by HTTP recognition and the WebSocket areas (streaming recognition,
- * conversation). Rules, in order:
- * 1. silence (peak below about -50 dBFS) → empty text;
- * 2. audio the emulator synthesized (its signature, read from the samples even after resampling)
- *    → the text that was spoken, from the signature record;
- * 3. the recognition fixture: a rule by SHA-256 of the PCM16 bytes, then a rule by duration range,
- *    then a default picked by the content hash (same audio, same answer).
+ * Rules of `POST /v1/speech-to-text`, after the route's schema (schema.ts, 10001), in order: the audio's Base64, size and
+ * sample alignment (10001), its length (20014 under 2 s), the balance (20003), the account's request
+ * window (10014), the charge, then the recognizer (shared/recognizer.ts). Errors are PlatformError of
+ * the `recognition` family, which gives them their HTTP statuses. The stream's end (`finishStream`) has
+ * its own: at least 2 s (20014), then the balance (20003).
  */
-export interface Recognition {
-  text: string;
-  language: string;
-  confidence: number;
-  duration_ms: number;
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** Decodes strict Base64 (standard or URL-safe alphabet, padding optional); null when malformed. */
+export function decodeBase64(text: string): Buffer | null {
+  const clean = text.replace(/\s+/g, '').replace(/-/g, '+').replace(/_/g, '/');
+  if (!BASE64.test(clean) || clean.length % 4 === 1) return null;
+  return Buffer.from(clean, 'base64');
 }
 
-/** Which rule answered (for logs and tests; never on the wire). */
-export type RecognitionSource = 'silence' | 'signature' | 'fixture-hash' | 'fixture-duration' | 'fixture-default';
-
-export interface RecognizeOptions {
-  /** The caller's language; echoed when given (no auto-detection then). */
-  language?: string;
+function badParam(message: string): PlatformError {
+  return new PlatformError('param', message);
 }
 
-/** Peak under which audio counts as silence (≈ -50 dBFS, 103 in PCM16). */
-const SILENCE_PEAK = 0.00316;
-/** A record's whole text is returned when the audio reaches its end within this tolerance. */
-const END_TOLERANCE_MS = 300;
-
-export function toFloat(samples: Float32Array | Int16Array): Float32Array {
-  if (samples instanceof Float32Array) return samples;
-  const out = new Float32Array(samples.length);
-  for (let i = 0; i < samples.length; i++) out[i] = samples[i]! / 32768;
-  return out;
+/** 20014: the audio is shorter than the recognizer accepts. */
+function audioTooShort(message: string): PlatformError {
+  return new PlatformError(20014, message);
 }
 
-/** The PCM16 little-endian bytes of the samples (what the fixture's hashes are computed over). */
-export function pcm16Bytes(samples: Float32Array | Int16Array): Buffer {
-  if (samples instanceof Int16Array) {
-    const b = Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength);
-    return b;
+/** The PCM16 samples of `audio_data`: valid Base64, at most 50 MB, whole samples, at least 2 s. */
+function samplesOf(audioData: string): Int16Array {
+  const pcm = decodeBase64(audioData);
+  if (!pcm) throw badParam('audio_data is not valid Base64');
+  if (pcm.length > MAX_AUDIO_BYTES) throw badParam('audio_data holds more than 50 MB of audio');
+  if (pcm.length % 2 !== 0) throw badParam('audio_data must hold whole 16-bit samples (an even number of bytes)');
+  if (pcm.length < MIN_AUDIO_BYTES) {
+    throw audioTooShort(`audio_data is ${Math.round((pcm.length / 2 / RECOGNITION_RATE) * 1000)} ms of PCM; at least 2000 ms (16 kHz mono PCM16) is required`);
   }
-  const out = Buffer.alloc(samples.length * 2);
-  for (let i = 0; i < samples.length; i++) {
-    const v = Math.max(-1, Math.min(1, samples[i]!));
-    out.writeInt16LE(Math.max(-32768, Math.min(32767, Math.round(v * 32768))), i * 2);
+  const samples = new Int16Array(pcm.length / 2);
+  for (let i = 0; i < samples.length; i++) samples[i] = pcm.readInt16LE(i * 2);
+  return samples;
+}
+
+/** One recognition request of an admitted account: every rule above, then the transcript. */
+export function recognizeRequest(emu: Emulator, account: Account, request: SpeechToTextRequest): Recognition {
+  const samples = samplesOf(request.audio_data);
+  const language = request.language?.trim();
+  const durationMs = (samples.length * 1000) / RECOGNITION_RATE;
+  const price = priceOf(emu.fixtures.data['billing.json'].prices_micro.recognition_audio_second, durationMs);
+  if (!emu.accounts.canAfford(account, price)) throw new PlatformError('balance', 'insufficient balance for recognition');
+  // The account's requests_per_minute (accounts fixture or control plane), when set, limits recognition too.
+  const rpm = account.limits.requests_per_minute;
+  if (rpm && !emu.limits.hit(emu.windowKey(account, 'recognition:requests'), 60_000, rpm).allowed) {
+    throw new PlatformError('rate', `request rate exceeded: at most ${rpm} recognition requests per minute for this API key`);
   }
-  return out;
+  chargeOrRefuse(emu, account, price, 'recognition');
+  return recognizePcm(emu, samples, RECOGNITION_RATE, language ? { language } : {});
 }
 
-export function isSilent(samples: Float32Array): boolean {
-  for (let i = 0; i < samples.length; i++) if (Math.abs(samples[i]!) >= SILENCE_PEAK) return false;
-  return true;
-}
+/** The stream's minimum length of recognised PCM. */
+export const MIN_STREAM_AUDIO_MS = 2000;
 
-/** What a signature record says up to `durationMs` of its audio (all of it when the audio is whole). */
-export function spokenText(record: SignatureRecord, durationMs: number): string {
-  const whole = durationMs >= record.durationMs - END_TOLERANCE_MS;
-  if (whole && record.kind === 'speech') return record.text.trim();
-  const segments = whole ? record.segments : record.segments.filter((s) => s.endMs <= durationMs);
-  return segments
-    .map((s) => s.text.trim())
-    .filter(Boolean)
-    .join(' ');
-}
-
-/** The emulator's own audio: the signature record of the samples, if any. */
-export function findRecord(emu: Emulator, samples: Float32Array, sampleRate: number): SignatureRecord | undefined {
-  return emu.signatures.get(readSignature(samples, sampleRate));
-}
-
-/** The transcript of mono samples at any rate ≥ 6 kHz: exactly `{text, language, confidence, duration_ms}`. */
-export function recognizePcm(emu: Emulator, samples: Float32Array | Int16Array, sampleRate: number, opts: RecognizeOptions = {}): Recognition {
-  const { source: _source, ...result } = recognizeWithSource(emu, samples, sampleRate, opts);
+/**
+ * The end of a recognition stream's audio (`is_final`): at least 2 s of PCM (20014), a balance that pays
+ * for it (20003), then the transcript of the whole utterance, charged.
+ */
+export function finishStream(emu: Emulator, account: Account, utterance: Utterance, language?: string): Recognition {
+  const ms = durationMs(utterance);
+  if (ms < MIN_STREAM_AUDIO_MS) throw audioTooShort(`audio is shorter than ${MIN_STREAM_AUDIO_MS / 1000} seconds (${Math.round(ms)} ms of PCM received)`);
+  const price = recognitionPrice(emu, ms / 1000);
+  if (!emu.accounts.canAfford(account, price)) throw new PlatformError('balance', 'insufficient balance for recognition');
+  const result = recognizeUtterance(emu, utterance, language);
+  emu.accounts.charge(account, price);
+  emu.markDirty();
   return result;
-}
-
-export function recognizeWithSource(
-  emu: Emulator,
-  samples: Float32Array | Int16Array,
-  sampleRate: number,
-  opts: RecognizeOptions = {},
-): Recognition & { source: RecognitionSource } {
-  const float = toFloat(samples);
-  const duration_ms = Math.round((samples.length * 1000) / sampleRate);
-  const lang = (detected: string) => opts.language || detected;
-
-  if (isSilent(float)) return { text: '', language: lang('en'), confidence: 0, duration_ms, source: 'silence' };
-
-  const record = findRecord(emu, float, sampleRate);
-  if (record) {
-    // What was heard of the recorded audio: its duration less where it starts (decoder delay, padding).
-    const text = spokenText(record, duration_ms - Math.max(0, signatureOffsetMs(float, sampleRate)));
-    return { text, language: lang(record.language ?? languageOf(text)), confidence: 0.98, duration_ms, source: 'signature' };
-  }
-
-  const fixture = emu.fixtures.data['recognition.json'];
-  const hash = createHash('sha256').update(pcm16Bytes(samples)).digest('hex');
-  const byHash = fixture.rules.find((r) => r.sha256 === hash);
-  if (byHash) return { text: byHash.text, language: lang(byHash.language), confidence: byHash.confidence, duration_ms, source: 'fixture-hash' };
-  const byDuration = fixture.rules.find(
-    (r) => r.sha256 === undefined && (r.min_ms !== undefined || r.max_ms !== undefined) && duration_ms >= (r.min_ms ?? 0) && duration_ms < (r.max_ms ?? Infinity),
-  );
-  if (byDuration) {
-    return { text: byDuration.text, language: lang(byDuration.language), confidence: byDuration.confidence, duration_ms, source: 'fixture-duration' };
-  }
-  const pick = fixture.defaults[parseInt(hash.slice(0, 8), 16) % fixture.defaults.length]!;
-  return { text: pick.text, language: lang(pick.language), confidence: pick.confidence, duration_ms, source: 'fixture-default' };
 }

@@ -1,39 +1,41 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
-import { z } from 'zod';
 import type { Account } from '../../../core/accounts.js';
+import { admit, admitRequest, keyOfRequest, type KeyTexts } from '../../../core/admission.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { sendJson, takeFault } from '../../../core/http.js';
-import { appendPcm, durationMs, MAX_UTTERANCE_MS, newUtterance, nextPartial, recognizeUtterance } from '../conversation/listen.js';
-import { recognitionPrice } from '../conversation/model.js';
-import { isFinalMessage, issueText, parseJsonObject, unwrapMeta } from '../conversation/schema.js';
-import { toBuffer } from '../conversation/socket.js';
-import { openWire } from '../conversation/wire.js';
-import { failure, PlatformError } from '../envelope.js';
-import { codeOfHttpStatus, FAMILIES } from '../families.js';
+import { failure, PlatformError, resolveCode } from '../envelope.js';
+import { FAMILIES } from '../families.js';
+import { issueText } from '../issues.js';
+import { refusalError } from '../refusal.js';
+import { isFinalMessage, parseJsonObject, unwrapMeta } from '../shared/socket-messages.js';
+import { openWire, toBuffer } from '../shared/socket-wire.js';
+import { appendPcm, durationMs, INPUT_RATE, MAX_UTTERANCE_MS, newUtterance, nextPartial } from '../shared/utterance.js';
+import { finishStream } from './model.js';
+import { streamMetaSchema } from './schema.js';
 
 /**
- * Speech recognition stream `/v1/speech-to-text/stream`: key by `X-API-Key` or `?api_key=` (checked
- * before the upgrade: HTTP 401 with the envelope), `{meta:{audio_format, language}}`, binary PCM16
- * 16 kHz chunks, `{is_final:true}` → `asr_partial`… `asr_final` `done`, then the server closes.
+ * Speech recognition stream `/v1/speech-to-text/stream`: key by `X-API-Key` or `?api_key=`,
+ * `{meta:{audio_format, language}}`, binary PCM16 16 kHz chunks, `{is_final:true}` → `asr_partial`…
+ * `asr_final` `done`, then the server closes. The admission path decides in its order; a refusal that
+ * speaks HTTP (fault status, key, capability) refuses the upgrade with the recognition envelope, one
+ * that speaks WebSocket (close_ws, fault code) is given after it.
  */
 export const RECOGNITION_STREAM_PATH = '/v1/speech-to-text/stream';
-/** The spec's minimum length of recognised PCM. */
-export const MIN_AUDIO_MS = 2000;
-
-const metaSchema = z.object({
-  audio_format: z.enum(['pcm16', 'pcm_16000'], { error: 'must be "pcm16" or "pcm_16000"' }).nullish(),
-  language: z
-    .string({ error: 'must be a string' })
-    .regex(/^(auto|[a-z]{2,3}([-_][A-Za-z0-9]{2,8})?)$/, 'must be a language code such as "en" or "zh" (or "auto")')
-    .nullish(),
-});
-
-const AUTH_TEXT = {
+const STREAM_KEY_TEXTS: KeyTexts = {
   missing: 'X-API-Key header (or api_key query parameter) is missing',
   invalid: 'X-API-Key is not a valid API key',
   disabled: 'X-API-Key belongs to a disabled API key',
-} as const;
+};
+
+/**
+ * The admission of a stream request; the same answer before and after the upgrade. A plain GET (no
+ * upgrade) has no socket to express `close_ws` or a fault code on: those fields stay reported ignored.
+ */
+function admitStream(emu: Emulator, req: FastifyRequest) {
+  if (!req.ws) return admit(emu, { fault: (field) => (field === 'status' ? takeFault(req, field) : undefined), key: keyOfRequest(req), capability: 'recognition' });
+  return admitRequest(emu, req, 'recognition', { socket: true });
+}
 
 export async function recognitionStreamRoutes(app: FastifyInstance, opts: { emu: Emulator }): Promise<void> {
   const { emu } = opts;
@@ -41,12 +43,13 @@ export async function recognitionStreamRoutes(app: FastifyInstance, opts: { emu:
     method: 'GET',
     url: RECOGNITION_STREAM_PATH,
     config: { family: 'recognition', selfAuth: true },
-    // Before the upgrade: an HTTP fault status or a bad key refuses it with the recognition envelope.
     preValidation: async (req: FastifyRequest) => {
-      const status = takeFault(req, 'status');
-      if (status !== undefined) throw new PlatformError(codeOfHttpStatus(FAMILIES.recognition, status), `injected fault: HTTP ${status}`, status);
-      if (!req.emu.account) throw new PlatformError('auth', AUTH_TEXT[req.emu.accountProblem ?? 'missing']);
-      if (!emu.accounts.has(req.emu.account, 'recognition')) throw new PlatformError('auth', 'this API key lacks the recognition capability');
+      const admission = admitStream(emu, req);
+      if (admission.ok) return;
+      const kind = admission.refusal.kind;
+      // close_ws and a fault code are answered on the socket (wsHandler).
+      if (kind === 'close_ws' || kind === 'fault_code') return;
+      throw refusalError(admission.refusal, FAMILIES.recognition, STREAM_KEY_TEXTS);
     },
     handler: (req: FastifyRequest, reply: FastifyReply) =>
       sendJson(reply, 426, failure(10001, `${RECOGNITION_STREAM_PATH} is a WebSocket endpoint: connect with an Upgrade request`)),
@@ -55,13 +58,12 @@ export async function recognitionStreamRoutes(app: FastifyInstance, opts: { emu:
 }
 
 function recognitionSocket(emu: Emulator, socket: WebSocket, req: FastifyRequest): void {
-  const account = req.emu.account as Account;
   const wire = openWire(emu, socket, req);
   const cutAfter = takeFault(req, 'cut_after_chunks');
   let language: string | null = null;
   let phase: 'meta' | 'audio' | 'finished' = 'meta';
   let sent = 0;
-  const u = newUtterance();
+  const utterance = newUtterance();
 
   const event = (type: string, r: { text: string; language: string; confidence: number }, extra: Record<string, unknown> = {}) => {
     if (phase === 'finished' && type === 'asr_partial') return;
@@ -71,7 +73,7 @@ function recognitionSocket(emu: Emulator, socket: WebSocket, req: FastifyRequest
       asr_text: r.text,
       language: language ?? r.language,
       confidence: r.confidence,
-      audio_duration_ms: Math.round(durationMs(u)),
+      audio_duration_ms: Math.round(durationMs(utterance)),
       ...extra,
     });
     // `cut_after_chunks` counts the events sent, then drops the connection.
@@ -83,20 +85,25 @@ function recognitionSocket(emu: Emulator, socket: WebSocket, req: FastifyRequest
     wire.close(closeCode, message);
   };
 
-  const closeWs = takeFault(req, 'close_ws');
-  if (closeWs !== undefined) return wire.close(closeWs, 'injected fault: close_ws');
-  const code = takeFault(req, 'code');
-  if (code !== undefined) return fail(code, `injected fault: error ${code}`, 1011);
+  const admission = admitStream(emu, req);
+  if (!admission.ok) {
+    const refusal = admission.refusal;
+    if (refusal.kind === 'close_ws') return wire.close(refusal.closeCode, 'injected fault: close_ws');
+    if (refusal.kind === 'fault_code') return fail(refusal.code, `injected fault: error ${refusal.code}`, 1011);
+    // The others refused the upgrade (preValidation): never reached.
+    return fail(10000, 'internal error: admission refused after the upgrade', 1011);
+  }
+  const account: Account = admission.account;
 
   const finish = () => {
     phase = 'finished';
-    const ms = durationMs(u);
-    if (ms < MIN_AUDIO_MS) return fail(20014, `audio is shorter than ${MIN_AUDIO_MS / 1000} seconds (${Math.round(ms)} ms of PCM received)`);
-    const price = recognitionPrice(emu, ms / 1000);
-    if (!emu.accounts.canAfford(account, price)) return fail(20003, 'insufficient balance for recognition');
-    const result = recognizeUtterance(emu, u, language ?? undefined);
-    emu.accounts.charge(account, price);
-    emu.markDirty();
+    let result;
+    try {
+      result = finishStream(emu, account, utterance, language ?? undefined);
+    } catch (err) {
+      if (err instanceof PlatformError) return fail(resolveCode(FAMILIES.recognition, err.codeOrKind), err.message);
+      throw err;
+    }
     event('asr_final', result);
     event('done', result);
     wire.close(1000, 'recognition finished');
@@ -107,9 +114,10 @@ function recognitionSocket(emu: Emulator, socket: WebSocket, req: FastifyRequest
     if (isBinary) {
       wire.recordIn(data.length, true);
       if (phase === 'meta') return fail(10001, 'binary audio arrived before the meta message');
-      appendPcm(u, data);
-      if (durationMs(u) > MAX_UTTERANCE_MS) return fail(10001, `audio: a stream may carry at most ${MAX_UTTERANCE_MS / 1000} s`);
-      const partial = nextPartial(emu, u, language ?? undefined);
+      wire.keepAudio(data, INPUT_RATE);
+      appendPcm(utterance, data);
+      if (durationMs(utterance) > MAX_UTTERANCE_MS) return fail(10001, `audio: a stream may carry at most ${MAX_UTTERANCE_MS / 1000} s`);
+      const partial = nextPartial(emu, utterance, language ?? undefined);
       if (partial) event('asr_partial', { ...partial.result, text: partial.text });
       return;
     }
@@ -122,8 +130,11 @@ function recognitionSocket(emu: Emulator, socket: WebSocket, req: FastifyRequest
     }
     if (isFinalMessage(parsed.value)) return fail(10001, 'meta: the first message must be {meta:{audio_format, language}}, not is_final');
     const inner = unwrapMeta(parsed.value);
-    const meta = metaSchema.safeParse(inner);
-    if (!meta.success) return fail(10001, issueText(meta.error, inner === parsed.value ? '' : 'meta.'));
+    const meta = streamMetaSchema.safeParse(inner);
+    if (!meta.success) {
+      const prefix = inner === parsed.value ? '' : 'meta.';
+      return fail(10001, issueText(meta.error, { prefix, whole: prefix.replace(/\.$/, '') || 'message' }));
+    }
     language = meta.data.language && meta.data.language !== 'auto' ? meta.data.language : null;
     phase = 'audio';
   };

@@ -80,21 +80,5 @@ export async function readInputAudio(
   };
 }
 
-/** Lead silence of the signature burst (marker.ts layout: 30 ms silence, then tones at 0.3). */
-const SIGNATURE_LEAD_MS = 30;
-
-/**
- * Where the emulator's audio starts inside the samples, in ms: decoders add encoder delay (MP3) and
- * users may trim or pad. Found from the onset of the signature burst, which starts 30 ms in.
- */
-export function signatureOffsetMs(samples: Float32Array, sampleRate: number): number {
-  const end = Math.min(samples.length, Math.round(1.5 * sampleRate));
-  let peak = 0;
-  for (let i = 0; i < end; i++) peak = Math.max(peak, Math.abs(samples[i]!));
-  // Relative to the loudest sample, so audio turned down by the user is measured the same way.
-  const threshold = Math.max(0.01, 0.3 * peak);
-  for (let i = 0; i < end; i++) {
-    if (Math.abs(samples[i]!) > threshold) return (i * 1000) / sampleRate - SIGNATURE_LEAD_MS;
-  }
-  return 0;
-}
+/** Where the emulator's audio starts inside samples: one rule with the recognizer (services/shared). */
+export { signatureOffsetMs } from '../../shared/recognize.js';

@@ -1,4 +1,2 @@
-/** Language of a text the emulator spoke or heard: `zh` when it has Han characters, else `en`. */
-export function languageOf(text: string): string {
-  return /\p{Script=Han}/u.test(text) ? 'zh' : 'en';
-}
+/** Language of a text the emulator spoke or heard: one rule with the recognizer (services/shared). */
+export { languageOf } from '../../shared/recognize.js';

@@ -128,8 +128,10 @@ export async function synthesizeTts(emu: Emulator, account: Account, req: TtsReq
   const plan = planTts(emu, account, req);
   const result = await synthesize(plan.synth);
   commit(emu, account, plan, result);
+  const bytes = await wholeFile(plan.format, result);
+  emu.metrics.audioSynthesized(plan.format, result.durationMs / 1000);
   return {
-    bytes: await wholeFile(plan.format, result),
+    bytes,
     contentType: plan.contentType,
     format: plan.format,
     sampleRate: TTS_SAMPLE_RATE,

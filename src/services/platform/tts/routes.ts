@@ -85,7 +85,7 @@ export async function ttsRoutes(app: FastifyInstance, { emu }: { emu: Emulator }
     const plan = planTts(emu, account, req.body);
     const cutAfter = takeFault(req, 'cut_after_chunks');
     const abort = new AbortController();
-    const { chunks } = startTtsStream(emu, account, plan, abort.signal);
+    const { stream, chunks } = startTtsStream(emu, account, plan, abort.signal);
     // A client that goes away stops the rendering, and its half-sent response is not kept open.
     const socket = req.raw.socket;
     reply.raw.on('close', () => {
@@ -97,6 +97,12 @@ export async function ttsRoutes(app: FastifyInstance, { emu }: { emu: Emulator }
     });
     audioHeaders(reply, plan.contentType);
     reply.header('x-accel-buffering', 'no');
-    return reply.send(Readable.from(sent(req, inSlot(emu, chunks, abort.signal), cutAfter, emu.closing), { highWaterMark: 1 }));
+    return reply.send(Readable.from(sent(req, inSlot(emu, counted(chunks, () => emu.metrics.audioSynthesized(plan.format, stream.durationMs / 1000)), abort.signal), cutAfter, emu.closing), { highWaterMark: 1 }));
   });
+}
+
+/** Reports the synthesis once its last chunk exists. */
+async function* counted(chunks: AsyncIterable<Buffer>, done: () => void): AsyncGenerator<Buffer> {
+  yield* chunks;
+  done();
 }

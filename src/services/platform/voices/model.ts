@@ -1,7 +1,7 @@
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { sha256Hex } from '../../../core/ids.js';
 import { customVoiceCount, findCustomVoice, listCustomVoices, putCustomVoice, removeCustomVoice, type CustomVoice } from '../../shared/custom-voices.js';
+import { toneOfSample } from '../../shared/sample-tone.js';
 import { PlatformError } from '../envelope.js';
 import { loadReference } from './reference.js';
 import { VOICE_ID, type VoiceListData, type VoiceSaveRequest } from './schema.js';
@@ -57,13 +57,12 @@ export async function saveVoice(emu: Emulator, account: Account, body: VoiceSave
   // Checked again: another save of this account may have finished while the audio was fetched.
   if (full()) throw tooManyVoices();
 
-  const digest = sha256Hex(ref.bytes);
   const refBlob = `voices/${account.id}/${emu.ids.stream(account.id).hex(12)}-${voiceId}.${ref.probe.format}`;
   await emu.blobs.put(refBlob, ref.bytes);
   const voice: CustomVoice = {
     voiceId,
     accountId: account.id,
-    toneId: `clone-${digest.slice(0, 16)}`,
+    toneId: toneOfSample(ref.bytes),
     refBlob,
     refFormat: ref.probe.format,
     refDurationMs: ref.probe.durationMs,

@@ -1,18 +1,19 @@
 import type { FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
-import type { Emulator } from '../../../core/emulator.js';
-import { finishEntry, pathOf } from '../../../core/http.js';
-import { recordFrame } from '../../../core/journal.js';
+import type { Emulator } from './emulator.js';
+import { finishEntry, pathOf } from './http.js';
+import { recordFrame } from './journal.js';
 
 /**
- * The plumbing the three WebSockets share: JSON events and binary audio out (journaled), the open
+ * The plumbing every WebSocket of the emulator shares: JSON events and binary audio out (journaled), the open
  * socket registry, the `cut_after_chunks` fault, clock timers and clean-up hooks that run once when
  * the socket closes for any reason (client close, abrupt disconnect, server close, reset).
  */
-export interface Wire {
+export interface SocketWire {
   readonly signal: AbortSignal;
   readonly closed: boolean;
-  send(event: { type: string } & Record<string, unknown>): void;
+  /** Sends one JSON text frame; `event` names it in the journal. */
+  sendJson(body: object, event?: string): void;
   /** Sends one binary audio frame; false when the socket is gone (or was cut by a fault). */
   sendAudio(chunk: Buffer): boolean;
   /** Closes with a close frame; codes that cannot be sent (1005, 1006, 1015…) drop the connection instead. */
@@ -26,9 +27,11 @@ export interface Wire {
   cancel(id: number | null | undefined): void;
   /** Journal summary of a frame the client sent. */
   recordIn(size: number, binary: boolean, event?: string): void;
+  /** Keeps audio the client streamed (PCM16 mono) with the journal entry, for download as WAV. */
+  keepAudio(pcm: Buffer, sampleRate: number): void;
 }
 
-export function openWire(emu: Emulator, socket: WebSocket, req: FastifyRequest, cutAfterChunks?: number): Wire {
+export function openSocketWire(emu: Emulator, socket: WebSocket, req: FastifyRequest, cutAfterChunks?: number): SocketWire {
   const entry = req.emu?.entry;
   const accountId = req.emu?.account?.id ?? null;
   const controller = new AbortController();
@@ -70,16 +73,16 @@ export function openWire(emu: Emulator, socket: WebSocket, req: FastifyRequest, 
     if (socket.readyState !== socket.CLOSING) socket.terminate();
   });
 
-  const wire: Wire = {
+  const wire: SocketWire = {
     signal: controller.signal,
     get closed() {
       return closed || socket.readyState !== socket.OPEN;
     },
-    send(event) {
+    sendJson(body, event) {
       if (!isOpen()) return;
-      const text = JSON.stringify(event);
+      const text = JSON.stringify(body);
       socket.send(text);
-      recordFrame(entry, { dir: 'out', type: 'text', size: Buffer.byteLength(text), event: event.type, at_ms: emu.clock.now() });
+      recordFrame(entry, { dir: 'out', type: 'text', size: Buffer.byteLength(text), event, at_ms: emu.clock.now() });
     },
     sendAudio(chunk) {
       if (!isOpen()) return false;
@@ -132,6 +135,9 @@ export function openWire(emu: Emulator, socket: WebSocket, req: FastifyRequest, 
     },
     recordIn(size, binary, event) {
       recordFrame(entry, { dir: 'in', type: binary ? 'binary' : 'text', size, event, at_ms: emu.clock.now() });
+    },
+    keepAudio(pcm, sampleRate) {
+      emu.journal.keepAudio(entry, pcm, sampleRate);
     },
   };
   return wire;

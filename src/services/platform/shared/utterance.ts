@@ -1,6 +1,6 @@
 import type { Emulator } from '../../../core/emulator.js';
 import type { SignatureRecord } from '../../../core/signatures.js';
-import { findRecord, recognizePcm, toFloat, type Recognition } from '../recognition/model.js';
+import { findRecord, recognizePcm, toFloat, type Recognition } from './recognizer.js';
 
 /**
  * One utterance of PCM16 16 kHz mono arriving in binary frames: the samples, a small energy detector

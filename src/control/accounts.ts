@@ -1,0 +1,47 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { accountView, CAPABILITIES } from '../core/accounts.js';
+import type { Emulator } from '../core/emulator.js';
+import { ControlError, input, keyParam } from './common.js';
+
+/** `PUT|GET /_emulator/accounts/{key}`: settings of one key (balance, capabilities, project, limits). */
+export const accountBody = z
+  .object({
+    balance_micro: z.int().min(0).optional(),
+    free_call_seconds: z.number().min(0).optional(),
+    capabilities: z.array(z.enum(CAPABILITIES)).optional(),
+    project: z.string().min(1).optional(),
+    disabled: z.boolean().optional(),
+    real_name_verified: z.boolean().optional(),
+    limits: z
+      .object({
+        requests_per_minute: z.int().min(1).nullable().optional(),
+        characters_per_minute: z.int().min(1).nullable().optional(),
+        max_concurrent_calls: z.int().min(1).nullable().optional(),
+        single_channel: z.boolean().optional(),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict();
+
+const keyParams = z.object({ key: z.string() });
+type KeyRequest = FastifyRequest<{ Params: { key: string } }>;
+
+export function accountRoutes(app: FastifyInstance, emu: Emulator): void {
+  app.put('/accounts/:key', { ...input({ body: true, what: 'account' }), schema: { params: keyParams, body: accountBody } }, async (req: KeyRequest) => {
+    const body = req.body as z.output<typeof accountBody>;
+    const limits = body.limits
+      ? Object.fromEntries(Object.entries(body.limits).map(([k, v]) => [k, v === null ? undefined : v]))
+      : undefined;
+    const account = emu.accounts.put(keyParam(req.params.key, 'account key'), { ...body, limits });
+    emu.markDirty();
+    return accountView(account);
+  });
+
+  app.get('/accounts/:key', { ...input({}), schema: { params: keyParams } }, async (req: KeyRequest) => {
+    const account = emu.accounts.peek(keyParam(req.params.key, 'account key'));
+    if (!account) throw new ControlError(404, 'no such account (strict keys are on and this key is not listed)');
+    return accountView(account);
+  });
+}

@@ -1,0 +1,58 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { wavHeader } from '../audio/encode/pcm.js';
+import { accountId } from '../core/accounts.js';
+import type { Emulator } from '../core/emulator.js';
+import type { JournalEntry } from '../core/journal.js';
+import { ControlError, input, keyParam } from './common.js';
+
+/**
+ * `/_emulator/journal`: entries newest first (filtered by path and account), one entry, and the audio
+ * a client streamed on a socket as a WAV file (PCM16 mono at the socket's rate).
+ */
+export const journalQuery = z
+  .object({
+    limit: z.coerce.number().int().min(1).optional(),
+    path: z.string().optional(),
+    account: z.string().optional(),
+  })
+  .strict();
+
+/** An entry as the control plane shows it: the account's id (a hash of the key) stays inside. */
+export function entryView(e: JournalEntry) {
+  const { accountId: _hidden, ...view } = e;
+  return view;
+}
+
+const idParams = z.object({ id: z.string() });
+type IdRequest = FastifyRequest<{ Params: { id: string } }>;
+
+export function journalRoutes(app: FastifyInstance, emu: Emulator): void {
+  app.get('/journal', { ...input({ query: ['limit', 'path', 'account'], what: 'journal query' }), schema: { querystring: journalQuery } }, async (req) => {
+    const q = req.query as z.output<typeof journalQuery>;
+    const entries = emu.journal.list({ limit: q.limit, path: q.path, accountId: q.account !== undefined ? accountId(keyParam(q.account, 'journal query account')) : undefined });
+    return { entries: entries.map(entryView) };
+  });
+  app.delete('/journal', input({}), async (_req, reply: FastifyReply) => {
+    emu.journal.clear();
+    return reply.code(200).send({ deleted: 'all' });
+  });
+
+  const entryOf = (id: string) => {
+    const entry = emu.journal.get(id);
+    if (!entry) throw new ControlError(404, `no journal entry ${id} (the journal keeps the last ${emu.config.journalLimit})`);
+    return entry;
+  };
+  app.get('/journal/:id', { ...input({}), schema: { params: idParams } }, async (req: IdRequest) => entryView(entryOf(req.params.id)));
+  app.get('/journal/:id/audio.wav', { ...input({}), schema: { params: idParams } }, async (req: IdRequest, reply) => {
+    entryOf(req.params.id);
+    const audio = emu.journal.audioOf(req.params.id);
+    if (!audio) throw new ControlError(404, `journal entry ${req.params.id} holds no client audio (only audio streamed on the conversation and recognition sockets is kept)`);
+    const wav = Buffer.concat([wavHeader(audio.sampleRate, 1, audio.pcm.length), audio.pcm]);
+    return reply
+      .code(200)
+      .header('content-type', 'audio/wav')
+      .header('content-disposition', `attachment; filename="${req.params.id}.wav"`)
+      .send(wav);
+  });
+}

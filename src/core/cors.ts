@@ -1,0 +1,59 @@
+import cors from '@fastify/cors';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
+/**
+ * CORS on every listener, so a web app in development can call the emulator from its own origin.
+ * `origins` empty means any origin (`*`); a list restricts answers and WebSocket upgrades to it.
+ */
+export const CORS_METHODS = 'GET,HEAD,POST,PUT,PATCH,DELETE,OPTIONS';
+export const CORS_ALLOWED_HEADERS = 'Authorization,X-API-Key,Content-Type,Idempotency-Key,X-Emulator-Fault,Accept,Range';
+/** Headers our answers carry that a page may read (fetch hides the rest). */
+export const CORS_EXPOSED_HEADERS = 'Trace-Id,X-Audio-Sample-Rate,X-Audio-Channels,X-Audio-Bit-Depth,X-Emulator-Fault-Ignored,Content-Length,Content-Disposition';
+const MAX_AGE_S = 600;
+
+export function originAllowed(origins: string[], origin: string | undefined): boolean {
+  if (origins.length === 0 || origin === undefined) return true;
+  return origins.includes(origin);
+}
+
+/**
+ * The headers of one answer, for paths that write without Fastify's hooks (router errors) and for
+ * replies that hijack the raw response (event streams).
+ */
+export function corsHeaders(origins: string[], origin: string | undefined): Record<string, string> {
+  const headers: Record<string, string> = { 'access-control-expose-headers': CORS_EXPOSED_HEADERS };
+  if (origins.length === 0) headers['access-control-allow-origin'] = '*';
+  else {
+    headers.vary = 'Origin';
+    if (origin !== undefined && origins.includes(origin)) headers['access-control-allow-origin'] = origin;
+  }
+  return headers;
+}
+
+/** Answers a WebSocket upgrade from an origin that is not configured (before the upgrade happens). */
+export type RefuseOrigin = (req: FastifyRequest, reply: FastifyReply, message: string) => unknown;
+
+export async function installCors(app: FastifyInstance, origins: string[], refuseOrigin: RefuseOrigin): Promise<void> {
+  await app.register(cors, {
+    origin: origins.length === 0 ? '*' : origins,
+    methods: CORS_METHODS,
+    allowedHeaders: CORS_ALLOWED_HEADERS,
+    exposedHeaders: CORS_EXPOSED_HEADERS,
+    maxAge: MAX_AGE_S,
+    // A bare OPTIONS (no Origin) gets the same 204, never a text/plain 400 in no service's shape.
+    strictPreflight: false,
+  });
+  app.addHook('onRequest', async (req, reply) => {
+    const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;
+    // Mirrored on the raw response: a reply that hijacks it (an event stream) writes its own head.
+    for (const [k, v] of Object.entries(corsHeaders(origins, origin))) if (k !== 'vary') reply.raw.setHeader(k, v);
+  });
+  // After onRequest, so the WebSocket plugin has marked the request and cleans the socket up after the refusal.
+  app.addHook('preValidation', async (req, reply) => {
+    const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;
+    if (String(req.headers.upgrade ?? '').toLowerCase() === 'websocket' && !originAllowed(origins, origin)) {
+      await refuseOrigin(req, reply, `WebSocket origin ${origin} is not allowed (EMULATOR_CORS_ORIGINS: ${origins.join(', ')})`);
+      return reply;
+    }
+  });
+}

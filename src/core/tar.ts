@@ -1,0 +1,58 @@
+/**
+ * A minimal USTAR archive writer: regular files only, names up to 100 bytes (or 255 with a prefix).
+ * Enough for the archives the emulator hands out (async synthesis results); `tar -tf` reads them.
+ */
+export interface TarEntry {
+  name: string;
+  data: Buffer;
+  /** Modification time, Unix seconds. */
+  mtimeSec: number;
+}
+
+const BLOCK = 512;
+
+function octal(value: number, width: number): string {
+  // width - 1 digits and a NUL terminator, as USTAR numeric fields are.
+  return value.toString(8).padStart(width - 1, '0') + '\0';
+}
+
+function splitName(name: string): { prefix: string; base: string } {
+  if (Buffer.byteLength(name) <= 100) return { prefix: '', base: name };
+  const cut = name.lastIndexOf('/', 155);
+  const prefix = cut > 0 ? name.slice(0, cut) : '';
+  const base = cut > 0 ? name.slice(cut + 1) : name;
+  if (!prefix || Buffer.byteLength(prefix) > 155 || Buffer.byteLength(base) > 100) throw new Error(`tar entry name too long: ${name}`);
+  return { prefix, base };
+}
+
+function header(entry: TarEntry): Buffer {
+  const h = Buffer.alloc(BLOCK);
+  const { prefix, base } = splitName(entry.name);
+  h.write(base, 0, 100, 'utf8');
+  h.write(octal(0o644, 8), 100, 'ascii');
+  h.write(octal(0, 8), 108, 'ascii'); // uid
+  h.write(octal(0, 8), 116, 'ascii'); // gid
+  h.write(octal(entry.data.length, 12), 124, 'ascii');
+  h.write(octal(Math.max(0, Math.floor(entry.mtimeSec)), 12), 136, 'ascii');
+  h.write('        ', 148, 'ascii'); // checksum counts as spaces while summing
+  h.write('0', 156, 'ascii'); // regular file
+  h.write('ustar\0', 257, 'ascii');
+  h.write('00', 263, 'ascii');
+  h.write(prefix, 345, 155, 'utf8');
+  let sum = 0;
+  for (const byte of h) sum += byte;
+  h.write(sum.toString(8).padStart(6, '0') + '\0 ', 148, 'ascii');
+  return h;
+}
+
+/** The archive's bytes: each entry's header and data padded to 512 bytes, then two zero blocks. */
+export function writeTar(entries: TarEntry[]): Buffer {
+  const parts: Buffer[] = [];
+  for (const e of entries) {
+    parts.push(header(e), e.data);
+    const pad = (BLOCK - (e.data.length % BLOCK)) % BLOCK;
+    if (pad) parts.push(Buffer.alloc(pad));
+  }
+  parts.push(Buffer.alloc(BLOCK * 2));
+  return Buffer.concat(parts);
+}

@@ -1,0 +1,64 @@
+import type { z } from 'zod';
+
+/**
+ * One reading of a zod issue: the field it names and the rule it broke, plus the facts a service's
+ * wording may use (a missing value, the expected type, unknown keys). Each service words the reading
+ * its own way (speech: `voice_setting.speed must be …`; platform: `field: rule`).
+ */
+export interface FieldProblem {
+  /** Path segments of the field (object keys and array indexes); empty for the whole value. */
+  path: (string | number)[];
+  /** The schema's own message for the broken rule. */
+  rule: string;
+  code: z.core.$ZodIssue['code'];
+  /** `invalid_type` of an absent value (the parse needs `reportInput`, or every type issue reads as absent). */
+  missing: boolean;
+  /** `invalid_type`: the type the schema expected. */
+  expected?: string;
+  /** `unrecognized_keys`: the keys that were not expected. */
+  keys?: string[];
+}
+
+export function readIssue(issue: z.core.$ZodIssue): FieldProblem {
+  const path = issue.path.map((p) => (typeof p === 'number' ? p : String(p)));
+  const out: FieldProblem = { path, rule: issue.message, code: issue.code, missing: false };
+  if (issue.code === 'invalid_type') {
+    out.expected = issue.expected;
+    out.missing = (issue as { input?: unknown }).input === undefined;
+  }
+  if (issue.code === 'unrecognized_keys') out.keys = issue.keys;
+  return out;
+}
+
+/** The first problem of a failed parse, or undefined for an error without issues. */
+export function firstProblemOf(error: z.ZodError): FieldProblem | undefined {
+  const issue = error.issues[0];
+  return issue ? readIssue(issue) : undefined;
+}
+
+/** `a.b.0` */
+export function dottedPath(path: readonly (string | number)[]): string {
+  return path.map(String).join('.');
+}
+
+/** `a.b[0].c` */
+export function bracketPath(path: readonly (string | number)[]): string {
+  let out = '';
+  for (const p of path) out += typeof p === 'number' ? `[${p}]` : `${out ? '.' : ''}${p}`;
+  return out;
+}
+
+/**
+ * A route's validator compiler from a reader that returns the typed body or throws the service's own
+ * error (the service's error handler renders it): for bodies whose error texts a service words itself.
+ */
+export function readerValidator<T>(read: (data: unknown) => T) {
+  return () =>
+    (data: unknown): { value: T } | { error: Error } => {
+      try {
+        return { value: read(data) };
+      } catch (err) {
+        return { error: err as Error };
+      }
+    };
+}

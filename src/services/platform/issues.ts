@@ -1,0 +1,41 @@
+import type { z } from 'zod';
+import { dottedPath, firstProblemOf, readerValidator, type FieldProblem } from '../../core/validation.js';
+import { PlatformError } from './envelope.js';
+
+/**
+ * The platform's wording of a validation problem: `field: rule`, the field dotted. Options say how a
+ * caller names things the field does not: a `prefix` before the field (`meta.`), a name for the whole
+ * value when no field is named (else the rule alone), unknown keys named after the field.
+ */
+export interface IssueWording {
+  prefix?: string;
+  whole?: string;
+  withKeys?: boolean;
+  /** Text for an error without issues. */
+  none?: string;
+}
+
+export function problemText(problem: FieldProblem | undefined, opts: IssueWording = {}): string {
+  if (!problem) return opts.none ?? 'request body is invalid';
+  const keys = opts.withKeys && problem.keys?.length ? [problem.keys.join(', ')] : [];
+  const field = dottedPath([...problem.path, ...keys]);
+  const where = field ? `${opts.prefix ?? ''}${field}` : opts.whole;
+  return where ? `${where}: ${problem.rule}` : problem.rule;
+}
+
+/** `field: rule` of the first issue of a failed parse. */
+export function issueText(error: z.ZodError, opts: IssueWording = {}): string {
+  return problemText(firstProblemOf(error), opts);
+}
+
+/**
+ * A route validator for a schema whose messages are whole error texts (they name their field): the first
+ * problem becomes the family's parameter error with that text, the parsed value the route's typed body.
+ */
+export function wholeTextValidator<S extends z.ZodType>(schema: S) {
+  return readerValidator((data): z.output<S> => {
+    const parsed = schema.safeParse(data);
+    if (parsed.success) return parsed.data;
+    throw new PlatformError('param', firstProblemOf(parsed.error)?.rule ?? 'request body is invalid');
+  });
+}

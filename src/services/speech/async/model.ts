@@ -1,0 +1,255 @@
+import { encodeAudio, synthesizeStream, type EncodedAudio } from '../../../audio/index.js';
+import type { Account } from '../../../core/accounts.js';
+import type { Emulator, StateArea } from '../../../core/emulator.js';
+import { writeTar } from '../../../core/tar.js';
+import { readZip, type ZipEntry } from '../../../core/zip.js';
+import { invalidParams, SpeechError } from '../errors.js';
+import { addFile, ASYNC_OUTPUT_TTL_MS, blobOf, findFile, newFileId } from '../files/model.js';
+import { chargeRequest, checkOutputSize, planRequest, readRequest, recordSignature, subtitleSegments, type SynthesisPlan } from '../model.js';
+import { numericId } from '../reply.js';
+import type { AsyncBody } from './schema.js';
+
+/**
+ * Async synthesis (rule 12.12). A task is `Processing` until the emulator clock has moved
+ * 1,000 ms + audio length / 10 past its creation (and the audio is made), then `Success`; 9 h later
+ * `Expired` with its file gone. `Failed` when the synthesis was cut by a fault. Output: a tar with the
+ * audio, a `.titles` JSON of sentence segments and a `.extra` JSON.
+ */
+export const MAX_TEXT = 50_000;
+export const MAX_FILE_TEXT = 1_000_000;
+export const QUERIES_PER_SECOND = 10;
+
+export type TaskStatus = 'Processing' | 'Success' | 'Failed' | 'Expired';
+
+export interface AsyncTask {
+  task_id: number;
+  account_id: string;
+  file_id: number;
+  created_at_ms: number;
+  ready_at_ms: number;
+  /** running: the audio is being made; done: the file exists; failed: it never will. */
+  state: 'running' | 'done' | 'failed';
+  usage_characters: number;
+  note?: string;
+}
+
+const AREA = 'speech-async';
+
+interface TaskArea extends StateArea {
+  byId: Map<number, AsyncTask>;
+}
+
+export function taskArea(emu: Emulator): TaskArea {
+  const existing = emu.areas.get(AREA) as TaskArea | undefined;
+  if (existing) return existing;
+  const byId = new Map<number, AsyncTask>();
+  const area: TaskArea = {
+    name: AREA,
+    byId,
+    reset(accountId) {
+      if (accountId === undefined) byId.clear();
+      else for (const [id, t] of byId) if (t.account_id === accountId) byId.delete(id);
+    },
+    view: (accountId) =>
+      [...byId.values()]
+        .filter((t) => t.account_id === accountId)
+        .map((t) => ({
+          task_id: t.task_id,
+          status: statusOf(emu, t),
+          file_id: t.file_id,
+          created_at_ms: t.created_at_ms,
+          ready_at_ms: t.ready_at_ms,
+          audio_ready: t.state === 'done',
+          ...(t.note ? { note: t.note } : {}),
+        })),
+    save: () => [...byId.values()],
+    load(data) {
+      byId.clear();
+      for (const t of (Array.isArray(data) ? data : []) as AsyncTask[]) {
+        // A task whose audio was being made when the emulator stopped will never finish.
+        byId.set(t.task_id, t.state === 'running' ? { ...t, state: 'failed', note: 'interrupted by a restart' } : t);
+      }
+    },
+  };
+  emu.registerArea(area);
+  return area;
+}
+
+export function statusOf(emu: Emulator, t: AsyncTask): TaskStatus {
+  if (t.state === 'failed') return 'Failed';
+  const now = emu.clock.now();
+  if (t.state === 'running' || now < t.ready_at_ms) return 'Processing';
+  return now >= t.ready_at_ms + ASYNC_OUTPUT_TTL_MS ? 'Expired' : 'Success';
+}
+
+/** One text of a task and where its three result files go inside the tar. */
+interface Piece {
+  /** Folder under `<task_id>/` ('' for a plain text or txt input). */
+  folder: string;
+  /** `content`, or a json input's `title` / `content` / `extra`. */
+  field: string;
+  text: string;
+}
+
+const JSON_FIELDS = ['title', 'content', 'extra'] as const;
+
+/** A zip input: files of one type, txt or json; one folder per file (section 6.4). */
+function piecesOfZip(fileId: number, bytes: Buffer): Piece[] {
+  let entries: ZipEntry[];
+  try {
+    entries = readZip(bytes, 4 * MAX_FILE_TEXT);
+  } catch (err) {
+    throw invalidParams(`text_file_id ${fileId}: the zip cannot be read (${(err as Error).message})`);
+  }
+  if (!entries.length) throw invalidParams(`text_file_id ${fileId}: the zip holds no file`);
+  const kinds = new Set(entries.map((e) => /\.(txt|json)$/i.exec(e.name)?.[1]?.toLowerCase() ?? 'other'));
+  if (kinds.has('other') || kinds.size > 1) throw invalidParams(`text_file_id ${fileId}: the zip must hold files of one type, all .txt or all .json`);
+  return entries.flatMap((e) => {
+    const folder = e.name.replace(/\.(txt|json)$/i, '').replace(/[^A-Za-z0-9._/-]+/g, '_').replace(/^[/.]+/, '').slice(0, 100) || 'file';
+    const text = e.data.toString('utf8');
+    if (kinds.has('txt')) return [{ folder, field: 'content', text }];
+    let doc: unknown;
+    try {
+      doc = JSON.parse(text);
+    } catch {
+      throw invalidParams(`text_file_id ${fileId}: ${e.name} is not valid JSON`);
+    }
+    const obj = (doc && typeof doc === 'object' && !Array.isArray(doc) ? doc : {}) as Record<string, unknown>;
+    const pieces = JSON_FIELDS.filter((f) => typeof obj[f] === 'string' && (obj[f] as string).trim() !== '').map((f) => ({ folder, field: f, text: obj[f] as string }));
+    if (!pieces.length) throw invalidParams(`text_file_id ${fileId}: ${e.name} has no non-empty title, content or extra string`);
+    return pieces;
+  });
+}
+
+/** The texts of the task: `text`, or the account's text file (txt, or zip of txt/json); exactly one of them. */
+async function piecesOf(emu: Emulator, account: Account, body: AsyncBody): Promise<{ pieces: Piece[]; limit: number }> {
+  const hasText = body.text !== undefined && body.text !== null;
+  const hasFile = body.text_file_id !== undefined && body.text_file_id !== null;
+  if (hasText && hasFile) throw invalidParams('give either text or text_file_id, not both');
+  if (!hasText && !hasFile) throw invalidParams('text or text_file_id is required');
+  if (hasText) {
+    const n = [...body.text!].length;
+    if (n > MAX_TEXT) throw invalidParams(`text must be at most ${MAX_TEXT} characters (got ${n}); upload longer texts as a file and send text_file_id`);
+    return { pieces: [{ folder: '', field: 'content', text: body.text! }], limit: MAX_TEXT + 1 };
+  }
+  const f = findFile(emu, account, body.text_file_id!, { field: 'text_file_id' });
+  if (f.purpose !== 't2a_async_input') throw invalidParams(`text_file_id ${f.file_id} was uploaded with purpose ${f.purpose}, not t2a_async_input`);
+  const bytes = await emu.blobs.read(f.blob);
+  const pieces = f.format === 'zip' ? piecesOfZip(f.file_id, bytes) : [{ folder: '', field: 'content', text: bytes.toString('utf8') }];
+  const n = pieces.reduce((sum, p) => sum + [...p.text].length, 0);
+  if (n >= MAX_FILE_TEXT) throw invalidParams(`text_file_id: the file's text must be under ${MAX_FILE_TEXT} characters (got ${n})`);
+  return { pieces, limit: MAX_FILE_TEXT };
+}
+
+/** The `/v1/t2a_v2` body a piece stands for (same voices, settings and rules). */
+function t2aBody(body: AsyncBody, text: string): Record<string, unknown> {
+  const { audio_sample_rate, ...audio } = (body.audio_setting ?? {}) as Record<string, unknown>;
+  const out: Record<string, unknown> = { ...body, text, output_format: 'url', stream: false };
+  delete out.text_file_id;
+  out.audio_setting = { ...audio, ...(audio_sample_rate != null ? { sample_rate: audio_sample_rate } : {}) };
+  return out;
+}
+
+interface Planned {
+  piece: Piece;
+  plan: SynthesisPlan;
+  synth: ReturnType<typeof synthesizeStream>;
+}
+
+/** Plans every piece by the T2A rules; a rule broken inside a file names the file. */
+function planPieces(emu: Emulator, account: Account, body: AsyncBody, pieces: Piece[], limit: number): Planned[] {
+  return pieces.map((piece) => {
+    try {
+      const plan = planRequest(emu, account, readRequest(t2aBody(body, piece.text)), { maxTextChars: limit });
+      const synth = synthesizeStream(plan.input);
+      checkOutputSize(plan, synth.durationMs);
+      return { piece, plan, synth };
+    } catch (err) {
+      if (!(err instanceof SpeechError) || err.code !== 2013 || !piece.folder) throw err;
+      throw new SpeechError(2013, err.message.replace(/^invalid params, /, `invalid params, text_file_id ${piece.folder} ${piece.field}: `));
+    }
+  });
+}
+
+export async function createTask(emu: Emulator, account: Account, body: AsyncBody, opts: { fail?: boolean }): Promise<AsyncTask> {
+  const { pieces, limit } = await piecesOf(emu, account, body);
+  const planned = planPieces(emu, account, body, pieces, limit);
+  for (const p of planned) chargeRequest(emu, account, p.plan);
+  const area = taskArea(emu);
+  let taskId = numericId(emu, `${account.id}:tasks`);
+  while (area.byId.has(taskId)) taskId = numericId(emu, `${account.id}:tasks`);
+  const now = emu.clock.now();
+  const durationMs = planned.reduce((sum, p) => sum + p.synth.durationMs, 0);
+  const task: AsyncTask = {
+    task_id: taskId,
+    account_id: account.id,
+    file_id: newFileId(emu, account),
+    created_at_ms: now,
+    ready_at_ms: now + 1000 + Math.round(durationMs / 10),
+    state: opts.fail ? 'failed' : 'running',
+    usage_characters: planned.reduce((sum, p) => sum + p.plan.usageCharacters, 0),
+    ...(opts.fail ? { note: 'synthesis cut by a fault' } : {}),
+  };
+  area.byId.set(taskId, task);
+  emu.markDirty();
+  if (!opts.fail) {
+    void produce(emu, account, task, planned).catch((err) => {
+      emu.logger.error({ err }, 'async synthesis failed');
+      task.state = 'failed';
+      task.note = 'synthesis failed';
+    });
+  }
+  return task;
+}
+
+/** Makes the audio of every piece and the tar, then files it as the task's output (visible from `ready_at_ms`). */
+async function produce(emu: Emulator, account: Account, task: AsyncTask, planned: Planned[]): Promise<void> {
+  const made: { piece: Piece; plan: SynthesisPlan; synth: Planned['synth']; encoded: EncodedAudio }[] = [];
+  for (const { piece, plan, synth } of planned) {
+    const encoded = await encodeAudio(plan.format, synth, { sampleRate: plan.sampleRate, channels: plan.channels, bitrate: plan.bitrate });
+    recordSignature(emu, plan, synth);
+    made.push({ piece, plan, synth, encoded });
+  }
+  // The audio length the result reports (what a decoder measures) sets when the task succeeds.
+  const audioMs = made.reduce((sum, m) => sum + m.encoded.meta.durationMs, 0);
+  task.ready_at_ms = task.created_at_ms + 1000 + Math.round(audioMs / 10);
+  const mtimeSec = Math.floor(task.ready_at_ms / 1000);
+  const entries = made.flatMap(({ piece, plan, synth, encoded }) => {
+    const base = `${task.task_id}/${piece.folder ? `${piece.folder}/` : ''}${piece.field}-${task.task_id}`;
+    const { meta } = encoded;
+    const extra = { audio_length: meta.durationMs, audio_sample_rate: meta.sampleRate, audio_size: meta.sizeBytes, bitrate: meta.bitrate, word_count: plan.wordCount };
+    return [
+      { name: `${base}.${plan.format}`, data: encoded.bytes, mtimeSec },
+      { name: `${base}.titles`, data: Buffer.from(JSON.stringify(subtitleSegments(synth))), mtimeSec },
+      { name: `${base}.extra`, data: Buffer.from(JSON.stringify(extra)), mtimeSec },
+    ];
+  });
+  const tar = writeTar(entries);
+  if (taskArea(emu).byId.get(task.task_id) !== task) return; // reset while it was being made
+  const blob = blobOf(account, task.file_id, 'tar');
+  await emu.blobs.put(blob, tar);
+  addFile(emu, {
+    file_id: task.file_id,
+    account_id: account.id,
+    bytes: tar.length,
+    created_at: mtimeSec,
+    filename: `${task.file_id}.tar`,
+    purpose: 't2a_async',
+    format: 'tar',
+    blob,
+    ready_at_ms: task.ready_at_ms,
+    expires_at_ms: task.ready_at_ms + ASYNC_OUTPUT_TTL_MS,
+  });
+  task.state = 'done';
+  emu.markDirty();
+}
+
+/** A task of the account, counted against the 10 queries a second; 2013 naming task_id when unknown. */
+export function queryTask(emu: Emulator, account: Account, taskId: number): { task: AsyncTask; status: TaskStatus } {
+  if (!emu.limits.hit(emu.windowKey(account, 'speech:async-query'), 1000, QUERIES_PER_SECOND).allowed) {
+    throw new SpeechError(1002, `rate limit exceeded: at most ${QUERIES_PER_SECOND} task queries a second`);
+  }
+  const task = taskArea(emu).byId.get(taskId);
+  if (!task || task.account_id !== account.id) throw invalidParams(`task_id ${taskId} is not a task of this account`);
+  return { task, status: statusOf(emu, task) };
+}

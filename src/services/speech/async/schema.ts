@@ -1,0 +1,28 @@
+import { z } from 'zod';
+import { idField } from '../files/schema.js';
+
+/**
+ * `POST /v1/t2a_async_v2` and `GET /v1/query/t2a_async_query_v2` (speech-beyond.md section 6, rule
+ * 12.12). Fields shared with `/v1/t2a_v2` (voice_setting, pronunciation_dict, voice_modify…) are
+ * checked by the T2A rules; this schema knows what differs: `text_file_id` and `audio_sample_rate`.
+ */
+export const ASYNC_SAMPLE_RATES = [8000, 16000, 22050, 24000, 32000, 44100] as const;
+
+export const asyncBody = z.looseObject({
+  model: z.string({ error: (i) => (i.input === undefined ? 'is required' : 'must be a string') }),
+  text: z.string({ error: 'must be a string' }).nullish(),
+  text_file_id: idField.nullish(),
+  voice_setting: z.looseObject({}, { error: (i) => (i.input === undefined ? 'is required' : 'must be an object') }),
+  audio_setting: z
+    .looseObject({
+      audio_sample_rate: z
+        .int({ error: `must be one of ${ASYNC_SAMPLE_RATES.join(', ')}` })
+        .refine((n) => (ASYNC_SAMPLE_RATES as readonly number[]).includes(n), `must be one of ${ASYNC_SAMPLE_RATES.join(', ')}`)
+        .nullish(),
+      channel: z.union([z.literal(1), z.literal(2)], { error: 'must be 1 or 2' }).nullish(),
+    })
+    .nullish(),
+});
+export type AsyncBody = z.output<typeof asyncBody>;
+
+export const queryParams = z.looseObject({ task_id: idField });

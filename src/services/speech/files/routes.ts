@@ -1,0 +1,144 @@
+import { Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import multipart, { type MultipartFile } from '@fastify/multipart';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { BlobTooLargeError } from '../../../core/blobs.js';
+import type { Emulator } from '../../../core/emulator.js';
+import { invalidParams, SpeechError } from '../errors.js';
+import { parseWith, sendOk, signedLink, speechOperations } from '../reply.js';
+import {
+  addFile,
+  ASYNC_OUTPUT_TTL_MS,
+  blobOf,
+  contentTypeOfFile,
+  deleteFile,
+  DELETE_PURPOSES,
+  FILE_URL_TTL_MS,
+  fileObject,
+  filesArea,
+  findFile,
+  headOf,
+  LIST_PURPOSES,
+  listFiles,
+  MAX_UPLOAD_BYTES,
+  newFileId,
+  sniffUpload,
+  UPLOAD_PURPOSES,
+  type UploadPurpose,
+} from './model.js';
+import { deleteBody, fileIdQuery, listQuery } from './schema.js';
+
+const discard = () => new Writable({ write: (_chunk, _enc, done) => done() });
+
+function oneOf(field: string, value: string, allowed: readonly string[]): void {
+  if (!allowed.includes(value)) throw invalidParams(`${field} ${JSON.stringify(value)} is not supported; use one of ${allowed.join(', ')}`);
+}
+
+/** `/v1/files/upload | list | retrieve | retrieve_content | delete` of the speech service. */
+export async function speechFileRoutes(app: FastifyInstance, { emu }: { emu: Emulator }): Promise<void> {
+  filesArea(emu);
+  speechOperations(app, emu, 'tts');
+  // One file per upload, streamed to disk and cut at the limit (never held in memory whole).
+  await app.register(multipart, { limits: { fileSize: MAX_UPLOAD_BYTES + 1, files: 1, fields: 8, parts: 16 } });
+  const r = app.withTypeProvider<ZodTypeProvider>();
+
+  r.post('/v1/files/upload', async (req, reply) => {
+    const account = req.emu.account!;
+    if (!req.isMultipart()) throw invalidParams('request must be multipart/form-data with the parts purpose and file');
+    let purpose: string | undefined;
+    let tmp: string | undefined;
+    let size = 0;
+    let filename = '';
+    let problem: SpeechError | undefined;
+    const receive = async (part: MultipartFile) => {
+      if (part.fieldname !== 'file' || tmp || problem) return void (await pipeline(part.file, discard()));
+      tmp = `speech-files/${account.id}/incoming-${emu.ids.stream(`${account.id}:files`).hex(16)}`;
+      filename = part.filename || 'file';
+      try {
+        size = await emu.blobs.putStream(tmp, part.file, MAX_UPLOAD_BYTES);
+      } catch (err) {
+        tmp = undefined;
+        if (err instanceof BlobTooLargeError || (err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') {
+          problem = invalidParams(`file is larger than ${MAX_UPLOAD_BYTES / 1048576} MB, the upload limit`);
+        } else throw err;
+      }
+    };
+    const drop = () => (tmp ? emu.blobs.remove(tmp).catch(() => undefined) : undefined);
+    try {
+      for await (const part of req.parts()) {
+        if (part.type === 'file') await receive(part);
+        else if (part.fieldname === 'purpose') purpose = String(part.value ?? '');
+      }
+    } catch (err) {
+      await drop();
+      if (err instanceof SpeechError) throw err;
+      // A body that ends early or breaks the multipart framing is answered, never left hanging.
+      throw invalidParams(`multipart body could not be read (${(err as Error).message})`);
+    }
+    try {
+      if (purpose === undefined || purpose === '') throw invalidParams(`purpose is required; use one of ${UPLOAD_PURPOSES.join(', ')}`);
+      oneOf('purpose', purpose, UPLOAD_PURPOSES);
+      if (problem) throw problem;
+      if (!tmp) throw invalidParams('file is required (a file part named file)');
+      if (size === 0) throw invalidParams('file is empty');
+      const format = sniffUpload(purpose as UploadPurpose, await headOf(emu, tmp), size <= 65536);
+      const fileId = newFileId(emu, account);
+      const blob = blobOf(account, fileId, format);
+      await emu.blobs.move(tmp, blob);
+      const record = { file_id: fileId, account_id: account.id, bytes: size, created_at: emu.clock.nowSec(), filename, purpose, format, blob };
+      addFile(emu, record);
+      return sendOk(emu, req, reply, { file: fileObject(record) });
+    } catch (err) {
+      await drop();
+      throw err;
+    }
+  });
+
+  r.get('/v1/files/list', { schema: { querystring: listQuery } }, async (req, reply) => {
+    const { purpose } = parseWith(listQuery, req.query, 'query');
+    oneOf('purpose', purpose, LIST_PURPOSES);
+    return sendOk(emu, req, reply, { files: listFiles(emu, req.emu.account!, purpose).map(fileObject) });
+  });
+
+  r.get('/v1/files/retrieve', { schema: { querystring: fileIdQuery } }, async (req, reply) => {
+    const f = findFile(emu, req.emu.account!, parseWith(fileIdQuery, req.query, 'query').file_id);
+    const expires = f.ready_at_ms !== undefined ? f.ready_at_ms + ASYNC_OUTPUT_TTL_MS : emu.clock.now() + FILE_URL_TTL_MS;
+    return sendOk(emu, req, reply, { file: { ...fileObject(f), download_url: signedLink(emu, req, f.blob, expires) } });
+  });
+
+  r.get('/v1/files/retrieve_content', { schema: { querystring: fileIdQuery } }, async (req, reply) => {
+    const f = findFile(emu, req.emu.account!, parseWith(fileIdQuery, req.query, 'query').file_id);
+    const size = await emu.blobs.size(f.blob);
+    if (size === null) throw invalidParams(`file_id ${f.file_id}: the file's bytes are gone`);
+    return reply
+      .code(200)
+      .header('content-type', contentTypeOfFile(f))
+      .header('content-length', size)
+      .header('content-disposition', `attachment; filename="${f.filename.replace(/["\\\r\n]/g, '_')}"`)
+      .send(emu.blobs.readStream(f.blob));
+  });
+
+  r.post('/v1/files/delete', { schema: { body: deleteBody } }, async (req, reply) => {
+    const body = await deleteFields(req);
+    const { file_id, purpose } = parseWith(deleteBody, body);
+    oneOf('purpose', purpose, DELETE_PURPOSES);
+    await deleteFile(emu, req.emu.account!, file_id, purpose);
+    return sendOk(emu, req, reply, { file_id });
+  });
+}
+
+/** The page declares multipart/form-data but shows a JSON body: both are read. */
+async function deleteFields(req: FastifyRequest): Promise<unknown> {
+  if (!req.isMultipart()) return req.body;
+  const fields: Record<string, string> = {};
+  try {
+    for await (const part of req.parts()) {
+      if (part.type === 'file') await pipeline(part.file, discard());
+      else fields[part.fieldname] = String(part.value ?? '');
+    }
+  } catch (err) {
+    throw invalidParams(`multipart body could not be read (${(err as Error).message})`);
+  }
+  return fields;
+}

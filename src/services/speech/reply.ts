@@ -1,0 +1,92 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { z } from 'zod';
+import type { Capability } from '../../core/accounts.js';
+import { admitRequest, type Refusal } from '../../core/admission.js';
+import type { Emulator } from '../../core/emulator.js';
+import { codeForHttpStatus, invalidParams, SpeechError, STATUS_MSG, traceIdOf } from './errors.js';
+import { firstProblem } from './schema.js';
+
+/**
+ * What the speech operations beyond `/v1/t2a_v2` share: admission rendered as the speech service's
+ * error shape, bodies parsed by their zod schema into `invalid params, <field> <rule>`, and the success
+ * envelope (`trace_id`, `Trace-Id`, `base_resp` 0).
+ */
+const LOGIN_FAIL: Record<string, string> = {
+  missing: STATUS_MSG[1004]!,
+  invalid: 'login fail: the API secret key in the Authorization header is not valid',
+  disabled: 'login fail: the API secret key in the Authorization header is disabled',
+};
+
+const CAPABILITY_NAMES: Partial<Record<Capability, string>> = { tts: 'speech synthesis', cloning: 'voice cloning' };
+
+export function refusalError(refusal: Refusal): SpeechError {
+  switch (refusal.kind) {
+    case 'fault_code':
+      return new SpeechError(refusal.code, STATUS_MSG[refusal.code] ?? STATUS_MSG[1000]);
+    case 'fault_status':
+      return new SpeechError(codeForHttpStatus(refusal.status), undefined, refusal.status);
+    case 'key':
+      return new SpeechError(1004, LOGIN_FAIL[refusal.problem]);
+    case 'capability':
+      return new SpeechError(1004, `login fail: the API secret key has no access to ${CAPABILITY_NAMES[refusal.capability] ?? 'this operation'} (capability ${refusal.capability})`);
+    case 'close_ws':
+      return new SpeechError(1000);
+  }
+}
+
+/**
+ * Registers admission (before the body is validated) and the error handling of the plugin's routes:
+ * a body that cannot be read still meets faults and the key first; anything else goes to the app's
+ * handler. Routes validate in the handler (`parseWith`), so the order of checks stays the spec's.
+ */
+export function speechOperations(app: FastifyInstance, emu: Emulator, capability: Capability): void {
+  const admitted = new WeakSet<FastifyRequest>();
+  const admitOnce = (req: FastifyRequest): void => {
+    if (admitted.has(req)) return;
+    admitted.add(req);
+    const decision = admitRequest(emu, req, capability);
+    if (!decision.ok) throw refusalError(decision.refusal);
+  };
+  app.setValidatorCompiler(() => (data: unknown) => ({ value: data }));
+  app.addHook('preValidation', async (req) => admitOnce(req));
+  app.setErrorHandler((err: FastifyError, req) => {
+    if (!(err instanceof SpeechError) && req.emu && !req.is404) admitOnce(req);
+    throw err;
+  });
+}
+
+/** Parses a value with a zod schema; a failure is 2013 naming the first field and its rule. */
+export function parseWith<S extends z.ZodType>(schema: S, value: unknown, what = 'request body'): z.output<S> {
+  if (what === 'request body' && (value === null || typeof value !== 'object' || Array.isArray(value))) throw invalidParams('request body must be a JSON object');
+  const parsed = schema.safeParse(value, { reportInput: true });
+  if (!parsed.success) throw invalidParams(firstProblem(parsed.error));
+  return parsed.data;
+}
+
+/** The success envelope: the operation's fields, `trace_id` and `base_resp` 0, with the `Trace-Id` header. */
+export function sendOk(emu: Emulator, req: FastifyRequest, reply: FastifyReply, fields: Record<string, unknown>): FastifyReply {
+  const traceId = traceIdOf(emu, req);
+  const body = { ...fields, trace_id: traceId, base_resp: { status_code: 0, status_msg: STATUS_MSG[0] } };
+  return reply.code(200).header('Trace-Id', traceId).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(body));
+}
+
+/** A signed link to a blob, served by the listener that hands it out (the backup may be the only one up). */
+export function signedLink(emu: Emulator, req: FastifyRequest, rel: string, expiresMs: number): string {
+  if (!emu.config.publicUrl && req.emu.listener === 'speech-backup') return emu.urls.speechBackup + emu.blobs.signedPath(rel, expiresMs);
+  return emu.downloadUrl('speech', rel, expiresMs);
+}
+
+/** A 64-bit id below 2^53 (JavaScript clients keep it exact), 15 digits like the documented examples. */
+export function numericId(emu: Emulator, stream: string): number {
+  return 100_000_000_000_000 + (emu.ids.stream(stream).bytes(6).readUIntBE(0, 6) % 900_000_000_000_000);
+}
+
+/** Integer id given as a JSON number or a string of digits (clients send both); undefined when neither. */
+export function idValue(value: unknown): number | undefined {
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value > 0) return value;
+  if (typeof value === 'string' && /^\d{1,16}$/.test(value.trim())) {
+    const n = Number(value.trim());
+    return Number.isSafeInteger(n) && n > 0 ? n : undefined;
+  }
+  return undefined;
+}

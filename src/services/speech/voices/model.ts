@@ -1,0 +1,35 @@
+import type { Account } from '../../../core/accounts.js';
+import type { Emulator } from '../../../core/emulator.js';
+import { usedVoices, type VoiceKind } from './store.js';
+
+/**
+ * `get_voice`: only the keys `voice_type` asks for, each an array. System voices come from the speech
+ * voice fixture; cloned and designed voices of the account once used in a synthesis (rule 12.8).
+ */
+const LANGUAGES: Record<string, string> = { zh: 'Mandarin Chinese', en: 'English', ja: 'Japanese', ko: 'Korean', yue: 'Cantonese' };
+
+function systemVoices(emu: Emulator) {
+  return emu.fixtures.data['speech-voices.json'].map((v) => ({
+    voice_id: v.voice_id,
+    voice_name: v.name,
+    description: [v.description ?? `A ${v.gender === 'neutral' ? '' : `${v.gender} `}${LANGUAGES[v.language] ?? v.language} voice.`],
+    created_time: '1970-01-01',
+  }));
+}
+
+/** `yyyy-mm-dd` (UTC) of a time on the emulator clock. */
+export function dayOf(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
+function made(emu: Emulator, account: Account, kind: VoiceKind) {
+  return usedVoices(emu, account, kind).map((v) => ({ voice_id: v.voice_id, description: [] as string[], created_time: dayOf(v.created_at_ms) }));
+}
+
+export function listVoices(emu: Emulator, account: Account, voiceType: 'system' | 'voice_cloning' | 'voice_generation' | 'all') {
+  const out: Record<string, unknown[]> = {};
+  if (voiceType === 'system' || voiceType === 'all') out.system_voice = systemVoices(emu);
+  if (voiceType === 'voice_cloning' || voiceType === 'all') out.voice_cloning = made(emu, account, 'clone');
+  if (voiceType === 'voice_generation' || voiceType === 'all') out.voice_generation = made(emu, account, 'design');
+  return out;
+}

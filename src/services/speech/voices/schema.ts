@@ -1,0 +1,11 @@
+import { z } from 'zod';
+
+/** `POST /v1/get_voice` (speech-beyond.md section 2, rule 12.8). */
+export const VOICE_TYPES = ['system', 'voice_cloning', 'voice_generation', 'all'] as const;
+
+export const getVoiceBody = z.looseObject({
+  voice_type: z.enum(VOICE_TYPES, { error: (i) => (i.input === undefined ? 'is required' : `must be one of ${VOICE_TYPES.join(', ')}`) }),
+});
+
+export const systemVoiceItem = z.object({ voice_id: z.string(), voice_name: z.string(), description: z.array(z.string()), created_time: z.string() });
+export const madeVoiceItem = z.object({ voice_id: z.string(), description: z.array(z.string()), created_time: z.string() });

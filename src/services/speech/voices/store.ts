@@ -1,0 +1,115 @@
+import type { Account } from '../../../core/accounts.js';
+import type { Emulator, StateArea } from '../../../core/emulator.js';
+import { SpeechError } from '../errors.js';
+
+/**
+ * Voices made on the speech service: cloned (`/v1/voice_clone`) and designed (`/v1/voice_design`).
+ * Ids are global (a second account cannot take one: 2039; using another's: 2042). A voice not used in a
+ * synthesis within 7 days on the emulator clock is deleted; once used it is kept and listed.
+ */
+export type VoiceKind = 'clone' | 'design';
+
+export interface SpeechVoice {
+  voice_id: string;
+  account_id: string;
+  kind: VoiceKind;
+  /** Tone of the audio engine. */
+  tone_id: string;
+  created_at_ms: number;
+  /** Deleted at this time unless used before. */
+  expires_at_ms: number;
+  used: boolean;
+}
+
+export const UNUSED_VOICE_TTL_MS = 7 * 24 * 3600 * 1000;
+const AREA = 'speech-custom-voices';
+
+interface VoiceArea extends StateArea {
+  byId: Map<string, SpeechVoice>;
+}
+
+export function voiceStore(emu: Emulator): VoiceArea {
+  const existing = emu.areas.get(AREA) as VoiceArea | undefined;
+  if (existing) return existing;
+  const byId = new Map<string, SpeechVoice>();
+  const area: VoiceArea = {
+    name: AREA,
+    byId,
+    reset(accountId) {
+      if (accountId === undefined) byId.clear();
+      else for (const [id, v] of byId) if (v.account_id === accountId) byId.delete(id);
+    },
+    view: (accountId) => {
+      sweep(emu);
+      return [...byId.values()]
+        .filter((v) => v.account_id === accountId)
+        .map((v) => ({ voice_id: v.voice_id, kind: v.kind, used: v.used, created_at_ms: v.created_at_ms, expires_at_ms: v.used ? null : v.expires_at_ms }));
+    },
+    save: () => [...byId.values()],
+    load(data) {
+      byId.clear();
+      for (const v of (Array.isArray(data) ? data : []) as SpeechVoice[]) byId.set(v.voice_id, v);
+    },
+  };
+  emu.registerArea(area);
+  return area;
+}
+
+/** Forgets voices whose 7 unused days are over. */
+function sweep(emu: Emulator): void {
+  const now = emu.clock.now();
+  const { byId } = voiceStore(emu);
+  for (const [id, v] of byId) {
+    if (!v.used && now >= v.expires_at_ms) {
+      byId.delete(id);
+      emu.markDirty();
+    }
+  }
+}
+
+export function findSpeechVoice(emu: Emulator, voiceId: string): SpeechVoice | undefined {
+  sweep(emu);
+  return voiceStore(emu).byId.get(voiceId);
+}
+
+export function addSpeechVoice(emu: Emulator, account: Account, voiceId: string, kind: VoiceKind, toneId: string): SpeechVoice {
+  const now = emu.clock.now();
+  const voice: SpeechVoice = { voice_id: voiceId, account_id: account.id, kind, tone_id: toneId, created_at_ms: now, expires_at_ms: now + UNUSED_VOICE_TTL_MS, used: false };
+  voiceStore(emu).byId.set(voiceId, voice);
+  emu.markDirty();
+  return voice;
+}
+
+/**
+ * The tone of a cloned or designed voice for a synthesis by `account`: undefined when no such voice
+ * exists (the caller answers 2054), 2042 when it belongs to another account.
+ */
+export function speechVoiceTone(emu: Emulator, account: Account, voiceId: string): string | undefined {
+  const v = findSpeechVoice(emu, voiceId);
+  if (!v) return undefined;
+  if (v.account_id !== account.id) throw new SpeechError(2042, `You don't have access to this voice_id: ${voiceId}`);
+  return v.tone_id;
+}
+
+/**
+ * After a successful synthesis: its cloned and designed voices become kept and listed. Planning already
+ * refused another account's voice (2042), so the ids are the synthesizing account's.
+ */
+export function markVoicesUsed(emu: Emulator, voiceIds: readonly string[]): void {
+  const { byId } = voiceStore(emu);
+  for (const id of voiceIds) {
+    const v = byId.get(id);
+    if (v && !v.used) {
+      v.used = true;
+      emu.markDirty();
+    }
+  }
+}
+
+/** The account's voices of a kind that were used in a synthesis, in creation order. */
+export function usedVoices(emu: Emulator, account: Account, kind: VoiceKind): SpeechVoice[] {
+  sweep(emu);
+  return [...voiceStore(emu).byId.values()]
+    .filter((v) => v.account_id === account.id && v.kind === kind && v.used)
+    .sort((a, b) => a.created_at_ms - b.created_at_ms || (a.voice_id < b.voice_id ? -1 : 1));
+}

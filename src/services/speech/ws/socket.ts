@@ -1,0 +1,98 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { RawData, WebSocket } from 'ws';
+import { admitRequest, type Admission, type Refusal } from '../../../core/admission.js';
+import type { Emulator } from '../../../core/emulator.js';
+import { takeFault } from '../../../core/http.js';
+import { openSocketWire } from '../../../core/wire.js';
+import { codeForHttpStatus, sendSpeechError, SpeechError, STATUS_MSG, traceIdOf } from '../errors.js';
+import { speechArea } from '../state.js';
+import { closeCodeFor, event, openSession, type SessionPort } from './model.js';
+import { WS_PATH } from './schema.js';
+
+const LOGIN_FAIL: Record<string, string> = {
+  missing: STATUS_MSG[1004]!,
+  invalid: 'login fail: the API secret key in the Authorization header is not valid',
+  disabled: 'login fail: the API secret key in the Authorization header is disabled',
+};
+
+/** The refusal of an upgraded socket as the `task_failed` code and text it sends. */
+function refusalCodeOf(refusal: Exclude<Refusal, { kind: 'close_ws' | 'fault_status' }>): [number, string] {
+  if (refusal.kind === 'fault_code') return [refusal.code, STATUS_MSG[refusal.code] ?? STATUS_MSG[1000]!];
+  if (refusal.kind === 'key') return [1004, LOGIN_FAIL[refusal.problem]!];
+  return [1004, `login fail: the API secret key has no access to speech synthesis (capability ${refusal.capability})`];
+}
+
+/**
+ * `/ws/v1/t2a_v2` on both speech listeners. Admission runs once, before the upgrade: an injected HTTP
+ * `status` refuses the upgrade itself; every other refusal is spoken on the socket (rule 12.2).
+ */
+export async function speechSocketRoutes(app: FastifyInstance, opts: { emu: Emulator }): Promise<void> {
+  const emu = opts.emu;
+  const area = speechArea(emu);
+  const admissions = new WeakMap<FastifyRequest, Admission>();
+  app.route({
+    method: 'GET',
+    url: WS_PATH,
+    preValidation: async (req) => {
+      const admission = admitRequest(emu, req, 'tts', { socket: true });
+      if (!admission.ok && admission.refusal.kind === 'fault_status') {
+        const status = admission.refusal.status;
+        throw new SpeechError(codeForHttpStatus(status), undefined, status);
+      }
+      admissions.set(req, admission);
+    },
+    handler: (req, reply) =>
+      sendSpeechError(emu, req, reply, new SpeechError(2013, `invalid params, ${WS_PATH} is a WebSocket endpoint: connect with an Upgrade request`, 426)),
+    wsHandler: (socket, req) => speechSocket(emu, socket, req, admissions.get(req) ?? admitRequest(emu, req, 'tts', { socket: true }), area),
+  });
+}
+
+function speechSocket(emu: Emulator, socket: WebSocket, req: FastifyRequest, admission: Admission, area: ReturnType<typeof speechArea>): void {
+  const wire = openSocketWire(emu, socket, req);
+  const ids = { sessionId: sessionIdOf(emu, admission.ok ? admission.account.id : 'anonymous'), traceId: traceIdOf(emu, req) };
+  if (!admission.ok) {
+    const refusal = admission.refusal;
+    if (refusal.kind === 'close_ws') return wire.close(refusal.closeCode, 'injected fault: close_ws');
+    if (refusal.kind === 'fault_status') return wire.close(1011, 'injected fault');
+    const [code, msg] = refusalCodeOf(refusal);
+    wire.sendJson(event('task_failed', ids, code, msg), 'task_failed');
+    return wire.close(closeCodeFor(code), msg);
+  }
+  const port: SessionPort = {
+    get signal() {
+      return wire.signal;
+    },
+    get closed() {
+      return wire.closed;
+    },
+    send: (body, name) => wire.sendJson(body, name),
+    close: (code, reason) => wire.close(code, reason),
+    terminate: () => wire.terminate(),
+    after: (ms, fn, label) => wire.after(ms, fn, label),
+    cancel: (id) => wire.cancel(id),
+  };
+  // Attached at once: a client may send task_start before it has read connected_success.
+  const session = openSession(emu, port, { account: admission.account, area, ...ids, cutAfterChunks: takeFault(req, 'cut_after_chunks') });
+  socket.on('message', (data: RawData, isBinary: boolean) => {
+    const bytes = toBuffer(data);
+    if (isBinary) {
+      wire.recordIn(bytes.length, true);
+      return session.onBinary();
+    }
+    const text = bytes.toString('utf8');
+    wire.recordIn(bytes.length, false, /"event"\s*:\s*"([^"\\]{1,40})"/.exec(text.slice(0, 400))?.[1]);
+    session.onMessage(text);
+  });
+  wire.sendJson(event('connected_success', ids), 'connected_success');
+}
+
+/** A session id as the service prints them: 15 digits, from the account's seeded stream. */
+function sessionIdOf(emu: Emulator, account: string): string {
+  return String(100_000_000_000_000 + Math.floor(emu.ids.stream(account).next() * 899_999_999_999_999));
+}
+
+function toBuffer(data: RawData): Buffer {
+  if (Buffer.isBuffer(data)) return data;
+  if (Array.isArray(data)) return Buffer.concat(data);
+  return Buffer.from(data);
+}

@@ -1,0 +1,35 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { chromium, type Browser } from 'playwright-core';
+
+/** Debian's chromium package; never a downloaded browser. */
+export const CHROMIUM = '/usr/bin/chromium';
+export const SCREENSHOTS = new URL('../../test-output/screenshots/', import.meta.url);
+
+/** Launches the system Chromium headless; a machine without it fails here, naming the package to install. */
+export async function launchChromium(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium); the browser tests need it`);
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--autoplay-policy=no-user-gesture-required'],
+  });
+}
+
+export const screenshotPath = (name: string) => new URL(`${name}.png`, SCREENSHOTS).pathname;
+
+/** A tiny static server on its own port: a page of another origin than the emulator's listeners. */
+export async function otherOrigin(html: string): Promise<{ url: string; close(): Promise<void> }> {
+  const server: Server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end(html);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    // `localhost`, not 127.0.0.1: a different host as well as a different port from the emulator's.
+    url: `http://localhost:${port}/`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}

@@ -1,0 +1,111 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningEmulator } from '../../src/index.js';
+import { startTestEmulator } from '../helpers/emulator.js';
+
+/**
+ * Peer: the official MiniMax MCP server for JavaScript (npm `minimax-mcp-js`) over stdio, pointed at the
+ * speech listener by MINIMAX_API_HOST alone, using the voice tools: `list_voices` (POST /v1/get_voice
+ * with voice_type all), `voice_clone` (multipart upload with purpose voice_clone, then /v1/voice_clone
+ * with text and its default model, then a plain GET of demo_audio), `voice_design` (hex trial_audio)
+ * and `text_to_audio` with the cloned and the designed voice.
+ */
+const run = promisify(execFile);
+const KEY = 'minimax-voices-peer-key';
+let emu: RunningEmulator;
+let dir: string;
+let client: Client;
+
+function serverEntry(): string {
+  const require = createRequire(import.meta.url);
+  const pkgFile = require.resolve('minimax-mcp-js/package.json');
+  const bin = (require(pkgFile) as { bin: Record<string, string> }).bin['minimax-mcp-js']!;
+  return join(dirname(pkgFile), bin);
+}
+
+const textOf = (r: unknown) => ((r as { content: { type: string; text: string }[] }).content[0]?.text ?? '');
+
+async function codec(file: string) {
+  const { stdout } = await run('ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_name,sample_rate:format=duration', '-of', 'json', file]);
+  const j = JSON.parse(stdout) as { streams: { codec_name: string; sample_rate: string }[]; format: { duration: string } };
+  return { codec: j.streams[0]!.codec_name, sampleRate: Number(j.streams[0]!.sample_rate), seconds: Number(j.format.duration) };
+}
+
+/** The newest file written under a folder of the output directory. */
+async function newestIn(sub: string, before: Set<string>): Promise<string> {
+  const files = (await readdir(join(dir, sub))).filter((f) => !before.has(f));
+  expect(files).toHaveLength(1);
+  return join(dir, sub, files[0]!);
+}
+
+beforeAll(async () => {
+  emu = await startTestEmulator();
+  dir = await mkdtemp(join(tmpdir(), 'minimax-voices-peer-'));
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [serverEntry()],
+    env: { MINIMAX_API_HOST: emu.speechUrl, MINIMAX_API_KEY: KEY, MINIMAX_RESOURCE_MODE: 'local', MINIMAX_MCP_BASE_PATH: dir },
+    stderr: 'pipe',
+  });
+  client = new Client({ name: 'minimax-voices-peer-test', version: '1.0.0' });
+  await client.connect(transport);
+}, 60_000);
+afterAll(async () => {
+  await client?.close();
+  await emu?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('minimax-mcp-js voice tools against the speech listener', () => {
+  it('list_voices names the system voices', { timeout: 60_000 }, async () => {
+    const text = textOf(await client.callTool({ name: 'list_voices', arguments: {} }));
+    expect(text).toMatch(/^Success\. System voices: /);
+    expect(text).toContain('Name: Wise Woman, ID: Wise_Woman');
+    expect(text).toMatch(/Cloned voices: $/);
+  });
+
+  it('voice_clone uploads a sample and clones it, the demo decodes; text_to_audio speaks with the clone, which is then listed', { timeout: 120_000 }, async () => {
+    // A 13 s sample made by the emulator (wav), saved where the tool reads it.
+    const res = await fetch(`${emu.speechUrl}/v1/t2a_v2`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'speech-02-hd', text: 'The quick brown fox jumps over the lazy dog. '.repeat(4), voice_setting: { voice_id: 'male-qn-qingse' }, audio_setting: { format: 'wav', sample_rate: 16000 } }),
+    });
+    const sample = join(dir, 'sample.wav');
+    await writeFile(sample, Buffer.from(((await res.json()) as { data: { audio: string } }).data.audio, 'hex'));
+
+    const cloned = textOf(await client.callTool({ name: 'voice_clone', arguments: { voiceId: 'PeerClone001', audioFile: sample, text: 'Hello from my new voice.', outputDirectory: 'clone' } }));
+    const m = /^Voice cloning successful: PeerClone001 \(Demo audio: (.+)\)$/.exec(cloned);
+    expect(m, cloned).not.toBeNull();
+    expect(await codec(m![1]!)).toMatchObject({ codec: 'mp3', sampleRate: 32000 });
+
+    const spoken = textOf(await client.callTool({ name: 'text_to_audio', arguments: { text: 'Spoken by the clone.', voiceId: 'PeerClone001', outputDirectory: 'tts-clone' } }));
+    expect(spoken).toMatch(/^Audio file saved: /);
+    const file = await newestIn('tts-clone', new Set());
+    expect((await codec(file)).codec).toBe('mp3');
+
+    const listed = textOf(await client.callTool({ name: 'list_voices', arguments: {} }));
+    expect(listed).toContain('ID: PeerClone001');
+  });
+
+  it('voice_design saves the trial audio; text_to_audio speaks with the designed voice', { timeout: 120_000 }, async () => {
+    const designed = textOf(await client.callTool({ name: 'voice_design', arguments: { prompt: 'A warm, deep male narrator', previewText: 'Once upon a time.', outputDirectory: 'design' } }));
+    const m = /^Success\. Voice ID: (ttv-voice-\d{16}-[A-Za-z0-9]{8})\. Voice saved as: (.+)$/.exec(designed);
+    expect(m, designed).not.toBeNull();
+    expect(await codec(m![2]!)).toMatchObject({ codec: 'mp3', sampleRate: 32000 });
+
+    const spoken = textOf(await client.callTool({ name: 'text_to_audio', arguments: { text: 'Spoken by the designed voice.', voiceId: m![1]!, outputDirectory: 'tts-design' } }));
+    expect(spoken).toMatch(/^Audio file saved: /);
+    const file = await newestIn('tts-design', new Set());
+    const p = await codec(file);
+    expect(p.codec).toBe('mp3');
+    expect(p.seconds).toBeGreaterThan(1);
+  });
+});

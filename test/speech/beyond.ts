@@ -1,0 +1,133 @@
+import { crc32, deflateRawSync } from 'node:zlib';
+import { FormData, fetch as undiciFetch } from 'undici';
+import { control } from '../helpers/emulator.js';
+
+/**
+ * Helpers for the speech operations beyond `/v1/t2a_v2` (voices, files, cloning, design, async):
+ * JSON calls with a Bearer key, multipart uploads through undici's FormData, and sample audio made by
+ * the emulator itself (so its recognition knows what the sample says).
+ */
+export interface Answer {
+  status: number;
+  headers: Headers;
+  body: any;
+  text: string;
+}
+
+async function answer(res: { status: number; headers: any; text(): Promise<string> }): Promise<Answer> {
+  const text = await res.text();
+  let body: any;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  return { status: res.status, headers: res.headers as Headers, body, text };
+}
+
+/** Latin text the engine reads at about 14 characters a second: n repeats last about 3.3 s each. */
+export const PANGRAM = 'The quick brown fox jumps over the lazy dog. ';
+
+export function speechApi(base: string, key: string | null = 'beyond-key') {
+  const auth: Record<string, string> = key === null ? {} : { authorization: `Bearer ${key}` };
+  const api = {
+    base,
+    key,
+    post: async (path: string, json: unknown, headers: Record<string, string> = {}) =>
+      answer(await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth, ...headers }, body: JSON.stringify(json) })),
+    raw: async (path: string, init: RequestInit) => answer(await fetch(`${base}${path}`, { ...init, headers: { ...auth, ...(init.headers as Record<string, string>) } })),
+    get: async (path: string, headers: Record<string, string> = {}) => answer(await fetch(`${base}${path}`, { headers: { ...auth, ...headers } })),
+    getBytes: async (path: string) => {
+      const res = await fetch(`${base}${path}`, { headers: auth });
+      return { status: res.status, headers: res.headers, bytes: Buffer.from(await res.arrayBuffer()) };
+    },
+    /** `POST /v1/files/upload` with the parts given (undefined parts are left out). */
+    upload: async (purpose: string | undefined, bytes: Buffer | undefined, filename = 'sample.wav') => {
+      const form = new FormData();
+      if (purpose !== undefined) form.append('purpose', purpose);
+      if (bytes !== undefined) form.append('file', new Blob([bytes]), filename);
+      const res = await undiciFetch(`${base}/v1/files/upload`, { method: 'POST', headers: auth, body: form });
+      return answer(res as never);
+    },
+    /** Audio made by `/v1/t2a_v2` (hex output), as bytes. */
+    audio: async (text: string, opts: { format?: string; sampleRate?: number; voice?: string } = {}) => {
+      const r = await api.post('/v1/t2a_v2', {
+        model: 'speech-02-hd',
+        text,
+        voice_setting: { voice_id: opts.voice ?? 'female-shaonv' },
+        audio_setting: { format: opts.format ?? 'wav', sample_rate: opts.sampleRate ?? 16000 },
+      });
+      if (r.body?.base_resp?.status_code !== 0) throw new Error(`t2a failed: ${r.text}`);
+      return Buffer.from(r.body.data.audio, 'hex');
+    },
+    /** Uploads audio and answers its file id. */
+    uploadAudio: async (purpose: string, bytes: Buffer, filename = 'sample.wav') => {
+      const r = await api.upload(purpose, bytes, filename);
+      if (r.body?.base_resp?.status_code !== 0) throw new Error(`upload failed: ${r.text}`);
+      return r.body.file.file_id as number;
+    },
+    /** A successful clone of a new sample (about 13 s) under `voiceId`. */
+    clone: async (voiceId: string, extra: Record<string, unknown> = {}) => {
+      const fileId = await api.uploadAudio('voice_clone', await api.audio(PANGRAM.repeat(4)));
+      return api.post('/v1/voice_clone', { file_id: fileId, voice_id: voiceId, ...extra });
+    },
+    speak: (voiceId: string, text = 'Hello there.') => api.post('/v1/t2a_v2', { model: 'speech-02-hd', text, voice_setting: { voice_id: voiceId } }),
+  };
+  return api;
+}
+
+export const codeOf = (a: Answer) => a.body?.base_resp?.status_code as number;
+export const msgOf = (a: Answer) => a.body?.base_resp?.status_msg as string;
+
+/** The state view's resources of the account that owns a key (found by its redacted label). */
+export async function resourcesOf(base: string, area: string, match: (items: any[]) => boolean): Promise<any[]> {
+  const s = await control(base).state();
+  for (const a of s.body.accounts) {
+    const items = a.resources?.[area];
+    if (Array.isArray(items) && match(items)) return items;
+  }
+  return [];
+}
+
+/** A zip archive of deflated files (what a user's zip tool writes). */
+export function zipOf(files: Record<string, string>): Buffer {
+  const locals: Buffer[] = [];
+  const centrals: Buffer[] = [];
+  let offset = 0;
+  for (const [name, text] of Object.entries(files)) {
+    const data = Buffer.from(text);
+    const packed = deflateRawSync(data);
+    const nameBytes = Buffer.from(name);
+    const local = Buffer.alloc(30);
+    local.writeUInt32LE(0x04034b50, 0);
+    local.writeUInt16LE(20, 4);
+    local.writeUInt16LE(0x800, 6);
+    local.writeUInt16LE(8, 8);
+    local.writeUInt32LE(crc32(data), 14);
+    local.writeUInt32LE(packed.length, 18);
+    local.writeUInt32LE(data.length, 22);
+    local.writeUInt16LE(nameBytes.length, 26);
+    const central = Buffer.alloc(46);
+    central.writeUInt32LE(0x02014b50, 0);
+    central.writeUInt16LE(20, 4);
+    central.writeUInt16LE(20, 6);
+    central.writeUInt16LE(0x800, 8);
+    central.writeUInt16LE(8, 10);
+    central.writeUInt32LE(crc32(data), 16);
+    central.writeUInt32LE(packed.length, 20);
+    central.writeUInt32LE(data.length, 24);
+    central.writeUInt16LE(nameBytes.length, 28);
+    central.writeUInt32LE(offset, 42);
+    locals.push(local, nameBytes, packed);
+    centrals.push(central, nameBytes);
+    offset += 30 + nameBytes.length + packed.length;
+  }
+  const dir = Buffer.concat(centrals);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(Object.keys(files).length, 8);
+  end.writeUInt16LE(Object.keys(files).length, 10);
+  end.writeUInt32LE(dir.length, 12);
+  end.writeUInt32LE(offset, 16);
+  return Buffer.concat([...locals, dir, end]);
+}
