@@ -265,13 +265,16 @@ export class Emulator {
   async loadSnapshot(): Promise<void> {
     const file = join(this.dataDir, SNAPSHOT);
     if (!this.persistent || !existsSync(file)) return;
-    let snapshot: { accounts?: Account[]; signatures?: never[]; faults?: SavedFaults; ids?: SavedIds; areas?: Record<string, unknown> };
+    let snapshot: { saved_at_ms?: number; accounts?: Account[]; signatures?: never[]; faults?: SavedFaults; ids?: SavedIds; areas?: Record<string, unknown> };
     try {
       snapshot = JSON.parse(await readFile(file, 'utf8'));
       if (typeof snapshot !== 'object' || snapshot === null || Array.isArray(snapshot)) throw new Error('not a JSON object');
     } catch (err) {
       throw new Error(`state snapshot ${file} cannot be read (${(err as Error).message}); move it away to start empty`);
     }
+    // The clock never runs backwards across a restart: a state saved after the clock was moved ahead
+    // goes on from the time it was saved at (flowing), so its deadlines keep their meaning.
+    if (typeof snapshot.saved_at_ms === 'number' && snapshot.saved_at_ms > this.clock.now()) this.clock.set(snapshot.saved_at_ms);
     if (snapshot.accounts) this.accounts.load(snapshot.accounts);
     if (snapshot.signatures) this.signatures.load(snapshot.signatures);
     if (snapshot.faults) this.faults.load(snapshot.faults);

@@ -2,7 +2,7 @@
 // chunks capped on frame boundaries, chunked output equal to whole, FLAC whole files complete.
 import { describe, expect, it } from 'vitest';
 import { encodeAudio, encodeAudioStream, synthesize, type AudioFormat, type SynthInput } from '../../src/audio/index.js';
-import { frameAt } from '../../src/audio/encode/mp3.js';
+import { mp3Frames as frames } from '../helpers/mp3.js';
 import { ffprobe, run, tmpFile } from './helpers.js';
 
 const input = (over: Partial<SynthInput> = {}): SynthInput => ({
@@ -12,18 +12,6 @@ const input = (over: Partial<SynthInput> = {}): SynthInput => ({
   channels: 1,
   ...over,
 });
-
-/** The MP3 frames of a chunk, or throws when it is not whole frames. */
-function frames(bytes: Buffer) {
-  const out = [];
-  for (let i = 0; i < bytes.length; ) {
-    const f = frameAt(bytes, i);
-    if (!f || i + f.len > bytes.length) throw new Error(`not a whole frame at ${i} of ${bytes.length}`);
-    out.push(f);
-    i += f.len;
-  }
-  return out;
-}
 
 /** A PCM source that hands out blocks of awkward, varying sizes. */
 async function* oddBlocks(pcm: Int16Array, channels: number) {

@@ -1,29 +1,13 @@
 // Test helpers: external tools with bounded concurrency, and signal measurements.
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
 import { fft } from '../helpers/audio.js';
+import { ffprobe as probe, type Probe } from '../helpers/ffprobe.js';
+import { run } from '../helpers/tools.js';
 
-let running = 0;
-const queue: (() => void)[] = [];
-/** Runs a tool (at most 2 at a time: the machine has two cores). */
-export async function run(cmd: string, args: string[], input?: Buffer): Promise<Buffer> {
-  if (running >= 2) await new Promise<void>((r) => queue.push(r));
-  running++;
-  try {
-    return await new Promise<Buffer>((resolve, reject) => {
-      const p = execFile(cmd, args, { encoding: 'buffer', maxBuffer: 1 << 28 }, (err, stdout, stderr) =>
-        err ? reject(new Error(`${cmd} ${args.join(' ')}: ${stderr.toString()}`)) : resolve(stdout),
-      );
-      if (input) p.stdin!.end(input);
-    });
-  } finally {
-    running--;
-    queue.shift()?.();
-  }
-}
+export { run };
 
 export const tmp = mkdtempSync(join(tmpdir(), 'audio-test-'));
 // Each test file that imports the helpers gets its own folder, removed when the file is done.
@@ -36,26 +20,10 @@ export function tmpFile(bytes: Buffer, ext: string): string {
 }
 export const readTmp = (path: string) => readFileSync(path);
 
-export interface FfprobeInfo {
-  sampleRate: number;
-  channels: number;
-  bitRate: number | null;
-  durationMs: number;
-  codec: string;
-}
+export type FfprobeInfo = Probe;
 
-export async function ffprobe(path: string, rawArgs: string[] = []): Promise<FfprobeInfo> {
-  const out = await run('ffprobe', ['-v', 'error', ...rawArgs, '-show_entries', 'stream=sample_rate,channels,bit_rate,codec_name:format=duration', '-of', 'json', path]);
-  const j = JSON.parse(out.toString());
-  const s = j.streams[0];
-  return {
-    sampleRate: Number(s.sample_rate),
-    channels: Number(s.channels),
-    bitRate: s.bit_rate ? Number(s.bit_rate) : null,
-    durationMs: Number(j.format.duration) * 1000,
-    codec: s.codec_name,
-  };
-}
+/** ffprobe of a file; `rawArgs` describe a headerless input. */
+export const ffprobe = (path: string, rawArgs: string[] = []): Promise<Probe> => probe(path, { inputArgs: rawArgs });
 
 /** Decodes any file with ffmpeg to mono float at its own (or a given) rate. */
 export async function ffmpegMono(path: string, extra: string[] = [], inputArgs: string[] = []): Promise<Float32Array> {

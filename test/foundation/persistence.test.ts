@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { call, startTestEmulator } from '../helpers/emulator.js';
+import { call, control, startTestEmulator } from '../helpers/emulator.js';
 import { upload } from '../platform/tts-helpers.js';
 
 /**
@@ -60,6 +60,26 @@ describe('a data dir keeps every area across a restart', () => {
       expect(hb.body.succeed).toBe(true);
     } finally {
       await second.close();
+    }
+  });
+
+  it('the clock never runs backwards across a restart: moved ahead, it goes on from the time it was saved at', async () => {
+    const clockDir = mkdtempSync(join(tmpdir(), 'emulator-clock-'));
+    try {
+      const first = await startTestEmulator({ dataDir: clockDir });
+      await control(first.speechUrl).advance(10 * 24 * 3600 * 1000);
+      const saved = (await control(first.speechUrl).clock()).body.now_ms as number;
+      await first.close();
+      const second = await startTestEmulator({ dataDir: clockDir });
+      try {
+        const now = (await control(second.speechUrl).clock()).body.now_ms as number;
+        expect(now).toBeGreaterThanOrEqual(saved);
+        expect(now - saved).toBeLessThan(60_000);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      rmSync(clockDir, { recursive: true, force: true });
     }
   });
 });

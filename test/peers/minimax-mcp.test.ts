@@ -1,15 +1,14 @@
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/index.js';
 import { control, startTestEmulator } from '../helpers/emulator.js';
+import { ffprobe } from '../helpers/ffprobe.js';
 
 /**
  * Peer: the official MiniMax MCP server for JavaScript (npm `minimax-mcp-js`), spawned over stdio and
@@ -17,7 +16,6 @@ import { control, startTestEmulator } from '../helpers/emulator.js';
  * text_to_audio tool coerces the model to speech-02-hd, sends language_boost "auto", subtitle_enable
  * false, emotion "happy", 32 kHz 128 kbps mono MP3, and reads the Trace-Id header on errors.
  */
-const run = promisify(execFile);
 const KEY = 'minimax-peer-key';
 let emu: RunningEmulator;
 let dir: string;
@@ -51,8 +49,7 @@ async function connect(mode: 'url' | 'local'): Promise<Client> {
 const textOf = (r: unknown) => ((r as { content: { type: string; text: string }[] }).content[0]?.text ?? '');
 
 async function probe(file: string) {
-  const { stdout } = await run('ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_name,sample_rate,channels,bit_rate:format=duration', '-of', 'json', file]);
-  return JSON.parse(stdout) as { streams: { codec_name: string; sample_rate: string; channels: number; bit_rate: string }[]; format: { duration: string } };
+  return (await ffprobe(file)).raw as { streams: { codec_name: string; sample_rate: string; channels: number; bit_rate: string }[]; format: { duration: string } };
 }
 
 beforeAll(async () => {

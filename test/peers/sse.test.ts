@@ -1,18 +1,16 @@
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/index.js';
 import { startTestEmulator } from '../helpers/emulator.js';
+import { ffprobe } from '../helpers/ffprobe.js';
 
 /**
  * Peer: `eventsource-parser` (v3), the SSE parser under many real clients (the OpenAI and Vercel AI
  * SDKs among them), reading the T2A stream exactly as it arrives on the socket, chunk boundaries and all.
  */
-const run = promisify(execFile);
 let emu: RunningEmulator;
 let dir: string;
 
@@ -81,8 +79,7 @@ describe('eventsource-parser over the T2A stream', () => {
 
     const file = join(dir, 'stream.mp3');
     await writeFile(file, bytes);
-    const { stdout } = await run('ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_name,sample_rate,channels:format=duration', '-of', 'json', file]);
-    const probe = JSON.parse(stdout);
+    const probe = (await ffprobe(file)).raw as any;
     expect(probe.streams[0]).toMatchObject({ codec_name: 'mp3', sample_rate: '32000', channels: 1 });
     const durationMs = Number(probe.format.duration) * 1000;
     expect(Math.abs(durationMs - final.extra_info.audio_length)).toBeLessThan(60);

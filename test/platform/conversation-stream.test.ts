@@ -1,10 +1,7 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import type { RunningEmulator } from '../../src/index.js';
 import { call, emulatorForFile, startTestEmulator } from '../helpers/emulator.js';
+import { ffprobe } from '../helpers/ffprobe.js';
 import {
   accountState,
   connect,
@@ -74,14 +71,8 @@ describe('conversation stream: a full voice turn with the emulator\'s own speech
     expect(decoded.errors).toBe(0);
     expect(decoded.sampleRate).toBe(24000);
     expect(Math.abs(decoded.durationMs - done.audio_duration_sec * 1000)).toBeLessThanOrEqual(1);
-    const dir = mkdtempSync(join(tmpdir(), 'conv-'));
-    try {
-      writeFileSync(join(dir, 'reply.mp3'), mp3);
-      const probe = JSON.parse(execFileSync('ffprobe', ['-v', 'error', '-show_streams', '-of', 'json', join(dir, 'reply.mp3')]).toString());
-      expect(probe.streams[0]).toMatchObject({ codec_name: 'mp3', sample_rate: '24000', channels: 1, bit_rate: '64000' });
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const probe = (await ffprobe(mp3, { ext: 'mp3' })).raw;
+    expect(probe.streams[0]).toMatchObject({ codec_name: 'mp3', sample_rate: '24000', channels: 1, bit_rate: '64000' });
 
     // Timing fields: honest, whole milliseconds, in a consistent order.
     for (const f of ['first_token_ms', 'first_audio_ms', 'asr_ms', 'llm_ms', 'tts_ms', 'total_ms']) {

@@ -1,17 +1,15 @@
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/index.js';
 import { diarizeRequest } from '../../src/services/platform/diarization/schema.js';
 import { ttsRequestSchema } from '../../src/services/platform/tts/schema.js';
 import { voiceSaveSchema } from '../../src/services/platform/voices/schema.js';
 import { control, startTestEmulator } from '../helpers/emulator.js';
+import { ffprobe } from '../helpers/ffprobe.js';
 
 /** Tools of /mcp over raw JSON-RPC: schemas, audio results, auth, argument errors, faults, journal. */
-const run = promisify(execFile);
 let emu: RunningEmulator;
 let ctl: ReturnType<typeof control>;
 let dir: string;
@@ -86,8 +84,7 @@ describe('text_to_speech_generate', () => {
     expect(r.json).toMatchObject({ audio_format: 'wav', content_type: 'audio/wav', sample_rate: 24000, channels: 1, bit_depth: 16, size_bytes: audio.length });
     const file = join(dir, 'gen.wav');
     await writeFile(file, audio);
-    const { stdout } = await run('ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_name,sample_rate,channels:format=duration', '-of', 'json', file]);
-    const probe = JSON.parse(stdout);
+    const probe = (await ffprobe(file)).raw as any;
     expect(probe.streams[0]).toMatchObject({ codec_name: 'pcm_s16le', sample_rate: '24000', channels: 1 });
     expect(Math.abs(Number(probe.format.duration) * 1000 - r.json.duration_ms)).toBeLessThanOrEqual(1);
 

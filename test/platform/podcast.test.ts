@@ -1,9 +1,6 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { call, control, emulatorForFile, startTestEmulator } from '../helpers/emulator.js';
+import { ffprobe } from '../helpers/ffprobe.js';
 
 const { emu, ctl } = emulatorForFile({ freeze: true });
 const TEXT = 'Welcome to our show.\nThanks, glad to be here.\nLet us start.';
@@ -32,9 +29,7 @@ describe('generation', () => {
     const res = await fetch(d.audioUrl);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('audio/mpeg');
-    const dir = mkdtempSync(join(tmpdir(), 'pod-'));
-    writeFileSync(join(dir, 'p.mp3'), Buffer.from(await res.arrayBuffer()));
-    const probe = JSON.parse(execFileSync('ffprobe', ['-v', 'error', '-show_streams', '-show_format', '-of', 'json', join(dir, 'p.mp3')]).toString());
+    const probe = (await ffprobe(Buffer.from(await res.arrayBuffer()), { ext: 'mp3' })).raw as any;
     const s = probe.streams[0];
     expect([s.codec_name, Number(s.sample_rate), s.channels, Number(s.bit_rate)]).toEqual(['mp3', 24000, 1, 128000]);
     expect(Math.abs(Number(probe.format.duration) - d.durationSec)).toBeLessThan(0.03);

@@ -44,6 +44,15 @@ describe('REST conversation sessions', () => {
     expect((await c.send('DELETE', '/api/v1/audio/sessions/never-existed', 'sessions-d')).body.data).toEqual({ deleted: true });
   });
 
+  it('DELETE without an id (or with `.`, which clients resolve to none) is a parameter error in the envelope at HTTP 200', async () => {
+    for (const path of ['/api/v1/audio/sessions/', '/api/v1/audio/sessions/.']) {
+      const r = await c.send('DELETE', path, 'sessions-d');
+      expect(r.status).toBe(200);
+      expect(r.body).toMatchObject({ error_code: 20003, succeed: false });
+      expect(r.body.error_message).toContain('session_id is required');
+    }
+  });
+
   it('a call started with previous_session_id of a REST session carries its turns', async () => {
     const key = 'sessions-p';
     const id = (await c.post('/api/v1/audio/sessions', { voice_id: 'default' }, key)).body.data.session_id;

@@ -1,8 +1,5 @@
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { pcm16Wav } from '../helpers/audio.js';
+import { ffprobe as probe } from '../helpers/ffprobe.js';
 
 /** Helpers of the platform synthesis, voice and upload tests. */
 export function api(base: string, key: string) {
@@ -35,26 +32,9 @@ export interface Probed {
 }
 
 /** What ffprobe finds in the bytes, saved as a file the way a user saves a download. */
-export function ffprobe(bytes: Buffer): Promise<Probed> {
-  const dir = mkdtempSync(join(tmpdir(), 'probe-'));
-  const file = join(dir, 'audio.wav');
-  writeFileSync(file, bytes);
-  return new Promise((resolve, reject) => {
-    const args = ['-v', 'error', '-show_streams', '-show_format', '-of', 'json', file];
-    execFile('ffprobe', args, { encoding: 'utf8', maxBuffer: 1 << 20 }, (err, out) => {
-      rmSync(dir, { recursive: true, force: true });
-      if (err) return reject(err);
-      const j = JSON.parse(out) as { streams: Record<string, string | number>[]; format: Record<string, string> };
-      const s = j.streams[0]!;
-      resolve({
-        codec: String(s.codec_name),
-        sampleRate: Number(s.sample_rate),
-        channels: Number(s.channels),
-        bits: Number(s.bits_per_sample),
-        durationS: Number(s.duration ?? j.format.duration),
-      });
-    });
-  });
+export async function ffprobe(bytes: Buffer): Promise<Probed> {
+  const p = await probe(bytes, { ext: 'wav' });
+  return { codec: p.codec, sampleRate: p.sampleRate, channels: p.channels, bits: p.bits, durationS: (p.streamDurationMs ?? p.durationMs) / 1000 };
 }
 
 /** Float32 mono samples of a 16-bit mono WAV or raw PCM body. */

@@ -96,6 +96,7 @@ const PLATFORM: Omit<Endpoint, 'service'>[] = [
   { method: 'POST', url: '/v1/audio/assistant/heartbeat', shape: 'platform', statuses: [200] },
   { method: 'POST', url: '/v1/audio/assistant/stop', shape: 'platform', statuses: [200] },
   { method: 'POST', url: '/api/v1/audio/sessions', shape: 'platform', statuses: [200] },
+  { method: 'DELETE', url: '/api/v1/audio/sessions', shape: 'platform', statuses: [200] },
   { method: 'DELETE', url: '/api/v1/audio/sessions/:session_id', shape: 'platform', statuses: [200] },
   { method: 'GET', url: '/api/v1/audio/characters', shape: 'platform', statuses: [200] },
   { method: 'GET', url: '/api/v1/audio/conversation/stream', shape: 'platform', statuses: [426], websocket: true },

@@ -6,10 +6,7 @@ import { caseOf, send, type Case, type InputKind } from './inputs.js';
  * Input families kept out of one endpoint's generated inputs while a known defect stands; each entry
  * says which. Remove an entry once its fix is in: the property then covers that family again.
  */
-export const KNOWN_DEFECTS: Record<string, InputKind[]> = {
-  // known defect: a path id `.` or `..` (which URLs normalise to an empty id) answers HTTP 404 outside the envelope.
-  'platform DELETE /api/v1/audio/sessions/:session_id': ['dot-segment'],
-};
+export const KNOWN_DEFECTS: Record<string, InputKind[]> = {};
 
 /** Answers one case and judges it: null when the answer keeps the endpoint's contract. */
 export async function check(base: string, e: Endpoint, c: Case, timeoutMs: number, method = e.method): Promise<{ status: number | 'hang' | 'error'; problem: string | null }> {

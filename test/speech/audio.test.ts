@@ -50,8 +50,8 @@ describe('non-streaming audio is true to extra_info', () => {
       const { bytes, extra } = await audioOf(req({ audio_setting: { sample_rate: 44100, channel: 2, bitrate } }, 'Hi.'));
       expect(extra.bitrate).toBe(bitrate);
       expect(extra.audio_channel).toBe(2);
-      const len = mp3Frames(bytes);
-      expect(len[1]).toBeGreaterThanOrEqual(Math.floor((144 * bitrate) / 44100)); // frame size follows the bitrate
+      const frames = mp3Frames(bytes);
+      expect(frames[1]!.len).toBeGreaterThanOrEqual(Math.floor((144 * bitrate) / 44100)); // frame size follows the bitrate
     }
     const { bytes, extra } = await audioOf(req({ audio_setting: { sample_rate: 16000, bitrate: 256000 } }, 'Hi.'));
     expect(extra.bitrate).toBe(160000);

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { fft } from '../helpers/audio.js';
+import { ffprobe as probeBytes, type Probe } from '../helpers/ffprobe.js';
 
 const run = promisify(execFile);
 
@@ -42,33 +43,12 @@ export function req(extra: Record<string, unknown> = {}, text = 'Hello world.'):
   return { model: 'speech-02-turbo', text, voice_setting: { voice_id: VOICE }, ...extra };
 }
 
-export interface Probe {
-  codec: string;
-  sampleRate: number;
-  channels: number;
-  durationMs: number;
-  bitRate: number;
-}
+export type { Probe };
 
-/** ffprobe of bytes (written to a temp file), as a user would check a file. */
+/** ffprobe of bytes saved as `a.<ext>`; the bit rate is the stream's, else the container's. */
 export async function ffprobe(bytes: Buffer, ext: string): Promise<Probe> {
-  const dir = mkdtempSync(join(tmpdir(), 'speech-test-'));
-  const file = join(dir, `a.${ext}`);
-  writeFileSync(file, bytes);
-  try {
-    const { stdout } = await run('ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_name,sample_rate,channels,bit_rate:format=duration,bit_rate', '-of', 'json', file]);
-    const j = JSON.parse(stdout);
-    const s = j.streams[0];
-    return {
-      codec: s.codec_name,
-      sampleRate: Number(s.sample_rate),
-      channels: Number(s.channels),
-      durationMs: Number(j.format.duration) * 1000,
-      bitRate: Number(s.bit_rate ?? j.format.bit_rate),
-    };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const p = await probeBytes(bytes, { ext });
+  return { ...p, bitRate: p.bitRate ?? p.formatBitRate ?? NaN };
 }
 
 /** `flac -t` on bytes: resolves when the decoder accepts the file (MD5 included). */
@@ -111,24 +91,7 @@ export function samplesOf(pcm: Buffer): Int16Array {
   return out;
 }
 
-/** Frame lengths of MP3 bytes; throws when a frame does not start where the previous ended. */
-export function mp3Frames(b: Buffer): number[] {
-  const out: number[] = [];
-  for (let i = 0; i < b.length; ) {
-    if (b[i] !== 0xff || (b[i + 1]! & 0xe0) !== 0xe0) throw new Error(`no MP3 frame sync at byte ${i}`);
-    const v = (b[i + 1]! >> 3) & 3;
-    const bi = b[i + 2]! >> 4;
-    const si = (b[i + 2]! >> 2) & 3;
-    const pad = (b[i + 2]! >> 1) & 1;
-    const rates = v === 3 ? [44100, 48000, 32000] : v === 2 ? [22050, 24000, 16000] : [11025, 12000, 8000];
-    const kbps = (v === 3 ? [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320] : [0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160])[bi]!;
-    const len = Math.floor(((v === 3 ? 144000 : 72000) * kbps) / rates[si]!) + pad;
-    if (!len) throw new Error(`bad MP3 frame header at byte ${i}`);
-    out.push(len);
-    i += len;
-  }
-  return out;
-}
+export { mp3Frames } from '../helpers/mp3.js';
 
 /** Longest run of exact digital silence (all channels zero), in sample frames. */
 export function longestSilence(s: Int16Array, channels: number): number {

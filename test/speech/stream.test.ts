@@ -76,7 +76,7 @@ describe('streaming framing (addendum A1)', () => {
     expect(res.headers.get('trace-id')).toBe(last.trace_id);
     expect(pieces.length).toBeGreaterThan(3);
     // Each piece starts on a frame and its frames add up to its length: it also ends on a frame boundary.
-    for (const p of pieces) expect(mp3Frames(p).reduce((a, b) => a + b, 0)).toBe(p.length);
+    for (const p of pieces) expect(mp3Frames(p).reduce((a, f) => a + f.len, 0)).toBe(p.length);
     const whole = Buffer.concat(pieces);
     expect(last.data.audio).toBe(whole.toString('hex'));
     expect(last.extra_info).toMatchObject({ audio_format: 'mp3', audio_sample_rate: 32000, audio_channel: 1, bitrate: 128000, audio_size: whole.length });

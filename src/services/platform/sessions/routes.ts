@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Emulator } from '../../../core/emulator.js';
-import { ok } from '../envelope.js';
+import { ok, PlatformError } from '../envelope.js';
 import { acceptEmptyJson } from '../shared/json-body.js';
 import { roles } from '../shared/roles.js';
 import { createSession, deleteSession, registerSessions } from './model.js';
@@ -18,6 +18,11 @@ export async function sessionRoutes(app: FastifyInstance, opts: { emu: Emulator 
   r.post('/api/v1/audio/sessions', { config, schema: { body: createBody } }, async (req) => {
     const s = createSession(emu, req.emu.account!, req.body.voice_id);
     return ok<SessionData>({ session_id: s.sessionId, voice_id: s.voiceId, created_at: Math.floor(s.createdAtMs / 1000) });
+  });
+
+  // An empty id (`…/sessions/` or `…/sessions/.`, which clients normalise to it) is a parameter error in the envelope.
+  app.delete('/api/v1/audio/sessions', { config, schema: { hide: true } }, async () => {
+    throw new PlatformError('param', 'session_id is required in the path: DELETE /api/v1/audio/sessions/{session_id}');
   });
 
   r.delete('/api/v1/audio/sessions/:session_id', { config, schema: { params: deleteParams } }, async (req) => {
