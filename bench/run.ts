@@ -4,6 +4,7 @@
  */
 const parts: { name: string; module: string; fn: string }[] = [
   { name: 'start-up (compiled bin, start to healthy)', module: './startup.js', fn: 'benchStartup' },
+  { name: 'server costs beside bare Fastify (start-up, error path, memory under load, upload)', module: './server.js', fn: 'benchServer' },
   { name: 'audio engine (synthesis + encoding)', module: './audio.js', fn: 'benchAudio' },
   { name: 'speech service over HTTP', module: './speech.js', fn: 'benchSpeech' },
   { name: 'audio speed goals (MP3 vs lamejs, first SSE event, event-loop stalls)', module: './speed-audio.js', fn: 'benchSpeedAudio' },

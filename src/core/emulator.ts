@@ -16,6 +16,7 @@ import { RateWindows } from './limits.js';
 import { Metrics } from './metrics.js';
 import { SignatureRecords } from './signatures.js';
 import { Sockets } from './sockets.js';
+import { SlotQueue } from './queue.js';
 
 /**
  * A part of the state owned by one service area (custom voices, uploads, sessions…). Areas register
@@ -67,6 +68,8 @@ export class Emulator {
   readonly limits: RateWindows;
   readonly signatures = new SignatureRecords();
   readonly sockets = new Sockets();
+  /** Syntheses running at once (HTTP T2A, platform TTS, speech sockets): `run`/`acquire` take a slot. */
+  readonly synthesis = SlotQueue.forCores();
   readonly areas = new Map<string, StateArea>();
   /** Routes of both services as registered (method, URL pattern, WebSocket or not). */
   readonly routes: RegisteredRoute[] = [];

@@ -4,7 +4,7 @@ import type { Account, Capability } from './accounts.js';
 import { accountId, redactKey } from './accounts.js';
 import type { Emulator } from './emulator.js';
 import { parseFaultHeader, type FaultDirective, type FaultField } from './faults.js';
-import { specCodeOf, summarize, type Journal, type JournalEntry } from './journal.js';
+import { lazyField, specCodeOf, summarize, type Journal, type JournalEntry } from './journal.js';
 import type { Metrics } from './metrics.js';
 
 /** Which listener a request reached. Fault rules name it as `service`. */
@@ -100,9 +100,9 @@ export function attachAccount(req: FastifyRequest, account: Account): void {
 
 const SECRET_HEADERS = new Set(['authorization', 'x-api-key', 'cookie']);
 
-function journalHeaders(req: FastifyRequest): Record<string, string> {
+function journalHeaders(headers: FastifyRequest['headers']): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(req.headers)) {
+  for (const [k, v] of Object.entries(headers)) {
     if (v === undefined) continue;
     const s = Array.isArray(v) ? v.join(', ') : String(v);
     out[k] = SECRET_HEADERS.has(k) ? redactSecret(s) : s;
@@ -115,10 +115,28 @@ function redactSecret(value: string): string {
   return m ? `${m[1]}${m[2] ? redactKey(m[2]) : ''}` : value ? redactKey(value) : '';
 }
 
-function journalQuery(req: FastifyRequest): Record<string, unknown> | undefined {
-  const q = req.query as Record<string, unknown> | undefined;
+function journalQuery(q: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
   if (!q || Object.keys(q).length === 0) return undefined;
   return summarize(q, redactKey) as Record<string, unknown>;
+}
+
+/** Headers and query of the journal entry, summarized when the journal is read (most never are). */
+function lazyRequest(req: FastifyRequest): JournalEntry['request'] {
+  // The plain header and query objects only: the entry must not keep the request (and its socket) alive.
+  const headers = req.headers;
+  const query = req.query as Record<string, unknown> | undefined;
+  const request = {} as JournalEntry['request'];
+  lazyField(request, 'headers', () => journalHeaders(headers));
+  lazyField(request, 'query', () => journalQuery(query));
+  return request;
+}
+
+function jsonSummary(payload: string): unknown {
+  try {
+    return summarize(JSON.parse(payload), redactKey);
+  } catch {
+    return { bytes: Buffer.byteLength(payload) };
+  }
 }
 
 /**
@@ -178,7 +196,7 @@ export function installPipeline(app: FastifyInstance, emu: Emulator, opts: Pipel
       path,
       account: journalAccount?.label ?? null,
       accountId: journalAccount?.id,
-      request: { headers: journalHeaders(req), query: journalQuery(req) },
+      request: lazyRequest(req),
       response: {},
       ...(state.listener === 'speech-backup' ? { note: 'backup listener' } : {}),
     });
@@ -206,13 +224,8 @@ export function installPipeline(app: FastifyInstance, emu: Emulator, opts: Pipel
     const type = String(reply.getHeader('content-type') ?? '');
     state.entry.response.content_type = type || undefined;
     if (typeof payload === 'string') {
-      if (type.includes('json') && payload.length < 65_536) {
-        try {
-          state.entry.response.summary = summarize(JSON.parse(payload), redactKey);
-        } catch {
-          state.entry.response.summary = { bytes: Buffer.byteLength(payload) };
-        }
-      } else state.entry.response.summary = { bytes: Buffer.byteLength(payload) };
+      if (type.includes('json') && payload.length < 65_536) lazyField(state.entry.response, 'summary', () => jsonSummary(payload));
+      else state.entry.response.summary = { bytes: Buffer.byteLength(payload) };
     } else if (Buffer.isBuffer(payload)) state.entry.response.summary = { bytes: payload.length };
     else if (payload) state.entry.response.summary = { stream: true };
     return payload;

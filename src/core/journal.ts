@@ -31,6 +31,26 @@ export interface JournalEntry {
   accountId?: string;
 }
 
+/**
+ * Defines `key` on `target` as a value computed on first read (the journal is read rarely, written on
+ * every request: summaries are built only when someone looks). Enumerable, so JSON shows it; a write
+ * replaces it.
+ */
+export function lazyField<T extends object, K extends keyof T>(target: T, key: K, compute: () => T[K]): void {
+  Object.defineProperty(target, key, {
+    enumerable: true,
+    configurable: true,
+    get() {
+      const value = compute();
+      Object.defineProperty(target, key, { value, enumerable: true, configurable: true, writable: true });
+      return value;
+    },
+    set(value: T[K]) {
+      Object.defineProperty(target, key, { value, enumerable: true, configurable: true, writable: true });
+    },
+  });
+}
+
 /** What a watcher of the journal hears: an entry started (`new`) or its answer ended (`finished`). */
 export type JournalEvent = 'new' | 'finished';
 export type JournalWatcher = (event: JournalEvent, entry: JournalEntry) => void;

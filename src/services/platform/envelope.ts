@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sendJson } from '../../core/http.js';
 import { FAMILIES, httpStatusOfCode, type ErrorKind, type Family, type FamilyName } from './families.js';
+import { ExpectedError } from '../../core/expected-error.js';
 
 /**
  * The platform's envelope `{error_code, error_message, succeed, data}` and its errors. Models throw
@@ -21,7 +22,7 @@ export function failure(code: number, message: string): Envelope<null> {
   return { error_code: code, error_message: message, succeed: false, data: null };
 }
 
-export class PlatformError extends Error {
+export class PlatformError extends ExpectedError {
   constructor(
     /** An error kind resolved by the route's family, or an explicit spec code. */
     readonly codeOrKind: ErrorKind | number,

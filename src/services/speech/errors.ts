@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { KeyTexts, Refusal } from '../../core/admission.js';
 import type { BodyError } from '../../core/body-errors.js';
 import type { Emulator } from '../../core/emulator.js';
+import { ExpectedError } from '../../core/expected-error.js';
 
 /**
  * The speech service's error shape (addendum A2): HTTP 200 once a request reached the operation,
@@ -32,7 +33,7 @@ export const STATUS_MSG: Record<number, string> = {
   2054: 'voice id not exist',
 };
 
-export class SpeechError extends Error {
+export class SpeechError extends ExpectedError {
   constructor(
     readonly code: number,
     message?: string,

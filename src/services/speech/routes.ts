@@ -44,10 +44,28 @@ export async function speechRoutes(app: FastifyInstance, opts: { emu: Emulator }
       const ac = abortOnClose(reply.raw);
       const { plan, synth } = await startSynthesis(emu, area, account, req.body, ac.signal);
       const traceId = traceIdOf(emu, req);
-      if (plan.stream) return streamSynthesis(emu, area, req, reply, plan, traceId, ac, synth);
-      return wholeSynthesis(emu, req, reply, plan, traceId, ac, synth);
+      // One slot per running synthesis, held until its answer is written (bounds memory under load).
+      let release: () => void;
+      try {
+        release = await emu.synthesis.acquire(ac.signal);
+      } catch {
+        return leftWhileQueued(req, reply);
+      }
+      try {
+        if (plan.stream) return await streamSynthesis(emu, area, req, reply, plan, traceId, ac, synth);
+        return await wholeSynthesis(emu, req, reply, plan, traceId, ac, synth);
+      } finally {
+        release();
+      }
     },
   );
+}
+
+/** The client left while its synthesis waited for a slot: nobody is there to answer. */
+function leftWhileQueued(req: FastifyRequest, reply: FastifyReply): void {
+  reply.hijack();
+  finishEntry(req, 200);
+  if (req.emu.entry) req.emu.entry.note = 'client disconnected before the answer';
 }
 
 /** Aborts the synthesis when the client goes away before the answer is complete. */

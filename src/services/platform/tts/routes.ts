@@ -56,12 +56,22 @@ function* slices(bytes: Buffer): Generator<Buffer> {
   for (let i = 0; i < bytes.length; i += CHUNK) yield bytes.subarray(i, i + CHUNK);
 }
 
+/** Renders the stream inside a synthesis slot, taken at the first chunk and freed however it ends. */
+async function* inSlot(emu: Emulator, chunks: AsyncIterable<Buffer>, signal: AbortSignal): AsyncGenerator<Buffer> {
+  const release = await emu.synthesis.acquire(signal);
+  try {
+    yield* chunks;
+  } finally {
+    release();
+  }
+}
+
 export async function ttsRoutes(app: FastifyInstance, { emu }: { emu: Emulator }): Promise<void> {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const route = { config, schema: { body: ttsBody } };
 
   r.post('/v1/text-to-speech', route, async (req, reply) => {
-    const audio = await synthesizeTts(emu, req.emu.account!, req.body);
+    const audio = await emu.synthesis.run(() => synthesizeTts(emu, req.emu.account!, req.body));
     audioHeaders(reply, audio.contentType);
     reply.header('content-length', String(audio.bytes.length));
     const cutAfter = takeFault(req, 'cut_after_chunks');
@@ -87,7 +97,7 @@ export async function ttsRoutes(app: FastifyInstance, { emu }: { emu: Emulator }
     });
     audioHeaders(reply, plan.contentType);
     reply.header('x-accel-buffering', 'no');
-    return reply.send(Readable.from(sent(req, counted(chunks, () => emu.metrics.audioSynthesized(plan.format, stream.durationMs / 1000)), cutAfter, emu.closing), { highWaterMark: 1 }));
+    return reply.send(Readable.from(sent(req, inSlot(emu, counted(chunks, () => emu.metrics.audioSynthesized(plan.format, stream.durationMs / 1000)), abort.signal), cutAfter, emu.closing), { highWaterMark: 1 }));
   });
 }
 

@@ -1,0 +1,13 @@
+// The anchor: a bare Fastify app (the project's own Fastify) with one schema route and a health route.
+import Fastify from 'fastify';
+
+const app = Fastify();
+app.get('/_emulator/health', async () => ({ status: 'ok' }));
+const body = { type: 'object', required: ['model', 'text'], properties: { model: { type: 'string' }, text: { type: 'string' } } };
+app.post('/v1/t2a_v2', { schema: { body } }, async (req) => ({ data: { text: req.body.text.length }, base_resp: { status_code: 0 } }));
+app.post('/v1/files/upload', async () => ({ ok: true }));
+app.addContentTypeParser('multipart/form-data', (_req, payload, done) => {
+  payload.resume();
+  payload.on('end', () => done(null, {}));
+});
+await app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' });

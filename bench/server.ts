@@ -1,0 +1,224 @@
+/**
+ * The server's own costs, each beside its anchor measured in the same run: a bare Fastify app of the
+ * project's Fastify version (bench/bare-fastify.mjs), started and loaded the same way, interleaved.
+ * Set BENCH_BEFORE=<checkout with a built dist/> to add a column for another build of the emulator.
+ * Runnable alone: npx tsx bench/server.ts
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { loadavg } from 'node:os';
+import { dirname, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { Readable } from 'node:stream';
+import { Pool } from 'undici';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const BARE = join(ROOT, 'bench', 'bare-fastify.mjs');
+const KEY = { authorization: 'Bearer bench-key', 'content-type': 'application/json' };
+const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim()) || 100;
+
+interface Target {
+  name: string;
+  args: string[];
+  env(port: number, platformPort: number): NodeJS.ProcessEnv;
+}
+
+function emulatorTarget(name: string, root: string, flags: string[]): Target {
+  return {
+    name,
+    args: [...flags, join(root, 'dist', 'main.js')],
+    env: (port, platformPort) => ({ ...process.env, EMULATOR_HOST: '127.0.0.1', EMULATOR_SPEECH_PORT: String(port), EMULATOR_SPEECH_BACKUP_PORT: '0', EMULATOR_PLATFORM_PORT: String(platformPort), EMULATOR_SEED: 'bench', LOG_LEVEL: 'silent', NODE_ENV: 'production' }),
+  };
+}
+const bare: Target = { name: 'bare Fastify', args: [BARE], env: (port) => ({ ...process.env, PORT: String(port) }) };
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+}
+
+function procStat(pid: number): { cpuMs: number; peakRssMb: number; rssMb: number } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+  return { cpuMs: ((Number(f[11]) + Number(f[12])) * 1000) / CLK_TCK, peakRssMb: kb('VmHWM') / 1024, rssMb: kb('VmRSS') / 1024 };
+}
+
+interface Running {
+  child: ChildProcess;
+  port: number;
+  platformPort: number;
+  startMs: number;
+  startCpuMs: number;
+  stop(): Promise<void>;
+}
+
+async function start(t: Target): Promise<Running> {
+  const port = await freePort();
+  let platformPort = await freePort();
+  while (platformPort === port) platformPort = await freePort();
+  const t0 = performance.now();
+  const child = spawn(process.execPath, t.args, { cwd: ROOT, env: t.env(port, platformPort), stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d));
+  const exit = new Promise<void>((r) => child.once('exit', () => r()));
+  const pool = new Pool(`http://127.0.0.1:${port}`, { connections: 1 });
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${t.name} exited: ${stderr.trim()}`);
+    try {
+      const r = await pool.request({ path: '/_emulator/health', method: 'GET' });
+      await r.body.dump();
+      if (r.statusCode === 200) break;
+    } catch {
+      /* not listening yet */
+    }
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  const startMs = performance.now() - t0;
+  const startCpuMs = procStat(child.pid!).cpuMs;
+  await pool.close();
+  return {
+    child,
+    port,
+    platformPort,
+    startMs,
+    startCpuMs,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await exit;
+    },
+  };
+}
+
+/** Requests per second of `connections` loops sending the same invalid body for `ms`. */
+async function errorRate(port: number, ms: number, connections = 10): Promise<number> {
+  const pool = new Pool(`http://127.0.0.1:${port}`, { connections });
+  const body = JSON.stringify({ model: 'speech-02-turbo', text: 42 });
+  let done = 0;
+  const end = performance.now() + ms;
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (performance.now() < end) {
+        const r = await pool.request({ path: '/v1/t2a_v2', method: 'POST', headers: KEY, body });
+        await r.body.dump();
+        done++;
+      }
+    }),
+  );
+  await pool.close();
+  return done / (ms / 1000);
+}
+
+/** 50 clients, each alternating an MP3 T2A request and an invalid one, for `ms`: completed req/s. */
+async function underLoad(port: number, ms: number, clients = 50): Promise<number> {
+  const pool = new Pool(`http://127.0.0.1:${port}`, { connections: clients });
+  const good = JSON.stringify({ model: 'speech-02-turbo', text: 'A short sentence to say, then another one after it. '.repeat(3), voice_setting: { voice_id: 'male-qn-qingse' }, audio_setting: { format: 'mp3', sample_rate: 32000 } });
+  const bad = JSON.stringify({ model: 'speech-02-turbo', text: 42 });
+  let done = 0;
+  const end = performance.now() + ms;
+  await Promise.all(
+    Array.from({ length: clients }, async (_, i) => {
+      let n = i;
+      while (performance.now() < end) {
+        const r = await pool.request({ path: '/v1/t2a_v2', method: 'POST', headers: KEY, body: n++ % 2 ? bad : good });
+        await r.body.dump();
+        done++;
+      }
+    }),
+  );
+  await pool.close();
+  return done / (ms / 1000);
+}
+
+/** Streams one multipart upload of `bytes` (video scene) and returns the RSS growth in MB. */
+async function uploadGrowth(t: Target, bytes: number): Promise<number> {
+  const run = await start(t);
+  try {
+    const port = t === bare ? run.port : run.platformPort;
+    await new Promise((r) => setTimeout(r, 300));
+    const before = procStat(run.child.pid!).rssMb;
+    const boundary = 'benchboundary';
+    const head = Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="scene"\r\n\r\nvideo\r\n--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="big.mp4"\r\ncontent-type: video/mp4\r\n\r\n`);
+    const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+    const chunk = Buffer.alloc(1 << 20, 7);
+    async function* body() {
+      yield head;
+      for (let sent = 0; sent < bytes; sent += chunk.length) yield sent + chunk.length <= bytes ? chunk : chunk.subarray(0, bytes - sent);
+      yield tail;
+    }
+    const pool = new Pool(`http://127.0.0.1:${port}`, { connections: 1 });
+    const r = await pool.request({ path: '/v1/files/upload', method: 'POST', headers: { 'x-api-key': 'bench-key', 'content-type': `multipart/form-data; boundary=${boundary}` }, body: Readable.from(body()) });
+    const text = await r.body.text();
+    await pool.close();
+    if (r.statusCode !== 200 || /"succeed":false/.test(text)) throw new Error(`upload failed: ${r.statusCode} ${text.slice(0, 200)}`);
+    return procStat(run.child.pid!).peakRssMb - before;
+  } finally {
+    await run.stop();
+  }
+}
+
+const r1 = (x: number) => Math.round(x * 10) / 10;
+
+export async function benchServer(opts: { runs?: number } = {}): Promise<Record<string, unknown>> {
+  const runs = opts.runs ?? Number(process.env.BENCH_RUNS ?? 5);
+  const targets = [emulatorTarget('speech-emulator', ROOT, ['--enable-source-maps']), ...(process.env.BENCH_BEFORE ? [emulatorTarget('before', process.env.BENCH_BEFORE, [])] : []), bare];
+  const load0 = loadavg().map((l) => l.toFixed(1)).join(' ');
+  const starts = new Map(targets.map((t) => [t.name, { wall: [] as number[], cpu: [] as number[] }]));
+  const errors = new Map(targets.map((t) => [t.name, [] as number[]]));
+  for (let i = 0; i <= runs; i++) {
+    for (const t of targets) {
+      const run = await start(t);
+      if (i > 0) {
+        // The first round warms the file-system cache and is not counted.
+        starts.get(t.name)!.wall.push(run.startMs);
+        starts.get(t.name)!.cpu.push(run.startCpuMs);
+        errors.get(t.name)!.push(await errorRate(run.port, 1500));
+      }
+      await run.stop();
+    }
+  }
+  const loads = new Map<string, { rps: number; peakRssMb: number }>();
+  for (const t of targets) {
+    const run = await start(t);
+    const rps = await underLoad(run.port, 8000);
+    loads.set(t.name, { rps, peakRssMb: procStat(run.child.pid!).peakRssMb });
+    await run.stop();
+  }
+  const uploads = new Map<string, number>();
+  for (const t of targets) uploads.set(t.name, await uploadGrowth(t, 200_000_000));
+  const load1 = loadavg().map((l) => l.toFixed(1)).join(' ');
+
+  const anchor = bare.name;
+  const rows: string[][] = [];
+  const startOf = (n: string) => median(starts.get(n)!.wall);
+  const cpuOf = (n: string) => median(starts.get(n)!.cpu);
+  const errOf = (n: string) => median(errors.get(n)!);
+  for (const t of targets.filter((x) => x !== bare)) {
+    const tag = targets.length > 2 ? ` (${t.name})` : '';
+    rows.push([`start to healthy${tag}`, `${Math.round(startOf(t.name))} ms (CPU ${Math.round(cpuOf(t.name))} ms)`, `${Math.round(startOf(anchor))} ms (CPU ${Math.round(cpuOf(anchor))} ms)`, `${(startOf(t.name) / startOf(anchor)).toFixed(2)} × (CPU ${(cpuOf(t.name) / cpuOf(anchor)).toFixed(2)} ×)`, '≤ 1.0 ×']);
+    rows.push([`invalid T2A request, req/s${tag}`, `${Math.round(errOf(t.name))}`, `${Math.round(errOf(anchor))}`, `${(errOf(t.name) / errOf(anchor)).toFixed(2)} ×`, '≥ 0.6 ×']);
+    const l = loads.get(t.name)!;
+    const a = loads.get(anchor)!;
+    rows.push([`peak RSS, 50 clients (MP3 T2A + errors)${tag}`, `${r1(l.peakRssMb)} MB at ${Math.round(l.rps)} req/s`, `${r1(a.peakRssMb)} MB at ${Math.round(a.rps)} req/s`, `${(l.peakRssMb / a.peakRssMb).toFixed(2)} ×`, '< 150 MB, throughput not lower']);
+    rows.push([`RSS growth, one 200 MB upload${tag}`, `+${r1(uploads.get(t.name)!)} MB`, `+${r1(uploads.get(anchor)!)} MB (body read and dropped)`, '—', '< 20 MB']);
+  }
+  const table = ['| measure | speech-emulator | bare Fastify, same run | ratio | goal |', '|---|---|---|---|---|', ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+  console.log(`load average before ${load0}, after ${load1}; medians of ${runs} interleaved starts (error rate: 1.5 s per start, 10 connections)\n${table}`);
+  return { loadBefore: load0, loadAfter: load1, table };
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) await benchServer();

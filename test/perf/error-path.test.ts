@@ -1,0 +1,38 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PlatformError } from '../../src/services/platform/envelope.js';
+import { SpeechError } from '../../src/services/speech/errors.js';
+import type { RunningEmulator } from '../../src/index.js';
+import { call, startTestEmulator } from '../helpers/emulator.js';
+
+describe('the error path', () => {
+  let emu: RunningEmulator;
+  beforeAll(async () => {
+    emu = await startTestEmulator();
+  });
+  afterAll(() => emu.close());
+
+  it('expected errors carry no stack frames; unexpected ones keep theirs', () => {
+    expect(new SpeechError(2013, 'invalid params, text').stack).not.toMatch(/\n\s+at /);
+    expect(new PlatformError('param', 'bad').stack).not.toMatch(/\n\s+at /);
+    expect(new Error('unexpected').stack).toMatch(/\n\s+at /);
+    expect(new SpeechError(2013, 'x')).toBeInstanceOf(Error);
+  });
+
+  it('an invalid T2A body still answers 2013 naming the field, and the journal holds the whole entry', async () => {
+    const r = await call(`${emu.speechUrl}/v1/t2a_v2?lang=en&api_key=sk-secret-123456`, { json: { model: 'speech-02-turbo', text: 42 }, headers: { authorization: 'Bearer sk-journal-key-987654', 'x-trace': 'a' } });
+    expect(r.status).toBe(200);
+    expect(r.body.base_resp.status_code).toBe(2013);
+    expect(r.body.base_resp.status_msg).toMatch(/^invalid params, .*text/);
+    const j = await call(`${emu.speechUrl}/_emulator/journal?limit=1`);
+    const entry = (j.body.entries ?? j.body)[0];
+    expect(entry.path).toBe('/v1/t2a_v2');
+    expect(entry.status).toBe(200);
+    expect(entry.request.headers['x-trace']).toBe('a');
+    expect(entry.request.headers.authorization).toMatch(/^Bearer /);
+    expect(entry.request.headers.authorization).not.toContain('987654');
+    expect(entry.request.query.lang).toBe('en');
+    expect(JSON.stringify(entry.request.query)).not.toContain('123456');
+    expect(entry.request.body).toMatchObject({ model: 'speech-02-turbo', text: 42 });
+    expect(entry.response.summary.base_resp.status_code).toBe(2013);
+  });
+});
