@@ -15,7 +15,7 @@ const WORDS = (
 /** Deterministic, varied English text of about `chars` characters (so caching does not flatter). */
 function text(chars: number): string {
   let seed = 12345;
-  const rnd = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  const rnd = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
   let out = '';
   let words = 0;
   while (out.length < chars) {

@@ -29,7 +29,16 @@ function emulatorTarget(name: string, root: string, flags: string[]): Target {
   return {
     name,
     args: [...flags, join(root, 'dist', 'main.js')],
-    env: (port, platformPort) => ({ ...process.env, EMULATOR_HOST: '127.0.0.1', EMULATOR_SPEECH_PORT: String(port), EMULATOR_SPEECH_BACKUP_PORT: '0', EMULATOR_PLATFORM_PORT: String(platformPort), EMULATOR_SEED: 'bench', LOG_LEVEL: 'silent', NODE_ENV: 'production' }),
+    env: (port, platformPort) => ({
+      ...process.env,
+      EMULATOR_HOST: '127.0.0.1',
+      EMULATOR_SPEECH_PORT: String(port),
+      EMULATOR_SPEECH_BACKUP_PORT: '0',
+      EMULATOR_PLATFORM_PORT: String(platformPort),
+      EMULATOR_SEED: 'bench',
+      LOG_LEVEL: 'silent',
+      NODE_ENV: 'production',
+    }),
   };
 }
 const bare: Target = { name: 'bare Fastify', args: [BARE], env: (port) => ({ ...process.env, PORT: String(port) }) };
@@ -126,7 +135,12 @@ async function errorRate(port: number, ms: number, connections = 10): Promise<nu
 /** 50 clients, each alternating an MP3 T2A request and an invalid one, for `ms`: completed req/s. */
 async function underLoad(port: number, ms: number, clients = 50): Promise<number> {
   const pool = new Pool(`http://127.0.0.1:${port}`, { connections: clients });
-  const good = JSON.stringify({ model: 'speech-02-turbo', text: 'A short sentence to say, then another one after it. '.repeat(3), voice_setting: { voice_id: 'male-qn-qingse' }, audio_setting: { format: 'mp3', sample_rate: 32000 } });
+  const good = JSON.stringify({
+    model: 'speech-02-turbo',
+    text: 'A short sentence to say, then another one after it. '.repeat(3),
+    voice_setting: { voice_id: 'male-qn-qingse' },
+    audio_setting: { format: 'mp3', sample_rate: 32000 },
+  });
   const bad = JSON.stringify({ model: 'speech-02-turbo', text: 42 });
   let done = 0;
   const end = performance.now() + ms;
@@ -152,7 +166,9 @@ async function uploadGrowth(t: Target, bytes: number): Promise<number> {
     await new Promise((r) => setTimeout(r, 300));
     const before = procStat(run.child.pid!).rssMb;
     const boundary = 'benchboundary';
-    const head = Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="scene"\r\n\r\nvideo\r\n--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="big.mp4"\r\ncontent-type: video/mp4\r\n\r\n`);
+    const head = Buffer.from(
+      `--${boundary}\r\ncontent-disposition: form-data; name="scene"\r\n\r\nvideo\r\n--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="big.mp4"\r\ncontent-type: video/mp4\r\n\r\n`,
+    );
     const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
     const chunk = Buffer.alloc(1 << 20, 7);
     async function* body() {
@@ -161,7 +177,12 @@ async function uploadGrowth(t: Target, bytes: number): Promise<number> {
       yield tail;
     }
     const pool = new Pool(`http://127.0.0.1:${port}`, { connections: 1 });
-    const r = await pool.request({ path: '/v1/files/upload', method: 'POST', headers: { 'x-api-key': 'bench-key', 'content-type': `multipart/form-data; boundary=${boundary}` }, body: Readable.from(body()) });
+    const r = await pool.request({
+      path: '/v1/files/upload',
+      method: 'POST',
+      headers: { 'x-api-key': 'bench-key', 'content-type': `multipart/form-data; boundary=${boundary}` },
+      body: Readable.from(body()),
+    });
     const text = await r.body.text();
     await pool.close();
     if (r.statusCode !== 200 || /"succeed":false/.test(text)) throw new Error(`upload failed: ${r.statusCode} ${text.slice(0, 200)}`);
@@ -175,8 +196,14 @@ const r1 = (x: number) => Math.round(x * 10) / 10;
 
 export async function benchServer(opts: { runs?: number } = {}): Promise<Record<string, unknown>> {
   const runs = opts.runs ?? Number(process.env.BENCH_RUNS ?? 5);
-  const targets = [emulatorTarget('speech-emulator', ROOT, ['--enable-source-maps']), ...(process.env.BENCH_BEFORE ? [emulatorTarget('before', process.env.BENCH_BEFORE, [])] : []), bare];
-  const load0 = loadavg().map((l) => l.toFixed(1)).join(' ');
+  const targets = [
+    emulatorTarget('speech-emulator', ROOT, ['--enable-source-maps']),
+    ...(process.env.BENCH_BEFORE ? [emulatorTarget('before', process.env.BENCH_BEFORE, [])] : []),
+    bare,
+  ];
+  const load0 = loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
   const starts = new Map(targets.map((t) => [t.name, { wall: [] as number[], cpu: [] as number[] }]));
   const errors = new Map(targets.map((t) => [t.name, [] as number[]]));
   for (let i = 0; i <= runs; i++) {
@@ -200,7 +227,9 @@ export async function benchServer(opts: { runs?: number } = {}): Promise<Record<
   }
   const uploads = new Map<string, number>();
   for (const t of targets) uploads.set(t.name, await uploadGrowth(t, 200_000_000));
-  const load1 = loadavg().map((l) => l.toFixed(1)).join(' ');
+  const load1 = loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
 
   const anchor = bare.name;
   const rows: string[][] = [];
@@ -209,14 +238,42 @@ export async function benchServer(opts: { runs?: number } = {}): Promise<Record<
   const errOf = (n: string) => median(errors.get(n)!);
   for (const t of targets.filter((x) => x !== bare)) {
     const tag = targets.length > 2 ? ` (${t.name})` : '';
-    rows.push([`start to healthy${tag}`, `${Math.round(startOf(t.name))} ms (CPU ${Math.round(cpuOf(t.name))} ms)`, `${Math.round(startOf(anchor))} ms (CPU ${Math.round(cpuOf(anchor))} ms)`, `${(startOf(t.name) / startOf(anchor)).toFixed(2)} × (CPU ${(cpuOf(t.name) / cpuOf(anchor)).toFixed(2)} ×)`, '≤ 1.0 ×']);
-    rows.push([`invalid T2A request, req/s${tag}`, `${Math.round(errOf(t.name))}`, `${Math.round(errOf(anchor))}`, `${(errOf(t.name) / errOf(anchor)).toFixed(2)} ×`, '≥ 0.6 ×']);
+    rows.push([
+      `start to healthy${tag}`,
+      `${Math.round(startOf(t.name))} ms (CPU ${Math.round(cpuOf(t.name))} ms)`,
+      `${Math.round(startOf(anchor))} ms (CPU ${Math.round(cpuOf(anchor))} ms)`,
+      `${(startOf(t.name) / startOf(anchor)).toFixed(2)} × (CPU ${(cpuOf(t.name) / cpuOf(anchor)).toFixed(2)} ×)`,
+      '≤ 1.0 ×',
+    ]);
+    rows.push([
+      `invalid T2A request, req/s${tag}`,
+      `${Math.round(errOf(t.name))}`,
+      `${Math.round(errOf(anchor))}`,
+      `${(errOf(t.name) / errOf(anchor)).toFixed(2)} ×`,
+      '≥ 0.6 ×',
+    ]);
     const l = loads.get(t.name)!;
     const a = loads.get(anchor)!;
-    rows.push([`peak RSS, 50 clients (MP3 T2A + errors)${tag}`, `${r1(l.peakRssMb)} MB at ${Math.round(l.rps)} req/s`, `${r1(a.peakRssMb)} MB at ${Math.round(a.rps)} req/s`, `${(l.peakRssMb / a.peakRssMb).toFixed(2)} ×`, '< 150 MB, throughput not lower']);
-    rows.push([`RSS growth, one 200 MB upload${tag}`, `+${r1(uploads.get(t.name)!)} MB`, `+${r1(uploads.get(anchor)!)} MB (body read and dropped)`, '—', '< 20 MB']);
+    rows.push([
+      `peak RSS, 50 clients (MP3 T2A + errors)${tag}`,
+      `${r1(l.peakRssMb)} MB at ${Math.round(l.rps)} req/s`,
+      `${r1(a.peakRssMb)} MB at ${Math.round(a.rps)} req/s`,
+      `${(l.peakRssMb / a.peakRssMb).toFixed(2)} ×`,
+      '< 150 MB, throughput not lower',
+    ]);
+    rows.push([
+      `RSS growth, one 200 MB upload${tag}`,
+      `+${r1(uploads.get(t.name)!)} MB`,
+      `+${r1(uploads.get(anchor)!)} MB (body read and dropped)`,
+      '—',
+      '< 20 MB',
+    ]);
   }
-  const table = ['| measure | speech-emulator | bare Fastify, same run | ratio | goal |', '|---|---|---|---|---|', ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+  const table = [
+    '| measure | speech-emulator | bare Fastify, same run | ratio | goal |',
+    '|---|---|---|---|---|',
+    ...rows.map((r) => `| ${r.join(' | ')} |`),
+  ].join('\n');
   console.log(`load average before ${load0}, after ${load1}; medians of ${runs} interleaved starts (error rate: 1.5 s per start, 10 connections)\n${table}`);
   return { loadBefore: load0, loadAfter: load1, table };
 }

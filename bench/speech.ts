@@ -18,7 +18,14 @@ export async function benchSpeech(): Promise<Record<string, unknown>> {
       const res = await fetch(url, {
         method: 'POST',
         headers,
-        body: JSON.stringify({ model: 'speech-02-turbo', text, stream: true, voice_setting: { voice_id: 'male-qn-qingse' }, audio_setting: { format, sample_rate: 32000 }, stream_options: { exclude_aggregated_audio: true } }),
+        body: JSON.stringify({
+          model: 'speech-02-turbo',
+          text,
+          stream: true,
+          voice_setting: { voice_id: 'male-qn-qingse' },
+          audio_setting: { format, sample_rate: 32000 },
+          stream_options: { exclude_aggregated_audio: true },
+        }),
       });
       const reader = res.body!.getReader();
       let first = -1;
@@ -35,10 +42,23 @@ export async function benchSpeech(): Promise<Record<string, unknown>> {
     const sixty = SENTENCE.repeat(14); // about 60 s of speech at 14 characters a second
     for (const format of ['mp3', 'wav', 'flac', 'pcm'] as const) {
       const t0 = performance.now();
-      const res = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ model: 'speech-02-hd', text: sixty, voice_setting: { voice_id: 'female-shaonv' }, audio_setting: { format, sample_rate: 32000 } }) });
+      const res = await fetch(url, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({
+          model: 'speech-02-hd',
+          text: sixty,
+          voice_setting: { voice_id: 'female-shaonv' },
+          audio_setting: { format, sample_rate: 32000 },
+        }),
+      });
       const body = (await res.json()) as { extra_info: { audio_length: number } };
       const ms = performance.now() - t0;
-      out[`non-streaming ${format}`] = { audio_s: +(body.extra_info.audio_length / 1000).toFixed(1), wall_ms: Math.round(ms), real_time_factor: +(body.extra_info.audio_length / ms).toFixed(1) };
+      out[`non-streaming ${format}`] = {
+        audio_s: +(body.extra_info.audio_length / 1000).toFixed(1),
+        wall_ms: Math.round(ms),
+        real_time_factor: +(body.extra_info.audio_length / ms).toFixed(1),
+      };
     }
   } finally {
     await emu.close();

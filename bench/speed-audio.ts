@@ -19,7 +19,10 @@ import { startEmulator } from '../src/index.js';
 const SENTENCE = 'The quick brown fox jumps over the lazy dog, and then it rests. ';
 const ROUNDS = 7;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 
 /** Worst gap between 1 ms timer ticks while `work` runs, minus the tick itself. */
 async function worstStall(work: () => Promise<unknown>): Promise<number> {
@@ -140,7 +143,7 @@ export async function benchSpeedAudio(): Promise<Record<string, unknown>> {
       for (const format of ['pcm', 'mp3'] as const) first[format].push(await client(url, streamBody(long, format), 'first'));
     }
     await new Promise((r) => setTimeout(r, 200));
-    const idle = (await worstStall(() => new Promise((r) => setTimeout(r, 2000))));
+    const idle = await worstStall(() => new Promise((r) => setTimeout(r, 2000)));
     const busy = await worstStall(() => client(url, streamBody(long, 'mp3'), 'drain'));
     const ratio = median(http) / median(lame);
     const ratioCpu = median(httpCpu) / median(lameCpu);
@@ -152,7 +155,7 @@ export async function benchSpeedAudio(): Promise<Record<string, unknown>> {
         anchor_lamejs_alone: `${f(median(lame))}x real time`,
         ratio: `${ratio.toFixed(2)}x`,
         // per CPU second (client and server share this process): steadier on a shared machine
-        per_cpu_second: `${f(median(httpCpu))}x vs ${f(median(lameCpu))}x: ${(ratioCpu).toFixed(2)}x`,
+        per_cpu_second: `${f(median(httpCpu))}x vs ${f(median(lameCpu))}x: ${ratioCpu.toFixed(2)}x`,
         goal: '>= 3x lamejs alone',
         met: ratio >= 3,
       },

@@ -76,7 +76,12 @@ function parseEnv(args: string): Record<string, string> {
 
 function dockerignore(): string[] {
   const file = join(context, '.dockerignore');
-  return existsSync(file) ? readFileSync(file, 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#')) : [];
+  return existsSync(file)
+    ? readFileSync(file, 'utf8')
+        .split('\n')
+        .map((l) => l.trim())
+        .filter((l) => l && !l.startsWith('#'))
+    : [];
 }
 
 function freePort(): Promise<number> {
@@ -160,7 +165,12 @@ async function main() {
         log(`RUN ${ins.args}`);
         const t = Date.now();
         const [bin, ...args] = commandOf(ins.args);
-        const r = spawnSync(bin!, args, { cwd: join(stage!.root, stage!.workdir), env: { ...process.env, ...stage!.env, CI: 'true' }, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
+        const r = spawnSync(bin!, args, {
+          cwd: join(stage!.root, stage!.workdir),
+          env: { ...process.env, ...stage!.env, CI: 'true' },
+          stdio: ['ignore', 'pipe', 'pipe'],
+          encoding: 'utf8',
+        });
         if (r.status !== 0) fail(`line ${ins.line}: RUN ${ins.args} exited ${r.status}\n${r.stdout}\n${r.stderr}`);
         log(`  done in ${((Date.now() - t) / 1000).toFixed(1)} s`);
         break;

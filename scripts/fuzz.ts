@@ -35,9 +35,11 @@ interface Row {
 
 async function pool<T>(items: T[], run: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    while (next < items.length) await run(items[next++]!);
-  }));
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < items.length) await run(items[next++]!);
+    }),
+  );
 }
 
 const emu = await startEmulator({ logLevel: 'silent', seed: 'fuzz', host: '127.0.0.1' });
@@ -69,7 +71,9 @@ for (const e of ENDPOINTS.filter((x) => nameOf(x).includes(ONLY))) {
     // Control calls may install faults or freeze the clock: undo them so they disturb nothing else.
     if (e.url.startsWith('/_emulator/')) {
       await fetch(`${emu.platformUrl}/_emulator/faults`, { method: 'DELETE' }).catch(() => undefined);
-      await fetch(`${emu.platformUrl}/_emulator/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"freeze":false}' }).catch(() => undefined);
+      await fetch(`${emu.platformUrl}/_emulator/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"freeze":false}' }).catch(
+        () => undefined,
+      );
     }
   });
   if (!(await health().catch(() => false))) {
@@ -77,14 +81,25 @@ for (const e of ENDPOINTS.filter((x) => nameOf(x).includes(ONLY))) {
     row.example ||= 'health check failed after this endpoint';
   }
   rows.push(row);
-  const statuses = [...row.statuses].sort().map(([s, n]) => `${s}×${n}`).join(' ');
+  const statuses = [...row.statuses]
+    .sort()
+    .map(([s, n]) => `${s}×${n}`)
+    .join(' ');
   console.log(`${row.endpoint.padEnd(58)} ${String(row.inputs).padStart(6)}  ${String(row.failures).padStart(5)}  ${statuses}`);
 }
 
 console.log('\n| endpoint | inputs | statuses | failures |\n|---|---:|---|---:|');
-for (const r of rows) console.log(`| ${r.endpoint} | ${r.inputs} | ${[...r.statuses].sort().map(([s, n]) => `${s}×${n}`).join(' ')} | ${r.failures} |`);
+for (const r of rows)
+  console.log(
+    `| ${r.endpoint} | ${r.inputs} | ${[...r.statuses]
+      .sort()
+      .map(([s, n]) => `${s}×${n}`)
+      .join(' ')} | ${r.failures} |`,
+  );
 const failed = rows.filter((r) => r.failures > 0);
-console.log(`\n${rows.reduce((n, r) => n + r.inputs, 0)} inputs over ${rows.length} endpoints in ${Math.round((performance.now() - started) / 1000)} s (seed ${SEED}); ${failed.length} endpoints with failures`);
+console.log(
+  `\n${rows.reduce((n, r) => n + r.inputs, 0)} inputs over ${rows.length} endpoints in ${Math.round((performance.now() - started) / 1000)} s (seed ${SEED}); ${failed.length} endpoints with failures`,
+);
 for (const r of failed) console.log(`- ${r.endpoint}: ${r.failures} failures, e.g. ${r.example}`);
 await emu.close();
 process.exit(failed.length ? 1 : 0);

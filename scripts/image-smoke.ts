@@ -20,14 +20,22 @@ export async function smokeTest(speechUrl: string, platformUrl: string, controlT
 
   // Speech service: MP3 (lamejs with its patch) and FLAC, whole files.
   for (const format of ['mp3', 'flac'] as const) {
-    const r = await json(`${speechUrl}/v1/t2a_v2`, { model: 'speech-02-hd', text: 'The image works.', voice_setting: { voice_id: 'male-qn-qingse' }, audio_setting: { format, sample_rate: 44100 } }, { authorization: `Bearer ${key}` });
+    const r = await json(
+      `${speechUrl}/v1/t2a_v2`,
+      { model: 'speech-02-hd', text: 'The image works.', voice_setting: { voice_id: 'male-qn-qingse' }, audio_setting: { format, sample_rate: 44100 } },
+      { authorization: `Bearer ${key}` },
+    );
     const audio = Buffer.from(r.body?.data?.audio ?? '', 'hex');
     const magic = format === 'mp3' ? audio[0] === 0xff : audio.subarray(0, 4).toString() === 'fLaC';
     need(r.body?.base_resp?.status_code === 0 && magic && r.body.extra_info.audio_sample_rate === 44100, `T2A ${format}`, r.body?.base_resp);
   }
 
   // Platform: synthesis, then recognition of that very audio (decoders + signature).
-  const tts = await fetch(`${platformUrl}/v1/text-to-speech`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ voice_id: 'female_warm', generate_text: 'Hello from the image, how are you today?', audio_format: 'pcm' }) });
+  const tts = await fetch(`${platformUrl}/v1/text-to-speech`, {
+    method: 'POST',
+    headers: { 'x-api-key': key, 'content-type': 'application/json' },
+    body: JSON.stringify({ voice_id: 'female_warm', generate_text: 'Hello from the image, how are you today?', audio_format: 'pcm' }),
+  });
   const pcm24k = Buffer.from(await tts.arrayBuffer());
   need(tts.status === 200 && pcm24k.length > 48_000, 'platform synthesis', tts.status);
   const s24 = new Int16Array(pcm24k.buffer, pcm24k.byteOffset, pcm24k.length / 2);
@@ -37,13 +45,23 @@ export async function smokeTest(speechUrl: string, platformUrl: string, controlT
   need(asr.body?.text === 'Hello from the image, how are you today?', 'recognition of own audio', asr.body);
 
   // Upload (multipart), then cloning from it (music-metadata probe).
-  const wav = await (await fetch(`${platformUrl}/v1/text-to-speech`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ voice_id: 'male_deep', generate_text: 'A short reference.' }) })).arrayBuffer();
+  const wav = await (
+    await fetch(`${platformUrl}/v1/text-to-speech`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      body: JSON.stringify({ voice_id: 'male_deep', generate_text: 'A short reference.' }),
+    })
+  ).arrayBuffer();
   const form = new FormData();
   form.append('scene', 'audio');
   form.append('file', new Blob([wav]), 'ref.wav');
   const up = (await (await fetch(`${platformUrl}/v1/files/upload`, { method: 'POST', headers: { 'x-api-key': key }, body: form })).json()) as any;
   need(up?.succeed, 'upload', up);
-  const save = await json(`${platformUrl}/v1/voice/save`, { voice_id: 'smoke_voice', ref_audio: up.data.object_key, ref_text: 'A short reference.' }, { 'x-api-key': key });
+  const save = await json(
+    `${platformUrl}/v1/voice/save`,
+    { voice_id: 'smoke_voice', ref_audio: up.data.object_key, ref_text: 'A short reference.' },
+    { 'x-api-key': key },
+  );
   need(save.body?.succeed, 'voice cloning', save.body);
 
   // A call session (jose signs its room token).
@@ -67,7 +85,10 @@ export async function smokeTest(speechUrl: string, platformUrl: string, controlT
   // The inspector's static files and the generated documents are served from dist/ (copied by the build).
   const page = await fetch(`${speechUrl}/_emulator/`);
   const script = await fetch(`${platformUrl}/_emulator/inspector/app.js`);
-  need(page.status === 200 && (await page.text()).includes('/_emulator/inspector/app.js') && script.status === 200, 'inspector page', [page.status, script.status]);
+  need(page.status === 200 && (await page.text()).includes('/_emulator/inspector/app.js') && script.status === 200, 'inspector page', [
+    page.status,
+    script.status,
+  ]);
   const openapi = await fetch(`${platformUrl}/_emulator/openapi/platform.json`, { headers: controlToken ? { authorization: `Bearer ${controlToken}` } : {} });
   need(openapi.status === 200 && ((await openapi.json()) as any).openapi === '3.1.0', 'OpenAPI document', openapi.status);
 

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 
 function lcg(seed: number) {
   let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  return () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
 }
 
 function speechLike(seconds: number, rate: number, seed: number): Int16Array {

@@ -33,10 +33,33 @@ const ROOT = join(import.meta.dirname, '..');
 // Twice, apart: WebAssembly memories and buffer backing stores are released after the sweep that finds them.
 const GC_ON_SIGNAL = `data:text/javascript,process.on('SIGUSR2',()=>{globalThis.gc();setTimeout(()=>globalThis.gc(),500)})`;
 
-const child = spawn(process.execPath, ['--expose-gc', '--import', GC_ON_SIGNAL, '--import', 'tsx', 'src/main.ts', '--host', '127.0.0.1', '--speech-port', '0', '--speech-backup-port', '0', '--platform-port', '0', '--log-level', 'warn', '--global-limits', 'off'], {
-  cwd: ROOT,
-  stdio: ['ignore', 'pipe', 'pipe'],
-});
+const child = spawn(
+  process.execPath,
+  [
+    '--expose-gc',
+    '--import',
+    GC_ON_SIGNAL,
+    '--import',
+    'tsx',
+    'src/main.ts',
+    '--host',
+    '127.0.0.1',
+    '--speech-port',
+    '0',
+    '--speech-backup-port',
+    '0',
+    '--platform-port',
+    '0',
+    '--log-level',
+    'warn',
+    '--global-limits',
+    'off',
+  ],
+  {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  },
+);
 let out = '';
 child.stdout!.on('data', (d: Buffer) => (out += d));
 // Warning and error log lines of the emulator (pino JSON lines, level 40 and above), and anything on stderr.
@@ -57,7 +80,13 @@ const countLogs = (d: Buffer) => {
   }
 };
 child.stdout!.on('data', countLogs);
-child.stderr!.on('data', (d: Buffer) => (errorLines += String(d).split('\n').filter((l) => l.trim()).length));
+child.stderr!.on(
+  'data',
+  (d: Buffer) =>
+    (errorLines += String(d)
+      .split('\n')
+      .filter((l) => l.trim()).length),
+);
 const urls = await new Promise<{ speech: string; platform: string }>((resolve, reject) => {
   const t = setTimeout(() => reject(new Error(`emulator did not start:\n${out}`)), 60_000);
   child.stdout!.on('data', () => {
@@ -189,12 +218,28 @@ const uuid = () => crypto.randomUUID();
 /** One operation of a family; resolves ok or not (a thrown error counts as failed). */
 const FAMILIES: Record<Family, (key: string, n: number) => Promise<boolean>> = {
   't2a json': async (key) => {
-    const r = await post(`${urls.speech}/v1/t2a_v2`, { authorization: `Bearer ${key}` }, { model: 'speech-02-hd', text: TEXT, voice_setting: { voice_id: 'male-qn-qingse' } });
+    const r = await post(
+      `${urls.speech}/v1/t2a_v2`,
+      { authorization: `Bearer ${key}` },
+      { model: 'speech-02-hd', text: TEXT, voice_setting: { voice_id: 'male-qn-qingse' } },
+    );
     return r.body?.base_resp?.status_code === 0;
   },
-  't2a stream': (key, n) => stream(`${urls.speech}/v1/t2a_v2`, { authorization: `Bearer ${key}` }, { model: 'speech-02-hd', text: TEXT.repeat(3), stream: true, voice_setting: { voice_id: 'male-qn-qingse' } }, n % 2 === 0),
-  'platform tts': async (key) => (await fetch(`${urls.platform}/v1/text-to-speech`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ voice_id: 'female_warm', generate_text: TEXT }) }).then(async (r) => (await r.arrayBuffer(), r.status))) === 200,
-  'platform tts stream': (key, n) => stream(`${urls.platform}/v1/text-to-speech/stream`, { 'x-api-key': key }, { voice_id: 'female_warm', generate_text: TEXT }, n % 2 === 0),
+  't2a stream': (key, n) =>
+    stream(
+      `${urls.speech}/v1/t2a_v2`,
+      { authorization: `Bearer ${key}` },
+      { model: 'speech-02-hd', text: TEXT.repeat(3), stream: true, voice_setting: { voice_id: 'male-qn-qingse' } },
+      n % 2 === 0,
+    ),
+  'platform tts': async (key) =>
+    (await fetch(`${urls.platform}/v1/text-to-speech`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      body: JSON.stringify({ voice_id: 'female_warm', generate_text: TEXT }),
+    }).then(async (r) => (await r.arrayBuffer(), r.status))) === 200,
+  'platform tts stream': (key, n) =>
+    stream(`${urls.platform}/v1/text-to-speech/stream`, { 'x-api-key': key }, { voice_id: 'female_warm', generate_text: TEXT }, n % 2 === 0),
   upload: async (key) => {
     const form = new FormData();
     form.append('scene', 'audio');
@@ -234,13 +279,20 @@ const FAMILIES: Record<Family, (key: string, n: number) => Promise<boolean>> = {
     const stop = await post(`${urls.platform}/v1/audio/assistant/stop`, h, { session_id: id });
     return envelopeOk(beat) && envelopeOk(stop);
   },
-  'conversation socket': (key, n) => socket('/api/v1/audio/conversation/stream-text', key, { voice_id: 'default', text_input: 'Hello there, how are you?' }, () => undefined, n % 2 === 0),
+  'conversation socket': (key, n) =>
+    socket('/api/v1/audio/conversation/stream-text', key, { voice_id: 'default', text_input: 'Hello there, how are you?' }, () => undefined, n % 2 === 0),
   'speech socket': (key, n) => speechSocket(key, n % 2 === 0),
   'recognition socket': (key, n) =>
-    socket('/v1/speech-to-text/stream', key, { meta: { audio_format: 'pcm16', language: 'en' } }, (ws) => {
-      for (let i = 0; i < PCM.length; i += 6400) ws.send(PCM.subarray(i, i + 6400));
-      if (n % 2 === 1) ws.send(JSON.stringify({ is_final: true }));
-    }, n % 2 === 0),
+    socket(
+      '/v1/speech-to-text/stream',
+      key,
+      { meta: { audio_format: 'pcm16', language: 'en' } },
+      (ws) => {
+        for (let i = 0; i < PCM.length; i += 6400) ws.send(PCM.subarray(i, i + 6400));
+        if (n % 2 === 1) ws.send(JSON.stringify({ is_final: true }));
+      },
+      n % 2 === 0,
+    ),
 };
 const NAMES = Object.keys(FAMILIES);
 
@@ -259,7 +311,9 @@ async function heapMb(): Promise<string> {
 }
 const line = async (label: string) => {
   const failed = [...stats.values()].reduce((n, s) => n + s.failed, 0);
-  console.log(`${label.padEnd(16)} rss ${String(rssMb()).padStart(5)} MB  ${await heapMb()}   operations ${String(done).padStart(7)}   failed ${failed}   warn/error log lines ${errorLines}`);
+  console.log(
+    `${label.padEnd(16)} rss ${String(rssMb()).padStart(5)} MB  ${await heapMb()}   operations ${String(done).padStart(7)}   failed ${failed}   warn/error log lines ${errorLines}`,
+  );
 };
 console.log(`soak: ${CLIENTS} clients for ${MINUTES} min against ${urls.speech} and ${urls.platform}`);
 await line('start');

@@ -130,27 +130,36 @@ export async function runEmulator(config: Config, logger: Logger): Promise<Runni
   let backupServer = null as Server | null;
   const speechBadUrl: BadUrlAnswer = controlOr((message) => {
     const traceId = emu.ids.traceId();
-    return { status: 400, headers: { 'Trace-Id': traceId }, body: { data: null, trace_id: traceId, base_resp: { status_code: 2013, status_msg: `invalid params, ${message}` } } };
+    return {
+      status: 400,
+      headers: { 'Trace-Id': traceId },
+      body: { data: null, trace_id: traceId, base_resp: { status_code: 2013, status_msg: `invalid params, ${message}` } },
+    };
   });
   // Voice endpoints answer every error with HTTP 200 and the envelope (voice-platform spec).
   const platformBadUrl: BadUrlAnswer = controlOr((message, url) => ({
     status: url !== undefined && /^\/v1\/voice(\/|\?|$)/.test(url) ? 200 : 400,
     body: { error_code: 10001, error_message: message, succeed: false, data: null },
   }));
-  const speech = baseApp(logger.child({ service: 'speech' }), (handler) => {
-    backupServer = createServer((req, res) => {
-      (req as IncomingMessage & { emulatorListener?: string }).emulatorListener = 'speech-backup';
-      handler(req, res);
-    });
-    backupServer.on('clientError', parserErrorHandler(speechBadUrl));
-    const primary = createServer(handler);
-    // WebSocket upgrades of the backup reach the same app's socket routes.
-    backupServer.on('upgrade', (req: IncomingMessage & { emulatorListener?: string }, socket, head) => {
-      req.emulatorListener = 'speech-backup';
-      primary.emit('upgrade', req, socket, head);
-    });
-    return primary;
-  }, speechBadUrl, config.corsOrigins);
+  const speech = baseApp(
+    logger.child({ service: 'speech' }),
+    (handler) => {
+      backupServer = createServer((req, res) => {
+        (req as IncomingMessage & { emulatorListener?: string }).emulatorListener = 'speech-backup';
+        handler(req, res);
+      });
+      backupServer.on('clientError', parserErrorHandler(speechBadUrl));
+      const primary = createServer(handler);
+      // WebSocket upgrades of the backup reach the same app's socket routes.
+      backupServer.on('upgrade', (req: IncomingMessage & { emulatorListener?: string }, socket, head) => {
+        req.emulatorListener = 'speech-backup';
+        primary.emit('upgrade', req, socket, head);
+      });
+      return primary;
+    },
+    speechBadUrl,
+    config.corsOrigins,
+  );
   const platform = baseApp(logger.child({ service: 'platform' }), undefined, platformBadUrl, config.corsOrigins);
   try {
     await setupSpeechApp(speech, emu);

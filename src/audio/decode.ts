@@ -57,7 +57,9 @@ function sampleReader(b: Buffer, format: number, bits: number): ((at: number) =>
 /** Whether the WAV's codec and bit depth are ones `decodeWav` reads (PCM, float, A/mu-law, IMA ADPCM). */
 export function wavCodecReadable(w: WavInfo): boolean {
   const { audioFormat: f, bitsPerSample: bits } = w;
-  return (f === 1 && [8, 16, 24, 32].includes(bits)) || (f === 3 && (bits === 32 || bits === 64)) || ((f === 6 || f === 7) && bits === 8) || (f === 17 && bits === 4);
+  return (
+    (f === 1 && [8, 16, 24, 32].includes(bits)) || (f === 3 && (bits === 32 || bits === 64)) || ((f === 6 || f === 7) && bits === 8) || (f === 17 && bits === 4)
+  );
 }
 
 /** Mono float samples of a WAV whose layout `readWav` gave and `wavCodecReadable` accepted. */
@@ -106,7 +108,7 @@ function flacHeaderAt(b: Uint8Array, i: number): number {
   if (i + 6 > b.length || b[i] !== 0xff || (b[i + 1]! & 0xfe) !== 0xf8) return 0;
   const bs = b[i + 2]! >> 4;
   const sr = b[i + 2]! & 15;
-  if (bs === 0 || sr === 15 || (b[i + 3]! & 1)) return 0;
+  if (bs === 0 || sr === 15 || b[i + 3]! & 1) return 0;
   const lead = b[i + 4]!;
   let utf = 1;
   if (lead >= 0xc0) for (let m = 0x40; lead & m && utf < 7; m >>= 1) utf++;
@@ -122,7 +124,7 @@ function flacHeaderAt(b: Uint8Array, i: number): number {
  */
 export function splitFlacFrames(b: Uint8Array): Uint8Array[] {
   let at = 4;
-  for (let last = false; !last && at + 4 <= b.length; ) {
+  for (let last = false; !last && at + 4 <= b.length;) {
     last = (b[at]! & 0x80) !== 0;
     at += 4 + ((b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!);
   }

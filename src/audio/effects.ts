@@ -32,10 +32,16 @@ function biquad(type: 'lp' | 'hp', fc: number, sr: number, q = Math.SQRT1_2) {
   const b0 = (type === 'lp' ? (1 - cos) / 2 : (1 + cos) / 2) / a0;
   const a1 = (-2 * cos) / a0;
   const a2 = (1 - alpha) / a0;
-  let x1 = 0, x2 = 0, y1 = 0, y2 = 0;
+  let x1 = 0,
+    x2 = 0,
+    y1 = 0,
+    y2 = 0;
   return (x: number) => {
     const y = b0 * x + b1 * x1 + b0 * x2 - a1 * y1 - a2 * y2;
-    x2 = x1; x1 = x; y2 = y1; y1 = y;
+    x2 = x1;
+    x1 = x;
+    y2 = y1;
+    y1 = y;
     return y;
   };
 }

@@ -7,8 +7,20 @@ export const CJK_SYLLABLE_S = 0.22;
 export const TIGHT_S = 0.03;
 export const GAP_S: Record<Gap, number> = { tight: TIGHT_S, space: LATIN_CHAR_S, comma: 0.25, sentence: 0.5, newline: 0.8 };
 export const TAG_S: Record<TagName, number> = {
-  laughs: 0.9, chuckles: 0.6, gasps: 0.35, sighs: 0.9, inhales: 0.5, breath: 0.45, exhale: 0.6, coughs: 0.55,
-  'clears throat': 0.6, sniffles: 0.4, snorts: 0.25, hisses: 0.7, tsks: 0.2, groans: 0.8,
+  laughs: 0.9,
+  chuckles: 0.6,
+  gasps: 0.35,
+  sighs: 0.9,
+  inhales: 0.5,
+  breath: 0.45,
+  exhale: 0.6,
+  coughs: 0.55,
+  'clears throat': 0.6,
+  sniffles: 0.4,
+  snorts: 0.25,
+  hisses: 0.7,
+  tsks: 0.2,
+  groans: 0.8,
 };
 const MAX_SENTENCE = 50;
 /** Longest tone burst, in letters (about 1.7 s at speed 1). */
@@ -135,7 +147,10 @@ export function* planTextSteps(text: string, opts: TextOptions & { speed?: numbe
     for (const t of group) {
       if (chunk.length && t.token.tailEnd - chunk[0]!.token.start > MAX_SENTENCE) {
         // Prefer to cut after the last comma-class pause inside the chunk.
-        const cut = chunk.map((c, k) => (k > 0 && (c.token.gapBefore === 'comma' || c.token.gapBefore === 'sentence') ? k : -1)).filter((k) => k > 0).pop();
+        const cut = chunk
+          .map((c, k) => (k > 0 && (c.token.gapBefore === 'comma' || c.token.gapBefore === 'sentence') ? k : -1))
+          .filter((k) => k > 0)
+          .pop();
         if (cut) {
           const rest = chunk.slice(cut);
           chunk = chunk.slice(0, cut);

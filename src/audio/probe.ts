@@ -17,7 +17,12 @@ export class AudioProbeError extends Error {
 }
 
 const MIME: Partial<Record<ProbedFormat, string>> = {
-  mp3: 'audio/mpeg', flac: 'audio/flac', m4a: 'audio/mp4', ogg: 'audio/ogg', webm: 'audio/webm', aac: 'audio/aac',
+  mp3: 'audio/mpeg',
+  flac: 'audio/flac',
+  m4a: 'audio/mp4',
+  ogg: 'audio/ogg',
+  webm: 'audio/webm',
+  aac: 'audio/aac',
 };
 
 /** The container/codec of the bytes by their magic numbers, or a raw-PCM hint; null if unknown. */
@@ -43,7 +48,10 @@ const MAX_CHANNELS = 64;
 
 function checkShape(what: string, sampleRate: number, channels: number): void {
   if (!Number.isInteger(sampleRate) || sampleRate < MIN_RATE || sampleRate > MAX_RATE || !Number.isInteger(channels) || channels < 1 || channels > MAX_CHANNELS)
-    throw new AudioProbeError('undecodable', `${what} declares ${channels} channels at ${sampleRate} Hz (channels must be 1-${MAX_CHANNELS}, rate ${MIN_RATE}-${MAX_RATE} Hz)`);
+    throw new AudioProbeError(
+      'undecodable',
+      `${what} declares ${channels} channels at ${sampleRate} Hz (channels must be 1-${MAX_CHANNELS}, rate ${MIN_RATE}-${MAX_RATE} Hz)`,
+    );
 }
 
 /** Rate and channels of raw s16le PCM (hint, else content-type parameters, else 16 kHz mono), and its frame count. */

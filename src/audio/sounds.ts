@@ -14,19 +14,77 @@ interface TagShape {
 }
 
 const TAGS: Record<TagName, TagShape> = {
-  laughs: { pulses: [[0, 0.12], [0.2, 0.12], [0.4, 0.12], [0.6, 0.12], [0.8, 0.14]], fromHz: 1400, toHz: 1100, q: 2.5, level: 0.9 },
-  chuckles: { pulses: [[0, 0.2], [0.33, 0.2], [0.66, 0.25]], fromHz: 900, toHz: 800, q: 3, level: 0.6 },
+  laughs: {
+    pulses: [
+      [0, 0.12],
+      [0.2, 0.12],
+      [0.4, 0.12],
+      [0.6, 0.12],
+      [0.8, 0.14],
+    ],
+    fromHz: 1400,
+    toHz: 1100,
+    q: 2.5,
+    level: 0.9,
+  },
+  chuckles: {
+    pulses: [
+      [0, 0.2],
+      [0.33, 0.2],
+      [0.66, 0.25],
+    ],
+    fromHz: 900,
+    toHz: 800,
+    q: 3,
+    level: 0.6,
+  },
   gasps: { pulses: [[0, 1]], fromHz: 1800, toHz: 2600, q: 1.5, level: 0.8 },
   sighs: { pulses: [[0, 1]], fromHz: 1200, toHz: 400, q: 1.2, level: 0.5 },
   inhales: { pulses: [[0, 1]], fromHz: 1500, toHz: 2000, q: 1, level: 0.35 },
   breath: { pulses: [[0, 1]], fromHz: 1000, toHz: 1000, q: 0.8, level: 0.3 },
   exhale: { pulses: [[0, 1]], fromHz: 900, toHz: 500, q: 0.9, level: 0.4 },
-  coughs: { pulses: [[0, 0.3], [0.5, 0.35]], fromHz: 600, toHz: 350, q: 1.5, level: 1 },
-  'clears throat': { pulses: [[0, 0.35], [0.45, 0.55]], fromHz: 300, toHz: 250, q: 2, level: 0.8 },
-  sniffles: { pulses: [[0, 0.35], [0.55, 0.4]], fromHz: 2800, toHz: 3200, q: 2, level: 0.45 },
+  coughs: {
+    pulses: [
+      [0, 0.3],
+      [0.5, 0.35],
+    ],
+    fromHz: 600,
+    toHz: 350,
+    q: 1.5,
+    level: 1,
+  },
+  'clears throat': {
+    pulses: [
+      [0, 0.35],
+      [0.45, 0.55],
+    ],
+    fromHz: 300,
+    toHz: 250,
+    q: 2,
+    level: 0.8,
+  },
+  sniffles: {
+    pulses: [
+      [0, 0.35],
+      [0.55, 0.4],
+    ],
+    fromHz: 2800,
+    toHz: 3200,
+    q: 2,
+    level: 0.45,
+  },
   snorts: { pulses: [[0, 1]], fromHz: 250, toHz: 200, q: 3, level: 0.9 },
   hisses: { pulses: [[0, 1]], fromHz: 3400, toHz: 3400, q: 2, level: 0.45 },
-  tsks: { pulses: [[0, 0.25], [0.6, 0.25]], fromHz: 3000, toHz: 3000, q: 1, level: 0.7 },
+  tsks: {
+    pulses: [
+      [0, 0.25],
+      [0.6, 0.25],
+    ],
+    fromHz: 3000,
+    toHz: 3000,
+    q: 1,
+    level: 0.7,
+  },
   groans: { pulses: [[0, 1]], fromHz: 320, toHz: 220, q: 4, level: 0.7 },
 };
 

@@ -9,16 +9,7 @@ export interface VoiceTone {
   weight: number;
 }
 
-export type Emotion =
-  | 'happy'
-  | 'sad'
-  | 'angry'
-  | 'fearful'
-  | 'disgusted'
-  | 'surprised'
-  | 'calm'
-  | 'fluent'
-  | 'whisper';
+export type Emotion = 'happy' | 'sad' | 'angry' | 'fearful' | 'disgusted' | 'surprised' | 'calm' | 'fluent' | 'whisper';
 
 export type SoundEffect = 'spacious_echo' | 'auditorium_echo' | 'lofi_telephone' | 'robotic';
 

@@ -31,8 +31,19 @@ export interface Style {
 }
 
 const NEUTRAL: Style = {
-  f0Mul: 1, glide: 0, vibHz: 0, vibDepth: 0, tremHz: 0, tremDepth: 0, tilt: 0, attackS: 0.015,
-  releaseS: 0.025, gain: 1, noise: 0, drive: 0, sub: 0,
+  f0Mul: 1,
+  glide: 0,
+  vibHz: 0,
+  vibDepth: 0,
+  tremHz: 0,
+  tremDepth: 0,
+  tilt: 0,
+  attackS: 0.015,
+  releaseS: 0.025,
+  gain: 1,
+  noise: 0,
+  drive: 0,
+  sub: 0,
 };
 
 const EMOTIONS: Record<string, Partial<Style>> = {

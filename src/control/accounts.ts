@@ -31,9 +31,7 @@ type KeyRequest = FastifyRequest<{ Params: { key: string } }>;
 export function accountRoutes(app: FastifyInstance, emu: Emulator): void {
   app.put('/accounts/:key', { ...input({ body: true, what: 'account' }), schema: { params: keyParams, body: accountBody } }, async (req: KeyRequest) => {
     const body = req.body as z.output<typeof accountBody>;
-    const limits = body.limits
-      ? Object.fromEntries(Object.entries(body.limits).map(([k, v]) => [k, v === null ? undefined : v]))
-      : undefined;
+    const limits = body.limits ? Object.fromEntries(Object.entries(body.limits).map(([k, v]) => [k, v === null ? undefined : v])) : undefined;
     const account = emu.accounts.put(keyParam(req.params.key, 'account key'), { ...body, limits });
     emu.markDirty();
     return accountView(account);

@@ -14,7 +14,12 @@ import { VERSION } from '../version.js';
  * WebSockets, generated from the registered WebSocket routes and their message schemas.
  */
 type Service = 'speech' | 'platform';
-type OpenApi = { openapi: string; info: object; paths: Record<string, Record<string, Operation>>; components?: { schemas?: Record<string, unknown>; securitySchemes?: Record<string, unknown> } } & Record<string, unknown>;
+type OpenApi = {
+  openapi: string;
+  info: object;
+  paths: Record<string, Record<string, Operation>>;
+  components?: { schemas?: Record<string, unknown>; securitySchemes?: Record<string, unknown> };
+} & Record<string, unknown>;
 type Operation = { responses?: Record<string, unknown>; security?: unknown[] } & Record<string, unknown>;
 
 const CONTROL_PREFIX = '/_emulator';
@@ -86,7 +91,11 @@ export function openApiDocument(emu: Emulator, name: Service | 'control'): OpenA
     openOperations(doc, (path) => path === CONTROL_PREFIX || path.startsWith(`${CONTROL_PREFIX}/inspector/`));
     return {
       ...doc,
-      info: { title: 'speech-emulator control plane', version: VERSION, description: 'Mounted under /_emulator on every listener. The token is needed only when EMULATOR_CONTROL_TOKEN is set.' },
+      info: {
+        title: 'speech-emulator control plane',
+        version: VERSION,
+        description: 'Mounted under /_emulator on every listener. The token is needed only when EMULATOR_CONTROL_TOKEN is set.',
+      },
       servers: [{ url: emu.urls.speech }, { url: emu.urls.platform }],
       components: { ...doc.components, securitySchemes: { controlToken: { type: 'http', scheme: 'bearer' } } },
       security: [{}, { controlToken: [] }],
@@ -136,11 +145,26 @@ export function asyncApiDocument(emu: Emulator): Record<string, unknown> {
     const id = channelId(route.url);
     const declared = Object.entries(CLIENT_MESSAGES[route.url] ?? {});
     const messages: Record<string, unknown> = {
-      ...Object.fromEntries(declared.map(([name, schema]) => [name, { name, contentType: 'application/json', summary: `the client's ${name} message`, payload: jsonSchema(schema, 'draft-7') }])),
+      ...Object.fromEntries(
+        declared.map(([name, schema]) => [
+          name,
+          { name, contentType: 'application/json', summary: `the client's ${name} message`, payload: jsonSchema(schema, 'draft-7') },
+        ]),
+      ),
       clientText: { name: 'clientText', contentType: 'application/json', summary: 'a JSON text message from the client', payload: { type: 'object' } },
-      clientAudio: { name: 'clientAudio', contentType: 'application/octet-stream', summary: 'a binary frame of audio', payload: { type: 'string', format: 'binary' } },
+      clientAudio: {
+        name: 'clientAudio',
+        contentType: 'application/octet-stream',
+        summary: 'a binary frame of audio',
+        payload: { type: 'string', format: 'binary' },
+      },
       serverEvent: { name: 'serverEvent', contentType: 'application/json', summary: 'a JSON event from the emulator', payload: { type: 'object' } },
-      serverAudio: { name: 'serverAudio', contentType: 'application/octet-stream', summary: 'a binary frame of audio', payload: { type: 'string', format: 'binary' } },
+      serverAudio: {
+        name: 'serverAudio',
+        contentType: 'application/octet-stream',
+        summary: 'a binary frame of audio',
+        payload: { type: 'string', format: 'binary' },
+      },
     };
     channels[id] = { address: route.url, servers: [{ $ref: `#/servers/${route.service}` }], messages };
     const ref = (m: string) => ({ $ref: `#/channels/${id}/messages/${m}` });

@@ -30,7 +30,11 @@ type IdRequest = FastifyRequest<{ Params: { id: string } }>;
 export function journalRoutes(app: FastifyInstance, emu: Emulator): void {
   app.get('/journal', { ...input({ query: ['limit', 'path', 'account'], what: 'journal query' }), schema: { querystring: journalQuery } }, async (req) => {
     const q = req.query as z.output<typeof journalQuery>;
-    const entries = emu.journal.list({ limit: q.limit, path: q.path, accountId: q.account !== undefined ? accountId(keyParam(q.account, 'journal query account')) : undefined });
+    const entries = emu.journal.list({
+      limit: q.limit,
+      path: q.path,
+      accountId: q.account !== undefined ? accountId(keyParam(q.account, 'journal query account')) : undefined,
+    });
     return { entries: entries.map(entryView) };
   });
   app.delete('/journal', input({}), async (_req, reply: FastifyReply) => {
@@ -47,12 +51,12 @@ export function journalRoutes(app: FastifyInstance, emu: Emulator): void {
   app.get('/journal/:id/audio.wav', { ...input({}), schema: { params: idParams } }, async (req: IdRequest, reply) => {
     entryOf(req.params.id);
     const audio = emu.journal.audioOf(req.params.id);
-    if (!audio) throw new ControlError(404, `journal entry ${req.params.id} holds no client audio (only audio streamed on the conversation and recognition sockets is kept)`);
+    if (!audio)
+      throw new ControlError(
+        404,
+        `journal entry ${req.params.id} holds no client audio (only audio streamed on the conversation and recognition sockets is kept)`,
+      );
     const wav = Buffer.concat([wavHeader(audio.sampleRate, 1, audio.pcm.length), audio.pcm]);
-    return reply
-      .code(200)
-      .header('content-type', 'audio/wav')
-      .header('content-disposition', `attachment; filename="${req.params.id}.wav"`)
-      .send(wav);
+    return reply.code(200).header('content-type', 'audio/wav').header('content-disposition', `attachment; filename="${req.params.id}.wav"`).send(wav);
   });
 }

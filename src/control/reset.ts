@@ -17,16 +17,20 @@ const resetQuery = z
   .strict();
 
 export function resetRoutes(app: FastifyInstance, emu: Emulator): void {
-  app.post('/reset', { ...input({ query: ['account', 'fixtures'], what: 'reset query' }), schema: { querystring: resetQuery } }, async (req: FastifyRequest<{ Querystring: z.output<typeof resetQuery> }>, reply) => {
-    const fixtures = req.query.fixtures === 'true';
-    if (req.query.account !== undefined) {
-      const key = keyParam(String(req.query.account), 'query account');
-      emu.reset(accountId(key));
-      return reply.code(200).send({ reset: 'account', account: redactKey(key) });
-    }
-    // Fixtures first: the accounts rebuilt by the reset read the restored accounts file.
-    const restored = fixtures ? restoreFixtures(emu) : [];
-    emu.reset();
-    return reply.code(200).send({ reset: 'all', ...(fixtures ? { fixtures_restored: restored } : {}) });
-  });
+  app.post(
+    '/reset',
+    { ...input({ query: ['account', 'fixtures'], what: 'reset query' }), schema: { querystring: resetQuery } },
+    async (req: FastifyRequest<{ Querystring: z.output<typeof resetQuery> }>, reply) => {
+      const fixtures = req.query.fixtures === 'true';
+      if (req.query.account !== undefined) {
+        const key = keyParam(String(req.query.account), 'query account');
+        emu.reset(accountId(key));
+        return reply.code(200).send({ reset: 'account', account: redactKey(key) });
+      }
+      // Fixtures first: the accounts rebuilt by the reset read the restored accounts file.
+      const restored = fixtures ? restoreFixtures(emu) : [];
+      emu.reset();
+      return reply.code(200).send({ reset: 'all', ...(fixtures ? { fixtures_restored: restored } : {}) });
+    },
+  );
 }

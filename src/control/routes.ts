@@ -25,8 +25,11 @@ function isEmptyObject(v: unknown): boolean {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length === 0;
 }
 
-
-type SchemaError = Error & { statusCode?: number; validation?: { instancePath?: string; message?: string; params?: { keys?: string[] } }[]; validationContext?: string };
+type SchemaError = Error & {
+  statusCode?: number;
+  validation?: { instancePath?: string; message?: string; params?: { keys?: string[] } }[];
+  validationContext?: string;
+};
 
 export async function controlPlane(app: FastifyInstance, opts: { emu: Emulator }): Promise<void> {
   const emu = opts.emu;
@@ -85,7 +88,8 @@ export async function controlPlane(app: FastifyInstance, opts: { emu: Emulator }
     if (unknown.length) {
       throw new ControlError(400, `${where}: unknown query parameter ${unknown.join(', ')} (accepted: ${accepts.query?.join(', ') || 'none'})`);
     }
-    if (!accepts.body && req.body !== undefined && !isEmptyObject(req.body)) throw new ControlError(400, `${where} takes no body (got ${describeValue(req.body)})`);
+    if (!accepts.body && req.body !== undefined && !isEmptyObject(req.body))
+      throw new ControlError(400, `${where} takes no body (got ${describeValue(req.body)})`);
     // No body at all means "nothing to change": the route's body schema sees {}.
     if (accepts.body && req.body === undefined) req.body = {};
   });
@@ -96,7 +100,18 @@ export async function controlPlane(app: FastifyInstance, opts: { emu: Emulator }
 
   app.setNotFoundHandler((req, reply) => reply.code(404).send({ error: { message: `no control route ${req.method} ${req.url.split('?')[0]}` } }));
 
-  for (const routes of [healthRoutes, metricsRoutes, resetRoutes, clockRoutes, accountRoutes, stateRoutes, faultRoutes, journalRoutes, verifyRoutes, fixtureRoutes]) {
+  for (const routes of [
+    healthRoutes,
+    metricsRoutes,
+    resetRoutes,
+    clockRoutes,
+    accountRoutes,
+    stateRoutes,
+    faultRoutes,
+    journalRoutes,
+    verifyRoutes,
+    fixtureRoutes,
+  ]) {
     routes(app, emu);
   }
 }

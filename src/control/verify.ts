@@ -69,7 +69,9 @@ function expectation(b: VerifyBody): { holds: (n: number) => boolean; text: stri
   if (b.exactly !== undefined) return { holds: (n) => n === b.exactly, text: `exactly ${b.exactly}` };
   const min = b.at_least ?? (b.at_most === undefined ? 1 : 0);
   const max = b.at_most ?? Infinity;
-  const text = [b.at_least !== undefined || b.at_most === undefined ? `at least ${min}` : '', b.at_most !== undefined ? `at most ${max}` : ''].filter(Boolean).join(' and ');
+  const text = [b.at_least !== undefined || b.at_most === undefined ? `at least ${min}` : '', b.at_most !== undefined ? `at most ${max}` : '']
+    .filter(Boolean)
+    .join(' and ');
   return { holds: (n) => n >= min && n <= max, text };
 }
 

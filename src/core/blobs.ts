@@ -186,18 +186,20 @@ async function syncPath(path: string, flags: string): Promise<void> {
 export function contentTypeOf(rel: string): string {
   const ext = rel.slice(rel.lastIndexOf('.') + 1).toLowerCase();
   return (
-    {
-      mp3: 'audio/mpeg',
-      wav: 'audio/wav',
-      flac: 'audio/flac',
-      pcm: 'audio/pcm',
-      m4a: 'audio/mp4',
-      json: 'application/json',
-      txt: 'text/plain; charset=utf-8',
-      png: 'image/png',
-      jpg: 'image/jpeg',
-      jpeg: 'image/jpeg',
-      mp4: 'video/mp4',
-    } as Record<string, string>
-  )[ext] ?? 'application/octet-stream';
+    (
+      {
+        mp3: 'audio/mpeg',
+        wav: 'audio/wav',
+        flac: 'audio/flac',
+        pcm: 'audio/pcm',
+        m4a: 'audio/mp4',
+        json: 'application/json',
+        txt: 'text/plain; charset=utf-8',
+        png: 'image/png',
+        jpg: 'image/jpeg',
+        jpeg: 'image/jpeg',
+        mp4: 'video/mp4',
+      } as Record<string, string>
+    )[ext] ?? 'application/octet-stream'
+  );
 }

@@ -2,11 +2,7 @@
  * What went wrong while Fastify read a request body, before any route ran: one classification every
  * service shares, so each only words it in its own error shape.
  */
-export type BodyError =
-  | { kind: 'too_large' }
-  | { kind: 'media_type' }
-  | { kind: 'empty' }
-  | { kind: 'bad_json'; detail: string };
+export type BodyError = { kind: 'too_large' } | { kind: 'media_type' } | { kind: 'empty' } | { kind: 'bad_json'; detail: string };
 
 /** The body error behind a framework error, or null when the error is something else. */
 export function classifyBodyError(err: Error & { statusCode?: number; code?: string }): BodyError | null {

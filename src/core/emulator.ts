@@ -84,7 +84,13 @@ export class Emulator {
   phase: 'starting' | 'ready' | 'closing' = 'starting';
   readonly metrics = new Metrics({
     sockets: () => countBy(this.sockets.list().map((s) => s.path)),
-    streams: () => countBy(this.journal.list().filter((e) => e.status === null && (e.response.summary as { stream?: unknown } | undefined)?.stream).map((e) => e.service)),
+    streams: () =>
+      countBy(
+        this.journal
+          .list()
+          .filter((e) => e.status === null && (e.response.summary as { stream?: unknown } | undefined)?.stream)
+          .map((e) => e.service),
+      ),
   });
   private dirtyTimer: NodeJS.Timeout | null = null;
   private saving: Promise<void> = Promise.resolve();
@@ -114,7 +120,10 @@ export class Emulator {
       fixture: fixtures.data['accounts.json'],
       freeCallSeconds: fixtures.data['billing.json'].free_call_seconds,
     });
-    this.faults = new Faults(() => this.ids.stream('faults'), () => this.markDirty());
+    this.faults = new Faults(
+      () => this.ids.stream('faults'),
+      () => this.markDirty(),
+    );
     this.journal = new Journal(config.journalLimit);
     this.blobs = new BlobStore(join(dataDir, 'blobs'), secret, () => this.clock.now(), persistent);
     this.limits = new RateWindows(() => this.clock.now());

@@ -22,7 +22,11 @@ export type FaultField = keyof FaultDirective;
 export const faultRuleSchema = z
   .object({
     service: z.enum(['speech', 'speech-backup', 'platform']).optional(),
-    method: z.string().min(1).transform((m) => m.toUpperCase()).optional(),
+    method: z
+      .string()
+      .min(1)
+      .transform((m) => m.toUpperCase())
+      .optional(),
     path: z.string().startsWith('/').optional(),
     account: z.string().min(1).optional(),
     times: z.union([z.int().min(1), z.literal('always')]).default(1),

@@ -91,7 +91,10 @@ export const fixtureSchemas = {
   'recognition.json': z.object({
     rules: z.array(
       z.object({
-        sha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+        sha256: z
+          .string()
+          .regex(/^[0-9a-f]{64}$/)
+          .optional(),
         min_ms: z.number().min(0).optional(),
         max_ms: z.number().min(0).optional(),
         text: z.string(),
@@ -99,9 +102,7 @@ export const fixtureSchemas = {
         confidence: z.number().min(0).max(1).default(0.9),
       }),
     ),
-    defaults: z
-      .array(z.object({ text: z.string(), language: z.string().default('en'), confidence: z.number().min(0).max(1).default(0.85) }))
-      .min(1),
+    defaults: z.array(z.object({ text: z.string(), language: z.string().default('en'), confidence: z.number().min(0).max(1).default(0.85) })).min(1),
   }),
   'detection.json': z.object({
     rules: z.array(
@@ -127,7 +128,15 @@ export const fixtureSchemas = {
   }),
   'conversation.json': z.object({
     rules: z.array(
-      z.object({ match: z.string().min(1), flags: z.string().regex(/^[imsu]*$/).default(''), reply: z.string().min(1), language: z.string().optional() }),
+      z.object({
+        match: z.string().min(1),
+        flags: z
+          .string()
+          .regex(/^[imsu]*$/)
+          .default(''),
+        reply: z.string().min(1),
+        language: z.string().optional(),
+      }),
     ),
     defaults: z.array(z.object({ reply: z.string().min(1), language: z.string().optional() })).min(1),
   }),

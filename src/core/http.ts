@@ -261,7 +261,13 @@ export function finishEntry(req: FastifyRequest, status: number): void {
   if (!state.metered) {
     state.metered = true;
     state.metrics?.request(
-      { service: state.entry.service, method: req.method, route: req.routeOptions?.url ?? '(no route)', status: state.entry.status ?? status, code: specCodeOf(state.entry.response.summary) },
+      {
+        service: state.entry.service,
+        method: req.method,
+        route: req.routeOptions?.url ?? '(no route)',
+        status: state.entry.status ?? status,
+        code: specCodeOf(state.entry.response.summary),
+      },
       state.entry.duration_ms / 1000,
     );
   }

@@ -31,7 +31,9 @@ export class RandomStream {
   }
 
   hex(chars: number): string {
-    return this.bytes(Math.ceil(chars / 2)).toString('hex').slice(0, chars);
+    return this.bytes(Math.ceil(chars / 2))
+      .toString('hex')
+      .slice(0, chars);
   }
 
   /** A float in [0, 1). */

@@ -34,8 +34,15 @@ export function parserErrorHandler(answer: ShapedAnswer): (err: Error & { code?:
     // The service's own status for a bad request, except where HTTP has a more precise one.
     const status = parserStatus === 400 ? shaped.status : parserStatus;
     const body = JSON.stringify(shaped.body);
-    const headers = { ...shaped.headers, 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': String(Buffer.byteLength(body)), Connection: 'close' };
-    const head = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+    const headers = {
+      ...shaped.headers,
+      'Content-Type': 'application/json; charset=utf-8',
+      'Content-Length': String(Buffer.byteLength(body)),
+      Connection: 'close',
+    };
+    const head = Object.entries(headers)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('');
     socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Bad Request'}\r\n${head}\r\n${body}`);
   };
 }

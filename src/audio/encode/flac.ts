@@ -81,11 +81,20 @@ function fixedResidual(x: Int32Array, order: number, out: Int32Array): void {
   const n = x.length;
   for (let i = order; i < n; i++) {
     switch (order) {
-      case 0: out[i] = x[i]!; break;
-      case 1: out[i] = x[i]! - x[i - 1]!; break;
-      case 2: out[i] = x[i]! - 2 * x[i - 1]! + x[i - 2]!; break;
-      case 3: out[i] = x[i]! - 3 * x[i - 1]! + 3 * x[i - 2]! - x[i - 3]!; break;
-      default: out[i] = x[i]! - 4 * x[i - 1]! + 6 * x[i - 2]! - 4 * x[i - 3]! + x[i - 4]!;
+      case 0:
+        out[i] = x[i]!;
+        break;
+      case 1:
+        out[i] = x[i]! - x[i - 1]!;
+        break;
+      case 2:
+        out[i] = x[i]! - 2 * x[i - 1]! + x[i - 2]!;
+        break;
+      case 3:
+        out[i] = x[i]! - 3 * x[i - 1]! + 3 * x[i - 2]! - x[i - 3]!;
+        break;
+      default:
+        out[i] = x[i]! - 4 * x[i - 1]! + 6 * x[i - 2]! - 4 * x[i - 3]! + x[i - 4]!;
     }
   }
 }

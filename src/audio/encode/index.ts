@@ -65,7 +65,7 @@ function checkSource(source: EncodeSource, o: EncodeOptions) {
 /** Splits whole-frame MP3 bytes into their frames. */
 function mp3Frames(bytes: Buffer): Buffer[] {
   const out: Buffer[] = [];
-  for (let i = 0; i < bytes.length; ) {
+  for (let i = 0; i < bytes.length;) {
     const len = frameAt(bytes, i)?.len ?? bytes.length - i;
     out.push(bytes.subarray(i, i + len));
     i += len;

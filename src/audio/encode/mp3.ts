@@ -45,7 +45,7 @@ export function frameAt(bytes: Uint8Array, i: number): Mp3Frame | null {
   const rate = (v === 3 ? [44100, 48000, 32000] : v === 2 ? [22050, 24000, 16000] : [11025, 12000, 8000])[si]!;
   const kbps = (v === 3 ? MPEG1 : MPEG2)[bi - 1]!;
   const len = Math.floor(((v === 3 ? 144000 : 72000) * kbps) / rate) + pad;
-  const channels = (bytes[i + 3]! >> 6) === 3 ? 1 : 2;
+  const channels = bytes[i + 3]! >> 6 === 3 ? 1 : 2;
   const side = i + 4 + (bytes[i + 1]! & 1 ? 0 : 2); // a CRC word follows the header when protected
   const mainDataBegin = side + 1 >= bytes.length ? -1 : v === 3 ? (bytes[side]! << 1) | (bytes[side + 1]! >> 7) : bytes[side]!;
   return { len, rate, kbps, channels, mainDataBegin };
@@ -113,7 +113,8 @@ export async function mp3Writer(sampleRate: number, channels: 1 | 2, requestedBi
     for (;;) {
       const f = frameAt(b, i);
       if (!f || i + f.len > b.length) break;
-      if (f.rate !== sampleRate || f.kbps * 1000 !== bitrate) throw new Error(`MP3 encoder wrote ${f.rate} Hz ${f.kbps} kbit/s, not ${sampleRate} Hz ${kbps} kbit/s`);
+      if (f.rate !== sampleRate || f.kbps * 1000 !== bitrate)
+        throw new Error(`MP3 encoder wrote ${f.rate} Hz ${f.kbps} kbit/s, not ${sampleRate} Hz ${kbps} kbit/s`);
       if (f.mainDataBegin !== 0) throw new Error('MP3 encoder wrote a frame that depends on the previous one (bit reservoir)');
       i += f.len;
     }

@@ -4,8 +4,20 @@ import { speakLatex } from './latex.js';
 import { readNumberAt, type Lang } from './normalize.js';
 
 export const TAG_NAMES = [
-  'laughs', 'chuckles', 'gasps', 'sighs', 'inhales', 'breath', 'exhale', 'coughs', 'clears throat',
-  'sniffles', 'snorts', 'hisses', 'tsks', 'groans',
+  'laughs',
+  'chuckles',
+  'gasps',
+  'sighs',
+  'inhales',
+  'breath',
+  'exhale',
+  'coughs',
+  'clears throat',
+  'sniffles',
+  'snorts',
+  'hisses',
+  'tsks',
+  'groans',
 ] as const;
 export type TagName = (typeof TAG_NAMES)[number];
 
@@ -27,9 +39,7 @@ interface TokenBase {
   sentenceBefore: boolean;
 }
 export type Token =
-  | (TokenBase & { kind: 'word'; units: Unit[] })
-  | (TokenBase & { kind: 'tag'; name: TagName })
-  | (TokenBase & { kind: 'pause'; seconds: number });
+  (TokenBase & { kind: 'word'; units: Unit[] }) | (TokenBase & { kind: 'tag'; name: TagName }) | (TokenBase & { kind: 'pause'; seconds: number });
 
 export interface TextOptions {
   textNormalization?: boolean;
@@ -109,10 +119,8 @@ function specials(text: string, o: TextOptions): Special[] {
       if (mk) found.push({ start: m.index!, end: m.index! + m[0].length, make: mk });
     }
   };
-  if (o.pauseMarkers)
-    add(/<#(\d+(?:\.\d+)?)#>/g, (m) => () => ({ kind: 'pause', seconds: Number(m[1]) }));
-  if (o.latex)
-    add(/\$\$([\s\S]*?)\$\$/g, (m) => () => ({ kind: 'word', units: unitsOf(speakLatex(m[1]!)) }));
+  if (o.pauseMarkers) add(/<#(\d+(?:\.\d+)?)#>/g, (m) => () => ({ kind: 'pause', seconds: Number(m[1]) }));
+  if (o.latex) add(/\$\$([\s\S]*?)\$\$/g, (m) => () => ({ kind: 'word', units: unitsOf(speakLatex(m[1]!)) }));
   if (o.tags)
     add(/\[([A-Za-z][A-Za-z ]*)\]/g, (m) => {
       const name = m[1]!.toLowerCase().trim() as TagName;
@@ -182,7 +190,7 @@ export function* tokenizeSteps(text: string, o: TextOptions): Steps<Tokenized> {
   // UTF-16 index -> code point index.
   const cpAt = new Int32Array(text.length + 1);
   const cps: string[] = [];
-  for (let i = 0; i < text.length; ) {
+  for (let i = 0; i < text.length;) {
     const c = String.fromCodePoint(text.codePointAt(i)!);
     for (let k = 0; k < c.length; k++) cpAt[i + k] = cps.length;
     cps.push(c);
@@ -209,8 +217,7 @@ export function* tokenizeSteps(text: string, o: TextOptions): Steps<Tokenized> {
     const prev = tokens[tokens.length - 1];
     let g: Gap = gap;
     // Without any separator, only two CJK syllables sit tight; anything else needs a word gap.
-    if (!sawSeparator && g === 'tight' && !(prev?.kind === 'word' && CJK.test(text[start] ?? '') && CJK.test(cps[prev.end - 1] ?? '')))
-      g = 'space';
+    if (!sawSeparator && g === 'tight' && !(prev?.kind === 'word' && CJK.test(text[start] ?? '') && CJK.test(cps[prev.end - 1] ?? ''))) g = 'space';
     if (sawSeparator && g === 'tight') g = 'space';
     const tok = t as Token;
     tok.start = cpAt[start]!;
@@ -241,9 +248,7 @@ export function* tokenizeSteps(text: string, o: TextOptions): Steps<Tokenized> {
     const next = text[i + c.length] ?? '';
     const prevChar = i > 0 ? text[i - 1]! : '';
     const numberStart =
-      /\d/.test(c) ||
-      ('$€£¥'.includes(c) && /\d/.test(next)) ||
-      (o.textNormalization && '-−'.includes(c) && /\d/.test(next) && !isAlnum(prevChar));
+      /\d/.test(c) || ('$€£¥'.includes(c) && /\d/.test(next)) || (o.textNormalization && '-−'.includes(c) && /\d/.test(next) && !isAlnum(prevChar));
     if (numberStart) {
       const r = readNumberAt(text, i, langAt(text, i, whole), !!o.textNormalization);
       const end = r ? Math.min(r.end, si < spec.length ? spec[si]!.start : text.length) : i;

@@ -114,7 +114,9 @@ function matches(e) {
 
 function row(e) {
   const code = codeOf(e);
-  const tr = el('tr', { className: `${e.id === selected ? 'selected ' : ''}${e.status === null ? 'pending' : e.status >= 400 || (code && code !== 0) ? 'failed' : ''}` },
+  const tr = el(
+    'tr',
+    { className: `${e.id === selected ? 'selected ' : ''}${e.status === null ? 'pending' : e.status >= 400 || (code && code !== 0) ? 'failed' : ''}` },
     el('td', { className: 'mono' }, new Date(e.at_ms).toISOString().slice(11, 23)),
     el('td', {}, e.service),
     el('td', {}, e.method),
@@ -134,7 +136,10 @@ function row(e) {
 }
 
 function renderJournal() {
-  const shown = [...entries.values()].filter(matches).sort((a, b) => (a.id < b.id ? 1 : -1)).slice(0, MAX_ROWS);
+  const shown = [...entries.values()]
+    .filter(matches)
+    .sort((a, b) => (a.id < b.id ? 1 : -1))
+    .slice(0, MAX_ROWS);
   $('#journal tbody').replaceChildren(...shown.map(row));
   $('#journal-count').textContent = `${shown.length} of ${entries.size} requests`;
 }
@@ -165,7 +170,12 @@ function clientAudio(e) {
       if (!blob) return;
       player.src = link.href = URL.createObjectURL(blob);
     });
-  return el('section', {}, el('h3', {}, `Audio the client sent (${sent.bytes} B at ${sent.sample_rate} Hz${sent.truncated ? ', cut at the cap' : ''})`), el('div', { className: 'file' }, player, link));
+  return el(
+    'section',
+    {},
+    el('h3', {}, `Audio the client sent (${sent.bytes} B at ${sent.sample_rate} Hz${sent.truncated ? ', cut at the cap' : ''})`),
+    el('div', { className: 'file' }, player, link),
+  );
 }
 
 function renderDetail() {
@@ -175,26 +185,59 @@ function renderDetail() {
   const files = links(e.response?.summary).map((url) => {
     // Same listener, whatever host the link names: the page may be open on another address.
     const local = url.replace(/^https?:\/\/[^/]+/, '');
-    return el('div', { className: 'file' },
+    return el(
+      'div',
+      { className: 'file' },
       PLAYABLE.test(local) ? el('audio', { controls: true, preload: 'metadata', src: local }) : null,
-      el('a', { href: local, download: '' }, local.split('?')[0].split('/').pop()));
+      el('a', { href: local, download: '' }, local.split('?')[0].split('/').pop()),
+    );
   });
   const frames = e.ws_frames?.length
-    ? el('section', {}, el('h3', {}, `WebSocket frames (${e.ws_frames_total} in all${e.ws_frames_total > e.ws_frames.length ? `, first and last ${e.ws_frames.length / 2} shown` : ''})`),
-        el('table', { className: 'frames' }, el('tbody', {}, ...e.ws_frames.map((f) => el('tr', {},
-          el('td', { className: 'mono' }, f.dir === 'in' ? '→' : '←'), el('td', {}, f.type), el('td', {}, f.event ?? ''), el('td', { className: 'num' }, `${f.size} B`))))))
+    ? el(
+        'section',
+        {},
+        el(
+          'h3',
+          {},
+          `WebSocket frames (${e.ws_frames_total} in all${e.ws_frames_total > e.ws_frames.length ? `, first and last ${e.ws_frames.length / 2} shown` : ''})`,
+        ),
+        el(
+          'table',
+          { className: 'frames' },
+          el(
+            'tbody',
+            {},
+            ...e.ws_frames.map((f) =>
+              el(
+                'tr',
+                {},
+                el('td', { className: 'mono' }, f.dir === 'in' ? '→' : '←'),
+                el('td', {}, f.type),
+                el('td', {}, f.event ?? ''),
+                el('td', { className: 'num' }, `${f.size} B`),
+              ),
+            ),
+          ),
+        ),
+      )
     : null;
-  aside.replaceChildren(...[
-    el('h2', {}, `${e.method} ${e.path}`),
-    el('p', { className: 'muted' }, `${e.id} · ${e.service} · status ${e.status ?? 'pending'}${codeOf(e) !== null ? ` · code ${codeOf(e)}` : ''}${e.duration_ms !== null ? ` · ${e.duration_ms} ms` : ''}${e.chunks ? ` · ${e.chunks} chunks` : ''}${e.note ? ` · ${e.note}` : ''}`),
-    files.length ? el('section', {}, el('h3', {}, 'Audio and files'), ...files) : null,
-    clientAudio(e),
-    block('Request headers (keys redacted)', e.request?.headers),
-    block('Query', e.request?.query),
-    block('Request body (summary)', e.request?.body),
-    block(`Response${e.response?.content_type ? ` (${e.response.content_type})` : ''}`, e.response?.summary),
-    frames,
-  ].filter(Boolean));
+  aside.replaceChildren(
+    ...[
+      el('h2', {}, `${e.method} ${e.path}`),
+      el(
+        'p',
+        { className: 'muted' },
+        `${e.id} · ${e.service} · status ${e.status ?? 'pending'}${codeOf(e) !== null ? ` · code ${codeOf(e)}` : ''}${e.duration_ms !== null ? ` · ${e.duration_ms} ms` : ''}${e.chunks ? ` · ${e.chunks} chunks` : ''}${e.note ? ` · ${e.note}` : ''}`,
+      ),
+      files.length ? el('section', {}, el('h3', {}, 'Audio and files'), ...files) : null,
+      clientAudio(e),
+      block('Request headers (keys redacted)', e.request?.headers),
+      block('Query', e.request?.query),
+      block('Request body (summary)', e.request?.body),
+      block(`Response${e.response?.content_type ? ` (${e.response.content_type})` : ''}`, e.response?.summary),
+      frames,
+    ].filter(Boolean),
+  );
 }
 
 $('#journal-clear').addEventListener('click', async () => {
@@ -218,8 +261,14 @@ function connectFeed() {
   const url = `${BASE}/journal/live${token ? `?token=${encodeURIComponent(token)}` : ''}`;
   feed = new EventSource(url);
   const status = $('#feed');
-  feed.onopen = () => { status.textContent = 'live'; status.className = 'pill ok'; };
-  feed.onerror = () => { status.textContent = 'reconnecting'; status.className = 'pill warn'; };
+  feed.onopen = () => {
+    status.textContent = 'live';
+    status.className = 'pill ok';
+  };
+  feed.onerror = () => {
+    status.textContent = 'reconnecting';
+    status.className = 'pill warn';
+  };
   feed.addEventListener('entry', (ev) => take(JSON.parse(ev.data).entry));
 }
 
@@ -232,30 +281,60 @@ async function loadJournal() {
 // ---- sessions, sockets, timers ----
 loaders.state = async () => {
   const s = await api('/state');
-  $('#state-totals').textContent = `${s.totals.open_websockets} open sockets · ${s.totals.pending_timers} pending timers · ${s.totals.journal_entries} journal entries · ${s.totals.fault_rules} fault rules`;
-  $('#state').replaceChildren(...(s.accounts.length ? s.accounts.map((a) => el('article', { className: 'card' },
-    el('h3', {}, a.account, a.disabled ? el('span', { className: 'pill warn' }, 'disabled') : null),
-    el('p', { className: 'muted' }, `balance ${a.balance_micro} µ · capabilities ${a.capabilities?.join(', ') || 'none'}`),
-    el('h4', {}, `Open sockets (${a.open_websockets.length})`),
-    el('ul', {}, ...a.open_websockets.map((w) => el('li', { className: 'mono' }, `${w.path} since ${new Date(w.opened_at_ms).toISOString()}`))),
-    el('h4', {}, `Pending timers (${a.pending_timers.length})`),
-    el('ul', {}, ...a.pending_timers.map((t) => el('li', { className: 'mono' }, `${t.label} due ${new Date(t.due_ms).toISOString()}`))),
-    ...Object.entries(a.resources).map(([area, view]) => block(area, view)).filter(Boolean),
-  )) : [el('p', { className: 'muted' }, 'No account has made a request yet.')]));
+  $('#state-totals').textContent =
+    `${s.totals.open_websockets} open sockets · ${s.totals.pending_timers} pending timers · ${s.totals.journal_entries} journal entries · ${s.totals.fault_rules} fault rules`;
+  $('#state').replaceChildren(
+    ...(s.accounts.length
+      ? s.accounts.map((a) =>
+          el(
+            'article',
+            { className: 'card' },
+            el('h3', {}, a.account, a.disabled ? el('span', { className: 'pill warn' }, 'disabled') : null),
+            el('p', { className: 'muted' }, `balance ${a.balance_micro} µ · capabilities ${a.capabilities?.join(', ') || 'none'}`),
+            el('h4', {}, `Open sockets (${a.open_websockets.length})`),
+            el('ul', {}, ...a.open_websockets.map((w) => el('li', { className: 'mono' }, `${w.path} since ${new Date(w.opened_at_ms).toISOString()}`))),
+            el('h4', {}, `Pending timers (${a.pending_timers.length})`),
+            el('ul', {}, ...a.pending_timers.map((t) => el('li', { className: 'mono' }, `${t.label} due ${new Date(t.due_ms).toISOString()}`))),
+            ...Object.entries(a.resources)
+              .map(([area, view]) => block(area, view))
+              .filter(Boolean),
+          ),
+        )
+      : [el('p', { className: 'muted' }, 'No account has made a request yet.')]),
+  );
 };
 $('#state-refresh').addEventListener('click', () => loaders.state());
 
 // ---- faults ----
 loaders.faults = async () => {
   const { rules } = await api('/faults');
-  $('#faults tbody').replaceChildren(...rules.map((r) => {
-    const del = el('button', { type: 'button', textContent: 'Delete' });
-    del.addEventListener('click', async () => { await api(`/faults/${encodeURIComponent(r.id)}`, { method: 'DELETE' }); loaders.faults(); });
-    return el('tr', {}, el('td', { className: 'mono' }, r.id), el('td', {}, r.service ?? 'any'), el('td', {}, r.method ?? 'any'),
-      el('td', { className: 'mono' }, r.path ?? 'any'), el('td', { className: 'mono' }, r.account ?? 'any'),
-      el('td', { className: 'mono' }, Object.entries(r.fault).map(([k, v]) => `${k}=${v}`).join(' ')),
-      el('td', {}, r.remaining), el('td', {}, del));
-  }));
+  $('#faults tbody').replaceChildren(
+    ...rules.map((r) => {
+      const del = el('button', { type: 'button', textContent: 'Delete' });
+      del.addEventListener('click', async () => {
+        await api(`/faults/${encodeURIComponent(r.id)}`, { method: 'DELETE' });
+        loaders.faults();
+      });
+      return el(
+        'tr',
+        {},
+        el('td', { className: 'mono' }, r.id),
+        el('td', {}, r.service ?? 'any'),
+        el('td', {}, r.method ?? 'any'),
+        el('td', { className: 'mono' }, r.path ?? 'any'),
+        el('td', { className: 'mono' }, r.account ?? 'any'),
+        el(
+          'td',
+          { className: 'mono' },
+          Object.entries(r.fault)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(' '),
+        ),
+        el('td', {}, r.remaining),
+        el('td', {}, del),
+      );
+    }),
+  );
 };
 $('#fault-form').addEventListener('submit', async (ev) => {
   ev.preventDefault();
@@ -290,18 +369,25 @@ $('#account-form').addEventListener('submit', async (ev) => {
 
 // ---- documents ----
 loaders.documents = () => {
-  const docs = [['OpenAPI: speech service', 'openapi/speech.json'], ['OpenAPI: voice platform', 'openapi/platform.json'], ['OpenAPI: control plane', 'openapi/control.json'], ['AsyncAPI: WebSockets', 'asyncapi.json']];
-  $('#documents').replaceChildren(...docs.map(([title, path]) => {
-    const link = el('a', { href: `${BASE}/${path}` }, `${BASE}/${path}`);
-    // With a token the browser cannot follow a plain link: fetch and open the JSON instead.
-    link.addEventListener('click', async (ev) => {
-      if (!token) return;
-      ev.preventDefault();
-      const blob = new Blob([JSON.stringify(await api(`/${path}`), null, 2)], { type: 'application/json' });
-      window.open(URL.createObjectURL(blob));
-    });
-    return el('li', {}, `${title}: `, link);
-  }));
+  const docs = [
+    ['OpenAPI: speech service', 'openapi/speech.json'],
+    ['OpenAPI: voice platform', 'openapi/platform.json'],
+    ['OpenAPI: control plane', 'openapi/control.json'],
+    ['AsyncAPI: WebSockets', 'asyncapi.json'],
+  ];
+  $('#documents').replaceChildren(
+    ...docs.map(([title, path]) => {
+      const link = el('a', { href: `${BASE}/${path}` }, `${BASE}/${path}`);
+      // With a token the browser cannot follow a plain link: fetch and open the JSON instead.
+      link.addEventListener('click', async (ev) => {
+        if (!token) return;
+        ev.preventDefault();
+        const blob = new Blob([JSON.stringify(await api(`/${path}`), null, 2)], { type: 'application/json' });
+        window.open(URL.createObjectURL(blob));
+      });
+      return el('li', {}, `${title}: `, link);
+    }),
+  );
 };
 
 // ---- start ----

@@ -86,7 +86,20 @@ export async function setupPlatformApp(app: FastifyInstance, emu: Emulator): Pro
   registerDownloads(app, emu, (reply, status, message) => sendJson(reply, status, failure(status === 403 ? 10003 : 10002, message)));
   await app.register(controlPlane, { prefix: '/_emulator', emu });
 
-  for (const routes of [ttsRoutes, voiceRoutes, fileRoutes, podcastRoutes, recognitionRoutes, detectionRoutes, diarizationRoutes, callRoutes, sessionRoutes, conversationRoutes, agentRoutes, mcpRoutes]) {
+  for (const routes of [
+    ttsRoutes,
+    voiceRoutes,
+    fileRoutes,
+    podcastRoutes,
+    recognitionRoutes,
+    detectionRoutes,
+    diarizationRoutes,
+    callRoutes,
+    sessionRoutes,
+    conversationRoutes,
+    agentRoutes,
+    mcpRoutes,
+  ]) {
     await app.register(routes, { emu });
   }
 }

@@ -1,4 +1,3 @@
-
 /**
  * Room credentials in LiveKit's own shape (addendum B): an HS256 JWT with `iss` = API key, `sub` = the
  * participant identity, `nbf`, `exp` and a `video` grant for one room. A LiveKit verifier holding the

@@ -128,7 +128,8 @@ export function recognizeWithSource(
   const byHash = fixture.rules.find((r) => r.sha256 === hash);
   if (byHash) return { text: byHash.text, language: lang(byHash.language), confidence: byHash.confidence, duration_ms, source: 'fixture-hash' };
   const byDuration = fixture.rules.find(
-    (r) => r.sha256 === undefined && (r.min_ms !== undefined || r.max_ms !== undefined) && duration_ms >= (r.min_ms ?? 0) && duration_ms < (r.max_ms ?? Infinity),
+    (r) =>
+      r.sha256 === undefined && (r.min_ms !== undefined || r.max_ms !== undefined) && duration_ms >= (r.min_ms ?? 0) && duration_ms < (r.max_ms ?? Infinity),
   );
   if (byDuration) {
     return { text: byDuration.text, language: lang(byDuration.language), confidence: byDuration.confidence, duration_ms, source: 'fixture-duration' };

@@ -23,9 +23,15 @@ export const FIXTURE_HOST = 'cdn.emulator.test';
 function isNonPublicV4(host: string): boolean {
   const [a, b] = host.split('.').map(Number) as [number, number];
   return (
-    a === 0 || a === 10 || a === 127 || a >= 224 ||
-    (a === 100 && b >= 64 && b <= 127) || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) ||
-    (a === 192 && (b === 168 || (b === 0 && host.split('.')[2] === '0'))) || (a === 198 && (b === 18 || b === 19))
+    a === 0 ||
+    a === 10 ||
+    a === 127 ||
+    a >= 224 ||
+    (a === 100 && b >= 64 && b <= 127) ||
+    (a === 169 && b === 254) ||
+    (a === 172 && b >= 16 && b <= 31) ||
+    (a === 192 && (b === 168 || (b === 0 && host.split('.')[2] === '0'))) ||
+    (a === 198 && (b === 18 || b === 19))
   );
 }
 
@@ -50,7 +56,10 @@ function v6Groups(host: string): number[] {
  * `::ffff:7f00:1`), so IPv6 is read group by group and an embedded IPv4 address is checked as IPv4.
  */
 export function isNonPublicHost(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+  const host = hostname
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '')
+    .toLowerCase();
   if (host === 'localhost' || host.endsWith('.localhost') || host === '') return true;
   const v = isIP(host);
   if (v === 4) return isNonPublicV4(host);

@@ -82,11 +82,7 @@ export function traceIdOf(emu: Emulator, req: FastifyRequest): string {
 export function sendSpeechError(emu: Emulator, req: FastifyRequest, reply: FastifyReply, err: SpeechError): FastifyReply {
   const traceId = traceIdOf(emu, req);
   const body = { data: null, trace_id: traceId, base_resp: { status_code: err.code, status_msg: err.message } };
-  return reply
-    .code(err.httpStatus)
-    .header('Trace-Id', traceId)
-    .header('content-type', 'application/json; charset=utf-8')
-    .send(JSON.stringify(body));
+  return reply.code(err.httpStatus).header('Trace-Id', traceId).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(body));
 }
 
 /** The `status=N` fault: HTTP N with a base_resp code that fits it (design.md). */

@@ -61,7 +61,9 @@ export const MAX_INLINE_AUDIO_BYTES = 200 * 1024 * 1024;
 export function checkOutputSize(plan: SynthesisPlan, durationMs: number): void {
   const seconds = durationMs / 1000;
   if (seconds > MAX_AUDIO_SECONDS) {
-    throw invalidParams(`text: the audio would last ${Math.round(seconds)} s, over the emulator's limit of ${MAX_AUDIO_SECONDS} s per request (pause markers and line breaks add up)`);
+    throw invalidParams(
+      `text: the audio would last ${Math.round(seconds)} s, over the emulator's limit of ${MAX_AUDIO_SECONDS} s per request (pause markers and line breaks add up)`,
+    );
   }
   const inline = plan.stream ? !plan.excludeAggregated : !plan.outputUrl;
   if (!inline) return;

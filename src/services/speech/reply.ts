@@ -28,7 +28,10 @@ export function refusalError(refusal: Refusal): SpeechError {
     case 'key':
       return new SpeechError(1004, LOGIN_FAIL[refusal.problem]);
     case 'capability':
-      return new SpeechError(1004, `login fail: the API secret key has no access to ${CAPABILITY_NAMES[refusal.capability] ?? 'this operation'} (capability ${refusal.capability})`);
+      return new SpeechError(
+        1004,
+        `login fail: the API secret key has no access to ${CAPABILITY_NAMES[refusal.capability] ?? 'this operation'} (capability ${refusal.capability})`,
+      );
     case 'close_ws':
       return new SpeechError(1000);
   }
@@ -57,7 +60,8 @@ export function speechOperations(app: FastifyInstance, emu: Emulator, capability
 
 /** Parses a value with a zod schema; a failure is 2013 naming the first field and its rule. */
 export function parseWith<S extends z.ZodType>(schema: S, value: unknown, what = 'request body'): z.output<S> {
-  if (what === 'request body' && (value === null || typeof value !== 'object' || Array.isArray(value))) throw invalidParams('request body must be a JSON object');
+  if (what === 'request body' && (value === null || typeof value !== 'object' || Array.isArray(value)))
+    throw invalidParams('request body must be a JSON object');
   const parsed = schema.safeParse(value, { reportInput: true });
   if (!parsed.success) throw invalidParams(firstProblem(parsed.error));
   return parsed.data;

@@ -86,7 +86,15 @@ function downloadLink(emu: Emulator, req: FastifyRequest, rel: string): string {
 
 type Synthesis = SynthStream;
 
-async function wholeSynthesis(emu: Emulator, req: FastifyRequest, reply: FastifyReply, plan: SynthesisPlan, traceId: string, ac: AbortController, synth: Synthesis) {
+async function wholeSynthesis(
+  emu: Emulator,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  plan: SynthesisPlan,
+  traceId: string,
+  ac: AbortController,
+  synth: Synthesis,
+) {
   let encoded: Awaited<ReturnType<typeof encodeAudio>>;
   try {
     encoded = await encodeAudio(plan.format, synth, { sampleRate: plan.sampleRate, channels: plan.channels, bitrate: plan.bitrate });
@@ -190,7 +198,10 @@ async function streamSynthesis(
   // Shutdown between two events: a final error event, then a clean end of the body (never a cut mid-event).
   const endForShutdown = async () => {
     ac.abort(new Error('emulator shutting down'));
-    await write(res, sseEvent({ data: null, trace_id: traceId, base_resp: { status_code: 1000, status_msg: `${STATUS_MSG[1000]}, the emulator is shutting down` } }));
+    await write(
+      res,
+      sseEvent({ data: null, trace_id: traceId, base_resp: { status_code: 1000, status_msg: `${STATUS_MSG[1000]}, the emulator is shutting down` } }),
+    );
     events++;
     run.end('aborted', events);
     if (req.emu.entry) req.emu.entry.note = 'stream ended by shutdown';

@@ -13,10 +13,47 @@ export const BITRATES = [32000, 64000, 128000, 256000] as const;
 export const FORMATS = ['mp3', 'pcm', 'flac', 'wav'] as const;
 export const SOUND_EFFECTS = ['spacious_echo', 'auditorium_echo', 'lofi_telephone', 'robotic'] as const;
 export const LANGUAGE_BOOSTS = [
-  'Chinese', 'Chinese,Yue', 'English', 'Arabic', 'Russian', 'Spanish', 'French', 'Portuguese', 'German', 'Turkish', 'Dutch',
-  'Ukrainian', 'Vietnamese', 'Indonesian', 'Japanese', 'Italian', 'Korean', 'Thai', 'Polish', 'Romanian', 'Greek', 'Czech',
-  'Finnish', 'Hindi', 'Bulgarian', 'Danish', 'Hebrew', 'Malay', 'Persian', 'Slovak', 'Swedish', 'Croatian', 'Filipino',
-  'Hungarian', 'Norwegian', 'Slovenian', 'Catalan', 'Nynorsk', 'Tamil', 'Afrikaans', 'auto',
+  'Chinese',
+  'Chinese,Yue',
+  'English',
+  'Arabic',
+  'Russian',
+  'Spanish',
+  'French',
+  'Portuguese',
+  'German',
+  'Turkish',
+  'Dutch',
+  'Ukrainian',
+  'Vietnamese',
+  'Indonesian',
+  'Japanese',
+  'Italian',
+  'Korean',
+  'Thai',
+  'Polish',
+  'Romanian',
+  'Greek',
+  'Czech',
+  'Finnish',
+  'Hindi',
+  'Bulgarian',
+  'Danish',
+  'Hebrew',
+  'Malay',
+  'Persian',
+  'Slovak',
+  'Swedish',
+  'Croatian',
+  'Filipino',
+  'Hungarian',
+  'Norwegian',
+  'Slovenian',
+  'Catalan',
+  'Nynorsk',
+  'Tamil',
+  'Afrikaans',
+  'auto',
 ] as const;
 
 const oneOf = (values: readonly (string | number)[]) => `must be one of ${values.join(', ')}`;
@@ -36,8 +73,18 @@ export const voiceSettingSchema = z.object({
 });
 
 export const audioSettingSchema = z.object({
-  sample_rate: opt(z.union(SAMPLE_RATES.map((r) => z.literal(r)), oneOf(SAMPLE_RATES))),
-  bitrate: opt(z.union(BITRATES.map((r) => z.literal(r)), oneOf(BITRATES))),
+  sample_rate: opt(
+    z.union(
+      SAMPLE_RATES.map((r) => z.literal(r)),
+      oneOf(SAMPLE_RATES),
+    ),
+  ),
+  bitrate: opt(
+    z.union(
+      BITRATES.map((r) => z.literal(r)),
+      oneOf(BITRATES),
+    ),
+  ),
   format: opt(z.enum(FORMATS, oneOf(FORMATS))),
   channel: opt(z.union([z.literal(1), z.literal(2)], oneOf([1, 2]))),
   force_cbr: bool(),
@@ -57,9 +104,7 @@ export const t2aRequestSchema = z.object({
   stream_options: opt(z.object({ exclude_aggregated_audio: bool() })),
   voice_setting: opt(voiceSettingSchema),
   audio_setting: opt(audioSettingSchema),
-  pronunciation_dict: opt(
-    z.object({ tone: opt(z.array(z.string())) }, 'must be an object {"tone": ["<text>/<replacement>", ...]} (an array is not accepted)'),
-  ),
+  pronunciation_dict: opt(z.object({ tone: opt(z.array(z.string())) }, 'must be an object {"tone": ["<text>/<replacement>", ...]} (an array is not accepted)')),
   timber_weights: timberWeights,
   /** The spelling used in the description of `voice_id`; accepted as the same field. */
   timbre_weights: timberWeights,

@@ -59,7 +59,8 @@ function newSpeechArea(emu: Emulator): StateArea & SpeechArea {
     save: () => Object.fromEntries([...usage].map(([id, record]) => [id, { ...record, streams: record.streams.filter((s) => s.status !== 'streaming') }])),
     load(data) {
       usage.clear();
-      for (const [id, record] of Object.entries((data ?? {}) as Record<string, AccountUsage>)) usage.set(id, { ...record, streams: [...(record.streams ?? [])] });
+      for (const [id, record] of Object.entries((data ?? {}) as Record<string, AccountUsage>))
+        usage.set(id, { ...record, streams: [...(record.streams ?? [])] });
     },
     count(accountId, plan) {
       const record = usageOf(accountId);

@@ -112,7 +112,12 @@ export function idempotencyKeyOf(header: string | undefined, body: CreateBody): 
  * Creates a session, or answers the one its idempotency key made (10001 when that key made one for
  * another agent). `headerKey` is the `Idempotency-Key` header as sent.
  */
-export async function createAgentSession(emu: Emulator, account: Account, body: CreateBody, headerKey: string | undefined): Promise<{ item: CreateItem; traceId: string }> {
+export async function createAgentSession(
+  emu: Emulator,
+  account: Account,
+  body: CreateBody,
+  headerKey: string | undefined,
+): Promise<{ item: CreateItem; traceId: string }> {
   const idempotencyKey = idempotencyKeyOf(headerKey, body);
   const store = agentStore(emu);
   const now = emu.clock.now();
@@ -120,7 +125,10 @@ export async function createAgentSession(emu: Emulator, account: Account, body: 
   const earlier = store.sessions.get(store.keys.get(keyOf) ?? '');
   if (earlier) {
     if (earlier.agentId !== body.agentId) {
-      throw new PlatformError('param', `Idempotency-Key "${idempotencyKey}" was already used for agent "${earlier.agentId}"; use a new key for another request`);
+      throw new PlatformError(
+        'param',
+        `Idempotency-Key "${idempotencyKey}" was already used for agent "${earlier.agentId}"; use a new key for another request`,
+      );
     }
     hb.advance(emu, rules, account, now);
     return { item: await createItem(emu, store, earlier), traceId: earlier.traceId };
@@ -133,7 +141,10 @@ export async function createAgentSession(emu: Emulator, account: Account, body: 
   hb.advance(emu, rules, account, now);
   const price = rules.price(emu);
   if (budgetMs(account, price, false) < 1000) {
-    throw new PlatformError('balance', `insufficient balance: an agent session needs at least 1 second (${price} micro-units); balance ${account.balanceMicro}`);
+    throw new PlatformError(
+      'balance',
+      `insufficient balance: an agent session needs at least 1 second (${price} micro-units); balance ${account.balanceMicro}`,
+    );
   }
   const running = hb.liveSessions(emu, rules, account.id).length;
   const max = account.limits.max_concurrent_calls;
@@ -184,7 +195,13 @@ export function agentHeartbeat(emu: Emulator, account: Account, sessionId: strin
     hb.armDeadline(emu, rules, x);
     hb.advance(emu, rules, account, now);
   }
-  return { sessionId: x.sessionId, status: x.status, shouldClose: !live(x), closeReason: x.closeReason, remainingSeconds: remainingSeconds(account, rules.price(emu), false) };
+  return {
+    sessionId: x.sessionId,
+    status: x.status,
+    shouldClose: !live(x),
+    closeReason: x.closeReason,
+    remainingSeconds: remainingSeconds(account, rules.price(emu), false),
+  };
 }
 
 export function checkAgentSession(emu: Emulator, account: Account, sessionId: string): CheckItem {

@@ -34,7 +34,9 @@ export async function agentRoutes(app: FastifyInstance, opts: { emu: Emulator })
     return ok({ item });
   });
 
-  r.get(`${BASE}/check`, { config, schema: { querystring: sessionQuery } }, async (req) => ok({ item: checkAgentSession(emu, req.emu.account!, req.query.session_id) }));
+  r.get(`${BASE}/check`, { config, schema: { querystring: sessionQuery } }, async (req) =>
+    ok({ item: checkAgentSession(emu, req.emu.account!, req.query.session_id) }),
+  );
 
   r.post(`${BASE}/heartbeat`, { config, schema: { querystring: sessionQuery } }, async (req) => {
     const id = req.query.session_id;
@@ -43,5 +45,7 @@ export async function agentRoutes(app: FastifyInstance, opts: { emu: Emulator })
     return ok({ item: agentHeartbeat(emu, req.emu.account!, id) });
   });
 
-  r.delete(`${BASE}/end`, { config, schema: { querystring: sessionQuery } }, async (req) => ok({ item: endAgentSession(emu, req.emu.account!, req.query.session_id) }));
+  r.delete(`${BASE}/end`, { config, schema: { querystring: sessionQuery } }, async (req) =>
+    ok({ item: endAgentSession(emu, req.emu.account!, req.query.session_id) }),
+  );
 }

@@ -2,7 +2,10 @@ import { z } from 'zod';
 
 /** Wire shapes of agent sessions (`/api/v1/agents/openapi/sessions/*`). */
 const optionalText = (max: number) =>
-  z.string({ error: 'must be a string' }).max(max, { error: `must be at most ${max} characters` }).nullish();
+  z
+    .string({ error: 'must be a string' })
+    .max(max, { error: `must be at most ${max} characters` })
+    .nullish();
 
 export const createBody = z.object(
   {

@@ -10,9 +10,7 @@ const sessionId = z.string({ error: 'is required and must be a string' }).trim()
 
 export const startBody = z.object(
   {
-    client_nonce: z
-      .string({ error: 'is required and must be a UUID string' })
-      .regex(UUID, { error: 'must be a UUID (8-4-4-4-12 hexadecimal digits)' }),
+    client_nonce: z.string({ error: 'is required and must be a UUID string' }).regex(UUID, { error: 'must be a UUID (8-4-4-4-12 hexadecimal digits)' }),
     timbre: z.string({ error: 'must be a string (a role id)' }).min(1, { error: 'must not be empty' }).nullish(),
     language: z.enum(['zh', 'en'], { error: 'must be zh or en' }).nullish(),
     sample_rate: z

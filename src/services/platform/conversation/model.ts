@@ -59,9 +59,7 @@ export function conversationArea(emu: Emulator): ConversationState {
       for (const [key, s] of state.live) if (accountId === undefined || s.accountId === accountId) state.live.delete(key);
     },
     view: (accountId) => ({
-      live_sessions: [...state.live.values()]
-        .filter((s) => s.accountId === accountId)
-        .map(({ accountId: _a, ...rest }) => rest),
+      live_sessions: [...state.live.values()].filter((s) => s.accountId === accountId).map(({ accountId: _a, ...rest }) => rest),
     }),
   });
   return state;

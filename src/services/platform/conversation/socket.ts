@@ -10,7 +10,17 @@ import { issueText } from '../issues.js';
 import { isFinalMessage, parseJsonObject, unwrapMeta } from '../shared/socket-messages.js';
 import { MAX_FRAME_BYTES } from '../../../core/wire.js';
 import { openWire, toBuffer, type Wire } from '../shared/socket-wire.js';
-import { appendPcm, durationMs, INPUT_RATE, MAX_UTTERANCE_MS, newUtterance, nextPartial, recognizeUtterance, trailingSilenceMs, type Utterance } from '../shared/utterance.js';
+import {
+  appendPcm,
+  durationMs,
+  INPUT_RATE,
+  MAX_UTTERANCE_MS,
+  newUtterance,
+  nextPartial,
+  recognizeUtterance,
+  trailingSilenceMs,
+  type Utterance,
+} from '../shared/utterance.js';
 import {
   addLive,
   ConversationError,
@@ -190,7 +200,17 @@ class Conversation {
     if (!userText.trim()) {
       // Nothing was understood: the turn ends without a reply.
       const elapsed = Math.round(performance.now() - clock.t0);
-      this.wire.send({ type: 'done', reply_text: '', first_token_ms: 0, first_audio_ms: 0, asr_ms: clock.asrMs, llm_ms: 0, tts_ms: 0, total_ms: elapsed, audio_duration_sec: 0 });
+      this.wire.send({
+        type: 'done',
+        reply_text: '',
+        first_token_ms: 0,
+        first_audio_ms: 0,
+        asr_ms: clock.asrMs,
+        llm_ms: 0,
+        tts_ms: 0,
+        total_ms: elapsed,
+        audio_duration_sec: 0,
+      });
     } else {
       const { outcome, replyText } = await runReply(this.ctx, userText, clock);
       if (outcome === 'no_balance') return this.fail('40011', 'insufficient balance: the reply audio cannot be paid');

@@ -64,10 +64,7 @@ export async function fetchDetectionUrl(emu: Emulator, raw: string | null | unde
 
 /** What the multipart mode received in field `audio` (the route reads the parts). */
 export type Upload =
-  | { kind: 'file'; bytes: Buffer; name: string; contentType: string }
-  | { kind: 'too-large' }
-  | { kind: 'wrong-field'; field: string }
-  | { kind: 'none' };
+  { kind: 'file'; bytes: Buffer; name: string; contentType: string } | { kind: 'too-large' } | { kind: 'wrong-field'; field: string } | { kind: 'none' };
 
 /**
  * Multipart mode: the file in field `audio`, not empty, named .wav/.mp3 (10001 each). An oversize

@@ -40,7 +40,8 @@ async function readUpload(req: FastifyRequest): Promise<Upload> {
       }
       chunks.push(chunk);
     }
-    found = tooLarge || file.file.truncated ? { kind: 'too-large' } : { kind: 'file', bytes: Buffer.concat(chunks), name: file.filename, contentType: file.mimetype };
+    found =
+      tooLarge || file.file.truncated ? { kind: 'too-large' } : { kind: 'file', bytes: Buffer.concat(chunks), name: file.filename, contentType: file.mimetype };
   }
   return found.kind === 'none' && wrongField !== null ? { kind: 'wrong-field', field: wrongField } : found;
 }

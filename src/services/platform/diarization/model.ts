@@ -56,7 +56,12 @@ export function speakersOf(emu: Emulator, audio: InputAudio): DiarizationSpeaker
   }
   const spans = speechActivity(audio.samples, audio.sampleRate);
   if (spans.length === 0) return [];
-  return [speaker(0, spans.map((s) => ({ start_time: secs(s.startMs), end_time: secs(s.endMs) })))];
+  return [
+    speaker(
+      0,
+      spans.map((s) => ({ start_time: secs(s.startMs), end_time: secs(s.endMs) })),
+    ),
+  ];
 }
 
 /** Resolves the source: `url` when given (it wins), else `object_key` of this account; blank is absent. */

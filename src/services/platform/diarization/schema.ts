@@ -11,7 +11,11 @@ export const diarizeRequest = z.object({
 export type DiarizeRequest = z.infer<typeof diarizeRequest>;
 
 /** A source field of the HTTP body: a string, or absent (`null` too); its message names the field. */
-const sourceField = (field: string, what: string) => z.string({ error: `${field} must be a string` }).nullish().describe(what);
+const sourceField = (field: string, what: string) =>
+  z
+    .string({ error: `${field} must be a string` })
+    .nullish()
+    .describe(what);
 
 /**
  * `POST /v1/diarize` body: the same fields, in the words of the HTTP operation (no body reads as `{}`;

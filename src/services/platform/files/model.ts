@@ -86,7 +86,10 @@ export function checkScene(scene: string | undefined): Scene {
 export function checkUploadWindow(emu: Emulator, account: Account): void {
   const w = emu.limits.check(emu.windowKey(account, 'upload'), HOUR_MS, UPLOADS_PER_HOUR);
   if (!w.allowed) {
-    throw new PlatformError('rate', `upload frequency limit exceeded: at most ${UPLOADS_PER_HOUR} uploads per hour; retry in ${Math.ceil(w.retryAfterMs / 1000)} s`);
+    throw new PlatformError(
+      'rate',
+      `upload frequency limit exceeded: at most ${UPLOADS_PER_HOUR} uploads per hour; retry in ${Math.ceil(w.retryAfterMs / 1000)} s`,
+    );
   }
 }
 
@@ -120,7 +123,8 @@ export function checkUploadForm<F extends { size: number }>(form: UploadForm<F>)
   if (form.problem && form.problem.codeOrKind !== 'rate') throw form.problem;
   const scene = checkScene(form.scene);
   if (form.problem) throw form.problem;
-  if (!form.file) throw new PlatformError('param', form.fileAsField ? 'file: must be sent as a file part (with a filename), not a text field' : 'file: is required');
+  if (!form.file)
+    throw new PlatformError('param', form.fileAsField ? 'file: must be sent as a file part (with a filename), not a text field' : 'file: is required');
   if (form.file.size > SCENE_LIMITS[scene]) throw tooLarge(scene);
   if (form.file.size === 0) throw new PlatformError('param', 'file: is empty');
   return { scene, file: form.file };
@@ -136,7 +140,11 @@ export function unreadableForm(err: unknown): PlatformError {
 /** The file name as it may appear in an object key: plain characters only, at most 100. */
 export function safeFileName(name: string): string {
   const base = name.split(/[\\/]/).pop() ?? '';
-  const safe = base.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/\.{2,}/g, '.').replace(/^[._-]+/, '').slice(-100);
+  const safe = base
+    .replace(/[^A-Za-z0-9._-]+/g, '_')
+    .replace(/\.{2,}/g, '.')
+    .replace(/^[._-]+/, '')
+    .slice(-100);
   return safe || 'file';
 }
 

@@ -91,7 +91,13 @@ export async function fileRoutes(app: FastifyInstance, { emu }: { emu: Emulator 
 
     try {
       const { scene: checked, file } = checkUploadForm({ scene, file: received, fileAsField, problem });
-      const data = await commitUpload(emu, account, { tmpBlob: file.tmpBlob, scene: checked, fileName: file.fileName, size: file.size, withUrl: req.query.with_url });
+      const data = await commitUpload(emu, account, {
+        tmpBlob: file.tmpBlob,
+        scene: checked,
+        fileName: file.fileName,
+        size: file.size,
+        withUrl: req.query.with_url,
+      });
       return ok(data, 'success');
     } catch (err) {
       await discardBlob(emu, received?.tmpBlob);

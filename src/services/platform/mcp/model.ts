@@ -46,7 +46,10 @@ export function dispatcher(emu: Emulator, tools: ToolDef[], hooks: CallHooks): D
       'tools/call': async (params) => {
         const parsed = toolsCallParams.safeParse(params ?? {});
         if (!parsed.success || Array.isArray(params)) {
-          throw new RpcFault(RPC_ERRORS.invalidParams, `invalid params: ${parsed.success ? 'params must be an object' : issueText(parsed.error, ARGUMENT_WORDING)}`);
+          throw new RpcFault(
+            RPC_ERRORS.invalidParams,
+            `invalid params: ${parsed.success ? 'params must be an object' : issueText(parsed.error, ARGUMENT_WORDING)}`,
+          );
         }
         const tool = byName.get(parsed.data.name);
         if (!tool) throw new RpcFault(RPC_ERRORS.invalidParams, `unknown tool: ${parsed.data.name} (tools: ${tools.map((t) => t.name).join(', ')})`);

@@ -19,7 +19,8 @@ export async function mcpRoutes(app: FastifyInstance, { emu }: { emu: Emulator }
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, parseBody(body as string)));
 
   app.setErrorHandler((err: Error & { code?: string; statusCode?: number }, req, reply) => {
-    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendJson(reply, 200, failure(null, RPC_ERRORS.invalidRequest, 'invalid request: the body exceeds the 1 MB limit'));
+    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+      return sendJson(reply, 200, failure(null, RPC_ERRORS.invalidRequest, 'invalid request: the body exceeds the 1 MB limit'));
     if (err.statusCode === 400) return sendJson(reply, 200, failure(null, RPC_ERRORS.parse, `parse error: ${err.message}`));
     emu.logger.error({ err, path: req.url }, '/mcp failed');
     return sendJson(reply, 200, failure(null, RPC_ERRORS.internal, 'internal error'));
@@ -40,6 +41,10 @@ export async function mcpRoutes(app: FastifyInstance, { emu }: { emu: Emulator }
   });
 
   const notAllowed = async (_req: unknown, reply: FastifyReply) =>
-    sendJson(reply.header('allow', 'POST'), 405, failure(null, -32000, 'method not allowed: /mcp accepts POST only (no server-sent event stream, no session to delete)'));
+    sendJson(
+      reply.header('allow', 'POST'),
+      405,
+      failure(null, -32000, 'method not allowed: /mcp accepts POST only (no server-sent event stream, no session to delete)'),
+    );
   app.route({ method: ['GET', 'DELETE', 'PUT', 'PATCH'], url: '/mcp', config: { selfAuth: true }, handler: notAllowed });
 }

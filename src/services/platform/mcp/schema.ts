@@ -12,10 +12,7 @@ export const LATEST_PROTOCOL_VERSION = PROTOCOL_VERSIONS[0];
 export const SERVER_NAME = 'speech-emulator-voice-platform';
 
 /** The key every tool requires, added to each HTTP schema. */
-export const apiKeyArgument = z
-  .string()
-  .min(1)
-  .describe('API key of the voice platform (the same key as the X-API-Key header of the HTTP operations).');
+export const apiKeyArgument = z.string().min(1).describe('API key of the voice platform (the same key as the X-API-Key header of the HTTP operations).');
 
 export const toolsCallParams = z.object({
   name: z.string({ error: 'params.name must be a string naming a tool' }),

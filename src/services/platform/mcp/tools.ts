@@ -55,7 +55,12 @@ export function mcpTools(emu: Emulator): ToolDef[] {
         for await (const chunk of chunks) parts.push(chunk);
         const joined = Buffer.concat(parts);
         const bytes = plan.format === 'wav' ? sealStreamedWav(joined) : joined;
-        return audioResult(emu, account, { bytes, format: plan.format, contentType: plan.contentType, sampleRate: TTS_SAMPLE_RATE, channels: TTS_CHANNELS, bitDepth: TTS_BIT_DEPTH }, { streamChunks: parts.length });
+        return audioResult(
+          emu,
+          account,
+          { bytes, format: plan.format, contentType: plan.contentType, sampleRate: TTS_SAMPLE_RATE, channels: TTS_CHANNELS, bitDepth: TTS_BIT_DEPTH },
+          { streamChunks: parts.length },
+        );
       },
     }),
     defineTool({

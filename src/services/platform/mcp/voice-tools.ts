@@ -15,7 +15,9 @@ const ENVELOPE_NOTE =
 const voiceListArgs = z.object({});
 
 const voiceDeleteArgs = voiceDeleteParamsSchema.extend({
-  voice_id: voiceDeleteParamsSchema.shape.voice_id.describe('The custom voice to delete. Deleting an id that is not a custom voice of this key succeeds and changes nothing; system voices are never removed.'),
+  voice_id: voiceDeleteParamsSchema.shape.voice_id.describe(
+    'The custom voice to delete. Deleting an id that is not a custom voice of this key succeeds and changes nothing; system voices are never removed.',
+  ),
 });
 
 export function voiceTools(): ToolDef[] {

@@ -110,7 +110,11 @@ export function dialogueOf(plan: PodcastPlan): DialogueInput {
 function takeRateSlot(emu: Emulator, account: Account): void {
   const mine = emu.windowKey(account, ACCOUNT_WINDOW.name);
   const own = emu.limits.check(mine, ACCOUNT_WINDOW.ms, ACCOUNT_WINDOW.max);
-  if (!own.allowed) throw new PlatformError('rate', `podcast rate limit: at most ${ACCOUNT_WINDOW.max} requests per minute per API key (retry in ${Math.ceil(own.retryAfterMs / 1000)} s)`);
+  if (!own.allowed)
+    throw new PlatformError(
+      'rate',
+      `podcast rate limit: at most ${ACCOUNT_WINDOW.max} requests per minute per API key (retry in ${Math.ceil(own.retryAfterMs / 1000)} s)`,
+    );
   if (emu.config.globalLimits) {
     const all = emu.limits.check(GLOBAL_WINDOW.key, GLOBAL_WINDOW.ms, GLOBAL_WINDOW.max);
     if (!all.allowed) throw new PlatformError('rate', `podcast rate limit: at most ${GLOBAL_WINDOW.max} requests per second in total`);

@@ -58,4 +58,3 @@ export const podcastData = z.object({
   traceId: z.string(),
 });
 export type PodcastData = z.infer<typeof podcastData>;
-

@@ -34,7 +34,8 @@ const STREAM_KEY_TEXTS: KeyTexts = {
  * upgrade) has no socket to express `close_ws` or a fault code on: those fields stay reported ignored.
  */
 function admitStream(emu: Emulator, req: FastifyRequest) {
-  if (!req.ws) return admit(emu, { fault: (field) => (field === 'status' ? takeFault(req, field) : undefined), key: keyOfRequest(req), capability: 'recognition' });
+  if (!req.ws)
+    return admit(emu, { fault: (field) => (field === 'status' ? takeFault(req, field) : undefined), key: keyOfRequest(req), capability: 'recognition' });
   return admitRequest(emu, req, 'recognition', { socket: true });
 }
 
@@ -60,7 +61,11 @@ export async function recognitionStreamRoutes(app: FastifyInstance, opts: { emu:
 
 function recognitionSocket(emu: Emulator, socket: WebSocket, req: FastifyRequest): void {
   const wire = openWire(emu, socket, req, undefined, () => {
-    event('error', { text: '', language: language ?? 'auto', confidence: 0 }, { code: 10001, message: `message: a frame is at most ${MAX_FRAME_BYTES} bytes (8 MiB)` });
+    event(
+      'error',
+      { text: '', language: language ?? 'auto', confidence: 0 },
+      { code: 10001, message: `message: a frame is at most ${MAX_FRAME_BYTES} bytes (8 MiB)` },
+    );
     phase = 'finished';
   });
   const cutAfter = takeFault(req, 'cut_after_chunks');

@@ -15,5 +15,4 @@ export function received(input: unknown): string {
 export const requiredString = (what = 'a string') =>
   z.string({ error: (iss) => (iss.input === undefined ? 'is required' : `must be ${what}, got ${received(iss.input)}`) });
 
-export const optionalString = (what = 'a string') =>
-  z.string({ error: (iss) => `must be ${what}, got ${received(iss.input)}` }).nullish();
+export const optionalString = (what = 'a string') => z.string({ error: (iss) => `must be ${what}, got ${received(iss.input)}` }).nullish();

@@ -77,7 +77,18 @@ export async function ttsRoutes(app: FastifyInstance, { emu }: { emu: Emulator }
     const cutAfter = takeFault(req, 'cut_after_chunks');
     if (cutAfter === undefined) return reply.send(audio.bytes);
     // Sent in slices so the fault can cut it part way, as a failure after audio began would.
-    return reply.send(Readable.from(sent(req, (async function* () { yield* slices(audio.bytes); })(), cutAfter), { highWaterMark: 1 }));
+    return reply.send(
+      Readable.from(
+        sent(
+          req,
+          (async function* () {
+            yield* slices(audio.bytes);
+          })(),
+          cutAfter,
+        ),
+        { highWaterMark: 1 },
+      ),
+    );
   });
 
   r.post('/v1/text-to-speech/stream', route, async (req, reply) => {
@@ -97,7 +108,21 @@ export async function ttsRoutes(app: FastifyInstance, { emu }: { emu: Emulator }
     });
     audioHeaders(reply, plan.contentType);
     reply.header('x-accel-buffering', 'no');
-    return reply.send(Readable.from(sent(req, inSlot(emu, counted(chunks, () => emu.metrics.audioSynthesized(plan.format, stream.durationMs / 1000)), abort.signal), cutAfter, emu.closing), { highWaterMark: 1 }));
+    return reply.send(
+      Readable.from(
+        sent(
+          req,
+          inSlot(
+            emu,
+            counted(chunks, () => emu.metrics.audioSynthesized(plan.format, stream.durationMs / 1000)),
+            abort.signal,
+          ),
+          cutAfter,
+          emu.closing,
+        ),
+        { highWaterMark: 1 },
+      ),
+    );
   });
 }
 

@@ -48,7 +48,16 @@ function tooLarge(size: number): PlatformError {
   return unreadable(`reference audio is ${size} bytes, more than the 50 MB limit`);
 }
 
-const CONTAINERS: Record<string, ProbeResult['format']> = { wave: 'wav', mpeg: 'mp3', flac: 'flac', ogg: 'ogg', m4a: 'm4a', mp4: 'm4a', isom: 'm4a', adts: 'aac' };
+const CONTAINERS: Record<string, ProbeResult['format']> = {
+  wave: 'wav',
+  mpeg: 'mp3',
+  flac: 'flac',
+  ogg: 'ogg',
+  m4a: 'm4a',
+  mp4: 'm4a',
+  isom: 'm4a',
+  adts: 'aac',
+};
 
 /** The audio engine's probe; music-metadata stands in while the engine's probe is not available. */
 async function probe(bytes: Buffer, filename: string, contentType?: string): Promise<ProbeResult> {

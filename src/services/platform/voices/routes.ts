@@ -15,7 +15,9 @@ export async function voiceRoutes(app: FastifyInstance, { emu }: { emu: Emulator
 
   r.post('/v1/voice/save', { config, schema: { body: voiceSaveSchema } }, async (req) => ok(await saveVoice(emu, req.emu.account!, req.body), 'success'));
 
-  r.get('/v1/voice/list', { config, schema: { querystring: voiceListQuerySchema } }, async (req) => ok(listVoices(emu, req.emu.account!, req.query), 'success'));
+  r.get('/v1/voice/list', { config, schema: { querystring: voiceListQuerySchema } }, async (req) =>
+    ok(listVoices(emu, req.emu.account!, req.query), 'success'),
+  );
 
   // `DELETE /v1/voice/` (no id) is this endpoint with a missing parameter, not an unknown route.
   app.delete('/v1/voice', { config, schema: { hide: true } }, async () => {

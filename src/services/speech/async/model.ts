@@ -105,7 +105,12 @@ function piecesOfZip(fileId: number, bytes: Buffer): Piece[] {
   const kinds = new Set(entries.map((e) => /\.(txt|json)$/i.exec(e.name)?.[1]?.toLowerCase() ?? 'other'));
   if (kinds.has('other') || kinds.size > 1) throw invalidParams(`text_file_id ${fileId}: the zip must hold files of one type, all .txt or all .json`);
   return entries.flatMap((e) => {
-    const folder = e.name.replace(/\.(txt|json)$/i, '').replace(/[^A-Za-z0-9._/-]+/g, '_').replace(/^[/.]+/, '').slice(0, 100) || 'file';
+    const folder =
+      e.name
+        .replace(/\.(txt|json)$/i, '')
+        .replace(/[^A-Za-z0-9._/-]+/g, '_')
+        .replace(/^[/.]+/, '')
+        .slice(0, 100) || 'file';
     const text = e.data.toString('utf8');
     if (kinds.has('txt')) return [{ folder, field: 'content', text }];
     let doc: unknown;
@@ -115,7 +120,11 @@ function piecesOfZip(fileId: number, bytes: Buffer): Piece[] {
       throw invalidParams(`text_file_id ${fileId}: ${e.name} is not valid JSON`);
     }
     const obj = (doc && typeof doc === 'object' && !Array.isArray(doc) ? doc : {}) as Record<string, unknown>;
-    const pieces = JSON_FIELDS.filter((f) => typeof obj[f] === 'string' && (obj[f] as string).trim() !== '').map((f) => ({ folder, field: f, text: obj[f] as string }));
+    const pieces = JSON_FIELDS.filter((f) => typeof obj[f] === 'string' && (obj[f] as string).trim() !== '').map((f) => ({
+      folder,
+      field: f,
+      text: obj[f] as string,
+    }));
     if (!pieces.length) throw invalidParams(`text_file_id ${fileId}: ${e.name} has no non-empty title, content or extra string`);
     return pieces;
   });
@@ -217,7 +226,13 @@ async function produce(emu: Emulator, account: Account, task: AsyncTask, planned
   const entries = made.flatMap(({ piece, plan, synth, encoded }) => {
     const base = `${task.task_id}/${piece.folder ? `${piece.folder}/` : ''}${piece.field}-${task.task_id}`;
     const { meta } = encoded;
-    const extra = { audio_length: meta.durationMs, audio_sample_rate: meta.sampleRate, audio_size: meta.sizeBytes, bitrate: meta.bitrate, word_count: plan.wordCount };
+    const extra = {
+      audio_length: meta.durationMs,
+      audio_sample_rate: meta.sampleRate,
+      audio_size: meta.sizeBytes,
+      bitrate: meta.bitrate,
+      word_count: plan.wordCount,
+    };
     return [
       { name: `${base}.${plan.format}`, data: encoded.bytes, mtimeSec },
       { name: `${base}.titles`, data: Buffer.from(JSON.stringify(subtitleSegments(synth))), mtimeSec },

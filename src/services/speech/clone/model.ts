@@ -28,7 +28,8 @@ export interface CloneResult {
 
 /** Sample bytes of an uploaded file, its duration, or 20132 naming the field. */
 async function audioOf(emu: Emulator, f: FileRecord, field: string, purpose: string): Promise<{ bytes: Buffer; durationMs: number }> {
-  if (f.purpose !== purpose) throw new SpeechError(20132, `invalid samples or voice_id, ${field} ${f.file_id} was uploaded with purpose ${f.purpose}, not ${purpose}`);
+  if (f.purpose !== purpose)
+    throw new SpeechError(20132, `invalid samples or voice_id, ${field} ${f.file_id} was uploaded with purpose ${f.purpose}, not ${purpose}`);
   const bytes = await emu.blobs.read(f.blob);
   try {
     const probe = await probeAudio(bytes, { filename: f.filename });
@@ -60,19 +61,25 @@ export async function cloneVoice(emu: Emulator, account: Account, body: CloneBod
   checkVoiceIdFree(emu, voiceId);
 
   const sample = await audioOf(emu, findFile(emu, account, body.file_id, { code: 20132 }), 'file_id', 'voice_clone');
-  if (sample.durationMs < MIN_SAMPLE_MS) throw new SpeechError(2037, `voice duration too short: the sample lasts ${(sample.durationMs / 1000).toFixed(1)} s, at least 10 s is needed`);
-  if (sample.durationMs > MAX_SAMPLE_MS) throw new SpeechError(2037, `voice duration too long: the sample lasts ${(sample.durationMs / 1000).toFixed(1)} s, at most 300 s is allowed`);
+  if (sample.durationMs < MIN_SAMPLE_MS)
+    throw new SpeechError(2037, `voice duration too short: the sample lasts ${(sample.durationMs / 1000).toFixed(1)} s, at least 10 s is needed`);
+  if (sample.durationMs > MAX_SAMPLE_MS)
+    throw new SpeechError(2037, `voice duration too long: the sample lasts ${(sample.durationMs / 1000).toFixed(1)} s, at most 300 s is allowed`);
   if (body.clone_prompt) {
     const field = 'clone_prompt.prompt_audio';
     const prompt = await audioOf(emu, findFile(emu, account, body.clone_prompt.prompt_audio, { field, code: 20132 }), field, 'prompt_audio');
-    if (prompt.durationMs >= MAX_PROMPT_MS) throw new SpeechError(2048, `prompt audio too long: it lasts ${(prompt.durationMs / 1000).toFixed(1)} s, it must be under 8 s`);
+    if (prompt.durationMs >= MAX_PROMPT_MS)
+      throw new SpeechError(2048, `prompt audio too long: it lasts ${(prompt.durationMs / 1000).toFixed(1)} s, it must be under 8 s`);
   }
   if (body.text_validation) {
     const accuracy = body.accuracy || DEFAULT_ACCURACY;
     const heard = await heardIn(emu, sample.bytes);
     const score = similarity(body.text_validation, heard);
     if (score < accuracy) {
-      throw new SpeechError(1043, `The asr similarity check failed: text_validation matches what the sample says at ${score.toFixed(2)}, below accuracy ${accuracy}`);
+      throw new SpeechError(
+        1043,
+        `The asr similarity check failed: text_validation matches what the sample says at ${score.toFixed(2)}, below accuracy ${accuracy}`,
+      );
     }
   }
   // Checked again: another clone of the same id may have finished while the audio was read.
@@ -81,7 +88,13 @@ export async function cloneVoice(emu: Emulator, account: Account, body: CloneBod
   addSpeechVoice(emu, account, voiceId, 'clone', toneOfSample(sample.bytes));
   if (text === undefined) return {};
   try {
-    const preview = await synthesizePreview(emu, account, { voiceId, text, model: body.model!, languageBoost: body.language_boost, watermark: body.aigc_watermark === true });
+    const preview = await synthesizePreview(emu, account, {
+      voiceId,
+      text,
+      model: body.model!,
+      languageBoost: body.language_boost,
+      watermark: body.aigc_watermark === true,
+    });
     const demoBlob = `speech-files/${account.id}/demo-${emu.ids.stream(`${account.id}:files`).hex(16)}.mp3`;
     await emu.blobs.put(demoBlob, preview.bytes);
     return { preview, demoBlob };

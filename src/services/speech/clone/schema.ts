@@ -11,9 +11,7 @@ const bool = () => z.boolean({ error: 'must be a boolean' }).nullish();
 export const cloneBody = z.looseObject({
   file_id: idField,
   voice_id: str(),
-  clone_prompt: z
-    .looseObject({ prompt_audio: idField, prompt_text: str() }, { error: 'must be an object with prompt_audio and prompt_text' })
-    .nullish(),
+  clone_prompt: z.looseObject({ prompt_audio: idField, prompt_text: str() }, { error: 'must be an object with prompt_audio and prompt_text' }).nullish(),
   text: str(1000).nullish(),
   model: str().nullish(),
   language_boost: z.string({ error: 'must be a string' }).nullish(),

@@ -5,7 +5,10 @@ const required = (i: { input: unknown }) => (i.input === undefined ? 'is require
 
 export const designBody = z.looseObject({
   prompt: z.string({ error: required }).refine((s) => s.trim() !== '', 'must not be empty'),
-  preview_text: z.string({ error: required }).refine((s) => s.trim() !== '', 'must not be empty').refine((s) => [...s].length <= 500, 'must be at most 500 characters'),
+  preview_text: z
+    .string({ error: required })
+    .refine((s) => s.trim() !== '', 'must not be empty')
+    .refine((s) => [...s].length <= 500, 'must be at most 500 characters'),
   voice_id: z.string({ error: 'must be a string' }).nullish(),
   aigc_watermark: z.boolean({ error: 'must be a boolean' }).nullish(),
 });

@@ -59,8 +59,7 @@ export function filesArea(emu: Emulator): FilesArea {
       else for (const [id, f] of byId) if (f.account_id === accountId) byId.delete(id);
       void emu.blobs.removeTree(accountId === undefined ? 'speech-files' : `speech-files/${accountId}`).catch(() => undefined);
     },
-    view: (accountId) =>
-      [...byId.values()].filter((f) => f.account_id === accountId && visible(emu, f)).map((f) => ({ ...fileObject(f), format: f.format })),
+    view: (accountId) => [...byId.values()].filter((f) => f.account_id === accountId && visible(emu, f)).map((f) => ({ ...fileObject(f), format: f.format })),
     save: () => [...byId.values()],
     load(data) {
       byId.clear();
@@ -142,7 +141,9 @@ export function fileObject(f: FileRecord) {
 }
 
 export function contentTypeOfFile(f: FileRecord): string {
-  return { mp3: 'audio/mpeg', m4a: 'audio/mp4', wav: 'audio/wav', txt: 'text/plain; charset=utf-8', zip: 'application/zip', tar: 'application/x-tar' }[f.format];
+  return { mp3: 'audio/mpeg', m4a: 'audio/mp4', wav: 'audio/wav', txt: 'text/plain; charset=utf-8', zip: 'application/zip', tar: 'application/x-tar' }[
+    f.format
+  ];
 }
 
 /** Reads the first bytes of a blob (content sniffing never needs the whole file). */

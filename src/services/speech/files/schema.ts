@@ -7,7 +7,10 @@ import { idValue } from '../reply.js';
 export const idField = z.unknown().transform((v, ctx) => {
   const n = idValue(v);
   if (n === undefined) {
-    ctx.addIssue({ code: 'custom', message: v === undefined || v === null || v === '' ? 'is required' : `must be a positive integer id (got ${JSON.stringify(v)})` });
+    ctx.addIssue({
+      code: 'custom',
+      message: v === undefined || v === null || v === '' ? 'is required' : `must be a positive integer id (got ${JSON.stringify(v)})`,
+    });
     return z.NEVER;
   }
   return n;

@@ -20,14 +20,18 @@ export async function synthesizePreview(
   account: Account,
   input: { voiceId: string; text: string; model: string; languageBoost?: string | null; watermark?: boolean },
 ): Promise<Preview> {
-  const plan = planRequest(emu, account, readRequest({
-    model: input.model,
-    text: input.text,
-    voice_setting: { voice_id: input.voiceId },
-    audio_setting: { format: 'mp3', sample_rate: 32000, bitrate: 128000, channel: 1 },
-    ...(input.languageBoost ? { language_boost: input.languageBoost } : {}),
-    aigc_watermark: input.watermark === true,
-  }));
+  const plan = planRequest(
+    emu,
+    account,
+    readRequest({
+      model: input.model,
+      text: input.text,
+      voice_setting: { voice_id: input.voiceId },
+      audio_setting: { format: 'mp3', sample_rate: 32000, bitrate: 128000, channel: 1 },
+      ...(input.languageBoost ? { language_boost: input.languageBoost } : {}),
+      aigc_watermark: input.watermark === true,
+    }),
+  );
   const synth = synthesizeStream(plan.input);
   checkOutputSize(plan, synth.durationMs);
   chargeRequest(emu, account, plan);

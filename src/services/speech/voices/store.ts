@@ -74,7 +74,15 @@ export function findSpeechVoice(emu: Emulator, voiceId: string): SpeechVoice | u
 
 export function addSpeechVoice(emu: Emulator, account: Account, voiceId: string, kind: VoiceKind, toneId: string): SpeechVoice {
   const now = emu.clock.now();
-  const voice: SpeechVoice = { voice_id: voiceId, account_id: account.id, kind, tone_id: toneId, created_at_ms: now, expires_at_ms: now + UNUSED_VOICE_TTL_MS, used: false };
+  const voice: SpeechVoice = {
+    voice_id: voiceId,
+    account_id: account.id,
+    kind,
+    tone_id: toneId,
+    created_at_ms: now,
+    expires_at_ms: now + UNUSED_VOICE_TTL_MS,
+    used: false,
+  };
   voiceStore(emu).byId.set(voiceId, voice);
   emu.markDirty();
   return voice;

@@ -220,7 +220,8 @@ export function openSession(emu: Emulator, port: SessionPort, ctx: SessionContex
       } catch {
         return fail(2013, 'invalid params, message is not valid JSON: each message must be one JSON object with an event field');
       }
-      if (json === null || typeof json !== 'object' || Array.isArray(json)) return fail(2013, 'invalid params, message must be a JSON object with an event field');
+      if (json === null || typeof json !== 'object' || Array.isArray(json))
+        return fail(2013, 'invalid params, message must be a JSON object with an event field');
       const frame = clientFrameSchema.safeParse(json);
       if (!frame.success) return illegal('the message has no event field (string)');
       try {
@@ -254,7 +255,14 @@ function wsFormatOf(start: TaskStart): WsFormat {
  * and no aggregate. The socket's names map to the HTTP ones; μ-law is planned as 8 kHz PCM.
  */
 export function pieceBody(start: TaskStart, text: string): Record<string, unknown> {
-  const { event: _event, text_normalization, subtitle_type: _s, continuous_sound: _c, output_format: _o, ...rest } = start as TaskStart & { output_format?: unknown };
+  const {
+    event: _event,
+    text_normalization,
+    subtitle_type: _s,
+    continuous_sound: _c,
+    output_format: _o,
+    ...rest
+  } = start as TaskStart & { output_format?: unknown };
   const body: Record<string, unknown> = { ...rest, text, stream: true, stream_options: { exclude_aggregated_audio: true } };
   const vs = start.voice_setting;
   if (vs) {
@@ -265,8 +273,11 @@ export function pieceBody(start: TaskStart, text: string): Record<string, unknow
   if (as) {
     const format = as.format ?? 'mp3';
     if (format === 'opus')
-      throw invalidParams(`audio_setting.format opus cannot be served: the emulator has no Opus encoder; use one of ${WS_FORMATS.filter((f) => f !== 'opus' && f !== 'wav').join(', ')}`);
-    if (format === 'wav') throw invalidParams('audio_setting.format wav is supported only in non-streaming output; over the socket use pcm, pcmu_wav, mp3 or flac');
+      throw invalidParams(
+        `audio_setting.format opus cannot be served: the emulator has no Opus encoder; use one of ${WS_FORMATS.filter((f) => f !== 'opus' && f !== 'wav').join(', ')}`,
+      );
+    if (format === 'wav')
+      throw invalidParams('audio_setting.format wav is supported only in non-streaming output; over the socket use pcm, pcmu_wav, mp3 or flac');
     body.audio_setting = format.startsWith('pcmu') ? { ...as, format: 'pcm', sample_rate: 8000 } : as;
   }
   return body;
