@@ -1,14 +1,9 @@
 import { TokenVerifier } from 'livekit-server-sdk';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/index.js';
-import { call, startTestEmulator } from '../helpers/emulator.js';
+import { describe, expect, it } from 'vitest';
+import { call, emulatorForFile, startTestEmulator } from '../helpers/emulator.js';
 
 // livekit-server-sdk's own verifier checks nbf/exp against the wall clock: the emulator clock stays real here.
-let emu: RunningEmulator;
-beforeAll(async () => {
-  emu = await startTestEmulator();
-});
-afterAll(() => emu.close());
+const { emu } = emulatorForFile();
 
 const post = (base: string, path: string, json: unknown, headers: Record<string, string>) =>
   call(`${base}${path}`, { method: 'POST', json, headers: { 'x-api-key': 'livekit-peer', ...headers } });

@@ -1,8 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/index.js';
-import { startTestEmulator } from '../helpers/emulator.js';
+import { emulatorForFile } from '../helpers/emulator.js';
 
 /**
  * Peer: the official MCP TypeScript SDK client (`Client` + `StreamableHTTPClientTransport`) against
@@ -10,20 +9,18 @@ import { startTestEmulator } from '../helpers/emulator.js';
  * with it, delete it, and get an unknown tool rejected.
  */
 const KEY = 'mcp-sdk-peer-key';
-let emu: RunningEmulator;
+const { emu } = emulatorForFile();
 let client: Client;
 
 type TextResult = { content: { type: string; text: string }[]; isError?: boolean };
 const json = (r: unknown) => JSON.parse((r as TextResult).content[0]!.text);
 
 beforeAll(async () => {
-  emu = await startTestEmulator();
   client = new Client({ name: 'sdk-peer-test', version: '1.0.0' });
   await client.connect(new StreamableHTTPClientTransport(new URL(`${emu.platformUrl}/mcp`)));
 });
 afterAll(async () => {
   await client.close();
-  await emu.close();
 });
 
 describe('MCP SDK client over Streamable HTTP', () => {

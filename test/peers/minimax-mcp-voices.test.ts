@@ -7,8 +7,7 @@ import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/index.js';
-import { startTestEmulator } from '../helpers/emulator.js';
+import { emulatorForFile } from '../helpers/emulator.js';
 
 /**
  * Peer: the official MiniMax MCP server for JavaScript (npm `minimax-mcp-js`) over stdio, pointed at the
@@ -19,7 +18,7 @@ import { startTestEmulator } from '../helpers/emulator.js';
  */
 const run = promisify(execFile);
 const KEY = 'minimax-voices-peer-key';
-let emu: RunningEmulator;
+const { emu } = emulatorForFile();
 let dir: string;
 let client: Client;
 
@@ -46,7 +45,6 @@ async function newestIn(sub: string, before: Set<string>): Promise<string> {
 }
 
 beforeAll(async () => {
-  emu = await startTestEmulator();
   dir = await mkdtemp(join(tmpdir(), 'minimax-voices-peer-'));
   const transport = new StdioClientTransport({
     command: process.execPath,
@@ -59,7 +57,6 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => {
   await client?.close();
-  await emu?.close();
   await rm(dir, { recursive: true, force: true });
 });
 

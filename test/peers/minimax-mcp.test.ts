@@ -6,8 +6,7 @@ import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/index.js';
-import { control, startTestEmulator } from '../helpers/emulator.js';
+import { control, emulatorForFile } from '../helpers/emulator.js';
 import { ffprobe } from '../helpers/ffprobe.js';
 
 /**
@@ -17,7 +16,7 @@ import { ffprobe } from '../helpers/ffprobe.js';
  * false, emotion "happy", 32 kHz 128 kbps mono MP3, and reads the Trace-Id header on errors.
  */
 const KEY = 'minimax-peer-key';
-let emu: RunningEmulator;
+const { emu } = emulatorForFile();
 let dir: string;
 /** One url-mode server process for the tests that use it (spawning costs a second or two). */
 let urlClient: Client;
@@ -53,13 +52,11 @@ async function probe(file: string) {
 }
 
 beforeAll(async () => {
-  emu = await startTestEmulator();
   dir = await mkdtemp(join(tmpdir(), 'minimax-peer-'));
   urlClient = await connect('url');
 }, 60_000);
 afterAll(async () => {
   await urlClient?.close();
-  await emu.close();
   await rm(dir, { recursive: true, force: true });
 });
 

@@ -3,23 +3,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/index.js';
-import { startTestEmulator } from '../helpers/emulator.js';
+import { emulatorForFile } from '../helpers/emulator.js';
 import { ffprobe } from '../helpers/ffprobe.js';
 
 /**
  * Peer: `eventsource-parser` (v3), the SSE parser under many real clients (the OpenAI and Vercel AI
  * SDKs among them), reading the T2A stream exactly as it arrives on the socket, chunk boundaries and all.
  */
-let emu: RunningEmulator;
+const { emu } = emulatorForFile();
 let dir: string;
 
 beforeAll(async () => {
-  emu = await startTestEmulator();
   dir = await mkdtemp(join(tmpdir(), 'sse-peer-'));
 });
 afterAll(async () => {
-  await emu.close();
   await rm(dir, { recursive: true, force: true });
 });
 

@@ -1,21 +1,17 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/index.js';
-import { startTestEmulator } from '../helpers/emulator.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { emulatorForFile, startTestEmulator } from '../helpers/emulator.js';
 import { claims, sessionClient } from './calls-helpers.js';
 
-let emu: RunningEmulator;
+const { emu } = emulatorForFile({ freeze: true });
 let c: ReturnType<typeof sessionClient>;
 const BASE = '/api/v1/agents/openapi/sessions';
 
-beforeAll(async () => {
-  emu = await startTestEmulator();
+beforeAll(() => {
   c = sessionClient(emu);
-  await c.ctl.freeze(true);
 });
-afterAll(() => emu.close());
 
 let n = 0;
 const create = (key: string | null, body: Record<string, unknown> = { agentId: 'agent_demo' }, idem: string | null = `idem-${++n}`) =>

@@ -1,16 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/index.js';
-import { startTestEmulator } from '../helpers/emulator.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { emulatorForFile } from '../helpers/emulator.js';
 
 /** Raw JSON-RPC framing of /mcp, with hand-written bodies (addendum B1). */
-let emu: RunningEmulator;
+const { emu } = emulatorForFile();
 let url: string;
 
-beforeAll(async () => {
-  emu = await startTestEmulator();
+beforeAll(() => {
   url = `${emu.platformUrl}/mcp`;
 });
-afterAll(() => emu.close());
 
 async function post(body: string, headers: Record<string, string> = { 'content-type': 'application/json' }) {
   const res = await fetch(url, { method: 'POST', headers, body });

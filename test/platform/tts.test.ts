@@ -1,23 +1,18 @@
 import { request } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { readSignature } from '../../src/audio/index.js';
 import { TAG_S } from '../../src/audio/plan.js';
-import type { RunningEmulator } from '../../src/index.js';
-import { control, startTestEmulator } from '../helpers/emulator.js';
+import { emulatorForFile } from '../helpers/emulator.js';
 import { api, ffprobe, samplesOf } from './tts-helpers.js';
 
-let emu: RunningEmulator;
+const { emu, ctl } = emulatorForFile();
 let tts: ReturnType<typeof api>;
-let ctl: ReturnType<typeof control>;
 const KEY = 'tts-key';
 const base = { voice_id: 'female_bright', generate_text: 'Hello there, friend.' };
 
-beforeAll(async () => {
-  emu = await startTestEmulator();
+beforeAll(() => {
   tts = api(emu.platformUrl, KEY);
-  ctl = control(emu.platformUrl);
 });
-afterAll(() => emu.close());
 
 const pcmSeconds = (b: Buffer) => b.length / 48000;
 

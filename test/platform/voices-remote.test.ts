@@ -1,15 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/index.js';
+import { describe, expect, it } from 'vitest';
 import { isNonPublicHost } from '../../src/services/shared/remote.js';
-import { startTestEmulator } from '../helpers/emulator.js';
+import { emulatorForFile } from '../helpers/emulator.js';
 import { api } from './tts-helpers.js';
 
 /** The "not public" rule of URLs handed to the emulator (clone ref_audio, detection, diarization). */
-let emu: RunningEmulator;
-beforeAll(async () => {
-  emu = await startTestEmulator();
-});
-afterAll(() => emu.close());
+const { emu } = emulatorForFile();
 
 const hostOf = (url: string) => new URL(url).hostname;
 

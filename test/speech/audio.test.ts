@@ -1,17 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { decodeToMono, readSignature } from '../../src/audio/index.js';
-import type { RunningEmulator } from '../../src/index.js';
-import { startTestEmulator } from '../helpers/emulator.js';
+import { emulatorForFile } from '../helpers/emulator.js';
 import { distance, ffprobe, flacTest, longestSilence, mp3Frames, parseWav, req, rms, samplesOf, spectrum, t2a, VOICE, VOICE_B } from './helpers.js';
 
-let emu: RunningEmulator;
+const { emu } = emulatorForFile();
 let url: string;
 
-beforeAll(async () => {
-  emu = await startTestEmulator();
+beforeAll(() => {
   url = emu.speechUrl;
 });
-afterAll(() => emu.close());
 
 async function audioOf(body: Record<string, unknown>) {
   const r = await t2a(url, body);

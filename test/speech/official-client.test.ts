@@ -7,19 +7,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TTSAPI } from 'minimax-mcp-js/build/api/tts.js';
 // @ts-expect-error the package ships no type declarations
 import { MiniMaxAPI } from 'minimax-mcp-js/build/utils/api.js';
-import type { RunningEmulator } from '../../src/index.js';
-import { startTestEmulator } from '../helpers/emulator.js';
+import { emulatorForFile } from '../helpers/emulator.js';
 import { ffprobe } from './helpers.js';
 
-let emu: RunningEmulator;
+const { emu } = emulatorForFile();
 let dir: string;
 
-beforeAll(async () => {
-  emu = await startTestEmulator();
+beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'speech-peer-'));
 });
-afterAll(async () => {
-  await emu.close();
+afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -1,20 +1,15 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { frameAt } from '../../src/audio/encode/mp3.js';
-import type { RunningEmulator } from '../../src/index.js';
-import { control, startTestEmulator } from '../helpers/emulator.js';
+import { emulatorForFile } from '../helpers/emulator.js';
 import { ffprobe, flacTest, mp3Frames, req, strictEvents, t2a } from './helpers.js';
 
-let emu: RunningEmulator;
+const { emu, ctl } = emulatorForFile({ plane: 'speech' });
 let url: string;
-let ctl: ReturnType<typeof control>;
 
-beforeAll(async () => {
-  emu = await startTestEmulator();
+beforeAll(() => {
   url = emu.speechUrl;
-  ctl = control(url);
 });
-afterAll(() => emu.close());
 
 const TEXT = 'Streaming speech arrives in pieces. Each piece is a whole frame, and the last one says how long it all was.';
 
