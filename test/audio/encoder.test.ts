@@ -26,8 +26,18 @@ async function* oddBlocks(pcm: Int16Array, channels: number) {
 describe('encoders', () => {
   it('MP3: every rate, both channel counts, several bitrates: ffprobe agrees, frames are independent', async () => {
     const cases: [number, 1 | 2, number][] = [
-      [8000, 1, 32000], [11025, 2, 64000], [16000, 1, 64000], [16000, 2, 56000], [22050, 2, 32000], [24000, 1, 144000],
-      [32000, 1, 128000], [32000, 2, 256000], [44100, 1, 32000], [44100, 2, 256000], [48000, 2, 128000], [48000, 1, 320000],
+      [8000, 1, 32000],
+      [11025, 2, 64000],
+      [16000, 1, 64000],
+      [16000, 2, 56000],
+      [22050, 2, 32000],
+      [24000, 1, 144000],
+      [32000, 1, 128000],
+      [32000, 2, 256000],
+      [44100, 1, 32000],
+      [44100, 2, 256000],
+      [48000, 2, 128000],
+      [48000, 1, 320000],
     ];
     for (const [sampleRate, channels, bitrate] of cases) {
       const r = await synthesize(input({ sampleRate, channels }));
@@ -46,7 +56,10 @@ describe('encoders', () => {
   });
 
   it('MP3 chunks joined equal the one-shot file whatever the block sizes, and are deterministic', async () => {
-    for (const [sampleRate, channels] of [[44100, 2], [16000, 1]] as const) {
+    for (const [sampleRate, channels] of [
+      [44100, 2],
+      [16000, 1],
+    ] as const) {
       const r = await synthesize(input({ sampleRate, channels }));
       const whole = await encodeAudio('mp3', r, { sampleRate, channels, bitrate: 64000 });
       const stream = encodeAudioStream('mp3', oddBlocks(r.pcm, channels), { sampleRate, channels, bitrate: 64000 });

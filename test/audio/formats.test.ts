@@ -63,7 +63,8 @@ describe('encoded formats', () => {
           // what a decoder (mpg123, libFLAC) actually outputs, sample for sample
           const d = await decodeToMono(bytes);
           const decodedMs = Math.round((d.samples.length * 1000) / d.sampleRate);
-          if (decodedMs !== meta.durationMs || d.sampleRate !== c.sampleRate) failures.push(`${label}: decoded ${decodedMs} ms at ${d.sampleRate} Hz, meta ${meta.durationMs} ms`);
+          if (decodedMs !== meta.durationMs || d.sampleRate !== c.sampleRate)
+            failures.push(`${label}: decoded ${decodedMs} ms at ${d.sampleRate} Hz, meta ${meta.durationMs} ms`);
         }
       }),
     );
@@ -103,7 +104,7 @@ describe('encoded formats', () => {
     const { bytes } = await encodeAudio('flac', { pcm, sampleRate: sr, channels: 1 }, { sampleRate: sr, channels: 1 });
     const types = splitFlacFrames(bytes).map((f) => {
       const utf = f[4]! < 0x80 ? 1 : Math.clz32(~(f[4]! << 24)); // leading ones of the UTF-8 number
-      const at = 4 + utf + ((f[2]! >> 4) === 7 ? 2 : 0) + 1; // sync, codes, number, 16-bit size, CRC-8
+      const at = 4 + utf + (f[2]! >> 4 === 7 ? 2 : 0) + 1; // sync, codes, number, 16-bit size, CRC-8
       const t = (f[at]! >> 1) & 0x3f;
       return t === 0 ? 'CONSTANT' : t === 1 ? 'VERBATIM' : t >= 8 && t <= 12 ? 'FIXED' : `type ${t}`;
     });

@@ -67,11 +67,26 @@ describe('probe and decode', () => {
     for (const cut of [12, 20, 30, 40]) await both(wav(0).subarray(0, cut), 'undecodable');
     await both(wav(0), 'empty'); // a zero-length data chunk
     await both(wav(1), 'empty'); // not even one whole sample frame
-    await both(wav(100, (b) => b.writeUInt16LE(65535, 22)), 'undecodable'); // 65535 channels
-    await both(wav(100, (b) => b.writeUInt32LE(4e9, 24)), 'undecodable'); // 4 GHz
-    await both(wav(100, (b) => b.writeUInt32LE(1, 24)), 'undecodable'); // 1 Hz: 50 s of "audio" in 100 bytes
-    await both(wav(100, (b) => b.writeUInt16LE(12, 34)), 'unsupported'); // 12-bit PCM
-    await both(wav(100, (b) => b.writeUInt16LE(0x55, 20)), 'unsupported'); // MP3 inside WAV
+    await both(
+      wav(100, (b) => b.writeUInt16LE(65535, 22)),
+      'undecodable',
+    ); // 65535 channels
+    await both(
+      wav(100, (b) => b.writeUInt32LE(4e9, 24)),
+      'undecodable',
+    ); // 4 GHz
+    await both(
+      wav(100, (b) => b.writeUInt32LE(1, 24)),
+      'undecodable',
+    ); // 1 Hz: 50 s of "audio" in 100 bytes
+    await both(
+      wav(100, (b) => b.writeUInt16LE(12, 34)),
+      'unsupported',
+    ); // 12-bit PCM
+    await both(
+      wav(100, (b) => b.writeUInt16LE(0x55, 20)),
+      'unsupported',
+    ); // MP3 inside WAV
     let seed = 1;
     const random = Buffer.from(Array.from({ length: 4096 }, () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) & 0xff));
     await both(random, 'unsupported', { filename: 'song.mp3', contentType: 'audio/mpeg' });

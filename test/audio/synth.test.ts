@@ -4,7 +4,13 @@ import { synthesize, synthesizeStream, type SynthInput } from '../../src/audio/i
 import { longestZeroRun } from './helpers.js';
 
 const SR = 16000;
-const base = (text: string, over: Partial<SynthInput> = {}): SynthInput => ({ text, voices: [{ id: 'voice-a', weight: 1 }], sampleRate: SR, channels: 1, ...over });
+const base = (text: string, over: Partial<SynthInput> = {}): SynthInput => ({
+  text,
+  voices: [{ id: 'voice-a', weight: 1 }],
+  sampleRate: SR,
+  channels: 1,
+  ...over,
+});
 const spoken = async (text: string, over: Partial<SynthInput> = {}) => {
   const r = await synthesize(base(text, over));
   const w = r.timeline.words;

@@ -39,7 +39,12 @@ describe('voice and style', () => {
     expect(dominantHz(a, SR)).not.toBeCloseTo(dominantHz(b, SR), 0);
     expect(dominantHz(a, SR)).toBeGreaterThan(80);
     expect(dominantHz(b, SR)).toBeLessThan(300);
-    const mix = await speech({ voices: [{ id: 'male-deep', weight: 3 }, { id: 'female-bright', weight: 1 }] });
+    const mix = await speech({
+      voices: [
+        { id: 'male-deep', weight: 3 },
+        { id: 'female-bright', weight: 1 },
+      ],
+    });
     expect(spectralDistance(mix, a)).toBeLessThan(spectralDistance(mix, b));
     expect(dominantHz(mix, SR)).toBeCloseTo(dominantHz(a, SR), 0);
   });

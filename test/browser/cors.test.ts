@@ -32,7 +32,10 @@ describe('a page of another origin', () => {
       method: 'OPTIONS',
       headers: { origin: site.url.slice(0, -1), 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' },
     });
-    expect(preflight.headers.get('access-control-allow-origin'), `CORS preflight of the speech listener answered HTTP ${preflight.status} without Access-Control-Allow-Origin`).toBeTruthy();
+    expect(
+      preflight.headers.get('access-control-allow-origin'),
+      `CORS preflight of the speech listener answered HTTP ${preflight.status} without Access-Control-Allow-Origin`,
+    ).toBeTruthy();
 
     const page = await browser.newPage();
     await page.goto(site.url);
@@ -50,7 +53,12 @@ describe('a page of another origin', () => {
         const t2a = await fetch(`${speechUrl}/v1/t2a_v2`, {
           method: 'POST',
           headers: { authorization: 'Bearer browser-key', 'content-type': 'application/json' },
-          body: JSON.stringify({ model: 'speech-02-turbo', text: 'Hello from a browser.', voice_setting: { voice_id: 'male-qn-qingse' }, audio_setting: { format: 'mp3', sample_rate: 32000 } }),
+          body: JSON.stringify({
+            model: 'speech-02-turbo',
+            text: 'Hello from a browser.',
+            voice_setting: { voice_id: 'male-qn-qingse' },
+            audio_setting: { format: 'mp3', sample_rate: 32000 },
+          }),
         });
         const t2aBody: any = await t2a.json();
         const t2aTrace = t2a.headers.get('trace-id');
@@ -82,7 +90,13 @@ describe('a page of another origin', () => {
         });
 
         return {
-          t2a: { status: t2a.status, code: t2aBody.base_resp.status_code, trace: t2aTrace, claimedMs: t2aBody.extra_info.audio_length, decoded: await decode(hexBytes(t2aBody.data.audio)) },
+          t2a: {
+            status: t2a.status,
+            code: t2aBody.base_resp.status_code,
+            trace: t2aTrace,
+            claimedMs: t2aBody.extra_info.audio_length,
+            decoded: await decode(hexBytes(t2aBody.data.audio)),
+          },
           tts: { status: tts.status, contentType: tts.headers.get('content-type'), decoded: await decode(ttsBytes) },
           socket: { code: socketAudio.code, events: socketAudio.events, decoded: await decode(socketAudio.bytes) },
         };

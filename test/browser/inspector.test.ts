@@ -62,11 +62,14 @@ describe('the inspector at /_emulator/', () => {
     await audio.waitFor();
     expect(await page.locator('#detail').textContent()).not.toContain('listener-key-0123456789');
     const played = await audio.evaluate(async (el: HTMLAudioElement) => {
-      if (el.readyState < 1) await new Promise((resolve, reject) => ((el.onloadedmetadata = resolve), (el.onerror = () => reject(new Error('audio failed to load')))));
+      if (el.readyState < 1)
+        await new Promise((resolve, reject) => ((el.onloadedmetadata = resolve), (el.onerror = () => reject(new Error('audio failed to load')))));
       await el.play();
-      await new Promise((resolve) => el.addEventListener('timeupdate', function tick() {
-        if (el.currentTime > 0) resolve(el.removeEventListener('timeupdate', tick));
-      }));
+      await new Promise((resolve) =>
+        el.addEventListener('timeupdate', function tick() {
+          if (el.currentTime > 0) resolve(el.removeEventListener('timeupdate', tick));
+        }),
+      );
       el.pause();
       return { duration: el.duration, currentTime: el.currentTime, src: el.getAttribute('src') };
     });
@@ -85,7 +88,11 @@ describe('the inspector at /_emulator/', () => {
     expect(await rows.count()).toBe(1);
     await page.fill('#filters [name=code]', '');
     await page.fill('#filters [name=account]', 'filter-key');
-    await page.locator('#journal tbody tr', { hasText: '400' }).or(page.locator('#journal tbody tr', { hasText: '200' })).first().waitFor();
+    await page
+      .locator('#journal tbody tr', { hasText: '400' })
+      .or(page.locator('#journal tbody tr', { hasText: '200' }))
+      .first()
+      .waitFor();
     await expect.poll(() => rows.count()).toBe(1);
     await page.fill('#filters [name=account]', '');
     await page.fill('#filters [name=status]', '200');
@@ -177,7 +184,10 @@ describe('the inspector at /_emulator/', () => {
   }, 60_000);
 
   it('keeps a picture of a busy journal (test-output/screenshots/inspector.png)', async () => {
-    await call(`${run.platformUrl}/v1/text-to-speech`, { headers: { 'x-api-key': 'platform-key-01' }, json: { voice_id: 'female_bright', generate_text: 'Hello there, friend.' } });
+    await call(`${run.platformUrl}/v1/text-to-speech`, {
+      headers: { 'x-api-key': 'platform-key-01' },
+      json: { voice_id: 'female_bright', generate_text: 'Hello there, friend.' },
+    });
     await call(`${run.platformUrl}/v1/voice/list`, { headers: { 'x-api-key': 'platform-key-01' } });
     const r = await t2a('speech-key-02', { output_format: 'url', audio_setting: { format: 'mp3', sample_rate: 32000 } });
     expect(r.body.base_resp.status_code).toBe(0);

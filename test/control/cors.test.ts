@@ -51,7 +51,11 @@ describe('CORS, any origin (the default)', () => {
       }
     }
     // A queued fault is not spent by a browser's preflight.
-    await fetch(`${emu.speechUrl}/_emulator/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ path: '/v1/t2a_v2', fault: { code: 1002 } }) });
+    await fetch(`${emu.speechUrl}/_emulator/faults`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ path: '/v1/t2a_v2', fault: { code: 1002 } }),
+    });
     await preflight(`${emu.speechUrl}/v1/t2a_v2`);
     const journal = (await (await fetch(`${emu.speechUrl}/_emulator/journal`)).json()) as { entries: { method: string }[] };
     expect(journal.entries.filter((e) => e.method === 'OPTIONS')).toEqual([]);
@@ -68,7 +72,11 @@ describe('CORS, any origin (the default)', () => {
     expect(stream.headers.get('content-type')).toMatch(/event-stream/);
     expectCors(stream);
     expect((await stream.text()).startsWith('data:')).toBe(true);
-    const tts = await fetch(`${emu.platformUrl}/v1/text-to-speech`, { method: 'POST', headers: { origin: PAGE, 'content-type': 'application/json', 'x-api-key': 'cors-key' }, body: JSON.stringify({ voice_id: 'female_bright', generate_text: 'Hi.' }) });
+    const tts = await fetch(`${emu.platformUrl}/v1/text-to-speech`, {
+      method: 'POST',
+      headers: { origin: PAGE, 'content-type': 'application/json', 'x-api-key': 'cors-key' },
+      body: JSON.stringify({ voice_id: 'female_bright', generate_text: 'Hi.' }),
+    });
     expect(tts.status).toBe(200);
     expectCors(tts);
     expect(tts.headers.get('x-audio-sample-rate')).toBe('24000');
@@ -79,7 +87,14 @@ describe('CORS, any origin (the default)', () => {
       [`${emu.platformUrl}/v1/text-to-speech`, { method: 'POST', body: '{not json' }],
       [`${emu.speechUrl}/%zz`, {}],
       [`${emu.platformUrl}/%zz`, {}],
-      [`${emu.speechUrl}/v1/t2a_v2`, { method: 'POST', body: JSON.stringify({ model: 'speech-02-hd', text: 'x', voice_setting: { voice_id: VOICE } }), headers: { 'x-emulator-fault': 'status=429, bogus' } }],
+      [
+        `${emu.speechUrl}/v1/t2a_v2`,
+        {
+          method: 'POST',
+          body: JSON.stringify({ model: 'speech-02-hd', text: 'x', voice_setting: { voice_id: VOICE } }),
+          headers: { 'x-emulator-fault': 'status=429, bogus' },
+        },
+      ],
       [`${emu.speechUrl}/_emulator/nothing`, {}],
     ] as [string, RequestInit][]) {
       // (the speech service answers its errors with HTTP 200 and base_resp)

@@ -22,10 +22,13 @@ describe('API documents generated from the routes', () => {
       expect(result.valid, result.valid ? '' : compileErrors(result)).toBe(true);
 
       const routes = emu.emulator.routes.filter(
-        (r) => !r.websocket && r.method !== 'HEAD' && (name === 'control' ? isControl(r.url) && r.service === 'speech' : !isControl(r.url) && r.service === name),
+        (r) =>
+          !r.websocket && r.method !== 'HEAD' && (name === 'control' ? isControl(r.url) && r.service === 'speech' : !isControl(r.url) && r.service === name),
       );
       expect(routes.length).toBeGreaterThan(name === 'speech' ? 2 : 10);
-      const missing = routes.filter((r) => !HIDDEN.includes(`${r.method} ${r.url}`) && !doc.paths[openApiPath(r.url)]?.[r.method.toLowerCase()]).map((r) => `${r.method} ${r.url}`);
+      const missing = routes
+        .filter((r) => !HIDDEN.includes(`${r.method} ${r.url}`) && !doc.paths[openApiPath(r.url)]?.[r.method.toLowerCase()])
+        .map((r) => `${r.method} ${r.url}`);
       expect(missing).toEqual([]);
       // No WebSocket route in an OpenAPI document.
       for (const r of emu.emulator.routes.filter((x) => x.websocket)) expect(doc.paths[openApiPath(r.url)]?.get, r.url).toBeUndefined();
@@ -62,7 +65,10 @@ describe('API documents generated from the routes', () => {
     const errors = diagnostics.filter((d) => d.severity === 0);
     expect(errors.map((d) => `${d.path.join('.')}: ${d.message}`)).toEqual([]);
     expect(document).toBeDefined();
-    const addresses = document!.channels().all().map((c) => c.address());
+    const addresses = document!
+      .channels()
+      .all()
+      .map((c) => c.address());
     const sockets = emu.emulator.routes.filter((r) => r.websocket).map((r) => r.url);
     expect(sockets).toEqual(expect.arrayContaining(['/api/v1/audio/conversation/stream', '/v1/speech-to-text/stream']));
     expect([...addresses].sort()).toEqual([...new Set(sockets)].sort());

@@ -30,7 +30,11 @@ describe('GET /_emulator/journal/live', () => {
     const key = 'live-feed-key-0123456789';
     const events = await feed(
       `${emu.platformUrl}/_emulator/journal/live`,
-      () => call(`${emu.speechUrl}/v1/t2a_v2`, { headers: { authorization: `Bearer ${key}` }, json: { model: 'speech-02-turbo', text: 'Live.', voice_setting: { voice_id: 'male-qn-qingse' } } }),
+      () =>
+        call(`${emu.speechUrl}/v1/t2a_v2`, {
+          headers: { authorization: `Bearer ${key}` },
+          json: { model: 'speech-02-turbo', text: 'Live.', voice_setting: { voice_id: 'male-qn-qingse' } },
+        }),
       (ev) => ev.some((e) => e.event === 'finished'),
     );
     const started = events.find((e) => e.event === 'new');

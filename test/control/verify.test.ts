@@ -13,11 +13,17 @@ describe('verify', () => {
         await t2a(emu.speechUrl, req({ voice_setting: { voice_id: 'nobody-here' } }), { key: 'verify-b' });
         await call(`${emu.platformUrl}/v1/text-to-speech`, { json: { voice_id: 'female_bright', generate_text: 'Hi.' }, headers: { 'x-api-key': 'verify-a' } });
 
-        const twice = await ctl.call('POST', '/verify', { request: { service: 'speech', method: 'post', path: '/v1/t2a_v2', account: 'verify-a', status: 200, code: 0 }, exactly: 2 });
+        const twice = await ctl.call('POST', '/verify', {
+          request: { service: 'speech', method: 'post', path: '/v1/t2a_v2', account: 'verify-a', status: 200, code: 0 },
+          exactly: 2,
+        });
         expect(twice.status, twice.text).toBe(200);
         expect(twice.body).toEqual({ ok: true, count: 2, expected: 'exactly 2' });
         // a JSON subset of the request body
-        const second = await ctl.call('POST', '/verify', { request: { path: '/v1/t2a_v2', body: { text: 'Second one.', voice_setting: { voice_id: 'male-qn-qingse' } } }, exactly: 1 });
+        const second = await ctl.call('POST', '/verify', {
+          request: { path: '/v1/t2a_v2', body: { text: 'Second one.', voice_setting: { voice_id: 'male-qn-qingse' } } },
+          exactly: 1,
+        });
         expect(second.body.count).toBe(1);
         // default expectation: at least once
         expect((await ctl.call('POST', '/verify', { request: { code: 2054 } })).body).toMatchObject({ ok: true, count: 1, expected: 'at least 1' });

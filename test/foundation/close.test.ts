@@ -7,7 +7,13 @@ describe('close()', () => {
     const res = await fetch(`${emu.speechUrl}/v1/t2a_v2`, {
       method: 'POST',
       headers: { authorization: 'Bearer close-key', 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'speech-02-turbo', text: 'A long text that keeps streaming. '.repeat(250), stream: true, voice_setting: { voice_id: 'male-qn-qingse' }, audio_setting: { format: 'pcm' } }),
+      body: JSON.stringify({
+        model: 'speech-02-turbo',
+        text: 'A long text that keeps streaming. '.repeat(250),
+        stream: true,
+        voice_setting: { voice_id: 'male-qn-qingse' },
+        audio_setting: { format: 'pcm' },
+      }),
     });
     const reader = res.body!.getReader();
     expect((await reader.read()).done).toBe(false); // the stream has begun; the client stops reading here

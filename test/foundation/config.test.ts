@@ -42,7 +42,15 @@ function configError(fn: () => unknown): string {
 describe('readConfig', () => {
   it('defaults match the documented ones', () => {
     const c = readConfig([], {});
-    expect(c).toMatchObject({ host: '127.0.0.1', speechPort: 8900, speechBackupPort: 8901, platformPort: 8910, journalLimit: 1000, strictKeys: false, logLevel: 'info' });
+    expect(c).toMatchObject({
+      host: '127.0.0.1',
+      speechPort: 8900,
+      speechBackupPort: 8901,
+      platformPort: 8910,
+      journalLimit: 1000,
+      strictKeys: false,
+      logLevel: 'info',
+    });
     expect(c.dataDir).toBeUndefined();
     expect(c.controlToken).toBeUndefined();
   });
@@ -109,10 +117,14 @@ function runCli(args: string[], env: Record<string, string>, during?: (out: () =
     child.stderr.on('data', (d: Buffer) => (stderr += d));
     child.on('error', reject);
     child.on('exit', (code) => resolve({ code, stdout, stderr }));
-    if (during) during(() => stdout, () => child.kill('SIGTERM')).catch((err) => {
-      child.kill('SIGKILL');
-      reject(err);
-    });
+    if (during)
+      during(
+        () => stdout,
+        () => child.kill('SIGTERM'),
+      ).catch((err) => {
+        child.kill('SIGKILL');
+        reject(err);
+      });
   });
 }
 
@@ -128,23 +140,30 @@ describe('CLI', () => {
 
   it('starts from EMULATOR_* variables, prints its URLs, logs one key-free line per request, closes on SIGTERM', async () => {
     const key = 'cli-secret-key-0123456789';
-    const r = await runCli([], { EMULATOR_SPEECH_PORT: '0', EMULATOR_SPEECH_BACKUP_PORT: '0', EMULATOR_PLATFORM_PORT: '0', LOG_LEVEL: 'info', EMULATOR_SEED: 'cli' }, async (out, kill) => {
-      const deadline = Date.now() + 45_000;
-      while (!/voice platform\s+http/.test(out())) {
-        if (Date.now() > deadline) throw new Error(`no start-up banner: ${out()}`);
-        await new Promise((res) => setTimeout(res, 50));
-      }
-      const speech = /speech synthesis\s+(http:\S+)/.exec(out())![1]!;
-      const platform = /voice platform\s+(http:\S+)/.exec(out())![1]!;
-      expect((await fetch(`${speech}/_emulator/health`)).status).toBe(200);
-      expect((await fetch(`${platform}/v1/where`, { headers: { 'x-api-key': key } })).status).toBe(404);
-      await new Promise((res) => setTimeout(res, 100));
-      kill();
-    });
+    const r = await runCli(
+      [],
+      { EMULATOR_SPEECH_PORT: '0', EMULATOR_SPEECH_BACKUP_PORT: '0', EMULATOR_PLATFORM_PORT: '0', LOG_LEVEL: 'info', EMULATOR_SEED: 'cli' },
+      async (out, kill) => {
+        const deadline = Date.now() + 45_000;
+        while (!/voice platform\s+http/.test(out())) {
+          if (Date.now() > deadline) throw new Error(`no start-up banner: ${out()}`);
+          await new Promise((res) => setTimeout(res, 50));
+        }
+        const speech = /speech synthesis\s+(http:\S+)/.exec(out())![1]!;
+        const platform = /voice platform\s+(http:\S+)/.exec(out())![1]!;
+        expect((await fetch(`${speech}/_emulator/health`)).status).toBe(200);
+        expect((await fetch(`${platform}/v1/where`, { headers: { 'x-api-key': key } })).status).toBe(404);
+        await new Promise((res) => setTimeout(res, 100));
+        kill();
+      },
+    );
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/speech backup\s+http:\/\/127\.0\.0\.1:\d+/);
     expect(r.stdout).toMatch(/control plane\s+http:\/\/127\.0\.0\.1:\d+\/_emulator/);
-    const logs = r.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const logs = r.stdout
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     const line = logs.find((l) => l.path === '/v1/where');
     expect(line).toMatchObject({ method: 'GET', status: 404, path: '/v1/where' });
     expect(typeof line!.ms).toBe('number');

@@ -62,7 +62,10 @@ async function write(emu: ChildEmulator, kind: Kind, i: number, refKey: string):
       return r.body?.succeed ? { kind, i, value: r.body.data.session_id } : null;
     }
     case 'agent': {
-      const r = await call(`${p}/api/v1/agents/openapi/sessions/create`, { headers: { ...h, 'idempotency-key': `crash-${i}` }, json: { agentId: 'agent_demo' } });
+      const r = await call(`${p}/api/v1/agents/openapi/sessions/create`, {
+        headers: { ...h, 'idempotency-key': `crash-${i}` },
+        json: { agentId: 'agent_demo' },
+      });
       return r.body?.succeed ? { kind, i, value: r.body.data.item.sessionId } : null;
     }
     case 'fault': {
@@ -98,7 +101,10 @@ async function missing(emu: ChildEmulator, dir: string, a: Acked, state: string)
     }
     case 'agent': {
       // The idempotency key is remembered: the same create answers the same session.
-      const r = await call(`${p}/api/v1/agents/openapi/sessions/create`, { headers: { ...h, 'idempotency-key': `crash-${a.i}` }, json: { agentId: 'agent_demo' } });
+      const r = await call(`${p}/api/v1/agents/openapi/sessions/create`, {
+        headers: { ...h, 'idempotency-key': `crash-${a.i}` },
+        json: { agentId: 'agent_demo' },
+      });
       return r.body?.data?.item?.sessionId === a.value ? null : `idempotency key crash-${a.i} answered ${r.body?.data?.item?.sessionId}, not ${a.value}`;
     }
     case 'fault': {

@@ -59,13 +59,28 @@ describe('a client that leaves mid-stream is routine', () => {
           body: JSON.stringify({ voice_id: 'female_bright', generate_text: LONG.slice(0, 480) }),
         });
         const platformWs = emu.platformUrl.replace(/^http/, 'ws');
-        await leaveSocket(`${platformWs}/api/v1/audio/conversation/stream-text?api_key=leave-key`, {}, [{ voice_id: 'default', text_input: LONG.slice(0, 300) }], 2);
+        await leaveSocket(
+          `${platformWs}/api/v1/audio/conversation/stream-text?api_key=leave-key`,
+          {},
+          [{ voice_id: 'default', text_input: LONG.slice(0, 300) }],
+          2,
+        );
         await leaveSocket(`${platformWs}/api/v1/audio/conversation/stream?api_key=leave-key`, {}, [{ voice_id: 'default' }, tone(), tone()], 1);
-        await leaveSocket(`${platformWs}/v1/speech-to-text/stream?api_key=leave-key`, {}, [{ meta: { audio_format: 'pcm16', language: 'en' } }, tone(), tone()], 1);
-        await leaveSocket(`${emu.speechUrl.replace(/^http/, 'ws')}/ws/v1/t2a_v2`, { authorization: 'Bearer leave-key' }, [
-          { event: 'task_start', model: 'speech-2.8-turbo', voice_setting: { voice_id: 'male-qn-qingse' } },
-          { event: 'task_continue', text: LONG },
-        ], 3);
+        await leaveSocket(
+          `${platformWs}/v1/speech-to-text/stream?api_key=leave-key`,
+          {},
+          [{ meta: { audio_format: 'pcm16', language: 'en' } }, tone(), tone()],
+          1,
+        );
+        await leaveSocket(
+          `${emu.speechUrl.replace(/^http/, 'ws')}/ws/v1/t2a_v2`,
+          { authorization: 'Bearer leave-key' },
+          [
+            { event: 'task_start', model: 'speech-2.8-turbo', voice_setting: { voice_id: 'male-qn-qingse' } },
+            { event: 'task_continue', text: LONG },
+          ],
+          3,
+        );
       }
       // a request after the others: every earlier one has been handled by then
       expect((await fetch(`${emu.speechUrl}/_emulator/health`)).status).toBe(200);
@@ -73,7 +88,9 @@ describe('a client that leaves mid-stream is routine', () => {
     } finally {
       await emu.close();
     }
-    const loud = lines.map((l) => JSON.parse(l) as { level: number; msg?: string; err?: { stack?: string } }).filter((l) => l.level >= 40 || l.err?.stack || (l.level > 20 && /prematurely|terminated/.test(l.msg ?? '')));
+    const loud = lines
+      .map((l) => JSON.parse(l) as { level: number; msg?: string; err?: { stack?: string } })
+      .filter((l) => l.level >= 40 || l.err?.stack || (l.level > 20 && /prematurely|terminated/.test(l.msg ?? '')));
     expect(loud.map((l) => `${l.level} ${l.msg}`)).toEqual([]);
   });
 });

@@ -107,14 +107,23 @@ describe('control plane errors', () => {
 
 describe('control plane bodies', () => {
   it('an empty body with a JSON content type is no body (reset, DELETE, clock read-back)', async () => {
-    for (const [method, path] of [['POST', '/reset'], ['DELETE', '/faults'], ['DELETE', '/journal'], ['POST', '/clock']]) {
+    for (const [method, path] of [
+      ['POST', '/reset'],
+      ['DELETE', '/faults'],
+      ['DELETE', '/journal'],
+      ['POST', '/clock'],
+    ]) {
       const r = await call(`${emu.speechUrl}/_emulator${path}`, { method, headers: { 'content-type': 'application/json' } });
       expect(r.status, `${method} ${path} ${r.text}`).toBe(200);
     }
   });
 
   it('a body that is not JSON answers 400 naming the content type', async () => {
-    const r = await call(`${emu.platformUrl}/_emulator/clock`, { method: 'POST', body: 'advance_ms=5', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const r = await call(`${emu.platformUrl}/_emulator/clock`, {
+      method: 'POST',
+      body: 'advance_ms=5',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expect(r.status).toBe(400);
     expect(r.body.error.message).toContain('application/x-www-form-urlencoded');
   });
@@ -124,7 +133,13 @@ describe('control plane bodies', () => {
     await c.putAccount(' trimmed-key ', { project: 'trim' });
     const resolved = emu.emulator.accounts.resolve('trimmed-key');
     expect(resolved.ok && resolved.account.project).toBe('trim');
-    for (const r of [await c.putAccount(' ', {}), await c.account(' '), await c.reset(' '), await c.addFault({ account: ' ', fault: { code: 1 } }), await c.journal({ account: ' ' })]) {
+    for (const r of [
+      await c.putAccount(' ', {}),
+      await c.account(' '),
+      await c.reset(' '),
+      await c.addFault({ account: ' ', fault: { code: 1 } }),
+      await c.journal({ account: ' ' }),
+    ]) {
       expect(r.status, r.text).toBe(400);
       expect(r.body.error.message).toMatch(/non-empty key/);
     }

@@ -184,7 +184,11 @@ describe('accounts', () => {
       expect(r.status, JSON.stringify(body)).toBe(400);
       expect(r.body.error.message, JSON.stringify(body)).toContain(word);
     }
-    const notJson = await call(`${emu.speechUrl}/_emulator/accounts/${KEY_A}`, { method: 'PUT', body: '{nope', headers: { 'content-type': 'application/json' } });
+    const notJson = await call(`${emu.speechUrl}/_emulator/accounts/${KEY_A}`, {
+      method: 'PUT',
+      body: '{nope',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(notJson.status).toBe(400);
     expect(notJson.body.error.message).toMatch(/JSON/);
   });
@@ -255,11 +259,14 @@ describe('accounts', () => {
 });
 
 describe('areas and sockets follow reset and the state view', () => {
-  it('an area is reset per account and shown per account; a reset closes only that account\'s sockets', async () => {
+  it("an area is reset per account and shown per account; a reset closes only that account's sockets", async () => {
     const e = emu.emulator;
     const a = (e.accounts.resolve(KEY_A) as { account: { id: string; label: string } }).account;
     const b = (e.accounts.resolve(KEY_B) as { account: { id: string; label: string } }).account;
-    const store = new Map<string, string[]>([[a.id, ['voice-a']], [b.id, ['voice-b']]]);
+    const store = new Map<string, string[]>([
+      [a.id, ['voice-a']],
+      [b.id, ['voice-b']],
+    ]);
     const resets: (string | undefined)[] = [];
     e.registerArea({
       name: 'probe_voices',
@@ -289,14 +296,25 @@ describe('areas and sockets follow reset and the state view', () => {
 
     await ctl.reset();
     expect(resets).toEqual([a.id, undefined]);
-    expect(closed).toEqual([['a', 1012], ['b', 1012]]);
+    expect(closed).toEqual([
+      ['a', 1012],
+      ['b', 1012],
+    ]);
     e.areas.delete('probe_voices');
   });
 });
 
 describe('journal frames', () => {
   it('a WebSocket entry keeps the first and last 20 frames and the total', () => {
-    const entry = emu.emulator.journal.start({ at_ms: 0, service: 'platform', method: 'GET', path: '/ws', account: null, request: { headers: {} }, response: {} });
+    const entry = emu.emulator.journal.start({
+      at_ms: 0,
+      service: 'platform',
+      method: 'GET',
+      path: '/ws',
+      account: null,
+      request: { headers: {} },
+      response: {},
+    });
     for (let i = 0; i < 50; i++) recordFrame(entry, { dir: 'in', type: 'text', size: i, at_ms: i });
     expect(entry.ws_frames_total).toBe(50);
     expect(entry.ws_frames!.map((f) => f.size)).toEqual([...Array(20).keys(), ...Array.from({ length: 20 }, (_, i) => 30 + i)]);

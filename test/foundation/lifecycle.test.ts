@@ -101,7 +101,14 @@ describe('control token and public URL', () => {
       expect(link).toMatch(/^https:\/\/emu\.example\.test:9443\/download\/a\/b\.mp3\?expires=1000&sig=/);
       expect(emu.emulator.downloadUrl('speech', 'a/b.mp3', 1_000)).toBe(link);
       for (const url of [emu.speechUrl, emu.speechBackupUrl, emu.platformUrl]) {
-        for (const [method, path] of [['GET', '/clock'], ['GET', '/state'], ['GET', '/metrics'], ['POST', '/reset'], ['GET', '/journal'], ['GET', '/faults']]) {
+        for (const [method, path] of [
+          ['GET', '/clock'],
+          ['GET', '/state'],
+          ['GET', '/metrics'],
+          ['POST', '/reset'],
+          ['GET', '/journal'],
+          ['GET', '/faults'],
+        ]) {
           const none = await call(`${url}/_emulator${path}`, { method });
           expect(none.status, `${method} ${path}`).toBe(401);
           expect(none.body.error.message).toMatch(/Bearer/);

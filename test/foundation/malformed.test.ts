@@ -19,10 +19,18 @@ function post(url: string, template: string, deep: string, headers: Record<strin
 }
 
 describe('deeply nested JSON is a parameter error in the endpoint shape, never a 500', () => {
-  for (const [kind, deep] of [['array', deepArray(DEPTH)], ['object', deepObject(DEPTH)]] as const) {
+  for (const [kind, deep] of [
+    ['array', deepArray(DEPTH)],
+    ['object', deepObject(DEPTH)],
+  ] as const) {
     describe(`nested ${kind}`, () => {
       it('control plane: reset, journal and faults answer 400 with the control shape', async () => {
-        for (const [method, path] of [['POST', '/reset'], ['DELETE', '/journal'], ['POST', '/faults'], ['DELETE', '/faults']] as const) {
+        for (const [method, path] of [
+          ['POST', '/reset'],
+          ['DELETE', '/journal'],
+          ['POST', '/faults'],
+          ['DELETE', '/faults'],
+        ] as const) {
           const res = await post(`${emu.platformUrl}/_emulator${path}`, method === 'POST' && path === '/faults' ? '{"path":@}' : '@', deep, {}, method);
           expect(res.status, `${method} ${path}`).toBe(400);
           expect(typeof res.body.error.message).toBe('string');
@@ -52,7 +60,11 @@ describe('deeply nested JSON is a parameter error in the endpoint shape, never a
       });
 
       it('POST /v1/voice/save and /v1/diarize: parameter errors in the envelope', async () => {
-        for (const [path, template] of [['/v1/voice/save', '{"voice_name":@}'], ['/v1/diarize', '{"url":@}'], ['/v1/audio/ai-detect', '{"audio_url":@}']]) {
+        for (const [path, template] of [
+          ['/v1/voice/save', '{"voice_name":@}'],
+          ['/v1/diarize', '{"url":@}'],
+          ['/v1/audio/ai-detect', '{"audio_url":@}'],
+        ]) {
           const res = await post(`${emu.platformUrl}${path!}`, template!, deep, { 'x-api-key': 'deep-key' });
           expect(res.status, path).toBe(200);
           expect(res.body.succeed, path).toBe(false);

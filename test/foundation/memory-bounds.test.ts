@@ -6,7 +6,15 @@ const { emu, ctl } = emulatorForFile({ plane: 'speech' });
 
 function record(id: string, textLength: number): SignatureRecord {
   const text = 'a'.repeat(textLength);
-  return { id, kind: 'speech', text, speakers: [{ speaker: 0, voices: ['v'] }], segments: [{ text, startMs: 0, endMs: 1000 }], durationMs: 1000, createdAtMs: 0 };
+  return {
+    id,
+    kind: 'speech',
+    text,
+    speakers: [{ speaker: 0, voices: ['v'] }],
+    segments: [{ text, startMs: 0, endMs: 1000 }],
+    durationMs: 1000,
+    createdAtMs: 0,
+  };
 }
 
 describe('what a long run leaves behind is bounded, and a reset drops it', () => {

@@ -12,7 +12,10 @@ const REFUSED: Record<string, { bytes: (path: string) => Buffer; status: number;
     rule: /character that is not allowed|not valid HTTP/,
   },
   'both Content-Length and Transfer-Encoding': {
-    bytes: (path) => Buffer.from(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n`),
+    bytes: (path) =>
+      Buffer.from(
+        `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n`,
+      ),
     status: 400,
     rule: /Transfer-Encoding/,
   },
@@ -23,7 +26,7 @@ const REFUSED: Record<string, { bytes: (path: string) => Buffer; status: number;
   },
 };
 
-describe('requests refused by the HTTP parser are answered in the listener\'s service shape', () => {
+describe("requests refused by the HTTP parser are answered in the listener's service shape", () => {
   for (const [name, c] of Object.entries(REFUSED)) {
     it(`speech and speech backup: ${name} → base_resp 2013`, async () => {
       for (const base of [emu.speechUrl, emu.speechBackupUrl]) {
@@ -60,7 +63,11 @@ describe('a bad %-escape answers in the shape of what it reached', () => {
   });
 
   it('voice routes answer HTTP 200 with the envelope', async () => {
-    for (const [method, path] of [['DELETE', '/v1/voice/%zz'], ['GET', '/v1/voice/list%zz'], ['POST', '/v1/voice/save%zz']] as const) {
+    for (const [method, path] of [
+      ['DELETE', '/v1/voice/%zz'],
+      ['GET', '/v1/voice/list%zz'],
+      ['POST', '/v1/voice/save%zz'],
+    ] as const) {
       const res = await call(`${emu.platformUrl}${path}`, { method, headers: { 'x-api-key': 'parser-key' } });
       expect(res.status, path).toBe(200);
       expect(res.body, path).toMatchObject({ error_code: 10001, succeed: false, data: null });

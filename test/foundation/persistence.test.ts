@@ -22,7 +22,10 @@ describe('a data dir keeps every area across a restart', () => {
     const up = await upload(first.platformUrl, KEY, ref, { name: 'ref.wav' });
     expect(up.body.succeed).toBe(true);
     const objectKey = up.body.data.object_key as string;
-    const save = await call(`${first.platformUrl}/v1/voice/save`, { headers: h, json: { voice_id: 'kept_voice', ref_audio: objectKey, ref_text: 'hello there' } });
+    const save = await call(`${first.platformUrl}/v1/voice/save`, {
+      headers: h,
+      json: { voice_id: 'kept_voice', ref_audio: objectKey, ref_text: 'hello there' },
+    });
     expect(save.body.succeed).toBe(true);
     const pod = await call(`${first.platformUrl}/v1/audio/podcast`, { headers: h, json: { dialogueText: 'Hello and welcome.\nThanks for having me.' } });
     expect(pod.body.succeed).toBe(true);
@@ -42,7 +45,11 @@ describe('a data dir keeps every area across a restart', () => {
       expect(list.body.data.list.map((v: { voice_id: string }) => v.voice_id)).toEqual(['kept_voice']);
       expect((await fetch(list.body.data.list[0].voice_url)).status).toBe(200);
       // the restored voice still synthesizes, on both services
-      const tts = await fetch(`${second.platformUrl}/v1/text-to-speech`, { method: 'POST', headers: { ...h, 'content-type': 'application/json' }, body: JSON.stringify({ voice_id: 'kept_voice', generate_text: 'Still here.' }) });
+      const tts = await fetch(`${second.platformUrl}/v1/text-to-speech`, {
+        method: 'POST',
+        headers: { ...h, 'content-type': 'application/json' },
+        body: JSON.stringify({ voice_id: 'kept_voice', generate_text: 'Still here.' }),
+      });
       expect(tts.status).toBe(200);
       expect((await tts.arrayBuffer()).byteLength).toBeGreaterThan(44);
       // links handed out before the restart still download (same path and signature; the test's
@@ -53,7 +60,10 @@ describe('a data dir keeps every area across a restart', () => {
       // object keys still resolve for their owner
       const dia = await call(`${second.platformUrl}/v1/diarize`, { headers: h, json: { object_key: pod.body.data.objectKey } });
       expect(dia.body.data.speakers).toHaveLength(2);
-      const again = await call(`${second.platformUrl}/v1/voice/save`, { headers: h, json: { voice_id: 'second_voice', ref_audio: objectKey, ref_text: 'hello there' } });
+      const again = await call(`${second.platformUrl}/v1/voice/save`, {
+        headers: h,
+        json: { voice_id: 'second_voice', ref_audio: objectKey, ref_text: 'hello there' },
+      });
       expect(again.body.succeed).toBe(true);
       // the call session is still known: a heartbeat answers for it
       const hb = await call(`${second.platformUrl}/v1/audio/assistant/heartbeat`, { headers: h, json: { session_id: call1.body.data.session_id } });

@@ -25,7 +25,11 @@ beforeAll(async () => {
   fixturesDir = mkdtempSync(join(tmpdir(), 'fixtures-'));
   writeFileSync(
     join(fixturesDir, 'accounts.json'),
-    JSON.stringify([{ key: LISTED, project: 'custom' }, { key: TTS_ONLY, capabilities: ['tts'] }, { key: DISABLED, disabled: true }]),
+    JSON.stringify([
+      { key: LISTED, project: 'custom' },
+      { key: TTS_ONLY, capabilities: ['tts'] },
+      { key: DISABLED, disabled: true },
+    ]),
   );
   apps = await startProbeApps(
     { strictKeys: true, fixturesDir },
@@ -148,11 +152,19 @@ describe('faults on a route', () => {
 
 describe('body errors in the service shape', () => {
   it('platform: invalid JSON, wrong type, schema violation and oversize are param errors naming the problem', async () => {
-    const bad = await call(`${apps.platformUrl}/_probe/tts`, { method: 'POST', body: '{"text":', headers: { 'x-api-key': LISTED, 'content-type': 'application/json' } });
+    const bad = await call(`${apps.platformUrl}/_probe/tts`, {
+      method: 'POST',
+      body: '{"text":',
+      headers: { 'x-api-key': LISTED, 'content-type': 'application/json' },
+    });
     expect(bad.status).toBe(400);
     expect(bad.body).toMatchObject({ error_code: 10001, succeed: false });
     expect(bad.body.error_message).toMatch(/JSON/);
-    const xml = await call(`${apps.platformUrl}/_probe/tts`, { method: 'POST', body: '<a/>', headers: { 'x-api-key': LISTED, 'content-type': 'application/xml' } });
+    const xml = await call(`${apps.platformUrl}/_probe/tts`, {
+      method: 'POST',
+      body: '<a/>',
+      headers: { 'x-api-key': LISTED, 'content-type': 'application/xml' },
+    });
     expect(xml.status).toBe(400);
     expect(xml.body.error_message).toContain('application/xml');
     const schema = await plat('/_probe/tts', LISTED, { text: '' });

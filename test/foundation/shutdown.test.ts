@@ -26,7 +26,13 @@ describe('close() ends open streams at an event boundary', () => {
     const res = await fetch(`${emu.speechUrl}/v1/t2a_v2`, {
       method: 'POST',
       headers: { authorization: 'Bearer shutdown-key', 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'speech-02-turbo', text: LONG_TEXT, stream: true, voice_setting: { voice_id: 'male-qn-qingse' }, audio_setting: { format: 'mp3' } }),
+      body: JSON.stringify({
+        model: 'speech-02-turbo',
+        text: LONG_TEXT,
+        stream: true,
+        voice_setting: { voice_id: 'male-qn-qingse' },
+        audio_setting: { format: 'mp3' },
+      }),
     });
     expect(res.status).toBe(200);
     let closed: Promise<void> | undefined;
@@ -36,10 +42,13 @@ describe('close() ends open streams at an event boundary', () => {
     expect(ended).toBe('clean');
     const text = bytes.toString('utf8');
     expect(text.endsWith('\n\n')).toBe(true);
-    const events = text.slice(0, -2).split('\n\n').map((e) => {
-      expect(e.startsWith('data: ')).toBe(true);
-      return JSON.parse(e.slice('data: '.length)) as { data: unknown; base_resp: { status_code: number; status_msg: string } };
-    });
+    const events = text
+      .slice(0, -2)
+      .split('\n\n')
+      .map((e) => {
+        expect(e.startsWith('data: ')).toBe(true);
+        return JSON.parse(e.slice('data: '.length)) as { data: unknown; base_resp: { status_code: number; status_msg: string } };
+      });
     expect(events.length).toBeGreaterThan(1);
     const last = events.at(-1)!;
     expect(last.data).toBeNull();

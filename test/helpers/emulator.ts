@@ -14,7 +14,10 @@ export interface JsonReply<T = any> {
 }
 
 /** One HTTP call with an optional JSON body; answers status, headers, text and the parsed body. */
-export async function call<T = any>(url: string, init: { method?: string; json?: unknown; headers?: Record<string, string>; body?: string } = {}): Promise<JsonReply<T>> {
+export async function call<T = any>(
+  url: string,
+  init: { method?: string; json?: unknown; headers?: Record<string, string>; body?: string } = {},
+): Promise<JsonReply<T>> {
   const headers: Record<string, string> = { ...init.headers };
   let body = init.body;
   if (init.json !== undefined) {

@@ -72,6 +72,8 @@ function dechunk(s: string): string {
 
 /** A multipart request with the given body and boundary `B`, as raw bytes. */
 export function multipartRequest(path: string, body: string, headers: Record<string, string> = {}): string {
-  const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+  const extra = Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
   return `POST ${path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: multipart/form-data; boundary=B\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}\r\n${body}`;
 }

@@ -109,9 +109,13 @@ describe('LiveKit Agents MiniMax plugin over /ws/v1/t2a_v2', () => {
   });
 
   it('raises as the plugin does: a non-zero code, and a close before task_finished', async () => {
-    await expect(synthesizeStream(emu.speechUrl, 'livekit-key', TEXT, { model: 'speech-2.5-hd-preview' })).rejects.toThrow(/^MiniMax error \[2013\]: invalid params, model must be one of/);
+    await expect(synthesizeStream(emu.speechUrl, 'livekit-key', TEXT, { model: 'speech-2.5-hd-preview' })).rejects.toThrow(
+      /^MiniMax error \[2013\]: invalid params, model must be one of/,
+    );
     await expect(synthesizeStream(emu.speechUrl, 'emulator-disabled-key', TEXT)).rejects.toThrow(/^MiniMax error \[1004\]/);
-    await expect(synthesizeStream(emu.speechUrl, 'livekit-key', TEXT, { headers: { 'X-Emulator-Fault': 'cut_after_chunks=3' } })).rejects.toThrow(/closed unexpectedly \(close code 1006\)/);
+    await expect(synthesizeStream(emu.speechUrl, 'livekit-key', TEXT, { headers: { 'X-Emulator-Fault': 'cut_after_chunks=3' } })).rejects.toThrow(
+      /closed unexpectedly \(close code 1006\)/,
+    );
     await expect(synthesizeStream(emu.speechUrl, 'livekit-key', TEXT, { headers: { 'X-Emulator-Fault': 'status=502' } })).rejects.toThrow('WebSocket HTTP 502');
   });
 });

@@ -20,7 +20,12 @@ describe('LiveKit TokenVerifier accepts the room tokens', () => {
   });
 
   it('agent userToken: identity is the userIdentifier, room is roomName', async () => {
-    const r = await post(emu.platformUrl, '/api/v1/agents/openapi/sessions/create', { agentId: 'agent_demo', userIdentifier: 'eu:peer' }, { 'idempotency-key': 'peer-1' });
+    const r = await post(
+      emu.platformUrl,
+      '/api/v1/agents/openapi/sessions/create',
+      { agentId: 'agent_demo', userIdentifier: 'eu:peer' },
+      { 'idempotency-key': 'peer-1' },
+    );
     const item = r.body.data.item;
     const claims = await new TokenVerifier('devkey', 'secret').verify(item.userToken);
     expect(claims).toMatchObject({ sub: 'eu:peer', exp: item.expireAt, video: { room: item.roomName, roomJoin: true } });

@@ -31,7 +31,14 @@ describe('MCP SDK client over Streamable HTTP', () => {
 
   it('lists the six tools with their input schemas', async () => {
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(['diarize', 'text_to_speech_generate', 'text_to_speech_stream', 'voice_delete', 'voice_list', 'voice_save']);
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      'diarize',
+      'text_to_speech_generate',
+      'text_to_speech_stream',
+      'voice_delete',
+      'voice_list',
+      'voice_save',
+    ]);
     for (const t of tools) expect(t.inputSchema.required).toContain('apiKey');
     expect(await client.ping()).toEqual({});
   });

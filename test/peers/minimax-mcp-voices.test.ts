@@ -29,7 +29,7 @@ function serverEntry(): string {
   return join(dirname(pkgFile), bin);
 }
 
-const textOf = (r: unknown) => ((r as { content: { type: string; text: string }[] }).content[0]?.text ?? '');
+const textOf = (r: unknown) => (r as { content: { type: string; text: string }[] }).content[0]?.text ?? '';
 
 async function codec(file: string) {
   const { stdout } = await run('ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_name,sample_rate:format=duration', '-of', 'json', file]);
@@ -68,37 +68,60 @@ describe('minimax-mcp-js voice tools against the speech listener', () => {
     expect(text).toMatch(/Cloned voices: $/);
   });
 
-  it('voice_clone uploads a sample and clones it, the demo decodes; text_to_audio speaks with the clone, which is then listed', { timeout: 120_000 }, async () => {
-    // A 13 s sample made by the emulator (wav), saved where the tool reads it.
-    const res = await fetch(`${emu.speechUrl}/v1/t2a_v2`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'speech-02-hd', text: 'The quick brown fox jumps over the lazy dog. '.repeat(4), voice_setting: { voice_id: 'male-qn-qingse' }, audio_setting: { format: 'wav', sample_rate: 16000 } }),
-    });
-    const sample = join(dir, 'sample.wav');
-    await writeFile(sample, Buffer.from(((await res.json()) as { data: { audio: string } }).data.audio, 'hex'));
+  it(
+    'voice_clone uploads a sample and clones it, the demo decodes; text_to_audio speaks with the clone, which is then listed',
+    { timeout: 120_000 },
+    async () => {
+      // A 13 s sample made by the emulator (wav), saved where the tool reads it.
+      const res = await fetch(`${emu.speechUrl}/v1/t2a_v2`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: 'speech-02-hd',
+          text: 'The quick brown fox jumps over the lazy dog. '.repeat(4),
+          voice_setting: { voice_id: 'male-qn-qingse' },
+          audio_setting: { format: 'wav', sample_rate: 16000 },
+        }),
+      });
+      const sample = join(dir, 'sample.wav');
+      await writeFile(sample, Buffer.from(((await res.json()) as { data: { audio: string } }).data.audio, 'hex'));
 
-    const cloned = textOf(await client.callTool({ name: 'voice_clone', arguments: { voiceId: 'PeerClone001', audioFile: sample, text: 'Hello from my new voice.', outputDirectory: 'clone' } }));
-    const m = /^Voice cloning successful: PeerClone001 \(Demo audio: (.+)\)$/.exec(cloned);
-    expect(m, cloned).not.toBeNull();
-    expect(await codec(m![1]!)).toMatchObject({ codec: 'mp3', sampleRate: 32000 });
+      const cloned = textOf(
+        await client.callTool({
+          name: 'voice_clone',
+          arguments: { voiceId: 'PeerClone001', audioFile: sample, text: 'Hello from my new voice.', outputDirectory: 'clone' },
+        }),
+      );
+      const m = /^Voice cloning successful: PeerClone001 \(Demo audio: (.+)\)$/.exec(cloned);
+      expect(m, cloned).not.toBeNull();
+      expect(await codec(m![1]!)).toMatchObject({ codec: 'mp3', sampleRate: 32000 });
 
-    const spoken = textOf(await client.callTool({ name: 'text_to_audio', arguments: { text: 'Spoken by the clone.', voiceId: 'PeerClone001', outputDirectory: 'tts-clone' } }));
-    expect(spoken).toMatch(/^Audio file saved: /);
-    const file = await newestIn('tts-clone', new Set());
-    expect((await codec(file)).codec).toBe('mp3');
+      const spoken = textOf(
+        await client.callTool({ name: 'text_to_audio', arguments: { text: 'Spoken by the clone.', voiceId: 'PeerClone001', outputDirectory: 'tts-clone' } }),
+      );
+      expect(spoken).toMatch(/^Audio file saved: /);
+      const file = await newestIn('tts-clone', new Set());
+      expect((await codec(file)).codec).toBe('mp3');
 
-    const listed = textOf(await client.callTool({ name: 'list_voices', arguments: {} }));
-    expect(listed).toContain('ID: PeerClone001');
-  });
+      const listed = textOf(await client.callTool({ name: 'list_voices', arguments: {} }));
+      expect(listed).toContain('ID: PeerClone001');
+    },
+  );
 
   it('voice_design saves the trial audio; text_to_audio speaks with the designed voice', { timeout: 120_000 }, async () => {
-    const designed = textOf(await client.callTool({ name: 'voice_design', arguments: { prompt: 'A warm, deep male narrator', previewText: 'Once upon a time.', outputDirectory: 'design' } }));
+    const designed = textOf(
+      await client.callTool({
+        name: 'voice_design',
+        arguments: { prompt: 'A warm, deep male narrator', previewText: 'Once upon a time.', outputDirectory: 'design' },
+      }),
+    );
     const m = /^Success\. Voice ID: (ttv-voice-\d{16}-[A-Za-z0-9]{8})\. Voice saved as: (.+)$/.exec(designed);
     expect(m, designed).not.toBeNull();
     expect(await codec(m![2]!)).toMatchObject({ codec: 'mp3', sampleRate: 32000 });
 
-    const spoken = textOf(await client.callTool({ name: 'text_to_audio', arguments: { text: 'Spoken by the designed voice.', voiceId: m![1]!, outputDirectory: 'tts-design' } }));
+    const spoken = textOf(
+      await client.callTool({ name: 'text_to_audio', arguments: { text: 'Spoken by the designed voice.', voiceId: m![1]!, outputDirectory: 'tts-design' } }),
+    );
     expect(spoken).toMatch(/^Audio file saved: /);
     const file = await newestIn('tts-design', new Set());
     const p = await codec(file);

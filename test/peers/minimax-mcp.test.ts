@@ -45,10 +45,13 @@ async function connect(mode: 'url' | 'local'): Promise<Client> {
   return client;
 }
 
-const textOf = (r: unknown) => ((r as { content: { type: string; text: string }[] }).content[0]?.text ?? '');
+const textOf = (r: unknown) => (r as { content: { type: string; text: string }[] }).content[0]?.text ?? '';
 
 async function probe(file: string) {
-  return (await ffprobe(file)).raw as { streams: { codec_name: string; sample_rate: string; channels: number; bit_rate: string }[]; format: { duration: string } };
+  return (await ffprobe(file)).raw as {
+    streams: { codec_name: string; sample_rate: string; channels: number; bit_rate: string }[];
+    format: { duration: string };
+  };
 }
 
 beforeAll(async () => {
@@ -64,7 +67,9 @@ describe('minimax-mcp-js against the speech listener', () => {
   it('url mode: text_to_audio answers a URL served by the emulator whose bytes decode as the MP3 it asked for', { timeout: 60_000 }, async () => {
     const { tools } = await urlClient.listTools();
     expect(tools.map((t) => t.name)).toContain('text_to_audio');
-    const text = textOf(await urlClient.callTool({ name: 'text_to_audio', arguments: { text: 'Hello from the emulator.', voiceId: 'female-shaonv', model: 'speech-2.6-hd' } }));
+    const text = textOf(
+      await urlClient.callTool({ name: 'text_to_audio', arguments: { text: 'Hello from the emulator.', voiceId: 'female-shaonv', model: 'speech-2.6-hd' } }),
+    );
     const m = /Audio URL: (\S+?)\.?\s/.exec(`${text} `);
     expect(m, text).not.toBeNull();
     const url = m![1]!;
@@ -87,7 +92,10 @@ describe('minimax-mcp-js against the speech listener', () => {
 
   it('local mode: the file it writes decodes', { timeout: 60_000 }, async () => {
     const client = await connect('local');
-    const text = await client.callTool({ name: 'text_to_audio', arguments: { text: 'Saved on disk.', outputDirectory: 'out' } }).then(textOf).finally(() => client.close());
+    const text = await client
+      .callTool({ name: 'text_to_audio', arguments: { text: 'Saved on disk.', outputDirectory: 'out' } })
+      .then(textOf)
+      .finally(() => client.close());
     expect(text).toMatch(/^Audio file saved: /);
     const files = await readdir(join(dir, 'out'));
     expect(files).toHaveLength(1);

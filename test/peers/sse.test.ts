@@ -95,7 +95,13 @@ describe('eventsource-parser over the T2A stream', () => {
     const final = chunks.at(-1)!;
     expect(final.data.audio).toBe('');
     expect(final.extra_info.audio_format).toBe('pcm');
-    const pcm = Buffer.from(chunks.slice(0, -1).map((c) => c.data.audio).join(''), 'hex');
+    const pcm = Buffer.from(
+      chunks
+        .slice(0, -1)
+        .map((c) => c.data.audio)
+        .join(''),
+      'hex',
+    );
     expect(pcm.length % 2).toBe(0);
     expect(pcm.length).toBe(final.extra_info.audio_size);
   });

@@ -19,7 +19,10 @@ describe('the error path', () => {
   });
 
   it('an invalid T2A body still answers 2013 naming the field, and the journal holds the whole entry', async () => {
-    const r = await call(`${emu.speechUrl}/v1/t2a_v2?lang=en&api_key=sk-secret-123456`, { json: { model: 'speech-02-turbo', text: 42 }, headers: { authorization: 'Bearer sk-journal-key-987654', 'x-trace': 'a' } });
+    const r = await call(`${emu.speechUrl}/v1/t2a_v2?lang=en&api_key=sk-secret-123456`, {
+      json: { model: 'speech-02-turbo', text: 42 },
+      headers: { authorization: 'Bearer sk-journal-key-987654', 'x-trace': 'a' },
+    });
     expect(r.status).toBe(200);
     expect(r.body.base_resp.status_code).toBe(2013);
     expect(r.body.base_resp.status_msg).toMatch(/^invalid params, .*text/);

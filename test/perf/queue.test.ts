@@ -72,18 +72,31 @@ describe('synthesis slots over HTTP', () => {
   });
   afterAll(() => emu.close());
 
-  const body = (stream: boolean) => ({ model: 'speech-02-turbo', text: 'Many clients at once, some of them leave early.', stream, voice_setting: { voice_id: 'male-qn-qingse' }, audio_setting: { format: 'mp3' } });
+  const body = (stream: boolean) => ({
+    model: 'speech-02-turbo',
+    text: 'Many clients at once, some of them leave early.',
+    stream,
+    voice_setting: { voice_id: 'male-qn-qingse' },
+    audio_setting: { format: 'mp3' },
+  });
 
   it('more concurrent syntheses than slots all answer, clients that leave free their slots', async () => {
     const limit = emu.emulator.synthesis.limit;
     const n = limit * 3;
     const leavers = Array.from({ length: limit }, () => {
       const ac = new AbortController();
-      const p = fetch(`${emu.speechUrl}/v1/t2a_v2`, { method: 'POST', signal: ac.signal, headers: { authorization: 'Bearer k', 'content-type': 'application/json' }, body: JSON.stringify(body(true)) }).catch(() => null);
+      const p = fetch(`${emu.speechUrl}/v1/t2a_v2`, {
+        method: 'POST',
+        signal: ac.signal,
+        headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
+        body: JSON.stringify(body(true)),
+      }).catch(() => null);
       setImmediate(() => ac.abort());
       return p;
     });
-    const answers = await Promise.all(Array.from({ length: n }, (_, i) => call(`${emu.speechUrl}/v1/t2a_v2`, { json: body(i % 2 === 0), headers: { authorization: 'Bearer k' } })));
+    const answers = await Promise.all(
+      Array.from({ length: n }, (_, i) => call(`${emu.speechUrl}/v1/t2a_v2`, { json: body(i % 2 === 0), headers: { authorization: 'Bearer k' } })),
+    );
     await Promise.all(leavers);
     for (const a of answers) {
       expect(a.status).toBe(200);

@@ -114,7 +114,10 @@ describe('state machine', () => {
     expect((await check(key, idle)).body.data.item.status).toBe('connecting');
     await c.ctl.advance(1);
     const sessions = await sessionsOf(key);
-    expect(sessions.map((s) => [s.status, s.close_reason])).toEqual([['failed', 'heartbeat_timeout'], ['failed', 'heartbeat_timeout']]);
+    expect(sessions.map((s) => [s.status, s.close_reason])).toEqual([
+      ['failed', 'heartbeat_timeout'],
+      ['failed', 'heartbeat_timeout'],
+    ]);
     expect((await check(key, talking)).body.data.item).toMatchObject({ status: 'failed', shouldClose: true, closeReason: 'heartbeat_timeout' });
     expect(await c.balance(key)).toBe(940_000);
     expect((await end(key, idle)).body.data.item).toEqual({ sessionId: idle, status: 'ended', shouldClose: true });
@@ -146,7 +149,11 @@ describe('state machine', () => {
 
   it('session_id: missing → 10001, unknown or another key’s → 10002', async () => {
     const id = (await create('agents-q')).body.data.item.sessionId;
-    for (const [method, path] of [['GET', 'check'], ['POST', 'heartbeat'], ['DELETE', 'end']] as const) {
+    for (const [method, path] of [
+      ['GET', 'check'],
+      ['POST', 'heartbeat'],
+      ['DELETE', 'end'],
+    ] as const) {
       expect((await c.send(method, `${BASE}/${path}`, 'agents-q')).body.error_code).toBe(10001);
       expect((await c.send(method, `${BASE}/${path}?session_id=nope`, 'agents-q')).body.error_code).toBe(10002);
       expect((await c.send(method, `${BASE}/${path}${q(id)}`, 'agents-q2')).body.error_code).toBe(10002);
@@ -170,7 +177,10 @@ describe('persistence', () => {
       expect((await c2.stateOf('agents-d')).pending_timers.map((t) => t.label)).toEqual([`agent heartbeat timeout ${item.sessionId}`]);
       await c2.ctl.freeze(true);
       await c2.ctl.advance(31_000);
-      expect((await c2.send('GET', `${BASE}/check?session_id=${item.sessionId}`, 'agents-d')).body.data.item).toMatchObject({ status: 'failed', closeReason: 'heartbeat_timeout' });
+      expect((await c2.send('GET', `${BASE}/check?session_id=${item.sessionId}`, 'agents-d')).body.data.item).toMatchObject({
+        status: 'failed',
+        closeReason: 'heartbeat_timeout',
+      });
     } finally {
       await second.close();
     }

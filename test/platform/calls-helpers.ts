@@ -24,7 +24,9 @@ export function sessionClient(emu: RunningEmulator) {
   /** The `resources` and `pending_timers` of one key in GET /_emulator/state. */
   const stateOf = async (key: string) => {
     const label = (await ctl.account(key)).body.account as string;
-    const state = (await ctl.state()).body as { accounts: { account: string; resources: Record<string, any>; pending_timers: { label: string; due_ms: number }[] }[] };
+    const state = (await ctl.state()).body as {
+      accounts: { account: string; resources: Record<string, any>; pending_timers: { label: string; due_ms: number }[] }[];
+    };
     return state.accounts.find((a) => a.account === label)!;
   };
   const balance = async (key: string) => (await ctl.account(key)).body.balance_micro as number;

@@ -33,7 +33,10 @@ describe('start', () => {
     const b = (await start('calls-b')).body.data;
     expect(a.room_name).not.toBe(b.room_name);
     const calls = await callsOf('calls-b');
-    expect(calls.map((x) => [x.timbre, x.language])).toEqual([['default', 'zh'], ['default', 'zh']]);
+    expect(calls.map((x) => [x.timbre, x.language])).toEqual([
+      ['default', 'zh'],
+      ['default', 'zh'],
+    ]);
   });
 
   it.each([
@@ -257,7 +260,9 @@ describe('determinism and reset', () => {
     await c.ctl.reset(key);
     // A reset account may be gone from the state view altogether: then it holds nothing either.
     const label = (await c.ctl.account(key)).body.account as string;
-    const s = ((await c.ctl.state()).body.accounts as { account: string; resources: { calls: unknown[] }; pending_timers: unknown[] }[]).find((a) => a.account === label);
+    const s = ((await c.ctl.state()).body.accounts as { account: string; resources: { calls: unknown[] }; pending_timers: unknown[] }[]).find(
+      (a) => a.account === label,
+    );
     expect(s?.resources.calls ?? []).toEqual([]);
     expect(s?.pending_timers ?? []).toEqual([]);
   });

@@ -54,7 +54,12 @@ describe('parameter errors: "20003" naming the field and the rule', () => {
     ['wrong audio format (wrapped)', STREAM, [{ meta: { voice_id: 'default', audio_format: 'opus' } }], 'meta.audio_format: must be "pcm16"'],
     ['bad language', STREAM, [{ voice_id: 'default', language: 'fr' }], 'language: must be "zh" or "en"'],
     // A wrapper with other keys beside `meta` (type, a timestamp) is still unwrapped: the error names meta.*.
-    ['wrapped meta with sibling keys', TEXT, [{ type: 'meta', seq: 1, meta: { voice_id: 'default', audio_format: 'opus' } }], 'meta.audio_format: must be "pcm16"'],
+    [
+      'wrapped meta with sibling keys',
+      TEXT,
+      [{ type: 'meta', seq: 1, meta: { voice_id: 'default', audio_format: 'opus' } }],
+      'meta.audio_format: must be "pcm16"',
+    ],
     ['unknown session_id', STREAM, [{ meta: { voice_id: 'default', session_id: 'sess_nope' } }], 'meta.session_id: no session "sess_nope" for this API key'],
     ['text_input too long', TEXT, [{ voice_id: 'default', text_input: 'a'.repeat(2001) }], 'text_input: must be at most 2000 characters'],
     ['non-string text_input', TEXT, [{ voice_id: 'default', text_input: 42 }], 'text_input: must be a string'],

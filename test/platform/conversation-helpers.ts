@@ -55,7 +55,10 @@ export async function connect(url: string, headers: Record<string, string> = {})
     closed,
     waitFor(type, from = 0, timeoutMs = 20_000) {
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no ${type} event within ${timeoutMs} ms; got ${JSON.stringify(client.events().map((e) => e.type))}`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`no ${type} event within ${timeoutMs} ms; got ${JSON.stringify(client.events().map((e) => e.type))}`)),
+          timeoutMs,
+        );
         const check = () => {
           const hit = messages.slice(from).find((m) => m.kind === 'event' && m.event.type === type);
           if (hit) {

@@ -2,17 +2,7 @@ import { describe, expect, test } from 'vitest';
 import type { RunningEmulator } from '../../src/index.js';
 import { call, emulatorForFile, startTestEmulator } from '../helpers/emulator.js';
 import { ffprobe } from '../helpers/ffprobe.js';
-import {
-  accountState,
-  connect,
-  decodeMp3,
-  flush,
-  sendFrames,
-  silencePcm,
-  spokenPcm,
-  startsOnFrameSync,
-  wsUrl,
-} from './conversation-helpers.js';
+import { accountState, connect, decodeMp3, flush, sendFrames, silencePcm, spokenPcm, startsOnFrameSync, wsUrl } from './conversation-helpers.js';
 
 const PATH = '/api/v1/audio/conversation/stream';
 const { emu, ctl } = emulatorForFile();
@@ -26,7 +16,7 @@ function trailingSilentMs(pcm: Buffer): number {
   return Math.round(((pcm.length / 2 - n) * 1000) / 16000);
 }
 
-describe('conversation stream: a full voice turn with the emulator\'s own speech', () => {
+describe("conversation stream: a full voice turn with the emulator's own speech", () => {
   test('partials while audio arrives, asr_final = spoken text, reply MP3 frames that decode, done, billing', async () => {
     const key = 'conv-voice';
     await ctl.putAccount(key, { balance_micro: 10_000_000 });
@@ -127,7 +117,12 @@ describe('conversation stream: several turns, and utterances that end by themsel
       await ctl.advance(1499);
       a = await accountState(emu.platformUrl, key);
       expect(a.pending_timers).toHaveLength(1); // not yet
-      expect(c.events().slice(from).some((e: any) => e.type === 'asr_final')).toBe(false);
+      expect(
+        c
+          .events()
+          .slice(from)
+          .some((e: any) => e.type === 'asr_final'),
+      ).toBe(false);
       await ctl.advance(1);
       expect((await c.waitFor('asr_final', from)).asr_text).toBe('Any weather news?');
       const done2 = await c.waitFor('done', from);
@@ -142,7 +137,12 @@ describe('conversation stream: several turns, and utterances that end by themsel
       await flush(c.ws);
       a = await accountState(emu.platformUrl, key);
       expect(a.pending_timers).toHaveLength(1);
-      expect(c.events().slice(from).some((e: any) => e.type === 'asr_final')).toBe(false);
+      expect(
+        c
+          .events()
+          .slice(from)
+          .some((e: any) => e.type === 'asr_final'),
+      ).toBe(false);
       await sendFrames(c.ws, silencePcm(200), 6400);
       const final3 = await c.waitFor('asr_final', from);
       expect(final3.asr_text).toBe('Tell me a story.');

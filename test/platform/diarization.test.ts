@@ -29,7 +29,8 @@ function bursts(seconds: number, spans: [number, number][]): Buffer {
   const n = seconds * 16000;
   const b = pcm16Wav(n * 2);
   for (const [s, e] of spans) {
-    for (let i = Math.round(s * 16000); i < Math.round(e * 16000); i++) b.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 200 * i) / 16000)), 44 + i * 2);
+    for (let i = Math.round(s * 16000); i < Math.round(e * 16000); i++)
+      b.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 200 * i) / 16000)), 44 + i * 2);
   }
   return b;
 }

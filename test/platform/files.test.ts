@@ -11,7 +11,12 @@ import { upload } from './tts-helpers.js';
 const { emu, ctl } = emulatorForFile();
 const MB = 1024 * 1024;
 
-const fails = (code: number, message?: RegExp) => ({ error_code: code, succeed: false, data: null, ...(message ? { error_message: expect.stringMatching(message) } : {}) });
+const fails = (code: number, message?: RegExp) => ({
+  error_code: code,
+  succeed: false,
+  data: null,
+  ...(message ? { error_message: expect.stringMatching(message) } : {}),
+});
 
 /** A multipart body generated on the fly: `size` bytes of file, never held in memory at once. */
 async function* generated(boundary: string, size: number, scene: string, sceneFirst: boolean): AsyncGenerator<Buffer> {
@@ -27,14 +32,18 @@ async function* generated(boundary: string, size: number, scene: string, sceneFi
 function streamUpload(key: string, size: number, scene: string, sceneFirst = true): Promise<{ status: number; body: any }> {
   const boundary = 'emulatorboundary42';
   return new Promise((resolve, reject) => {
-    const req = request(`${emu.platformUrl}/v1/files/upload`, {
-      method: 'POST',
-      headers: { 'x-api-key': key, 'content-type': `multipart/form-data; boundary=${boundary}` },
-    }, (res) => {
-      const parts: Buffer[] = [];
-      res.on('data', (c: Buffer) => parts.push(c));
-      res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(Buffer.concat(parts).toString()) }));
-    });
+    const req = request(
+      `${emu.platformUrl}/v1/files/upload`,
+      {
+        method: 'POST',
+        headers: { 'x-api-key': key, 'content-type': `multipart/form-data; boundary=${boundary}` },
+      },
+      (res) => {
+        const parts: Buffer[] = [];
+        res.on('data', (c: Buffer) => parts.push(c));
+        res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(Buffer.concat(parts).toString()) }));
+      },
+    );
     req.on('error', reject);
     pipeline(Readable.from(generated(boundary, size, scene, sceneFirst)), req).catch(reject);
   });
@@ -82,7 +91,12 @@ describe('upload', () => {
     const r = await upload(emu.platformUrl, 'files-a', bytes, { name: 'my ref (1).wav' });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ error_code: 0, error_message: 'success', succeed: true });
-    expect(r.body.data).toEqual({ object_key: expect.stringMatching(/^uploads\/audio\/[0-9a-f]{16}\/[0-9a-f]{16}-my_ref_1_\.wav$/), file_name: 'my ref (1).wav', size: bytes.length, scene: 'audio' });
+    expect(r.body.data).toEqual({
+      object_key: expect.stringMatching(/^uploads\/audio\/[0-9a-f]{16}\/[0-9a-f]{16}-my_ref_1_\.wav$/),
+      file_name: 'my ref (1).wav',
+      size: bytes.length,
+      scene: 'audio',
+    });
     expect(await emu.emulator.blobs.read(r.body.data.object_key)).toEqual(bytes);
     const state = await ctl.state();
     expect(JSON.stringify(state.body)).toContain(r.body.data.object_key);
@@ -121,7 +135,11 @@ describe('upload', () => {
     form.append('file', 'just text');
     const res = await fetch(`${emu.platformUrl}/v1/files/upload`, { method: 'POST', headers: { 'x-api-key': 'files-b' }, body: form });
     expect(await res.json()).toMatchObject(fails(10001, /file part/));
-    const json = await fetch(`${emu.platformUrl}/v1/files/upload`, { method: 'POST', headers: { 'x-api-key': 'files-b', 'content-type': 'application/json' }, body: '{"scene":"audio"}' });
+    const json = await fetch(`${emu.platformUrl}/v1/files/upload`, {
+      method: 'POST',
+      headers: { 'x-api-key': 'files-b', 'content-type': 'application/json' },
+      body: '{"scene":"audio"}',
+    });
     expect(await json.json()).toMatchObject(fails(10001, /multipart/));
   });
 
@@ -138,7 +156,11 @@ describe('upload', () => {
     const form = new FormData();
     form.append('scene', 'audio');
     form.append('file', new Blob([Buffer.from('x')]), 'a.wav');
-    const res = await fetch(`${emu.platformUrl}/v1/files/upload`, { method: 'POST', headers: { 'x-api-key': 'files-b', 'x-emulator-fault': 'code=10000' }, body: form });
+    const res = await fetch(`${emu.platformUrl}/v1/files/upload`, {
+      method: 'POST',
+      headers: { 'x-api-key': 'files-b', 'x-emulator-fault': 'code=10000' },
+      body: form,
+    });
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject(fails(10000));
   });
@@ -176,7 +198,7 @@ describe('size limits', () => {
     expect(emu.emulator.areas.get('platform-uploads')!.view!('x')).toEqual([]);
   });
 
-  it('just over 10 MB (decimal, the spec\'s unit) to scene image → 20010, also when the scene comes last; exactly 10,000,000 bytes passes', async () => {
+  it("just over 10 MB (decimal, the spec's unit) to scene image → 20010, also when the scene comes last; exactly 10,000,000 bytes passes", async () => {
     expect((await streamUpload('files-img', 10_000_001, 'image')).body).toMatchObject(fails(20010, /10 MB/));
     expect((await streamUpload('files-img', 10_000_001, 'image', false)).body).toMatchObject(fails(20010, /10 MB/));
     const ok = await streamUpload('files-img', 10_000_000, 'image');

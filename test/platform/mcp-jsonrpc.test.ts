@@ -19,7 +19,12 @@ const rpc = (msg: unknown) => post(JSON.stringify(msg));
 describe('initialize', () => {
   it('echoes each supported protocol version and answers the documented result, nothing more', async () => {
     for (const v of ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05']) {
-      const r = await rpc({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: v, capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+      const r = await rpc({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: v, capabilities: {}, clientInfo: { name: 't', version: '1' } },
+      });
       expect(r.status).toBe(200);
       expect(r.headers.get('content-type')).toMatch(/^application\/json/);
       expect(Object.keys(r.json).sort()).toEqual(['id', 'jsonrpc', 'result']);
@@ -29,7 +34,11 @@ describe('initialize', () => {
     expect(r.json).toEqual({
       jsonrpc: '2.0',
       id: 'a',
-      result: { protocolVersion: '2025-11-25', capabilities: { tools: { listChanged: false } }, serverInfo: { name: expect.any(String), version: expect.any(String) } },
+      result: {
+        protocolVersion: '2025-11-25',
+        capabilities: { tools: { listChanged: false } },
+        serverInfo: { name: expect.any(String), version: expect.any(String) },
+      },
     });
     expect(Object.keys(r.json.result).sort()).toEqual(['capabilities', 'protocolVersion', 'serverInfo']);
     expect((await rpc({ jsonrpc: '2.0', id: 2, method: 'initialize' })).json.result.protocolVersion).toBe('2025-11-25');
@@ -130,7 +139,10 @@ describe('batches', () => {
   });
 
   it('an all-notification batch gets 202; an empty batch is one -32600 error', async () => {
-    const n = await rpc([{ jsonrpc: '2.0', method: 'notifications/initialized' }, { jsonrpc: '2.0', method: 'notifications/cancelled', params: {} }]);
+    const n = await rpc([
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', method: 'notifications/cancelled', params: {} },
+    ]);
     expect(n.status).toBe(202);
     expect(n.text).toBe('');
     const e = await rpc([]);

@@ -78,7 +78,13 @@ describe('tools/list', () => {
 
 describe('text_to_speech_generate', () => {
   it('answers JSON text: Base64 WAV whose header, decoder and link agree with the stated format and duration', async () => {
-    const r = await callTool('text_to_speech_generate', { apiKey: 'mcp-a', voice_id: voice, generate_text: 'Tools speak too.', speed: 1.1, emotion_class: 'happy' });
+    const r = await callTool('text_to_speech_generate', {
+      apiKey: 'mcp-a',
+      voice_id: voice,
+      generate_text: 'Tools speak too.',
+      speed: 1.1,
+      emotion_class: 'happy',
+    });
     expect(r.isError).toBe(false);
     const audio = Buffer.from(r.json.audio_base64, 'base64');
     expect(r.json).toMatchObject({ audio_format: 'wav', content_type: 'audio/wav', sample_rate: 24000, channels: 1, bit_depth: 16, size_bytes: audio.length });
@@ -221,7 +227,11 @@ describe('voice tools', () => {
     expect(saved.isError, saved.text).toBe(false);
     expect(saved.json).toEqual({ error_code: 0, error_message: 'success', succeed: true, data: {} });
     const list = await callTool('voice_list', { apiKey: 'mcp-v' });
-    expect(list.json.data).toMatchObject({ total: 1, has_more: false, list: [{ voice_id: 'my-voice_1', voice_url: expect.stringContaining('/download/'), created_at: expect.any(Number) }] });
+    expect(list.json.data).toMatchObject({
+      total: 1,
+      has_more: false,
+      list: [{ voice_id: 'my-voice_1', voice_url: expect.stringContaining('/download/'), created_at: expect.any(Number) }],
+    });
     expect((await callTool('voice_list', { apiKey: 'mcp-other' })).json.data.list).toEqual([]);
     const spoken = await callTool('text_to_speech_generate', { apiKey: 'mcp-v', voice_id: 'my-voice_1', generate_text: 'Cloned.', language: 'en' });
     expect(spoken.isError, spoken.text).toBe(false);
@@ -240,7 +250,11 @@ describe('voice tools', () => {
     expect((await callTool('voice_delete', { apiKey: 'mcp-v' })).json).toMatchObject({ error_code: 10001, error_message: expect.stringContaining('voice_id') });
     expect((await callTool('voice_delete', { apiKey: 'mcp-v', voice_id: '' })).json.error_code).toBe(10001);
     await ctl.putAccount('mcp-noclone', { capabilities: ['tts'] });
-    for (const [name, args] of [['voice_save', { voice_id: 'v', ...ref }], ['voice_list', {}], ['voice_delete', { voice_id: 'v' }]] as const) {
+    for (const [name, args] of [
+      ['voice_save', { voice_id: 'v', ...ref }],
+      ['voice_list', {}],
+      ['voice_delete', { voice_id: 'v' }],
+    ] as const) {
       const r = await callTool(name, { apiKey: 'mcp-noclone', ...args });
       expect(r.json, name).toMatchObject({ error_code: 10003, error_message: expect.stringContaining('cloning capability') });
     }

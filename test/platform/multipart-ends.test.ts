@@ -8,14 +8,24 @@ const KEY = { 'X-API-Key': 'multipart-ends-key' };
 /** Bodies that end without the closing boundary; the client keeps its socket open after them. */
 const TRUNCATED = {
   'a skipped field part': '--B\r\nContent-Disposition: form-data; name="x"; filename="a"\r\n\r\n8\r\n',
-  'a second audio part': '--B\r\nContent-Disposition: form-data; name="audio"; filename="a.wav"\r\n\r\nRIFF\r\n--B\r\nContent-Disposition: form-data; name="audio"; filename="b.wav"\r\n\r\n8\r\n',
+  'a second audio part':
+    '--B\r\nContent-Disposition: form-data; name="audio"; filename="a.wav"\r\n\r\nRIFF\r\n--B\r\nContent-Disposition: form-data; name="audio"; filename="b.wav"\r\n\r\n8\r\n',
   'the audio part itself cut': '--B\r\nContent-Disposition: form-data; name="audio"; filename="a.wav"\r\n\r\nRIFF0000WAVE',
   'a text field only': '--B\r\nContent-Disposition: form-data; name="scene"\r\n\r\nimage',
   'a file part cut in its headers': '--B\r\nContent-Disposition: form-da',
 };
 
 /** Every platform route that takes a request body (multipart readers and JSON readers alike). */
-const ROUTES = ['/v1/audio/ai-detect', '/v1/files/upload', '/v1/voice/save', '/v1/speech-to-text', '/v1/diarize', '/v1/audio/podcast', '/v1/text-to-speech', '/v1/text-to-speech/stream'];
+const ROUTES = [
+  '/v1/audio/ai-detect',
+  '/v1/files/upload',
+  '/v1/voice/save',
+  '/v1/speech-to-text',
+  '/v1/diarize',
+  '/v1/audio/podcast',
+  '/v1/text-to-speech',
+  '/v1/text-to-speech/stream',
+];
 
 describe('an unterminated multipart body is answered when the request ends', () => {
   for (const route of ROUTES) {

@@ -113,7 +113,10 @@ describe('request rules', () => {
     [{ dialogueText: 'Hi.', pairSelection: 'Nobody & Nobody' }, 'pairSelection must be one of'],
     [{ dialogueText: 'Hi.', pairSelection: 'Custom' }, 'needs both audioPromptSpk1 and audioPromptSpk2'],
     [{ dialogueText: 'Hi.', pairSelection: 'Custom', audioPromptSpk1: p1 }, 'needs both'],
-    [{ dialogueText: 'Hi.', audioPromptSpk1: p1, audioPromptSpk2: 'https://voices.example.com/a.wav' }, 'audioPromptSpk2 host voices.example.com is not on the voice URL whitelist'],
+    [
+      { dialogueText: 'Hi.', audioPromptSpk1: p1, audioPromptSpk2: 'https://voices.example.com/a.wav' },
+      'audioPromptSpk2 host voices.example.com is not on the voice URL whitelist',
+    ],
     [{ dialogueText: 'Hi.', audioPromptSpk1: 'http://cdn.emulator.test/prompts/speaker1.wav', audioPromptSpk2: p1 }, 'audioPromptSpk1 must be an https URL'],
     [{ dialogueText: 'Hi.', audioPromptSpk1: p1, audioPromptSpk2: 'https://cdn.emulator.test/prompts/missing.wav' }, 'audioPromptSpk2 could not be downloaded'],
   ])('%j → 10001 (%s)', async (body, message) => {

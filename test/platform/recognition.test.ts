@@ -124,7 +124,13 @@ describe('answers for audio the emulator did not make', () => {
     const sha = createHash('sha256').update(pcm).digest('hex');
     writeFileSync(
       join(dir, 'recognition.json'),
-      JSON.stringify({ rules: [{ min_ms: 2000, max_ms: 3000, text: 'by duration' }, { sha256: sha, text: '按哈希', language: 'zh', confidence: 0.91 }], defaults: [{ text: 'default' }] }),
+      JSON.stringify({
+        rules: [
+          { min_ms: 2000, max_ms: 3000, text: 'by duration' },
+          { sha256: sha, text: '按哈希', language: 'zh', confidence: 0.91 },
+        ],
+        defaults: [{ text: 'default' }],
+      }),
     );
     const other = await startTestEmulator({ fixturesDir: dir });
     try {

@@ -58,7 +58,7 @@ describe('recognition stream: auth before the upgrade', () => {
 });
 
 describe('recognition stream: partials, final, done', () => {
-  test('the emulator\'s own speech: growing asr_partial events while audio arrives, one asr_final, done, then close', async () => {
+  test("the emulator's own speech: growing asr_partial events while audio arrives, one asr_final, done, then close", async () => {
     const key = 'stt-speech';
     await ctl.putAccount(key, { balance_micro: 1_000_000 });
     const spoken = 'Please call me back after lunch today.';
@@ -95,7 +95,7 @@ describe('recognition stream: partials, final, done', () => {
     expect((await ctl.account(key)).body.balance_micro).toBe(1_000_000 - Math.round(500 * (pcm.length / 2 / 16000)));
   });
 
-  test('flat meta; audio that is not the emulator\'s: the fixture transcript of the audio so far, revealed gradually', async () => {
+  test("flat meta; audio that is not the emulator's: the fixture transcript of the audio so far, revealed gradually", async () => {
     const tone = Buffer.alloc(3 * 16000 * 2);
     for (let i = 0; i < tone.length / 2; i++) tone.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 220 * i) / 16000)), i * 2);
     const c = await connect(wsUrl(emu.platformUrl, PATH, 'stt-tone'));

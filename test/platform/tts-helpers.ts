@@ -54,7 +54,12 @@ export function toneWav(seconds: number, rate = 16000): Buffer {
 }
 
 /** Uploads bytes with multipart (scene first unless told), answering the parsed envelope. */
-export async function upload(base: string, key: string, bytes: Buffer | null, opts: { scene?: string | null; name?: string; sceneLast?: boolean; query?: string } = {}) {
+export async function upload(
+  base: string,
+  key: string,
+  bytes: Buffer | null,
+  opts: { scene?: string | null; name?: string; sceneLast?: boolean; query?: string } = {},
+) {
   const form = new FormData();
   const scene = opts.scene === undefined ? 'audio' : opts.scene;
   if (scene !== null && !opts.sceneLast) form.append('scene', scene);

@@ -67,7 +67,8 @@ describe('synchronous synthesis', () => {
   });
 
   it('each of the fourteen tags becomes its own sound; an unknown bracketed word is read', async () => {
-    const len = async (text: string) => pcmSeconds((await tts('/v1/text-to-speech', { json: { voice_id: 'male_calm', generate_text: text, audio_format: 'pcm' } })).bytes);
+    const len = async (text: string) =>
+      pcmSeconds((await tts('/v1/text-to-speech', { json: { voice_id: 'male_calm', generate_text: text, audio_format: 'pcm' } })).bytes);
     const plain = await len('Well then');
     const extra = await Promise.all(Object.keys(TAG_S).map(async (tag) => (await len(`Well [${tag}] then`)) - plain - TAG_S[tag as keyof typeof TAG_S]));
     expect(extra).toHaveLength(14);
@@ -109,12 +110,16 @@ describe('streamed synthesis', () => {
   it('a client that leaves early stops the stream without harming the emulator', async () => {
     const body = JSON.stringify({ voice_id: 'male_calm', generate_text: 'A longer text that takes a while to render. '.repeat(10) });
     await new Promise<void>((resolve, reject) => {
-      const req = request(`${emu.platformUrl}/v1/text-to-speech/stream`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' } }, (res) => {
-        res.once('data', () => {
-          req.destroy();
-          resolve();
-        });
-      });
+      const req = request(
+        `${emu.platformUrl}/v1/text-to-speech/stream`,
+        { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' } },
+        (res) => {
+          res.once('data', () => {
+            req.destroy();
+            resolve();
+          });
+        },
+      );
       req.on('error', () => undefined);
       req.end(body);
       setTimeout(() => reject(new Error('no audio')), 10_000).unref();
@@ -178,7 +183,11 @@ describe('errors', () => {
   });
 
   it('a body that is not JSON is 400 with 10001', async () => {
-    const r = await fetch(`${emu.platformUrl}/v1/text-to-speech`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: '{nope' });
+    const r = await fetch(`${emu.platformUrl}/v1/text-to-speech`, {
+      method: 'POST',
+      headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
+      body: '{nope',
+    });
     expect(r.status).toBe(400);
     expect(((await r.json()) as { error_code: number }).error_code).toBe(10001);
   });
@@ -203,7 +212,9 @@ describe('errors', () => {
 
   it('charges the weighted length; an exhausted balance is 402 with 20003', async () => {
     await ctl.putAccount('payer-key', { balance_micro: 1_000_000 });
-    const r = await api(emu.platformUrl, 'payer-key')('/v1/text-to-speech', { json: { voice_id: 'female_warm', generate_text: '你好 ok', audio_format: 'pcm' } });
+    const r = await api(emu.platformUrl, 'payer-key')('/v1/text-to-speech', {
+      json: { voice_id: 'female_warm', generate_text: '你好 ok', audio_format: 'pcm' },
+    });
     expect(r.status).toBe(200);
     expect((await ctl.account('payer-key')).body.balance_micro).toBe(1_000_000 - 7 * 100);
     const broke = await api(emu.platformUrl, 'emulator-broke-key')('/v1/text-to-speech', { json: base });
@@ -212,7 +223,11 @@ describe('errors', () => {
   });
 
   it('status faults give the statuses and codes of the table', async () => {
-    for (const [status, code] of [[429, 10014], [500, 10000], [402, 20003]] as const) {
+    for (const [status, code] of [
+      [429, 10014],
+      [500, 10000],
+      [402, 20003],
+    ] as const) {
       const r = await tts('/v1/text-to-speech', { json: base, headers: { 'x-emulator-fault': `status=${status}` } });
       expect(r.status).toBe(status);
       expect(r.body).toMatchObject({ error_code: code, succeed: false, data: null });

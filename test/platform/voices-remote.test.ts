@@ -67,7 +67,12 @@ describe('over HTTP', () => {
     for (const ref of ['http://[::ffff:127.0.0.1]:9/voice.wav', 'http://localhost.:9/voice.wav', 'http://[fe80::1]/voice.wav']) {
       const r = await client('/v1/voice/save', { json: { voice_id: 'v', ref_audio: ref, ref_text: 'hello' } });
       expect(r.status).toBe(200);
-      expect(r.body).toMatchObject({ error_code: 10001, succeed: false, data: null, error_message: expect.stringMatching(/^ref_audio: URL does not resolve to a public address/) });
+      expect(r.body).toMatchObject({
+        error_code: 10001,
+        succeed: false,
+        data: null,
+        error_message: expect.stringMatching(/^ref_audio: URL does not resolve to a public address/),
+      });
     }
   });
 

@@ -8,7 +8,12 @@ const REF_URL = 'https://cdn.emulator.test/audio/ref-5s.wav';
 const client = (key: string) => api(emu.platformUrl, key);
 const save = (key: string, json: unknown, headers: Record<string, string> = {}) => client(key)('/v1/voice/save', { json, headers });
 const list = (key: string, query = '') => client(key)(`/v1/voice/list${query}`);
-const fails = (code: number, message?: RegExp) => ({ error_code: code, succeed: false, data: null, ...(message ? { error_message: expect.stringMatching(message) } : {}) });
+const fails = (code: number, message?: RegExp) => ({
+  error_code: code,
+  succeed: false,
+  data: null,
+  ...(message ? { error_message: expect.stringMatching(message) } : {}),
+});
 
 describe('two-step cloning flow', () => {
   it('upload with scene audio, save with the object_key, list, synthesize, delete', async () => {
@@ -138,7 +143,11 @@ describe('save rules', () => {
   });
 
   it('no key or no cloning capability → 10003; an exhausted balance → 20003; always HTTP 200', async () => {
-    for (const [key, path, method] of [['', '/v1/voice/list', 'GET'], ['emulator-tts-only-key', '/v1/voice/list', 'GET'], ['emulator-tts-only-key', '/v1/voice/x', 'DELETE']] as const) {
+    for (const [key, path, method] of [
+      ['', '/v1/voice/list', 'GET'],
+      ['emulator-tts-only-key', '/v1/voice/list', 'GET'],
+      ['emulator-tts-only-key', '/v1/voice/x', 'DELETE'],
+    ] as const) {
       const r = await client(key)(path, { method });
       expect(r.status).toBe(200);
       expect(r.body).toMatchObject(fails(10003));
@@ -167,7 +176,11 @@ describe('list and delete', () => {
       cursor = r.body.data.next_voice_id;
     }
     expect(seen).toEqual(['alpha', 'bravo', 'charlie', 'delta', 'echo']);
-    expect(pages.map((p) => [p.total, p.has_more, p.next_voice_id])).toEqual([[2, true, 'charlie'], [2, true, 'echo'], [1, false, '']]);
+    expect(pages.map((p) => [p.total, p.has_more, p.next_voice_id])).toEqual([
+      [2, true, 'charlie'],
+      [2, true, 'echo'],
+      [1, false, ''],
+    ]);
     const whole = await list(key);
     expect(whole.body.data.total).toBe(5);
     expect((await list(key, '?page_size=20')).body.data.has_more).toBe(false);

@@ -178,14 +178,21 @@ export function problemOf(e: Endpoint, a: Answer, method = e.method): string | n
       return null;
     }
     case 'platform': {
-      if (!isObject(body) || !Number.isInteger(body.error_code) || typeof body.error_message !== 'string' || typeof body.succeed !== 'boolean' || !('data' in body)) {
+      if (
+        !isObject(body) ||
+        !Number.isInteger(body.error_code) ||
+        typeof body.error_message !== 'string' ||
+        typeof body.succeed !== 'boolean' ||
+        !('data' in body)
+      ) {
         return `not the envelope: ${a.text.slice(0, 120)}`;
       }
       if (body.succeed !== (body.error_code === 0)) return `succeed ${String(body.succeed)} with error_code ${String(body.error_code)}`;
       return null;
     }
     case 'control':
-      if (a.status >= 400 && !(isObject(body) && isObject(body.error) && typeof body.error.message === 'string')) return `control error without {error:{message}}: ${a.text.slice(0, 120)}`;
+      if (a.status >= 400 && !(isObject(body) && isObject(body.error) && typeof body.error.message === 'string'))
+        return `control error without {error:{message}}: ${a.text.slice(0, 120)}`;
       return null;
     case 'jsonrpc': {
       const items = Array.isArray(body) ? body : [body];

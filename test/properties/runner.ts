@@ -9,7 +9,13 @@ import { caseOf, send, type Case, type InputKind } from './inputs.js';
 export const KNOWN_DEFECTS: Record<string, InputKind[]> = {};
 
 /** Answers one case and judges it: null when the answer keeps the endpoint's contract. */
-export async function check(base: string, e: Endpoint, c: Case, timeoutMs: number, method = e.method): Promise<{ status: number | 'hang' | 'error'; problem: string | null }> {
+export async function check(
+  base: string,
+  e: Endpoint,
+  c: Case,
+  timeoutMs: number,
+  method = e.method,
+): Promise<{ status: number | 'hang' | 'error'; problem: string | null }> {
   const a = await send(base, method, c, timeoutMs, e.stream);
   if ('hang' in a) return { status: 'hang', problem: `no answer within ${timeoutMs} ms` };
   if ('error' in a) return { status: 'error', problem: `connection failed: ${a.error}` };

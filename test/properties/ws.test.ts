@@ -27,18 +27,22 @@ describe('every WebSocket answers generated message sequences', () => {
   });
 
   for (const e of sockets) {
-    it(nameOf(e), async () => {
-      await fc.assert(
-        fc.asyncProperty(e.service === 'speech' ? speechWsCase : wsCase, async (c) => {
-          const out = await runWsCase(e.service === 'speech' ? emu.speechUrl : emu.platformUrl, e.url, c, TIMEOUT_MS, 150, e.service);
-          if (out.problem) throw new Error(`${nameOf(e)}: ${out.problem} (${out.end})\n  steps: ${JSON.stringify(c).slice(0, 400)}`);
-        }),
-        { seed: SEED, numRuns: RUNS, endOnFailure: true },
-      );
-      expect((await ctl.health()).status).toBe(200);
-      // The server has let go of every socket (closing handshakes finish within a moment).
-      for (let i = 0; i < 50 && (await openSockets()) > 0; i++) await new Promise((r) => setTimeout(r, 100));
-      expect(await openSockets()).toBe(0);
-    }, 120_000);
+    it(
+      nameOf(e),
+      async () => {
+        await fc.assert(
+          fc.asyncProperty(e.service === 'speech' ? speechWsCase : wsCase, async (c) => {
+            const out = await runWsCase(e.service === 'speech' ? emu.speechUrl : emu.platformUrl, e.url, c, TIMEOUT_MS, 150, e.service);
+            if (out.problem) throw new Error(`${nameOf(e)}: ${out.problem} (${out.end})\n  steps: ${JSON.stringify(c).slice(0, 400)}`);
+          }),
+          { seed: SEED, numRuns: RUNS, endOnFailure: true },
+        );
+        expect((await ctl.health()).status).toBe(200);
+        // The server has let go of every socket (closing handshakes finish within a moment).
+        for (let i = 0; i < 50 && (await openSockets()) > 0; i++) await new Promise((r) => setTimeout(r, 100));
+        expect(await openSockets()).toBe(0);
+      },
+      120_000,
+    );
   }
 });

@@ -44,7 +44,12 @@ const VALID_META = { text: JSON.stringify({ meta: { voice_id: 'default', audio_f
 const VALID_TEXT_META = { text: JSON.stringify({ voice_id: 'default', text_input: 'Hello, how are you today?' }) };
 
 /** The speech socket's own events, valid and not, so sequences reach its session rules too. */
-const SPEECH_START = { event: 'task_start', model: 'speech-2.8-turbo', voice_setting: { voice_id: 'male-qn-qingse' }, audio_setting: { format: 'pcm', sample_rate: 8000 } };
+const SPEECH_START = {
+  event: 'task_start',
+  model: 'speech-2.8-turbo',
+  voice_setting: { voice_id: 'male-qn-qingse' },
+  audio_setting: { format: 'pcm', sample_rate: 8000 },
+};
 const speechStep: fc.Arbitrary<Step> = fc.oneof(
   step,
   fc.constantFrom(
@@ -55,9 +60,14 @@ const speechStep: fc.Arbitrary<Step> = fc.oneof(
     { text: '{"event":"task_cancel"}' },
   ),
   fc.string({ maxLength: 40 }).map((t) => ({ text: JSON.stringify({ event: 'task_continue', text: t }) })),
-  fc.record({ model: fc.string({ maxLength: 12 }), voice_setting: fc.jsonValue({ maxDepth: 2 }), audio_setting: fc.jsonValue({ maxDepth: 2 }) }, { requiredKeys: [] }).map((r) => ({
-    text: JSON.stringify({ ...SPEECH_START, ...r }),
-  })),
+  fc
+    .record(
+      { model: fc.string({ maxLength: 12 }), voice_setting: fc.jsonValue({ maxDepth: 2 }), audio_setting: fc.jsonValue({ maxDepth: 2 }) },
+      { requiredKeys: [] },
+    )
+    .map((r) => ({
+      text: JSON.stringify({ ...SPEECH_START, ...r }),
+    })),
 );
 
 export const speechWsCase: fc.Arbitrary<WsCase> = fc.record({
@@ -72,11 +82,9 @@ export const wsCase: fc.Arbitrary<WsCase> = fc.record({
   auth: fc.constantFrom('valid', 'valid', 'valid', 'valid', 'missing', 'garbage'),
   steps: fc.oneof(
     fc.array(step, { minLength: 1, maxLength: 6 }),
-    fc.tuple(fc.constantFrom(VALID_META, VALID_TEXT_META), fc.array(step, { maxLength: 5 }), fc.boolean()).map(([first, rest, final]) => [
-      first,
-      ...rest,
-      ...(final ? [{ text: '{"is_final":true}' }] : []),
-    ]),
+    fc
+      .tuple(fc.constantFrom(VALID_META, VALID_TEXT_META), fc.array(step, { maxLength: 5 }), fc.boolean())
+      .map(([first, rest, final]) => [first, ...rest, ...(final ? [{ text: '{"is_final":true}' }] : [])]),
   ),
 });
 
@@ -90,7 +98,14 @@ export interface WsOutcome {
  * Runs one sequence against `ws://…path`: sends the steps, waits until the server closes or has been
  * quiet for `quietMs`, then closes from the client side. `timeoutMs` bounds the whole exchange.
  */
-export function runWsCase(base: string, path: string, c: WsCase, timeoutMs: number, quietMs = 150, service: 'speech' | 'platform' = 'platform'): Promise<WsOutcome> {
+export function runWsCase(
+  base: string,
+  path: string,
+  c: WsCase,
+  timeoutMs: number,
+  quietMs = 150,
+  service: 'speech' | 'platform' = 'platform',
+): Promise<WsOutcome> {
   const url = new URL(path, base.replace(/^http/, 'ws'));
   const key = c.auth === 'valid' ? FUZZ_KEY : 'x'.repeat(300);
   // The speech socket takes its key as a Bearer header and names its events by `event`.
@@ -147,7 +162,8 @@ export function runWsCase(base: string, path: string, c: WsCase, timeoutMs: numb
       if (isBinary) return;
       try {
         const event = JSON.parse(data.toString()) as Record<string, unknown>;
-        if (typeof event !== 'object' || event === null || typeof event[eventKey] !== 'string') problem ??= `event without a ${eventKey}: ${data.toString().slice(0, 120)}`;
+        if (typeof event !== 'object' || event === null || typeof event[eventKey] !== 'string')
+          problem ??= `event without a ${eventKey}: ${data.toString().slice(0, 120)}`;
       } catch {
         problem ??= `text frame is not JSON: ${data.toString().slice(0, 120)}`;
       }

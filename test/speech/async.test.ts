@@ -11,7 +11,7 @@ const VOICE = { voice_id: 'female-shaonv' };
 /** Files of a USTAR archive: name → bytes. */
 function untar(tar: Buffer): Map<string, Buffer> {
   const out = new Map<string, Buffer>();
-  for (let at = 0; at + 512 <= tar.length; ) {
+  for (let at = 0; at + 512 <= tar.length;) {
     const h = tar.subarray(at, at + 512);
     if (h.every((b) => b === 0)) break;
     const field = (from: number, len: number) => h.toString('utf8', from, from + len).replace(/\0.*$/s, '');
@@ -40,7 +40,12 @@ describe('async synthesis', () => {
   it('Processing until 1,000 ms + audio length / 10 on the clock, then Success with a tar of audio, titles and extra; Expired 9 h later', async () => {
     const api = speechApi(emu.speechUrl, 'async-main');
     const text = 'First sentence here. And a second one, a little longer. Third.';
-    const c = await api.post('/v1/t2a_async_v2', { model: 'speech-02-hd', text, voice_setting: VOICE, audio_setting: { audio_sample_rate: 24000, format: 'mp3', channel: 1 } });
+    const c = await api.post('/v1/t2a_async_v2', {
+      model: 'speech-02-hd',
+      text,
+      voice_setting: VOICE,
+      audio_setting: { audio_sample_rate: 24000, format: 'mp3', channel: 1 },
+    });
     expect([c.status, codeOf(c)]).toEqual([200, 0]);
     expect(Object.keys(c.body).sort()).toEqual(['base_resp', 'file_id', 'task_id', 'task_token', 'trace_id', 'usage_characters']);
     expect(Number.isSafeInteger(c.body.task_id) && Number.isSafeInteger(c.body.file_id)).toBe(true);
@@ -104,7 +109,11 @@ describe('async synthesis', () => {
   it('a zip input: one folder per file; json files give their title, content and extra', async () => {
     const api = speechApi(emu.speechUrl, 'async-zip');
     const txtZip = await api.upload('t2a_async_input', zipOf({ 'one.txt': 'First file.', 'two.txt': 'Second file.' }), 'in.zip');
-    const jsonZip = await api.upload('t2a_async_input', zipOf({ 'book.json': JSON.stringify({ title: 'A title.', content: 'The content.', extra: '' }) }), 'in.zip');
+    const jsonZip = await api.upload(
+      't2a_async_input',
+      zipOf({ 'book.json': JSON.stringify({ title: 'A title.', content: 'The content.', extra: '' }) }),
+      'in.zip',
+    );
     const run = async (fileId: number) => {
       const c = await api.post('/v1/t2a_async_v2', { model: 'speech-02-hd', text_file_id: fileId, voice_setting: VOICE });
       expect(codeOf(c), c.text).toBe(0);
@@ -123,7 +132,10 @@ describe('async synthesis', () => {
 
     const mixed = await api.upload('t2a_async_input', zipOf({ 'a.txt': 'x.', 'b.json': '{}' }), 'in.zip');
     const r = await api.post('/v1/t2a_async_v2', { model: 'speech-02-hd', text_file_id: mixed.body.file.file_id, voice_setting: VOICE });
-    expect([codeOf(r), msgOf(r)]).toEqual([2013, `invalid params, text_file_id ${mixed.body.file.file_id}: the zip must hold files of one type, all .txt or all .json`]);
+    expect([codeOf(r), msgOf(r)]).toEqual([
+      2013,
+      `invalid params, text_file_id ${mixed.body.file.file_id}: the zip must hold files of one type, all .txt or all .json`,
+    ]);
     const badJson = await api.upload('t2a_async_input', zipOf({ 'b.json': '{"title": 3}' }), 'in.zip');
     const r2 = await api.post('/v1/t2a_async_v2', { model: 'speech-02-hd', text_file_id: badJson.body.file.file_id, voice_setting: VOICE });
     expect(msgOf(r2)).toContain('b.json has no non-empty title, content or extra string');
@@ -131,7 +143,11 @@ describe('async synthesis', () => {
 
   it('a cut_after_chunks fault on the request makes the task Failed', async () => {
     const api = speechApi(emu.speechUrl, 'async-fail');
-    const c = await api.post('/v1/t2a_async_v2', { model: 'speech-02-hd', text: 'Doomed.', voice_setting: VOICE }, { 'X-Emulator-Fault': 'cut_after_chunks=0' });
+    const c = await api.post(
+      '/v1/t2a_async_v2',
+      { model: 'speech-02-hd', text: 'Doomed.', voice_setting: VOICE },
+      { 'X-Emulator-Fault': 'cut_after_chunks=0' },
+    );
     expect(codeOf(c)).toBe(0);
     await ctl.advance(60_000);
     expect((await api.get(`/v1/query/t2a_async_query_v2?task_id=${c.body.task_id}`)).body.status).toBe('Failed');
@@ -170,11 +186,20 @@ describe('async synthesis', () => {
     const cases: [Record<string, unknown>, string][] = [
       [{ voice_setting: VOICE }, 'text or text_file_id is required'],
       [{ text: 'a', text_file_id: 1, voice_setting: VOICE }, 'give either text or text_file_id, not both'],
-      [{ text: 'a'.repeat(50_001), voice_setting: VOICE }, 'text must be at most 50000 characters (got 50001); upload longer texts as a file and send text_file_id'],
+      [
+        { text: 'a'.repeat(50_001), voice_setting: VOICE },
+        'text must be at most 50000 characters (got 50001); upload longer texts as a file and send text_file_id',
+      ],
       [{ text_file_id: 77, voice_setting: VOICE }, 'text_file_id 77 is not a file of this account (unknown, deleted, expired or not ready yet)'],
-      [{ text_file_id: notText.body.file.file_id, voice_setting: VOICE }, `text_file_id ${notText.body.file.file_id} was uploaded with purpose voice_clone, not t2a_async_input`],
+      [
+        { text_file_id: notText.body.file.file_id, voice_setting: VOICE },
+        `text_file_id ${notText.body.file.file_id} was uploaded with purpose voice_clone, not t2a_async_input`,
+      ],
       [{ text: 'a' }, 'voice_setting is required'],
-      [{ text: 'a', voice_setting: VOICE, audio_setting: { audio_sample_rate: 12345 } }, 'audio_setting.audio_sample_rate must be one of 8000, 16000, 22050, 24000, 32000, 44100'],
+      [
+        { text: 'a', voice_setting: VOICE, audio_setting: { audio_sample_rate: 12345 } },
+        'audio_setting.audio_sample_rate must be one of 8000, 16000, 22050, 24000, 32000, 44100',
+      ],
       [{ text: 'a', voice_setting: VOICE, audio_setting: { channel: 3 } }, 'audio_setting.channel must be 1 or 2'],
     ];
     for (const [body, msg] of cases) {

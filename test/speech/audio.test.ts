@@ -95,7 +95,13 @@ describe('non-streaming audio is true to extra_info', () => {
       const wav = await audioOf(req({ audio_setting: { format: 'wav', sample_rate: rate, channel } }, 'Hi.'));
       const w = parseWav(wav.bytes);
       expect(w).toMatchObject({ sampleRate: rate, channels: channel, bits: 16, riffSize: wav.bytes.length - 8 });
-      expect(wav.extra).toMatchObject({ audio_format: 'wav', audio_sample_rate: rate, audio_channel: channel, audio_size: wav.bytes.length, audio_length: Math.round(w.durationMs) });
+      expect(wav.extra).toMatchObject({
+        audio_format: 'wav',
+        audio_sample_rate: rate,
+        audio_channel: channel,
+        audio_size: wav.bytes.length,
+        audio_length: Math.round(w.durationMs),
+      });
     }
   });
 
@@ -132,7 +138,16 @@ describe('text and voice settings shape the audio', () => {
   });
 
   it('pause markers must have pronounceable text on both sides and not follow each other', async () => {
-    const bad = ['<#1#> Hello', 'Hello <#1#>', 'Hello <#1#> <#2#> world', 'Hello <#1#>!?<#2#> world', 'Hello <#0#> world', 'Hello <#100#> world', 'Hello <#1.234#> world', 'Hello <#abc#> world'];
+    const bad = [
+      '<#1#> Hello',
+      'Hello <#1#>',
+      'Hello <#1#> <#2#> world',
+      'Hello <#1#>!?<#2#> world',
+      'Hello <#0#> world',
+      'Hello <#100#> world',
+      'Hello <#1.234#> world',
+      'Hello <#abc#> world',
+    ];
     for (const text of bad) {
       const r = await t2a(url, req({}, text));
       expect(r.body.base_resp.status_code, text).toBe(2013);
@@ -174,7 +189,13 @@ describe('text and voice settings shape the audio', () => {
     const specOf = async (extra: Record<string, unknown>) => spectrum(samplesOf((await audioOf(req(pcm16(extra), text))).bytes), 24000);
     const a = await specOf({ voice_setting: { voice_id: VOICE } });
     const b = await specOf({ voice_setting: { voice_id: VOICE_B } });
-    const mix = await specOf({ voice_setting: { voice_id: '' }, timber_weights: [{ voice_id: VOICE, weight: 80 }, { voice_id: VOICE_B, weight: 20 }] });
+    const mix = await specOf({
+      voice_setting: { voice_id: '' },
+      timber_weights: [
+        { voice_id: VOICE, weight: 80 },
+        { voice_id: VOICE_B, weight: 20 },
+      ],
+    });
     expect(distance(mix, a)).toBeGreaterThan(0.01);
     expect(distance(mix, b)).toBeGreaterThan(0.01);
     expect(distance(mix, a)).toBeLessThan(distance(mix, b));

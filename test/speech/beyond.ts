@@ -34,8 +34,11 @@ export function speechApi(base: string, key: string | null = 'beyond-key') {
     base,
     key,
     post: async (path: string, json: unknown, headers: Record<string, string> = {}) =>
-      answer(await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth, ...headers }, body: JSON.stringify(json) })),
-    raw: async (path: string, init: RequestInit) => answer(await fetch(`${base}${path}`, { ...init, headers: { ...auth, ...(init.headers as Record<string, string>) } })),
+      answer(
+        await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth, ...headers }, body: JSON.stringify(json) }),
+      ),
+    raw: async (path: string, init: RequestInit) =>
+      answer(await fetch(`${base}${path}`, { ...init, headers: { ...auth, ...(init.headers as Record<string, string>) } })),
     get: async (path: string, headers: Record<string, string> = {}) => answer(await fetch(`${base}${path}`, { headers: { ...auth, ...headers } })),
     getBytes: async (path: string) => {
       const res = await fetch(`${base}${path}`, { headers: auth });

@@ -23,7 +23,18 @@ const pcmMs = (r: Awaited<ReturnType<typeof t2a>>) => (Buffer.from(r.body.data.a
 describe('the model catalogue of /v1/t2a_v2', () => {
   it('accepts the eight current models and the legacy aliases; refuses the 2.5 previews naming the models', async () => {
     const url = await start();
-    const models = ['speech-2.8-hd', 'speech-2.8-turbo', 'speech-2.6-hd', 'speech-2.6-turbo', 'speech-02-hd', 'speech-02-turbo', 'speech-01-hd', 'speech-01-turbo', 'speech-01-240228', 'speech-01-turbo-240228'];
+    const models = [
+      'speech-2.8-hd',
+      'speech-2.8-turbo',
+      'speech-2.6-hd',
+      'speech-2.6-turbo',
+      'speech-02-hd',
+      'speech-02-turbo',
+      'speech-01-hd',
+      'speech-01-turbo',
+      'speech-01-240228',
+      'speech-01-turbo-240228',
+    ];
     for (const model of models) expect(code(await t2a(url, req({ ...pcm8k, model }, 'Hi'))), model).toBe(0);
     for (const model of ['speech-2.5-hd-preview', 'speech-2.5-turbo-preview']) {
       const r = await t2a(url, req({ ...pcm8k, model }, 'Hi'));
@@ -41,10 +52,14 @@ describe('the model catalogue of /v1/t2a_v2', () => {
     expect(code(await withEmotion('speech-2.6-hd', 'whisper'))).toBe(0);
     const whisper = await withEmotion('speech-2.8-turbo', 'whisper');
     expect(code(whisper)).toBe(2013);
-    expect(msg(whisper)).toBe('invalid params, voice_setting.emotion whisper is not supported by speech-2.8-turbo; it accepts happy, sad, angry, fearful, disgusted, surprised, calm, fluent');
+    expect(msg(whisper)).toBe(
+      'invalid params, voice_setting.emotion whisper is not supported by speech-2.8-turbo; it accepts happy, sad, angry, fearful, disgusted, surprised, calm, fluent',
+    );
     const neutral = await withEmotion('speech-2.6-hd', 'neutral');
     expect(code(neutral)).toBe(2013);
-    expect(msg(neutral)).toBe('invalid params, voice_setting.emotion neutral is not supported by speech-2.6-hd; it accepts happy, sad, angry, fearful, disgusted, surprised, calm, fluent, whisper');
+    expect(msg(neutral)).toBe(
+      'invalid params, voice_setting.emotion neutral is not supported by speech-2.6-hd; it accepts happy, sad, angry, fearful, disgusted, surprised, calm, fluent, whisper',
+    );
   });
 
   it('speech-2.8 makes interjection tags short sounds; other models read them as text', async () => {
@@ -71,7 +86,10 @@ describe('the model catalogue of /v1/t2a_v2', () => {
 
   it('timbre_weights is another spelling of timber_weights; both in one request is 2013', async () => {
     const url = await start();
-    const mix = [{ voice_id: VOICE, weight: 60 }, { voice_id: 'female-shaonv', weight: 40 }];
+    const mix = [
+      { voice_id: VOICE, weight: 60 },
+      { voice_id: 'female-shaonv', weight: 40 },
+    ];
     const a = await t2a(url, { model: 'speech-2.8-hd', text: 'Mixed voices.', timbre_weights: mix, voice_setting: { voice_id: '' }, ...pcm8k });
     const b = await t2a(url, { model: 'speech-2.8-hd', text: 'Mixed voices.', timber_weights: mix, voice_setting: { voice_id: '' }, ...pcm8k });
     expect(code(a)).toBe(0);

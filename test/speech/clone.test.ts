@@ -42,7 +42,15 @@ describe('voice_clone', () => {
   it('a cloned voice mixes in timber_weights like any voice', async () => {
     const api = speechApi(emu.speechUrl, 'clone-mix');
     expect(codeOf(await api.clone('MixedVoice01'))).toBe(0);
-    const r = await api.post('/v1/t2a_v2', { model: 'speech-02-hd', text: 'Two voices at once.', timber_weights: [{ voice_id: 'MixedVoice01', weight: 1 }, { voice_id: 'Wise_Woman', weight: 1 }], voice_setting: { voice_id: '' } });
+    const r = await api.post('/v1/t2a_v2', {
+      model: 'speech-02-hd',
+      text: 'Two voices at once.',
+      timber_weights: [
+        { voice_id: 'MixedVoice01', weight: 1 },
+        { voice_id: 'Wise_Woman', weight: 1 },
+      ],
+      voice_setting: { voice_id: '' },
+    });
     expect(codeOf(r), r.text).toBe(0);
     expect((await api.post('/v1/get_voice', { voice_type: 'voice_cloning' })).body.voice_cloning.map((v: any) => v.voice_id)).toEqual(['MixedVoice01']);
   });
@@ -51,7 +59,11 @@ describe('voice_clone', () => {
     const api = speechApi(emu.speechUrl, 'clone-timbre');
     const sampleA = await api.audio(PANGRAM.repeat(4), { voice: 'male-qn-qingse' });
     const sampleB = await api.audio(PANGRAM.repeat(4), { voice: 'female-shaonv' });
-    for (const [voiceId, sample] of [['TimbreVoiceA1', sampleA], ['TimbreVoiceA2', sampleA], ['TimbreVoiceB1', sampleB]] as const) {
+    for (const [voiceId, sample] of [
+      ['TimbreVoiceA1', sampleA],
+      ['TimbreVoiceA2', sampleA],
+      ['TimbreVoiceB1', sampleB],
+    ] as const) {
       const fileId = await api.uploadAudio('voice_clone', sample);
       expect(codeOf(await api.post('/v1/voice_clone', { file_id: fileId, voice_id: voiceId }))).toBe(0);
     }
@@ -71,7 +83,13 @@ describe('voice_clone', () => {
     const mp3 = Buffer.from(await res.arrayBuffer());
     const p = await ffprobe(mp3, 'mp3');
     expect(p).toMatchObject({ codec: 'mp3', sampleRate: 32000, channels: 1 });
-    expect(r.body.extra_info).toMatchObject({ audio_sample_rate: 32000, audio_size: mp3.length, bitrate: 128000, usage_characters: expect.any(Number), word_count: 6 });
+    expect(r.body.extra_info).toMatchObject({
+      audio_sample_rate: 32000,
+      audio_size: mp3.length,
+      bitrate: 128000,
+      usage_characters: expect.any(Number),
+      word_count: 6,
+    });
     expect(Math.abs(r.body.extra_info.audio_length - p.durationMs)).toBeLessThanOrEqual(30);
     const expires = Number(new URL(r.body.demo_audio).searchParams.get('expires'));
     expect(expires - (await control(emu.speechUrl).clock()).body.now_ms).toBe(DAY);
@@ -89,10 +107,18 @@ describe('voice_clone', () => {
     expect([codeOf(r2), msgOf(r2)]).toEqual([2037, expect.stringContaining('voice duration too long')]);
     const sample = await api.uploadAudio('voice_clone', await api.audio(PANGRAM.repeat(4)));
     const longPrompt = await api.uploadAudio('prompt_audio', await api.audio(PANGRAM.repeat(3)));
-    const r3 = await api.post('/v1/voice_clone', { file_id: sample, voice_id: 'PromptVoice1', clone_prompt: { prompt_audio: longPrompt, prompt_text: 'The quick brown fox.' } });
+    const r3 = await api.post('/v1/voice_clone', {
+      file_id: sample,
+      voice_id: 'PromptVoice1',
+      clone_prompt: { prompt_audio: longPrompt, prompt_text: 'The quick brown fox.' },
+    });
     expect([codeOf(r3), msgOf(r3)]).toEqual([2048, expect.stringContaining('prompt audio too long')]);
     const prompt = await api.uploadAudio('prompt_audio', await api.audio(PANGRAM));
-    const r4 = await api.post('/v1/voice_clone', { file_id: sample, voice_id: 'PromptVoice1', clone_prompt: { prompt_audio: prompt, prompt_text: 'The quick brown fox.' } });
+    const r4 = await api.post('/v1/voice_clone', {
+      file_id: sample,
+      voice_id: 'PromptVoice1',
+      clone_prompt: { prompt_audio: prompt, prompt_text: 'The quick brown fox.' },
+    });
     expect(codeOf(r4)).toBe(0);
   });
 
@@ -155,7 +181,12 @@ describe('voice_clone', () => {
     const fileId = await api.uploadAudio('voice_clone', await api.audio(said));
     const bad = await api.post('/v1/voice_clone', { file_id: fileId, voice_id: 'AsrVoice0001', text_validation: 'Something else entirely was said here.' });
     expect([codeOf(bad), msgOf(bad)]).toEqual([1043, expect.stringContaining('The asr similarity check failed')]);
-    const loose = await api.post('/v1/voice_clone', { file_id: fileId, voice_id: 'AsrVoice0001', text_validation: 'Something else entirely was said here.', accuracy: 0.01 });
+    const loose = await api.post('/v1/voice_clone', {
+      file_id: fileId,
+      voice_id: 'AsrVoice0001',
+      text_validation: 'Something else entirely was said here.',
+      accuracy: 0.01,
+    });
     expect(codeOf(loose)).toBe(0);
     const good = await api.post('/v1/voice_clone', { file_id: fileId, voice_id: 'AsrVoice0002', text_validation: said.toUpperCase() });
     expect(codeOf(good)).toBe(0);

@@ -9,7 +9,12 @@ const DAY = 24 * 3600 * 1000;
 
 /** The strongest frequency of a voice reading a text (its fundamental), in Hz. */
 async function pitchOf(api: ReturnType<typeof speechApi>, voiceId: string): Promise<number> {
-  const r = await api.post('/v1/t2a_v2', { model: 'speech-02-hd', text: 'One two three four five six seven.', voice_setting: { voice_id: voiceId }, audio_setting: { format: 'wav', sample_rate: 16000 } });
+  const r = await api.post('/v1/t2a_v2', {
+    model: 'speech-02-hd',
+    text: 'One two three four five six seven.',
+    voice_setting: { voice_id: voiceId },
+    audio_setting: { format: 'wav', sample_rate: 16000 },
+  });
   const wav = parseWav(Buffer.from(r.body.data.audio, 'hex'));
   const spec = spectrum(samplesOf(wav.data));
   let best = 2;

@@ -124,7 +124,10 @@ describe('files', () => {
     const wav = await api.audio('Hi.');
     const cases: [Promise<any>, string][] = [
       [api.upload(undefined, wav), 'invalid params, purpose is required; use one of voice_clone, prompt_audio, t2a_async_input'],
-      [api.upload('video_generation', wav), 'invalid params, purpose "video_generation" is not supported; use one of voice_clone, prompt_audio, t2a_async_input'],
+      [
+        api.upload('video_generation', wav),
+        'invalid params, purpose "video_generation" is not supported; use one of voice_clone, prompt_audio, t2a_async_input',
+      ],
       [api.upload('voice_clone', undefined), 'invalid params, file is required (a file part named file)'],
       [api.upload('voice_clone', Buffer.alloc(0)), 'invalid params, file is empty'],
       [api.upload('voice_clone', Buffer.alloc(20 * 1024 * 1024 + 1, 1)), 'invalid params, file is larger than 20 MB, the upload limit'],
@@ -139,7 +142,9 @@ describe('files', () => {
 
   it('a multipart body that ends early is answered with 2013', async () => {
     const port = Number(new URL(emu.speechUrl).port);
-    const body = Buffer.from('--XYZ\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nvoice_clone\r\n--XYZ\r\nContent-Disposition: form-data; name="file"; filename="a.wav"\r\n\r\nRIFF....');
+    const body = Buffer.from(
+      '--XYZ\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nvoice_clone\r\n--XYZ\r\nContent-Disposition: form-data; name="file"; filename="a.wav"\r\n\r\nRIFF....',
+    );
     const head = `POST /v1/files/upload HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer files-early\r\nContent-Type: multipart/form-data; boundary=XYZ\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`;
     const reply = await rawHttp(port, head, body);
     expect(reply).toMatch(/^HTTP\/1\.1 200/);
@@ -156,7 +161,7 @@ describe('files', () => {
     expect(msgOf(await api.get('/v1/files/retrieve?file_id=abc'))).toBe('invalid params, file_id must be a positive integer id (got "abc")');
     const id = await api.uploadAudio('voice_clone', await api.audio('Hi.'));
     const wrong = await api.post('/v1/files/delete', { file_id: id, purpose: 'prompt_audio' });
-    expect(msgOf(wrong)).toBe('invalid params, purpose prompt_audio does not match the file\'s purpose voice_clone');
+    expect(msgOf(wrong)).toBe("invalid params, purpose prompt_audio does not match the file's purpose voice_clone");
     // The page declares multipart for delete: both forms are read.
     const form = new FormData();
     form.append('file_id', String(id));
@@ -165,7 +170,7 @@ describe('files', () => {
     expect(codeOf(del)).toBe(0);
   });
 
-  it('state view lists an account\'s files; reset of the account removes them', async () => {
+  it("state view lists an account's files; reset of the account removes them", async () => {
     const api = speechApi(emu.speechUrl, 'files-reset');
     const id = await api.uploadAudio('voice_clone', await api.audio('Keep me.'));
     const items = await resourcesOf(emu.speechUrl, 'speech-files', (fs) => fs.some((f) => f.file_id === id));

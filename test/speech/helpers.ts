@@ -73,11 +73,24 @@ export function parseWav(b: Buffer) {
     const id = b.toString('latin1', at, at + 4);
     const size = b.readUInt32LE(at + 4);
     if (id === 'fmt ') {
-      fmt = { format: b.readUInt16LE(at + 8), channels: b.readUInt16LE(at + 10), sampleRate: b.readUInt32LE(at + 12), byteRate: b.readUInt32LE(at + 16), bits: b.readUInt16LE(at + 22) };
+      fmt = {
+        format: b.readUInt16LE(at + 8),
+        channels: b.readUInt16LE(at + 10),
+        sampleRate: b.readUInt32LE(at + 12),
+        byteRate: b.readUInt32LE(at + 16),
+        bits: b.readUInt16LE(at + 22),
+      };
     } else if (id === 'data') {
       if (!fmt) throw new Error('data before fmt');
       const data = b.subarray(at + 8, at + 8 + size);
-      return { ...fmt, riffSize: b.readUInt32LE(4), dataSize: size, data, frames: data.length / (fmt.channels * 2), durationMs: (data.length / (fmt.channels * 2) / fmt.sampleRate) * 1000 };
+      return {
+        ...fmt,
+        riffSize: b.readUInt32LE(4),
+        dataSize: size,
+        data,
+        frames: data.length / (fmt.channels * 2),
+        durationMs: (data.length / (fmt.channels * 2) / fmt.sampleRate) * 1000,
+      };
     }
     at += 8 + size + (size & 1);
   }

@@ -37,10 +37,24 @@ describe('output_format url and subtitles (addendum A3)', () => {
     const res = await fetch(r.body.data.subtitle_file);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     const segs: any[] = (await res.json()) as any[];
-    expect(segs.map((s: any) => s.text)).toEqual(['The first sentence is short.', 'The second one is a little longer than the first!', 'A new paragraph starts here.']);
+    expect(segs.map((s: any) => s.text)).toEqual([
+      'The first sentence is short.',
+      'The second one is a little longer than the first!',
+      'A new paragraph starts here.',
+    ]);
     const cps = [...text];
     segs.forEach((s: any, i: number) => {
-      expect(Object.keys(s).sort()).toEqual(['is_final_segment', 'pronounce_text', 'pronounce_text_begin', 'pronounce_text_end', 'text', 'text_begin', 'text_end', 'time_begin', 'time_end']);
+      expect(Object.keys(s).sort()).toEqual([
+        'is_final_segment',
+        'pronounce_text',
+        'pronounce_text_begin',
+        'pronounce_text_end',
+        'text',
+        'text_begin',
+        'text_end',
+        'time_begin',
+        'time_end',
+      ]);
       expect(cps.slice(s.text_begin, s.text_end).join('')).toBe(s.text);
       expect(s.is_final_segment).toBe(i === segs.length - 1);
       expect(s.time_end).toBeGreaterThan(s.time_begin);
@@ -68,13 +82,17 @@ describe('output_format url and subtitles (addendum A3)', () => {
 });
 
 describe('reset', () => {
-  it("resetting an account drops its generated files", async () => {
-    const r = await t2a(emu.speechUrl, req({ output_format: 'url', audio_setting: { format: 'wav', sample_rate: 8000 } }, 'Gone soon'), { key: 'speech-reset-key' });
+  it('resetting an account drops its generated files', async () => {
+    const r = await t2a(emu.speechUrl, req({ output_format: 'url', audio_setting: { format: 'wav', sample_rate: 8000 } }, 'Gone soon'), {
+      key: 'speech-reset-key',
+    });
     expect((await fetch(r.body.data.audio)).status).toBe(200);
     await ctl.reset('speech-reset-key');
     // Removed by the time reset answers, so a file written right after it is never swept away.
     expect((await fetch(r.body.data.audio)).status).toBe(404);
-    const again = await t2a(emu.speechUrl, req({ output_format: 'url', audio_setting: { format: 'wav', sample_rate: 8000 } }, 'Here again'), { key: 'speech-reset-key' });
+    const again = await t2a(emu.speechUrl, req({ output_format: 'url', audio_setting: { format: 'wav', sample_rate: 8000 } }, 'Here again'), {
+      key: 'speech-reset-key',
+    });
     expect((await fetch(again.body.data.audio)).status).toBe(200);
   });
 });

@@ -118,19 +118,43 @@ describe('request validation (2013 names the field and the rule)', () => {
     ['vol high', req({ voice_setting: { voice_id: VOICE, vol: 10.5 } }), 'invalid params, voice_setting.vol must be in (0, 10]'],
     ['pitch float', req({ voice_setting: { voice_id: VOICE, pitch: 1.5 } }), 'invalid params, voice_setting.pitch must be an integer in [-12, 12]'],
     ['pitch high', req({ voice_setting: { voice_id: VOICE, pitch: 13 } }), 'invalid params, voice_setting.pitch must be an integer in [-12, 12]'],
-    ['emotion unknown', req({ voice_setting: { voice_id: VOICE, emotion: 'bored' } }), 'invalid params, voice_setting.emotion bored is not supported by speech-02-turbo; it accepts happy, sad, angry, fearful, disgusted, surprised, calm'],
-    ['fluent on speech-02', req({ voice_setting: { voice_id: VOICE, emotion: 'fluent' } }), 'invalid params, voice_setting.emotion fluent is not supported by speech-02-turbo'],
-    ['whisper on speech-01', req({ model: 'speech-01-hd', voice_setting: { voice_id: VOICE, emotion: 'whisper' } }), 'invalid params, voice_setting.emotion whisper'],
-    ['sample rate', req({ audio_setting: { sample_rate: 48000 } }), 'invalid params, audio_setting.sample_rate must be one of 8000, 16000, 22050, 24000, 32000, 44100'],
+    [
+      'emotion unknown',
+      req({ voice_setting: { voice_id: VOICE, emotion: 'bored' } }),
+      'invalid params, voice_setting.emotion bored is not supported by speech-02-turbo; it accepts happy, sad, angry, fearful, disgusted, surprised, calm',
+    ],
+    [
+      'fluent on speech-02',
+      req({ voice_setting: { voice_id: VOICE, emotion: 'fluent' } }),
+      'invalid params, voice_setting.emotion fluent is not supported by speech-02-turbo',
+    ],
+    [
+      'whisper on speech-01',
+      req({ model: 'speech-01-hd', voice_setting: { voice_id: VOICE, emotion: 'whisper' } }),
+      'invalid params, voice_setting.emotion whisper',
+    ],
+    [
+      'sample rate',
+      req({ audio_setting: { sample_rate: 48000 } }),
+      'invalid params, audio_setting.sample_rate must be one of 8000, 16000, 22050, 24000, 32000, 44100',
+    ],
     ['bitrate', req({ audio_setting: { bitrate: 96000 } }), 'invalid params, audio_setting.bitrate must be one of 32000, 64000, 128000, 256000'],
     ['format', req({ audio_setting: { format: 'ogg' } }), 'invalid params, audio_setting.format must be one of mp3, pcm, flac, wav'],
     ['channel', req({ audio_setting: { channel: 3 } }), 'invalid params, audio_setting.channel must be one of 1, 2'],
-    ['wav streamed', req({ stream: true, audio_setting: { format: 'wav' } }), 'invalid params, audio_setting.format wav is supported only in non-streaming output'],
+    [
+      'wav streamed',
+      req({ stream: true, audio_setting: { format: 'wav' } }),
+      'invalid params, audio_setting.format wav is supported only in non-streaming output',
+    ],
     ['voice_id missing', { model: 'speech-02-hd', text: 'Hi', voice_setting: {} }, 'invalid params, voice_setting.voice_id is required'],
     ['voice_setting missing', { model: 'speech-02-hd', text: 'Hi' }, 'invalid params, voice_setting is required'],
     ['voice_id empty', req({ voice_setting: { voice_id: '' } }), 'invalid params, voice_setting.voice_id must not be empty unless timber_weights is given'],
     ['weights empty', req({ timber_weights: [] }), 'invalid params, timber_weights must hold 1 to 4 voices'],
-    ['weights five', req({ timber_weights: Array.from({ length: 5 }, () => ({ voice_id: VOICE, weight: 1 })) }), 'invalid params, timber_weights must hold 1 to 4 voices'],
+    [
+      'weights five',
+      req({ timber_weights: Array.from({ length: 5 }, () => ({ voice_id: VOICE, weight: 1 })) }),
+      'invalid params, timber_weights must hold 1 to 4 voices',
+    ],
     ['weight zero', req({ timber_weights: [{ voice_id: VOICE, weight: 0 }] }), 'invalid params, timber_weights[0].weight must be an integer in [1, 100]'],
     ['weight 101', req({ timber_weights: [{ voice_id: VOICE, weight: 101 }] }), 'invalid params, timber_weights[0].weight must be an integer in [1, 100]'],
     ['weight float', req({ timber_weights: [{ voice_id: VOICE, weight: 1.5 }] }), 'invalid params, timber_weights[0].weight must be an integer in [1, 100]'],
@@ -143,9 +167,21 @@ describe('request validation (2013 names the field and the rule)', () => {
     ['output_format', req({ output_format: 'base64' }), 'invalid params, output_format must be one of url, hex'],
     ['subtitle_enable type', req({ subtitle_enable: 'true' }), 'invalid params, subtitle_enable must be a boolean'],
     ['dict shape', req({ pronunciation_dict: { tone: ['omg'] } }), 'invalid params, pronunciation_dict.tone[0] must have the shape <text>/<replacement>'],
-    ['dict empty side', req({ pronunciation_dict: { tone: ['ok/(ou1)', '/x'] } }), 'invalid params, pronunciation_dict.tone[1] must have the shape <text>/<replacement>'],
-    ['annotation tone digit', req({ pronunciation_dict: { tone: ['处理/(chu3)(li6)'] } }), 'invalid params, pronunciation_dict.tone[0] annotation must be (<syllable><tone digit 1-5>) groups'],
-    ['annotation unclosed', req({ pronunciation_dict: { tone: ['ok/x', '处理/(chu3)(li3'] } }), 'invalid params, pronunciation_dict.tone[1] annotation must be'],
+    [
+      'dict empty side',
+      req({ pronunciation_dict: { tone: ['ok/(ou1)', '/x'] } }),
+      'invalid params, pronunciation_dict.tone[1] must have the shape <text>/<replacement>',
+    ],
+    [
+      'annotation tone digit',
+      req({ pronunciation_dict: { tone: ['处理/(chu3)(li6)'] } }),
+      'invalid params, pronunciation_dict.tone[0] annotation must be (<syllable><tone digit 1-5>) groups',
+    ],
+    [
+      'annotation unclosed',
+      req({ pronunciation_dict: { tone: ['ok/x', '处理/(chu3)(li3'] } }),
+      'invalid params, pronunciation_dict.tone[1] annotation must be',
+    ],
     ['annotation no digit', req({ pronunciation_dict: { tone: ['处理/(chu)(li3)'] } }), 'invalid params, pronunciation_dict.tone[0] annotation must be'],
     ['latex odd', req({ voice_setting: { voice_id: VOICE, latex_read: true } }, 'Area is $$\\pi r^2$$ and $$x'), 'invalid params, text has 3 "$$" delimiters'],
     ['array body', [] as unknown as Record<string, unknown>, 'invalid params, request body must be a JSON object'],
@@ -194,13 +230,28 @@ describe('request validation (2013 names the field and the rule)', () => {
   });
 
   it('unknown fields are ignored; null optionals count as absent', async () => {
-    const r = await t2a(url, req({ ...pcm8k, future_field: { x: 1 }, voice_setting: { voice_id: VOICE, emotion: null, speed: null, whatever: true }, language_boost: null }));
+    const r = await t2a(
+      url,
+      req({ ...pcm8k, future_field: { x: 1 }, voice_setting: { voice_id: VOICE, emotion: null, speed: null, whatever: true }, language_boost: null }),
+    );
     expect(r.body.base_resp.status_code).toBe(0);
   });
 
   it('unknown voices are 2054, in voice_setting and in timber_weights', async () => {
     expectError(await t2a(url, req({ voice_setting: { voice_id: 'no-such-voice' } })), 2054, /^voice id not exist/);
-    expectError(await t2a(url, req({ timber_weights: [{ voice_id: VOICE, weight: 50 }, { voice_id: 'nobody', weight: 50 }] })), 2054, /timber_weights\[1\]/);
+    expectError(
+      await t2a(
+        url,
+        req({
+          timber_weights: [
+            { voice_id: VOICE, weight: 50 },
+            { voice_id: 'nobody', weight: 50 },
+          ],
+        }),
+      ),
+      2054,
+      /timber_weights\[1\]/,
+    );
   });
 
   it('a custom voice of the caller account is accepted, and only for that account', async () => {
@@ -208,15 +259,36 @@ describe('request validation (2013 names the field and the rule)', () => {
     const custom = 'speech-test-custom-voice';
     const owner = accountId('speech-voice-owner');
     putCustomVoice(emu.emulator, {
-      voiceId: custom, accountId: owner, toneId: 'clone-tone-1', refBlob: 'voices/x/ref.wav', refFormat: 'wav', refDurationMs: 10_000, refText: '', createdAt: 0,
+      voiceId: custom,
+      accountId: owner,
+      toneId: 'clone-tone-1',
+      refBlob: 'voices/x/ref.wav',
+      refFormat: 'wav',
+      refDurationMs: 10_000,
+      refText: '',
+      createdAt: 0,
     });
     const r = await t2a(url, req({ ...pcm8k, voice_setting: { voice_id: custom } }), { key: 'speech-voice-owner' });
     expect(r.body.base_resp.status_code).toBe(0);
     const sys = await t2a(url, req(pcm8k), { key: 'speech-voice-owner' });
     expect(r.body.data.audio).not.toBe(sys.body.data.audio); // the clone's own tone
-    expectError(await t2a(url, req({ voice_setting: { voice_id: custom } }), { key: 'speech-voice-stranger' }), 2054, 'voice id not exist: voice_setting.voice_id speech-test-custom-voice');
+    expectError(
+      await t2a(url, req({ voice_setting: { voice_id: custom } }), { key: 'speech-voice-stranger' }),
+      2054,
+      'voice id not exist: voice_setting.voice_id speech-test-custom-voice',
+    );
     expectError(await t2a(url, req({ timber_weights: [{ voice_id: custom, weight: 5 }] }), { key: 'speech-voice-stranger' }), 2054);
-    const mixed = await t2a(url, req({ ...pcm8k, timber_weights: [{ voice_id: custom, weight: 5 }, { voice_id: VOICE, weight: 5 }] }), { key: 'speech-voice-owner' });
+    const mixed = await t2a(
+      url,
+      req({
+        ...pcm8k,
+        timber_weights: [
+          { voice_id: custom, weight: 5 },
+          { voice_id: VOICE, weight: 5 },
+        ],
+      }),
+      { key: 'speech-voice-owner' },
+    );
     expect(mixed.body.base_resp.status_code).toBe(0);
   });
 
@@ -239,7 +311,16 @@ describe('request validation (2013 names the field and the rule)', () => {
   });
 
   it('each of the six models and the two legacy aliases synthesizes', async () => {
-    const models = ['speech-2.6-hd', 'speech-2.6-turbo', 'speech-02-hd', 'speech-02-turbo', 'speech-01-hd', 'speech-01-turbo', 'speech-01-240228', 'speech-01-turbo-240228'];
+    const models = [
+      'speech-2.6-hd',
+      'speech-2.6-turbo',
+      'speech-02-hd',
+      'speech-02-turbo',
+      'speech-01-hd',
+      'speech-01-turbo',
+      'speech-01-240228',
+      'speech-01-turbo-240228',
+    ];
     for (const model of models) {
       const r = await t2a(url, req({ ...pcm8k, model }, 'Hi'));
       expect(r.body.base_resp.status_code, model).toBe(0);
@@ -265,7 +346,10 @@ describe('request validation (2013 names the field and the rule)', () => {
   });
 
   it('timbre_weights (the other spelling) mixes voices like timber_weights', async () => {
-    const w = [{ voice_id: VOICE, weight: 70 }, { voice_id: VOICE_B, weight: 30 }];
+    const w = [
+      { voice_id: VOICE, weight: 70 },
+      { voice_id: VOICE_B, weight: 30 },
+    ];
     const a = await t2a(url, req({ ...pcm8k, voice_setting: { voice_id: '' }, timber_weights: w }, 'Hi'));
     const b = await t2a(url, req({ ...pcm8k, voice_setting: { voice_id: '' }, timbre_weights: w }, 'Hi'));
     expect(a.body.base_resp.status_code).toBe(0);

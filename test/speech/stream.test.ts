@@ -91,7 +91,11 @@ describe('streaming framing (addendum A1)', () => {
 
   it('every format: event audio is at most 12 KiB cut on frame boundaries; an MP3 piece decodes on its own', async () => {
     const long = `${TEXT} ${TEXT} ${TEXT}`;
-    for (const [format, sample_rate, channel] of [['mp3', 44100, 2], ['flac', 44100, 2], ['pcm', 44100, 2]] as const) {
+    for (const [format, sample_rate, channel] of [
+      ['mp3', 44100, 2],
+      ['flac', 44100, 2],
+      ['pcm', 44100, 2],
+    ] as const) {
       const res = await open(req({ stream: true, audio_setting: { sample_rate, format, channel, bitrate: 256000 } }, long));
       const { pieces, last } = checkFraming((await readAll(res)).text);
       expect(pieces.length, format).toBeGreaterThan(5);
@@ -199,7 +203,12 @@ describe('streaming framing (addendum A1)', () => {
       throw new Error('signature store failed');
     };
     try {
-      const res = await open(req({ stream: true, audio_setting: { format: 'pcm', sample_rate: 8000 } }, 'Set up fails'), 'speech-setup-key', {}, AbortSignal.timeout(5000));
+      const res = await open(
+        req({ stream: true, audio_setting: { format: 'pcm', sample_rate: 8000 } }, 'Set up fails'),
+        'speech-setup-key',
+        {},
+        AbortSignal.timeout(5000),
+      );
       expect(res.headers.get('content-type')).toMatch(/^application\/json/);
       const body = (await res.json()) as any;
       expect(body.base_resp).toEqual({ status_code: 1000, status_msg: 'unknown error' });
@@ -222,7 +231,9 @@ describe('streaming while synthesizing', () => {
   });
 
   it('cut_after_chunks=2 breaks the connection after exactly two events', async () => {
-    const res = await open(req({ stream: true, audio_setting: { format: 'mp3', sample_rate: 16000 } }, TEXT), 'speech-cut-key', { 'x-emulator-fault': 'cut_after_chunks=2' });
+    const res = await open(req({ stream: true, audio_setting: { format: 'mp3', sample_rate: 16000 } }, TEXT), 'speech-cut-key', {
+      'x-emulator-fault': 'cut_after_chunks=2',
+    });
     const { text, broken } = await readAll(res);
     expect(broken).toBe(true);
     const events = strictEvents(text);
@@ -236,7 +247,7 @@ describe('streaming while synthesizing', () => {
   });
 
   it('the first chunk of a 9,999-character text leaves at once; a client that leaves stops the synthesis', async () => {
-    const long = ('Stream me now. ').repeat(667).slice(0, 9_999);
+    const long = 'Stream me now. '.repeat(667).slice(0, 9_999);
     const ac = new AbortController();
     const res = await open(req({ stream: true, audio_setting: { format: 'mp3', sample_rate: 16000 } }, long), 'speech-leaver', {}, ac.signal);
     const reader = res.body!.getReader();
@@ -249,7 +260,9 @@ describe('streaming while synthesizing', () => {
     let streams: any[] = [];
     for (let i = 0; i < 100; i++) {
       const state = await ctl.state();
-      const acct = state.body.accounts.find((a: any) => a.resources?.speech?.streams?.length && a.resources.speech.requests === 1 && a.resources.speech.usage_characters > 5000);
+      const acct = state.body.accounts.find(
+        (a: any) => a.resources?.speech?.streams?.length && a.resources.speech.requests === 1 && a.resources.speech.usage_characters > 5000,
+      );
       streams = acct?.resources.speech.streams ?? [];
       if (streams[0] && streams[0].status !== 'streaming') break;
       await new Promise((r) => setTimeout(r, 20));
@@ -259,7 +272,7 @@ describe('streaming while synthesizing', () => {
   });
 
   it('a non-streaming client that leaves stops its synthesis too', async () => {
-    const long = ('Leave early please. ').repeat(500).slice(0, 9_999);
+    const long = 'Leave early please. '.repeat(500).slice(0, 9_999);
     const ac = new AbortController();
     const pending = open(req({ audio_setting: { format: 'mp3', sample_rate: 44100, channel: 2 } }, long), 'speech-quitter', {}, ac.signal).catch(() => null);
     await new Promise((r) => setTimeout(r, 300));

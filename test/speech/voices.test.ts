@@ -4,7 +4,16 @@ import { codeOf, msgOf, speechApi } from './beyond.js';
 
 /** `POST /v1/get_voice` (rule 12.8). */
 const { emu } = emulatorForFile({ plane: 'speech' });
-const CLIENT_DEFAULTS = ['Calm_Woman', 'Wise_Woman', 'Friendly_Person', 'Deep_Voice_Man', 'Lively_Girl', 'socialmedia_female_2_v1', 'English_expressive_narrator', 'audiobook_male_1'];
+const CLIENT_DEFAULTS = [
+  'Calm_Woman',
+  'Wise_Woman',
+  'Friendly_Person',
+  'Deep_Voice_Man',
+  'Lively_Girl',
+  'socialmedia_female_2_v1',
+  'English_expressive_narrator',
+  'audiobook_male_1',
+];
 
 describe('get_voice', () => {
   it('system: only the system_voice key, items with voice_id, voice_name, description[] and created_time, the client defaults included', async () => {

@@ -75,7 +75,18 @@ describe('open sockets, leaks and the journal', () => {
     expect(entry).toBeTruthy();
     expect(entry.status).toBe(101);
     const names = entry.ws_frames.map((f: any) => `${f.dir}:${f.event ?? f.type}`);
-    expect(names).toEqual(expect.arrayContaining(['out:connected_success', 'in:task_start', 'out:task_started', 'in:task_continue', 'out:task_continued', 'in:task_finish', 'out:task_finished', 'out:1000']));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'out:connected_success',
+        'in:task_start',
+        'out:task_started',
+        'in:task_continue',
+        'out:task_continued',
+        'in:task_finish',
+        'out:task_finished',
+        'out:1000',
+      ]),
+    );
     expect(JSON.stringify(entry)).not.toContain(key);
   });
 

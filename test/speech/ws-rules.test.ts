@@ -40,7 +40,14 @@ describe('task_start is checked by the rules and messages of the HTTP body', () 
 
   it('a mixed voice by timbre_weights with an empty voice_id is accepted', async () => {
     const r = await session(emu.speechUrl, [
-      { ...start, voice_setting: { voice_id: '' }, timbre_weights: [{ voice_id: 'male-qn-qingse', weight: 1 }, { voice_id: 'female-shaonv', weight: 1 }] },
+      {
+        ...start,
+        voice_setting: { voice_id: '' },
+        timbre_weights: [
+          { voice_id: 'male-qn-qingse', weight: 1 },
+          { voice_id: 'female-shaonv', weight: 1 },
+        ],
+      },
       text('Mixed.'),
       finish,
     ]);
@@ -127,7 +134,9 @@ describe('authentication (rule 12.2) and faults on the upgrade', () => {
   });
 
   it('cut_after_chunks drops the connection without a close frame after that many audio messages', async () => {
-    const r = await session(emu.speechUrl, [start, text('A sentence long enough for several chunks of audio.'), finish], { headers: { 'X-Emulator-Fault': 'cut_after_chunks=2' } });
+    const r = await session(emu.speechUrl, [start, text('A sentence long enough for several chunks of audio.'), finish], {
+      headers: { 'X-Emulator-Fault': 'cut_after_chunks=2' },
+    });
     expect(r.messages.filter((m) => m.data?.audio)).toHaveLength(2);
     expect(r.close.code).toBe(1006);
   });

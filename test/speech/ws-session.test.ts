@@ -24,7 +24,21 @@ async function probeMulaw(bytes: Buffer): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'ws-mulaw-'));
   try {
     writeFileSync(join(dir, 'a.raw'), bytes);
-    const { stdout } = await run('ffprobe', ['-v', 'error', '-f', 'mulaw', '-ar', '8000', '-ac', '1', '-show_entries', 'format=duration', '-of', 'csv=p=0', join(dir, 'a.raw')]);
+    const { stdout } = await run('ffprobe', [
+      '-v',
+      'error',
+      '-f',
+      'mulaw',
+      '-ar',
+      '8000',
+      '-ac',
+      '1',
+      '-show_entries',
+      'format=duration',
+      '-of',
+      'csv=p=0',
+      join(dir, 'a.raw'),
+    ]);
     return Number(stdout.trim()) * 1000;
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -131,12 +145,16 @@ describe('/ws/v1/t2a_v2 session', () => {
     expect(wav.messages.at(-1).base_resp.status_msg).toMatch(/^invalid params, audio_setting\.format wav is supported only in non-streaming output/);
     expect(wav.close.code).toBe(1000);
     const opus = await session(emu.speechUrl, frames({ format: 'opus' }));
-    expect(opus.messages.at(-1).base_resp.status_msg).toBe('invalid params, audio_setting.format opus cannot be served: the emulator has no Opus encoder; use one of mp3, pcm, flac, pcmu_raw, pcmu_wav');
+    expect(opus.messages.at(-1).base_resp.status_msg).toBe(
+      'invalid params, audio_setting.format opus cannot be served: the emulator has no Opus encoder; use one of mp3, pcm, flac, pcmu_raw, pcmu_wav',
+    );
     const other = await session(emu.speechUrl, frames({ format: 'ogg' }));
-    expect(other.messages.at(-1).base_resp.status_msg).toBe('invalid params, audio_setting.format must be one of mp3, pcm, flac, wav, pcmu_raw, pcmu_wav, opus');
+    expect(other.messages.at(-1).base_resp.status_msg).toBe(
+      'invalid params, audio_setting.format must be one of mp3, pcm, flac, wav, pcmu_raw, pcmu_wav, opus',
+    );
   });
 
-  it('english_normalization (and livekit\'s top-level text_normalization) read digits as words', async () => {
+  it("english_normalization (and livekit's top-level text_normalization) read digits as words", async () => {
     const len = async (extra: Record<string, unknown>, vs: Record<string, unknown> = {}) => {
       const r = await session(emu.speechUrl, [
         { ...START, ...extra, voice_setting: { ...START.voice_setting, ...vs }, audio_setting: { format: 'pcm', sample_rate: 8000 } },

@@ -28,9 +28,21 @@ describe('conversation sockets: string codes of injected faults and refusals', (
 
   test('refusals: close_ws closes without an event; faults close 1011; key and capability close 1008', () => {
     expect(socketRefusal({ kind: 'close_ws', closeCode: 4001 })).toEqual({ closeCode: 4001, reason: 'injected fault: close_ws' });
-    expect(socketRefusal({ kind: 'fault_code', code: 1002 })).toMatchObject({ event: { code: 'RESOURCE_EXHAUSTED', message: 'injected fault: error 1002' }, closeCode: 1011 });
-    expect(socketRefusal({ kind: 'fault_status', status: 402 })).toMatchObject({ event: { code: '40011', message: 'injected fault: HTTP 402' }, closeCode: 1011 });
-    expect(socketRefusal({ kind: 'key', problem: 'missing' })).toMatchObject({ event: { code: '20001', message: 'api_key query parameter is missing' }, closeCode: 1008 });
-    expect(socketRefusal({ kind: 'capability', capability: 'calls' })).toMatchObject({ event: { code: '20001', message: 'this API key lacks the calls capability' }, closeCode: 1008 });
+    expect(socketRefusal({ kind: 'fault_code', code: 1002 })).toMatchObject({
+      event: { code: 'RESOURCE_EXHAUSTED', message: 'injected fault: error 1002' },
+      closeCode: 1011,
+    });
+    expect(socketRefusal({ kind: 'fault_status', status: 402 })).toMatchObject({
+      event: { code: '40011', message: 'injected fault: HTTP 402' },
+      closeCode: 1011,
+    });
+    expect(socketRefusal({ kind: 'key', problem: 'missing' })).toMatchObject({
+      event: { code: '20001', message: 'api_key query parameter is missing' },
+      closeCode: 1008,
+    });
+    expect(socketRefusal({ kind: 'capability', capability: 'calls' })).toMatchObject({
+      event: { code: '20001', message: 'this API key lacks the calls capability' },
+      closeCode: 1008,
+    });
   });
 });

@@ -23,7 +23,10 @@ describe('admission order: close_ws (sockets), code, status, key, capability', (
       ok: false,
       refusal: { kind: 'key', problem: 'disabled' },
     });
-    expect(admit(emu([]), { fault: faults({}), key: { ok: true, account }, capability: 'tts' })).toEqual({ ok: false, refusal: { kind: 'capability', capability: 'tts' } });
+    expect(admit(emu([]), { fault: faults({}), key: { ok: true, account }, capability: 'tts' })).toEqual({
+      ok: false,
+      refusal: { kind: 'capability', capability: 'tts' },
+    });
     expect(admit(emu(['tts']), { fault: faults({}), key: { ok: true, account }, capability: 'tts' })).toEqual({ ok: true, account });
   });
 
