@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Capability } from '../../core/accounts.js';
 import type { KeyTexts, Refusal } from '../../core/admission.js';
 import type { BodyError } from '../../core/body-errors.js';
 import type { Emulator } from '../../core/emulator.js';
@@ -100,7 +101,10 @@ const LOGIN_FAIL: KeyTexts = {
   disabled: 'login fail: the API secret key in the Authorization header is disabled',
 };
 
-/** A refusal of the admission path (core/admission.ts) in the speech service's shape. */
+/** How a refused capability is named in the 1004 text. */
+const CAPABILITY_NAMES: Partial<Record<Capability, string>> = { tts: 'speech synthesis', cloning: 'voice cloning' };
+
+/** A refusal of the admission path (core/admission.ts) in the speech service's shape, for every speech operation. */
 export function refusalError(refusal: Refusal): SpeechError {
   switch (refusal.kind) {
     case 'fault_code':
@@ -110,7 +114,10 @@ export function refusalError(refusal: Refusal): SpeechError {
     case 'key':
       return new SpeechError(1004, LOGIN_FAIL[refusal.problem]);
     case 'capability':
-      return new SpeechError(1004, `login fail: the API secret key has no access to speech synthesis (capability ${refusal.capability})`);
+      return new SpeechError(
+        1004,
+        `login fail: the API secret key has no access to ${CAPABILITY_NAMES[refusal.capability] ?? 'this operation'} (capability ${refusal.capability})`,
+      );
     case 'close_ws':
       // HTTP operations never take `close_ws`.
       return new SpeechError(1000);

@@ -1,9 +1,9 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { Capability } from '../../core/accounts.js';
-import { admitRequest, type Refusal } from '../../core/admission.js';
+import { admitRequest } from '../../core/admission.js';
 import type { Emulator } from '../../core/emulator.js';
-import { codeForHttpStatus, invalidParams, SpeechError, STATUS_MSG, traceIdOf } from './errors.js';
+import { invalidParams, refusalError, SpeechError, STATUS_MSG, traceIdOf } from './errors.js';
 import { firstProblem } from './schema.js';
 
 /**
@@ -11,31 +11,6 @@ import { firstProblem } from './schema.js';
  * error shape, bodies parsed by their zod schema into `invalid params, <field> <rule>`, and the success
  * envelope (`trace_id`, `Trace-Id`, `base_resp` 0).
  */
-const LOGIN_FAIL: Record<string, string> = {
-  missing: STATUS_MSG[1004]!,
-  invalid: 'login fail: the API secret key in the Authorization header is not valid',
-  disabled: 'login fail: the API secret key in the Authorization header is disabled',
-};
-
-const CAPABILITY_NAMES: Partial<Record<Capability, string>> = { tts: 'speech synthesis', cloning: 'voice cloning' };
-
-export function refusalError(refusal: Refusal): SpeechError {
-  switch (refusal.kind) {
-    case 'fault_code':
-      return new SpeechError(refusal.code, STATUS_MSG[refusal.code] ?? STATUS_MSG[1000]);
-    case 'fault_status':
-      return new SpeechError(codeForHttpStatus(refusal.status), undefined, refusal.status);
-    case 'key':
-      return new SpeechError(1004, LOGIN_FAIL[refusal.problem]);
-    case 'capability':
-      return new SpeechError(
-        1004,
-        `login fail: the API secret key has no access to ${CAPABILITY_NAMES[refusal.capability] ?? 'this operation'} (capability ${refusal.capability})`,
-      );
-    case 'close_ws':
-      return new SpeechError(1000);
-  }
-}
 
 /**
  * Registers admission (before the body is validated) and the error handling of the plugin's routes:
