@@ -180,7 +180,7 @@ export function renderBurst(
       if (style.drive > 0) v = Math.tanh(style.drive * v) * driveNorm;
       let g = envelope(j, frames, a, r);
       if (style.tremDepth) g *= 1 - style.tremDepth * (0.5 + 0.5 * Math.sin(2 * Math.PI * style.tremHz * t));
-      out[j] += v * sum * norm * g;
+      out[j]! += v * sum * norm * g;
     }
   }
   return out;
