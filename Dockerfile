@@ -5,10 +5,12 @@
 FROM node:20-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-COPY scripts/patch-lamejs.mjs scripts/bundle.mjs ./scripts/
+COPY scripts/patch-lamejs.mjs scripts/bundle.mjs scripts/boot.mjs ./scripts/
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+# The build starts the new bundle once (it writes the code cache the image starts from): it reads the fixtures.
+COPY fixtures ./fixtures
 RUN npm run build
 RUN npm prune --omit=dev --no-audit --no-fund
 

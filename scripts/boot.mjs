@@ -1,0 +1,46 @@
+#!/usr/bin/env node
+/**
+ * The speech-emulator CLI as built (dist/main.js, copied here by scripts/bundle.mjs). The emulator is
+ * one bundle beside this file, emulator.cjs; this runs it from the V8 code cache made by the build once
+ * the emulator had started (emulator.cjs.cache), so a start neither parses nor compiles the code it
+ * runs. A cache V8 does not accept (another Node version, other V8 flags) is ignored: the bundle is then
+ * compiled as usual. The build deletes the cache before it writes the bundle, and writes it again after.
+ *
+ * SPEECH_EMULATOR_CODE_CACHE=write is the build's own start: no cache is read, and the code compiled
+ * by the time the process exits is written as the cache.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createRequire, Module } from 'node:module';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Script } from 'node:vm';
+
+const url = new URL('./emulator.cjs', import.meta.url);
+const file = fileURLToPath(url);
+const cacheFile = `${file}.cache`;
+const writing = process.env.SPEECH_EMULATOR_CODE_CACHE === 'write';
+
+let cachedData;
+if (!writing) {
+  try {
+    cachedData = readFileSync(cacheFile);
+  } catch {
+    // No cache: compiled from the source.
+  }
+}
+const script = new Script(readFileSync(file, 'utf8'), { filename: file, cachedData });
+if (writing) process.once('exit', () => writeFileSync(cacheFile, script.createCachedData()));
+
+// Node maps the stack frames of the modules it loads itself (--enable-source-maps), not those of a
+// vm.Script: a module of the bundle's file name holding only the link to the map registers that map
+// for the bundle's frames. Kept referenced, or Node forgets the map.
+export const sourceMapHolder = new Module(file);
+try {
+  sourceMapHolder._compile('//# sourceMappingURL=emulator.cjs.map', file);
+} catch {
+  // A Node without this loader internal: frames stay as they are in the bundle.
+}
+
+// The bundle is CommonJS wrapped in a function (scripts/bundle.mjs): its import.meta.url is this
+// bundle's, and its dynamic imports (packages loaded on first use) go through this module's import().
+script.runInThisContext()({}, createRequire(file), { exports: {} }, file, dirname(file), url.href, (specifier) => import(specifier));
