@@ -24,6 +24,8 @@ export interface RequestState {
   journal: Journal | null;
   startedAt: number;
   traceId: string | null;
+  /** The spec code of the answer (`base_resp.status_code`, `error_code`) when its renderer named it. */
+  specCode?: string;
   /** Where a finished request is counted; `metered` once it was (an entry may be finished more than once). */
   metrics?: Metrics;
   metered?: boolean;
@@ -82,6 +84,16 @@ export function faultIgnoredHeader(req: FastifyRequest): string | undefined {
   const notes: string[] = state.fault ? (Object.keys(state.fault) as FaultField[]).filter((field) => !state.faultUsed.has(field)) : [];
   if (state.faultNote) notes.push(state.faultNote);
   return notes.length ? notes.join(', ').replace(/[\r\n]/g, ' ') : undefined;
+}
+
+/**
+ * Names the spec code of the answer being sent (metrics and the journal's code column), so it need not
+ * be read back from the serialized body.
+ */
+export function noteSpecCode(req: FastifyRequest, code: number): void {
+  if (!req.emu) return;
+  req.emu.specCode = String(code);
+  if (req.emu.entry) req.emu.entry.response.code = code;
 }
 
 /** Counts one streamed chunk (SSE event, audio chunk) in the journal. */
@@ -266,7 +278,7 @@ export function finishEntry(req: FastifyRequest, status: number): void {
         method: req.method,
         route: req.routeOptions?.url ?? '(no route)',
         status: state.entry.status ?? status,
-        code: specCodeOf(state.entry.response.summary),
+        code: state.specCode ?? specCodeOf(state.entry.response.summary),
       },
       state.entry.duration_ms / 1000,
     );

@@ -20,7 +20,8 @@ export interface JournalEntry {
   account: string | null;
   duration_ms: number | null;
   request: { headers: Record<string, string>; query?: Record<string, unknown>; body?: unknown };
-  response: { summary?: unknown; content_type?: string };
+  /** `code`: the spec code of the answer, when its renderer named it (also for answers too large to summarize). */
+  response: { summary?: unknown; content_type?: string; code?: number };
   chunks?: number;
   ws_frames?: WsFrameSummary[];
   ws_frames_total?: number;

@@ -5,7 +5,7 @@ import { encodeAudio, encodeAudioStream, type SynthStream } from '../../audio/in
 import type { Emulator } from '../../core/emulator.js';
 import { admitRequest } from '../../core/admission.js';
 import { readerValidator } from '../../core/validation.js';
-import { countChunk, faultIgnoredHeader, finishEntry, journalBody, takeFault } from '../../core/http.js';
+import { countChunk, faultIgnoredHeader, finishEntry, journalBody, noteSpecCode, takeFault } from '../../core/http.js';
 import { refusalError, SpeechError, STATUS_MSG, traceIdOf } from './errors.js';
 import { readRequest, recordSignature, startSynthesis, subtitleSegments, URL_TTL_MS, type SynthesisPlan } from './model.js';
 import { t2aRequestSchema } from './schema.js';
@@ -127,6 +127,7 @@ async function wholeSynthesis(
     trace_id: traceId,
     base_resp: { status_code: 0, status_msg: STATUS_MSG[0] },
   };
+  noteSpecCode(req, 0);
   return reply.code(200).header('Trace-Id', traceId).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(body));
 }
 
