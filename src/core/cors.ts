@@ -44,11 +44,16 @@ export async function installCors(app: FastifyInstance, origins: string[], refus
     // A bare OPTIONS (no Origin) gets the same 204, never a text/plain 400 in no service's shape.
     strictPreflight: false,
   });
-  app.addHook('onRequest', async (req, reply) => {
+  // Any origin: the same headers on every answer, built once.
+  const anyOrigin = origins.length === 0 ? Object.entries(corsHeaders(origins, undefined)) : null;
+  app.addHook('onRequest', (req, reply, done) => {
     const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;
     // Mirrored on the raw response: a reply that hijacks it (an event stream) writes its own head.
-    for (const [k, v] of Object.entries(corsHeaders(origins, origin))) if (k !== 'vary') reply.raw.setHeader(k, v);
+    for (const [k, v] of anyOrigin ?? Object.entries(corsHeaders(origins, origin))) if (k !== 'vary') reply.raw.setHeader(k, v);
+    done();
   });
+  // Any origin may open a socket when no list is set: the check exists only with a list.
+  if (origins.length === 0) return;
   // After onRequest, so the WebSocket plugin has marked the request and cleans the socket up after the refusal.
   app.addHook('preValidation', async (req, reply) => {
     const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;

@@ -31,10 +31,11 @@ export async function speechRoutes(app: FastifyInstance, opts: { emu: Emulator }
     T2A_PATH,
     {
       // The admission path first; then the body, read with its schema in the words of A2's 2013 texts.
-      preValidation: async (req) => {
+      preValidation: (req, _reply, done) => {
         const refusal = gate(emu, req);
-        if (refusal) throw refusal;
+        if (refusal) return done(refusal);
         journalBody(req);
+        done();
       },
       schema: { body: t2aRequestSchema },
       validatorCompiler: readerValidator(readRequest),
