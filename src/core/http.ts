@@ -271,8 +271,20 @@ export function installPipeline(app: FastifyInstance, emu: Emulator, opts: Pipel
  */
 export function journalBody(req: FastifyRequest): void {
   const entry = req.emu?.entry;
-  if (entry && req.body !== undefined && entry.request.body === undefined) entry.request.body = summarize(req.body, redactKey);
+  if (!entry || req.body === undefined) return;
+  const request = entry.request;
+  if (request instanceof LazyJournalRequest) {
+    if (request.hasBody) return;
+    const body = req.body;
+    // A small body is summarized when the journal is read; a large one at once, so the entry never
+    // holds a large parsed body.
+    if (Number(req.headers['content-length']) <= LAZY_BODY_MAX_BYTES) request.summarizeBodyLater(() => summarize(body, redactKey));
+    else request.body = summarize(body, redactKey);
+  } else if (request.body === undefined) request.body = summarize(req.body, redactKey);
 }
+
+/** Bodies up to this size are kept as parsed until the journal is read. */
+const LAZY_BODY_MAX_BYTES = 16 * 1024;
 
 /** Closes a journal entry (also used by WebSocket handlers when the socket ends). */
 export function finishEntry(req: FastifyRequest, status: number): void {

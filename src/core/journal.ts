@@ -37,8 +37,9 @@ export interface JournalEntry {
  * written on every request and read rarely). JSON shows the same fields as a plain object.
  */
 export class LazyJournalRequest {
-  body?: unknown;
   private summary?: { headers: Record<string, string>; query?: Record<string, unknown> };
+  private bodyValue?: unknown;
+  private bodyCompute: (() => unknown) | null = null;
 
   constructor(private compute: (() => { headers: Record<string, string>; query?: Record<string, unknown> }) | null) {}
 
@@ -56,6 +57,29 @@ export class LazyJournalRequest {
 
   get query(): Record<string, unknown> | undefined {
     return this.read().query;
+  }
+
+  get body(): unknown {
+    if (this.bodyCompute) {
+      this.bodyValue = this.bodyCompute();
+      this.bodyCompute = null;
+    }
+    return this.bodyValue;
+  }
+
+  set body(value: unknown) {
+    this.bodyValue = value;
+    this.bodyCompute = null;
+  }
+
+  /** Sets the body's summary to what `compute` returns, computed on first read. */
+  summarizeBodyLater(compute: () => unknown): void {
+    this.bodyCompute = compute;
+  }
+
+  /** Whether a body was recorded (or is waiting to be summarized). */
+  get hasBody(): boolean {
+    return this.bodyCompute !== null || this.bodyValue !== undefined;
   }
 
   toJSON() {
