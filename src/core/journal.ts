@@ -28,6 +28,8 @@ export interface JournalEntry {
   note?: string;
   /** Audio the client streamed over a socket, kept for download as WAV (the URL is on the control plane). */
   client_audio?: { bytes: number; sample_rate: number; truncated: boolean; url: string };
+  /** Audio the answer carried inside its body (hex), kept for listening (the URL is on the control plane). */
+  answer_audio?: { bytes: number; format: string; sample_rate: number; channels: number; url: string };
   /** Internal: matched by the control plane's `account` filter, never serialized. */
   accountId?: string;
 }
@@ -138,12 +140,23 @@ interface KeptAudio {
   bytes: number;
 }
 
+/** Encoded audio an answer carried; raw PCM is served as WAV. */
+export interface AnswerAudio {
+  bytes: Buffer;
+  format: string;
+  sampleRate: number;
+  channels: number;
+}
+
 export class Journal {
   private entries: JournalEntry[] = [];
   private counter = 0;
   /** PCM16 mono a client sent, by entry id; it lives and dies with its entry. */
   private audio = new Map<string, KeptAudio>();
   private audioBytes = 0;
+  /** Audio answers carried as hex, by entry id, under the same caps (a larger one is not kept). */
+  private answers = new Map<string, { entry: JournalEntry; audio: AnswerAudio }>();
+  private answerBytes = 0;
   private readonly watchers = new Set<JournalWatcher>();
 
   constructor(
@@ -154,7 +167,12 @@ export class Journal {
   start(entry: Omit<JournalEntry, 'id' | 'status' | 'duration_ms'>): JournalEntry {
     const full: JournalEntry = { id: `req_${String(++this.counter).padStart(6, '0')}`, status: null, duration_ms: null, ...entry };
     this.entries.push(full);
-    if (this.entries.length > this.limit) for (const gone of this.entries.splice(0, this.entries.length - this.limit)) this.dropAudio(gone.id);
+    if (this.entries.length > this.limit) {
+      for (const gone of this.entries.splice(0, this.entries.length - this.limit)) {
+        this.dropAudio(gone.id);
+        this.dropAnswer(gone.id);
+      }
+    }
     this.emit('new', full);
     return full;
   }
@@ -202,6 +220,37 @@ export class Journal {
     }
   }
 
+  /** Keeps the audio an answer carried (inside its body), when it fits the caps; the oldest go first. */
+  keepAnswerAudio(entry: JournalEntry | null | undefined, audio: AnswerAudio): void {
+    if (!entry || audio.bytes.length > this.audioCaps.entry || !this.entries.includes(entry)) return;
+    this.dropAnswer(entry.id);
+    this.answers.set(entry.id, { entry, audio });
+    this.answerBytes += audio.bytes.length;
+    entry.answer_audio = {
+      bytes: audio.bytes.length,
+      format: audio.format,
+      sample_rate: audio.sampleRate,
+      channels: audio.channels,
+      url: `/_emulator/journal/${entry.id}/answer-audio`,
+    };
+    for (const [id] of this.answers) {
+      if (this.answerBytes <= this.audioCaps.total) break;
+      if (id !== entry.id) this.dropAnswer(id);
+    }
+  }
+
+  answerAudioOf(id: string): AnswerAudio | undefined {
+    return this.answers.get(id)?.audio;
+  }
+
+  private dropAnswer(id: string): void {
+    const kept = this.answers.get(id);
+    if (!kept) return;
+    this.answers.delete(id);
+    this.answerBytes -= kept.audio.bytes.length;
+    delete kept.entry.answer_audio;
+  }
+
   /** The kept client audio of an entry: PCM16 mono bytes and their rate. */
   audioOf(id: string): { pcm: Buffer; sampleRate: number } | undefined {
     const kept = this.audio.get(id);
@@ -233,7 +282,11 @@ export class Journal {
 
   clear(accountId?: string): void {
     const keep = accountId === undefined ? [] : this.entries.filter((e) => e.accountId !== accountId);
-    for (const e of this.entries) if (!keep.includes(e)) this.dropAudio(e.id);
+    for (const e of this.entries) {
+      if (keep.includes(e)) continue;
+      this.dropAudio(e.id);
+      this.dropAnswer(e.id);
+    }
     this.entries = keep;
   }
 

@@ -69,6 +69,11 @@ function leftWhileQueued(req: FastifyRequest, reply: FastifyReply): void {
   if (req.emu.entry) req.emu.entry.note = 'client disconnected before the answer';
 }
 
+/** The audio an answer carries as hex, kept by the journal so the inspector can play it. */
+function keepAnswerAudio(emu: Emulator, req: FastifyRequest, plan: SynthesisPlan, bytes: Buffer): void {
+  emu.journal.keepAnswerAudio(req.emu.entry, { bytes, format: plan.format, sampleRate: plan.sampleRate, channels: plan.channels });
+}
+
 /** Aborts the synthesis when the client goes away before the answer is complete. */
 function abortOnClose(res: ServerResponse): AbortController {
   const ac = new AbortController();
@@ -111,6 +116,7 @@ async function wholeSynthesis(
   emu.metrics.audioSynthesized(plan.format, encoded.meta.durationMs / 1000);
   const account = req.emu.account!;
   let audio = encoded.bytes.toString('hex');
+  if (!plan.outputUrl) keepAnswerAudio(emu, req, plan, encoded.bytes);
   if (plan.outputUrl) {
     const rel = `speech/${account.id}/${traceId}.${plan.format}`;
     await emu.blobs.put(rel, encoded.bytes);
@@ -223,7 +229,9 @@ async function streamSynthesis(
     const meta = await encoded.meta();
     emu.metrics.audioSynthesized(plan.format, meta.durationMs / 1000);
     // The aggregated audio is the whole file, with the true totals a one-shot file has.
-    const aggregated = plan.excludeAggregated ? '' : (await encoded.wholeFile()).toString('hex');
+    const whole = plan.excludeAggregated ? undefined : await encoded.wholeFile();
+    if (whole) keepAnswerAudio(emu, req, plan, whole);
+    const aggregated = whole ? whole.toString('hex') : '';
     await write(res, finalEvent(aggregated, extraInfo(meta, plan), traceId));
     events++;
     countChunk(req);
