@@ -1,19 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/index.js';
-import { call, control, startTestEmulator, type JsonReply } from '../helpers/emulator.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { call, control, emulatorForFile, type JsonReply } from '../helpers/emulator.js';
 
-let emu: RunningEmulator;
+const { emu } = emulatorForFile();
 let listeners: { name: string; url: string }[];
 
-beforeAll(async () => {
-  emu = await startTestEmulator();
+beforeAll(() => {
   listeners = [
     { name: 'speech', url: emu.speechUrl },
     { name: 'speech-backup', url: emu.speechBackupUrl },
     { name: 'platform', url: emu.platformUrl },
   ];
 });
-afterAll(() => emu.close());
 
 function expectServiceShape(name: string, r: JsonReply, path: string) {
   expect(r.status, `${name} ${path}`).toBe(404);
