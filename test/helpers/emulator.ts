@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach } from 'vitest';
+import { redactKey } from '../../src/core/accounts.js';
 import { startEmulator, type RunningEmulator, type StartOptions } from '../../src/index.js';
 
 /** Starts an emulator on free ports with the test seed; stop it with `close()` in afterAll. */
@@ -71,6 +72,8 @@ export function control(baseUrl: string, token?: string) {
     putAccount: (key: string, settings: Record<string, unknown>) => c('PUT', `/accounts/${encodeURIComponent(key)}`, settings),
     account: (key: string) => c('GET', `/accounts/${encodeURIComponent(key)}`),
     state: () => c('GET', '/state'),
+    /** One account's part of the state view (resources, open sockets, pending timers), found by the redacted label of its key. */
+    accountState: async (key: string) => ((await c('GET', '/state')).body.accounts as any[]).find((a) => a.account === redactKey(key)),
   };
 }
 
