@@ -1,13 +1,12 @@
-import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emulatorForFile } from '../helpers/emulator.js';
+import { ffprobe } from '../helpers/ffprobe.js';
 
 /**
  * Peer: the official MiniMax MCP server for JavaScript (npm `minimax-mcp-js`) over stdio, pointed at the
@@ -16,7 +15,6 @@ import { emulatorForFile } from '../helpers/emulator.js';
  * with text and its default model, then a plain GET of demo_audio), `voice_design` (hex trial_audio)
  * and `text_to_audio` with the cloned and the designed voice.
  */
-const run = promisify(execFile);
 const KEY = 'minimax-voices-peer-key';
 const { emu } = emulatorForFile();
 let dir: string;
@@ -32,9 +30,8 @@ function serverEntry(): string {
 const textOf = (r: unknown) => (r as { content: { type: string; text: string }[] }).content[0]?.text ?? '';
 
 async function codec(file: string) {
-  const { stdout } = await run('ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_name,sample_rate:format=duration', '-of', 'json', file]);
-  const j = JSON.parse(stdout) as { streams: { codec_name: string; sample_rate: string }[]; format: { duration: string } };
-  return { codec: j.streams[0]!.codec_name, sampleRate: Number(j.streams[0]!.sample_rate), seconds: Number(j.format.duration) };
+  const p = await ffprobe(file);
+  return { codec: p.codec, sampleRate: p.sampleRate, seconds: Number(p.raw.format.duration) };
 }
 
 /** The newest file written under a folder of the output directory. */

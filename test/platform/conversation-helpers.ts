@@ -143,11 +143,6 @@ export async function decodeMp3(bytes: Buffer): Promise<{ sampleRate: number; du
   }
 }
 
-/** Starts of MPEG frames: every binary message must begin on a frame sync. */
-export function startsOnFrameSync(chunk: Buffer): boolean {
-  return chunk.length >= 4 && chunk[0] === 0xff && (chunk[1]! & 0xe0) === 0xe0;
-}
-
 /** Resolves once the server has read every frame sent before (its pong answers after them). */
 export function flush(ws: WebSocket): Promise<void> {
   return new Promise((resolve) => {
