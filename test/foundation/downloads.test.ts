@@ -1,10 +1,10 @@
 import { writeFile } from 'node:fs/promises';
-import { request } from 'node:http';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BlobPathError, BlobTooLargeError } from '../../src/core/blobs.js';
 import { emulatorForFile } from '../helpers/emulator.js';
+import { rawGet as get } from '../helpers/raw.js';
 
 const { emu, ctl } = emulatorForFile({ plane: 'speech', resetEach: true });
 const BYTES = Buffer.from('ID3-pretend-audio-bytes-0123456789');
@@ -17,17 +17,9 @@ beforeAll(async () => {
 });
 
 /** A raw GET: the path goes on the wire exactly as written (fetch would normalise `..`). */
-function rawGet(base: string, path: string): Promise<{ status: number; type: string; body: Buffer }> {
-  const u = new URL(base);
-  return new Promise((resolve, reject) => {
-    const req = request({ host: u.hostname, port: u.port, path, method: 'GET' }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode!, type: String(res.headers['content-type'] ?? ''), body: Buffer.concat(chunks) }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
+async function rawGet(base: string, path: string): Promise<{ status: number; type: string; body: Buffer }> {
+  const r = await get(base, path);
+  return { status: r.status, type: String(r.headers['content-type'] ?? ''), body: r.body };
 }
 
 function signed(rel: string, ttlMs = 60_000): string {

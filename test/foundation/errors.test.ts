@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { call, control, emulatorForFile, type JsonReply } from '../helpers/emulator.js';
+import { rawGet } from '../helpers/raw.js';
 
 const { emu } = emulatorForFile();
 let listeners: { name: string; url: string }[];
@@ -145,22 +146,10 @@ describe('control plane bodies', () => {
 
 describe('URLs the router cannot read', () => {
   it('a bad %-escape answers 400 in the service shape, not the framework shape', async () => {
-    const { request } = await import('node:http');
-    const raw = (base: string, path: string) =>
-      new Promise<{ status: number; headers: Record<string, unknown>; body: string }>((resolve, reject) => {
-        const u = new URL(base);
-        const req = request({ host: u.hostname, port: u.port, path }, (res) => {
-          let body = '';
-          res.on('data', (c: Buffer) => (body += c));
-          res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }));
-        });
-        req.on('error', reject);
-        req.end();
-      });
     for (const { name, url } of listeners) {
-      const r = await raw(url, '/v1/voices/%zz');
+      const r = await rawGet(url, '/v1/voices/%zz');
       expect(r.status, name).toBe(400);
-      const body = JSON.parse(r.body);
+      const body = JSON.parse(r.body.toString());
       if (name === 'platform') expect(body).toMatchObject({ error_code: 10001, succeed: false, data: null });
       else {
         expect(body.base_resp.status_code).toBe(2013);

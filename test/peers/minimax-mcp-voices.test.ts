@@ -1,12 +1,11 @@
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { join } from 'node:path';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emulatorForFile } from '../helpers/emulator.js';
 import { ffprobe } from '../helpers/ffprobe.js';
+import { minimaxClient, textOf } from './minimax.js';
 
 /**
  * Peer: the official MiniMax MCP server for JavaScript (npm `minimax-mcp-js`) over stdio, pointed at the
@@ -19,15 +18,6 @@ const KEY = 'minimax-voices-peer-key';
 const { emu } = emulatorForFile();
 let dir: string;
 let client: Client;
-
-function serverEntry(): string {
-  const require = createRequire(import.meta.url);
-  const pkgFile = require.resolve('minimax-mcp-js/package.json');
-  const bin = (require(pkgFile) as { bin: Record<string, string> }).bin['minimax-mcp-js']!;
-  return join(dirname(pkgFile), bin);
-}
-
-const textOf = (r: unknown) => (r as { content: { type: string; text: string }[] }).content[0]?.text ?? '';
 
 async function codec(file: string) {
   const p = await ffprobe(file);
@@ -43,14 +33,7 @@ async function newestIn(sub: string, before: Set<string>): Promise<string> {
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'minimax-voices-peer-'));
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [serverEntry()],
-    env: { MINIMAX_API_HOST: emu.speechUrl, MINIMAX_API_KEY: KEY, MINIMAX_RESOURCE_MODE: 'local', MINIMAX_MCP_BASE_PATH: dir },
-    stderr: 'pipe',
-  });
-  client = new Client({ name: 'minimax-voices-peer-test', version: '1.0.0' });
-  await client.connect(transport);
+  client = await minimaxClient({ speechUrl: emu.speechUrl, key: KEY, mode: 'local', basePath: dir, name: 'minimax-voices-peer-test' });
 }, 60_000);
 afterAll(async () => {
   await client?.close();
