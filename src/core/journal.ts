@@ -20,7 +20,8 @@ export interface JournalEntry {
   account: string | null;
   duration_ms: number | null;
   request: { headers: Record<string, string>; query?: Record<string, unknown>; body?: unknown };
-  response: { summary?: unknown; content_type?: string };
+  /** `code`: the spec code of the answer, when its renderer named it (also for answers too large to summarize). */
+  response: { summary?: unknown; content_type?: string; code?: number };
   chunks?: number;
   ws_frames?: WsFrameSummary[];
   ws_frames_total?: number;
@@ -32,23 +33,91 @@ export interface JournalEntry {
 }
 
 /**
- * Defines `key` on `target` as a value computed on first read (the journal is read rarely, written on
- * every request: summaries are built only when someone looks). Enumerable, so JSON shows it; a write
- * replaces it.
+ * The request part of an entry whose headers and query are summarized when first read (the journal is
+ * written on every request and read rarely). JSON shows the same fields as a plain object.
  */
-export function lazyField<T extends object, K extends keyof T>(target: T, key: K, compute: () => T[K]): void {
-  Object.defineProperty(target, key, {
-    enumerable: true,
-    configurable: true,
-    get() {
-      const value = compute();
-      Object.defineProperty(target, key, { value, enumerable: true, configurable: true, writable: true });
-      return value;
-    },
-    set(value: T[K]) {
-      Object.defineProperty(target, key, { value, enumerable: true, configurable: true, writable: true });
-    },
-  });
+export class LazyJournalRequest {
+  private summary?: { headers: Record<string, string>; query?: Record<string, unknown> };
+  private bodyValue?: unknown;
+  private bodyCompute: (() => unknown) | null = null;
+
+  constructor(private compute: (() => { headers: Record<string, string>; query?: Record<string, unknown> }) | null) {}
+
+  private read() {
+    if (!this.summary) {
+      this.summary = this.compute!();
+      this.compute = null;
+    }
+    return this.summary;
+  }
+
+  get headers(): Record<string, string> {
+    return this.read().headers;
+  }
+
+  get query(): Record<string, unknown> | undefined {
+    return this.read().query;
+  }
+
+  get body(): unknown {
+    if (this.bodyCompute) {
+      this.bodyValue = this.bodyCompute();
+      this.bodyCompute = null;
+    }
+    return this.bodyValue;
+  }
+
+  set body(value: unknown) {
+    this.bodyValue = value;
+    this.bodyCompute = null;
+  }
+
+  /** Sets the body's summary to what `compute` returns, computed on first read. */
+  summarizeBodyLater(compute: () => unknown): void {
+    this.bodyCompute = compute;
+  }
+
+  /** Whether a body was recorded (or is waiting to be summarized). */
+  get hasBody(): boolean {
+    return this.bodyCompute !== null || this.bodyValue !== undefined;
+  }
+
+  toJSON() {
+    return { headers: this.headers, query: this.query, body: this.body };
+  }
+}
+
+/**
+ * The response part of an entry, whose summary may be computed when first read (a JSON answer is
+ * parsed and summarized only if someone looks). A write replaces it.
+ */
+export class LazyJournalResponse {
+  content_type?: string;
+  code?: number;
+  private value?: unknown;
+  private compute: (() => unknown) | null = null;
+
+  get summary(): unknown {
+    if (this.compute) {
+      this.value = this.compute();
+      this.compute = null;
+    }
+    return this.value;
+  }
+
+  set summary(value: unknown) {
+    this.value = value;
+    this.compute = null;
+  }
+
+  /** Sets the summary to what `compute` returns, computed on first read. */
+  summarizeLater(compute: () => unknown): void {
+    this.compute = compute;
+  }
+
+  toJSON() {
+    return { summary: this.summary, content_type: this.content_type, code: this.code };
+  }
 }
 
 /** What a watcher of the journal hears: an entry started (`new`) or its answer ended (`finished`). */

@@ -83,6 +83,7 @@ let selected = null;
 
 /** The spec code of an answer: base_resp.status_code (speech) or error_code (platform). */
 function codeOf(e) {
+  if (typeof e.response?.code === 'number') return e.response.code;
   const s = e.response?.summary;
   if (!s || typeof s !== 'object') return null;
   return s.base_resp?.status_code ?? s.error_code ?? null;

@@ -5,7 +5,7 @@ import { encodeAudio, encodeAudioStream, type SynthStream } from '../../audio/in
 import type { Emulator } from '../../core/emulator.js';
 import { admitRequest } from '../../core/admission.js';
 import { readerValidator } from '../../core/validation.js';
-import { countChunk, faultIgnoredHeader, finishEntry, journalBody, takeFault } from '../../core/http.js';
+import { countChunk, faultIgnoredHeader, finishEntry, journalBody, noteSpecCode, takeFault } from '../../core/http.js';
 import { refusalError, SpeechError, STATUS_MSG, traceIdOf } from './errors.js';
 import { readRequest, recordSignature, startSynthesis, subtitleSegments, URL_TTL_MS, type SynthesisPlan } from './model.js';
 import { t2aRequestSchema } from './schema.js';
@@ -31,10 +31,11 @@ export async function speechRoutes(app: FastifyInstance, opts: { emu: Emulator }
     T2A_PATH,
     {
       // The admission path first; then the body, read with its schema in the words of A2's 2013 texts.
-      preValidation: async (req) => {
+      preValidation: (req, _reply, done) => {
         const refusal = gate(emu, req);
-        if (refusal) throw refusal;
+        if (refusal) return done(refusal);
         journalBody(req);
+        done();
       },
       schema: { body: t2aRequestSchema },
       validatorCompiler: readerValidator(readRequest),
@@ -127,6 +128,7 @@ async function wholeSynthesis(
     trace_id: traceId,
     base_resp: { status_code: 0, status_msg: STATUS_MSG[0] },
   };
+  noteSpecCode(req, 0);
   return reply.code(200).header('Trace-Id', traceId).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(body));
 }
 
