@@ -1,15 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PlatformError } from '../../src/services/platform/envelope.js';
 import { SpeechError } from '../../src/services/speech/errors.js';
-import type { RunningEmulator } from '../../src/index.js';
-import { call, startTestEmulator } from '../helpers/emulator.js';
+import { call, emulatorForFile } from '../helpers/emulator.js';
 
 describe('the error path', () => {
-  let emu: RunningEmulator;
-  beforeAll(async () => {
-    emu = await startTestEmulator();
-  });
-  afterAll(() => emu.close());
+  const { emu } = emulatorForFile();
 
   it('expected errors carry no stack frames; unexpected ones keep theirs', () => {
     expect(new SpeechError(2013, 'invalid params, text').stack).not.toMatch(/\n\s+at /);
