@@ -140,6 +140,9 @@ interface KeptAudio {
   bytes: number;
 }
 
+/** Left entries are cut from the journal's array once this many have piled up at its head. */
+const COMPACT_AFTER = 1024;
+
 /** Encoded audio an answer carried; raw PCM is served as WAV. */
 export interface AnswerAudio {
   bytes: Buffer;
@@ -149,7 +152,11 @@ export interface AnswerAudio {
 }
 
 export class Journal {
+  /** Entries oldest first; those before `first` have left the journal (compacted now and then). */
   private entries: JournalEntry[] = [];
+  private first = 0;
+  /** Entries still in the journal, for the audio stores' check. */
+  private live = new WeakSet<JournalEntry>();
   private counter = 0;
   /** PCM16 mono a client sent, by entry id; it lives and dies with its entry. */
   private audio = new Map<string, KeptAudio>();
@@ -167,19 +174,27 @@ export class Journal {
   start(entry: Omit<JournalEntry, 'id' | 'status' | 'duration_ms'>): JournalEntry {
     const full: JournalEntry = { id: `req_${String(++this.counter).padStart(6, '0')}`, status: null, duration_ms: null, ...entry };
     this.entries.push(full);
-    if (this.entries.length > this.limit) {
-      for (const gone of this.entries.splice(0, this.entries.length - this.limit)) {
-        this.dropAudio(gone.id);
-        this.dropAnswer(gone.id);
-      }
+    this.live.add(full);
+    // The oldest leaves; the array is compacted only once many have left (a shift per request would
+    // move the whole journal every time).
+    while (this.entries.length - this.first > this.limit) this.forget(this.entries[this.first++]!);
+    if (this.first >= COMPACT_AFTER) {
+      this.entries = this.entries.slice(this.first);
+      this.first = 0;
     }
-    this.emit('new', full);
+    if (this.watchers.size) this.emit('new', full);
     return full;
+  }
+
+  private forget(entry: JournalEntry): void {
+    this.live.delete(entry);
+    this.dropAudio(entry.id);
+    this.dropAnswer(entry.id);
   }
 
   /** Tells watchers an entry's answer has ended (status and duration are set). */
   finished(entry: JournalEntry): void {
-    this.emit('finished', entry);
+    if (this.watchers.size) this.emit('finished', entry);
   }
 
   /** Calls `watcher` on every new and finished entry until the returned function is called. */
@@ -193,12 +208,13 @@ export class Journal {
   }
 
   get(id: string): JournalEntry | undefined {
-    return this.entries.find((e) => e.id === id);
+    for (let i = this.entries.length - 1; i >= this.first; i--) if (this.entries[i]!.id === id) return this.entries[i];
+    return undefined;
   }
 
   /** Keeps PCM16 mono bytes a client streamed on the socket of `entry`, up to the caps. */
   keepAudio(entry: JournalEntry | null | undefined, pcm: Buffer, sampleRate: number): void {
-    if (!entry || !this.entries.includes(entry)) return;
+    if (!entry || !this.live.has(entry)) return;
     let kept = this.audio.get(entry.id);
     if (!kept) {
       kept = { entry, sampleRate, chunks: [], bytes: 0 };
@@ -222,7 +238,7 @@ export class Journal {
 
   /** Keeps the audio an answer carried (inside its body), when it fits the caps; the oldest go first. */
   keepAnswerAudio(entry: JournalEntry | null | undefined, audio: AnswerAudio): void {
-    if (!entry || audio.bytes.length > this.audioCaps.entry || !this.entries.includes(entry)) return;
+    if (!entry || audio.bytes.length > this.audioCaps.entry || !this.live.has(entry)) return;
     this.dropAnswer(entry.id);
     this.answers.set(entry.id, { entry, audio });
     this.answerBytes += audio.bytes.length;
@@ -270,7 +286,7 @@ export class Journal {
 
   list(filter: { limit?: number; path?: string; accountId?: string } = {}): JournalEntry[] {
     const out: JournalEntry[] = [];
-    for (let i = this.entries.length - 1; i >= 0; i--) {
+    for (let i = this.entries.length - 1; i >= this.first; i--) {
       const e = this.entries[i]!;
       if (filter.path && e.path !== filter.path) continue;
       if (filter.accountId && e.accountId !== filter.accountId) continue;
@@ -281,17 +297,18 @@ export class Journal {
   }
 
   clear(accountId?: string): void {
-    const keep = accountId === undefined ? [] : this.entries.filter((e) => e.accountId !== accountId);
-    for (const e of this.entries) {
-      if (keep.includes(e)) continue;
-      this.dropAudio(e.id);
-      this.dropAnswer(e.id);
+    const keep: JournalEntry[] = [];
+    for (let i = this.first; i < this.entries.length; i++) {
+      const e = this.entries[i]!;
+      if (accountId !== undefined && e.accountId !== accountId) keep.push(e);
+      else this.forget(e);
     }
     this.entries = keep;
+    this.first = 0;
   }
 
   size(): number {
-    return this.entries.length;
+    return this.entries.length - this.first;
   }
 }
 
