@@ -78,6 +78,8 @@ export function baseApp(
     // headers) is answered in the service's shape too.
     ...(badUrl ? { clientErrorHandler: parserErrorHandler(badUrl) } : {}),
     loggerInstance: logger,
+    // A silent logger needs no per-request child (creating one is a visible share of a cheap answer).
+    childLoggerFactory: (parent, bindings, opts) => (parent.level === 'silent' ? parent : parent.child(bindings, opts)),
     // One line per request is written by the pipeline (core/http.ts), not by Fastify.
     logController: new EmulatorLogs({ disableRequestLogging: true }),
     bodyLimit: JSON_BODY_LIMIT,

@@ -7,8 +7,9 @@ import type { JournalEntry } from '../core/journal.js';
 import { ControlError, input, keyParam } from './common.js';
 
 /**
- * `/_emulator/journal`: entries newest first (filtered by path and account), one entry, and the audio
- * a client streamed on a socket as a WAV file (PCM16 mono at the socket's rate).
+ * `/_emulator/journal`: entries newest first (filtered by path and account), one entry, the audio a
+ * client streamed on a socket as a WAV file (PCM16 mono at the socket's rate), and the audio an answer
+ * carried as hex.
  */
 export const journalQuery = z
   .object({
@@ -25,6 +26,8 @@ export function entryView(e: JournalEntry) {
 }
 
 const idParams = z.object({ id: z.string() });
+
+const ANSWER_TYPES: Record<string, string> = { mp3: 'audio/mpeg', wav: 'audio/wav', flac: 'audio/flac', opus: 'audio/ogg' };
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
 
 export function journalRoutes(app: FastifyInstance, emu: Emulator): void {
@@ -58,5 +61,23 @@ export function journalRoutes(app: FastifyInstance, emu: Emulator): void {
       );
     const wav = Buffer.concat([wavHeader(audio.sampleRate, 1, audio.pcm.length), audio.pcm]);
     return reply.code(200).header('content-type', 'audio/wav').header('content-disposition', `attachment; filename="${req.params.id}.wav"`).send(wav);
+  });
+  app.get('/journal/:id/answer-audio', { ...input({}), schema: { params: idParams } }, async (req: IdRequest, reply) => {
+    entryOf(req.params.id);
+    const audio = emu.journal.answerAudioOf(req.params.id);
+    if (!audio)
+      throw new ControlError(
+        404,
+        `journal entry ${req.params.id} holds no answer audio (kept for answers that carry their audio as hex, up to 8 MB each, 64 MB in all)`,
+      );
+    // Raw PCM cannot be played as it is: it is served as the WAV of the same samples.
+    const pcm = audio.format === 'pcm';
+    const bytes = pcm ? Buffer.concat([wavHeader(audio.sampleRate, audio.channels, audio.bytes.length), audio.bytes]) : audio.bytes;
+    const ext = pcm ? 'wav' : audio.format;
+    return reply
+      .code(200)
+      .header('content-type', ANSWER_TYPES[ext] ?? 'application/octet-stream')
+      .header('content-disposition', `attachment; filename="${req.params.id}-answer.${ext}"`)
+      .send(bytes);
   });
 }

@@ -44,11 +44,22 @@ export async function installCors(app: FastifyInstance, origins: string[], refus
     // A bare OPTIONS (no Origin) gets the same 204, never a text/plain 400 in no service's shape.
     strictPreflight: false,
   });
-  app.addHook('onRequest', async (req, reply) => {
-    const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;
-    // Mirrored on the raw response: a reply that hijacks it (an event stream) writes its own head.
-    for (const [k, v] of Object.entries(corsHeaders(origins, origin))) if (k !== 'vary') reply.raw.setHeader(k, v);
+  // The plugin answers preflights (its OPTIONS route); every other answer gets its headers from the hook
+  // below, on the raw response, so a reply that hijacks it (an event stream) carries them too. Routes
+  // opt out of the plugin's own per-request work, which would only repeat them.
+  app.addHook('onRoute', (route) => {
+    if ([route.method].flat().includes('OPTIONS')) return;
+    route.config = { ...route.config, cors: false } as typeof route.config;
   });
+  // Any origin: the same headers on every answer, built once.
+  const anyOrigin = origins.length === 0 ? Object.entries(corsHeaders(origins, undefined)) : null;
+  app.addHook('onRequest', (req, reply, done) => {
+    const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;
+    for (const [k, v] of anyOrigin ?? Object.entries(corsHeaders(origins, origin))) reply.raw.setHeader(k, v);
+    done();
+  });
+  // Any origin may open a socket when no list is set: the check exists only with a list.
+  if (origins.length === 0) return;
   // After onRequest, so the WebSocket plugin has marked the request and cleans the socket up after the refusal.
   app.addHook('preValidation', async (req, reply) => {
     const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;

@@ -4,7 +4,7 @@ import type { Account, Capability } from './accounts.js';
 import { accountId, redactKey } from './accounts.js';
 import type { Emulator } from './emulator.js';
 import { parseFaultHeader, type FaultDirective, type FaultField } from './faults.js';
-import { lazyField, specCodeOf, summarize, type Journal, type JournalEntry } from './journal.js';
+import { LazyJournalRequest, LazyJournalResponse, specCodeOf, summarize, type Journal, type JournalEntry } from './journal.js';
 import type { Metrics } from './metrics.js';
 
 /** Which listener a request reached. Fault rules name it as `service`. */
@@ -24,6 +24,8 @@ export interface RequestState {
   journal: Journal | null;
   startedAt: number;
   traceId: string | null;
+  /** The spec code of the answer (`base_resp.status_code`, `error_code`) when its renderer named it. */
+  specCode?: string;
   /** Where a finished request is counted; `metered` once it was (an entry may be finished more than once). */
   metrics?: Metrics;
   metered?: boolean;
@@ -84,6 +86,16 @@ export function faultIgnoredHeader(req: FastifyRequest): string | undefined {
   return notes.length ? notes.join(', ').replace(/[\r\n]/g, ' ') : undefined;
 }
 
+/**
+ * Names the spec code of the answer being sent (metrics and the journal's code column), so it need not
+ * be read back from the serialized body.
+ */
+export function noteSpecCode(req: FastifyRequest, code: number): void {
+  if (!req.emu) return;
+  req.emu.specCode = String(code);
+  if (req.emu.entry) req.emu.entry.response.code = code;
+}
+
 /** Counts one streamed chunk (SSE event, audio chunk) in the journal. */
 export function countChunk(req: FastifyRequest): void {
   if (req.emu?.entry) req.emu.entry.chunks = (req.emu.entry.chunks ?? 0) + 1;
@@ -125,10 +137,13 @@ function lazyRequest(req: FastifyRequest): JournalEntry['request'] {
   // The plain header and query objects only: the entry must not keep the request (and its socket) alive.
   const headers = req.headers;
   const query = req.query as Record<string, unknown> | undefined;
-  const request = {} as JournalEntry['request'];
-  lazyField(request, 'headers', () => journalHeaders(headers));
-  lazyField(request, 'query', () => journalQuery(query));
-  return request;
+  return new LazyJournalRequest(() => ({ headers: journalHeaders(headers), query: journalQuery(query) }));
+}
+
+/** A summary computed on first read where the entry's response allows it (entries a route built itself do not). */
+function summarizeLater(response: JournalEntry['response'], compute: () => unknown): void {
+  if (response instanceof LazyJournalResponse) response.summarizeLater(compute);
+  else response.summary = compute();
 }
 
 function jsonSummary(payload: string): unknown {
@@ -153,7 +168,8 @@ export function installPipeline(app: FastifyInstance, emu: Emulator, opts: Pipel
     for (const method of [route.method].flat()) emu.routes.push({ service: opts.service, method, url: route.url, websocket });
   });
 
-  app.addHook('onRequest', async (req) => {
+  // Hooks take Fastify's callback form where they need not wait: no promise per hook on every request.
+  app.addHook('onRequest', (req, _reply, done) => {
     const path = pathOf(req);
     const state: RequestState = {
       listener: listenerOf(req, opts.service),
@@ -169,7 +185,7 @@ export function installPipeline(app: FastifyInstance, emu: Emulator, opts: Pipel
       metrics: emu.metrics,
     };
     req.emu = state;
-    if (path === CONTROL_PREFIX || path.startsWith(`${CONTROL_PREFIX}/`)) return;
+    if (path === CONTROL_PREFIX || path.startsWith(`${CONTROL_PREFIX}/`)) return done();
 
     const presented = opts.keyOf(req)?.trim();
     const resolution = emu.accounts.resolve(presented);
@@ -197,16 +213,20 @@ export function installPipeline(app: FastifyInstance, emu: Emulator, opts: Pipel
       account: journalAccount?.label ?? null,
       accountId: journalAccount?.id,
       request: lazyRequest(req),
-      response: {},
+      response: new LazyJournalResponse(),
       ...(state.listener === 'speech-backup' ? { note: 'backup listener' } : {}),
     });
 
     const delay = takeFault(req, 'delay_ms');
     // Unref'd: a long delay never keeps the process alive once the listeners have closed.
-    if (delay) await new Promise((r) => setTimeout(r, delay).unref());
+    if (delay) setTimeout(done, delay).unref();
+    else done();
   });
 
-  app.addHook('preHandler', async (req) => journalBody(req));
+  app.addHook('preHandler', (req, _reply, done) => {
+    journalBody(req);
+    done();
+  });
 
   // With a data dir, no answer leaves before the changes made so far are on disk (crash-safe acknowledgements).
   if (emu.persistent) {
@@ -216,29 +236,31 @@ export function installPipeline(app: FastifyInstance, emu: Emulator, opts: Pipel
     });
   }
 
-  app.addHook('onSend', async (req, reply, payload) => {
+  app.addHook('onSend', (req, reply, payload, done) => {
     const state = req.emu;
-    if (!state?.entry) return payload;
+    if (!state?.entry) return done(null, payload);
     const ignored = faultIgnoredHeader(req);
     if (ignored !== undefined) reply.header('X-Emulator-Fault-Ignored', ignored);
     const type = String(reply.getHeader('content-type') ?? '');
     state.entry.response.content_type = type || undefined;
     if (typeof payload === 'string') {
-      if (type.includes('json') && payload.length < 65_536) lazyField(state.entry.response, 'summary', () => jsonSummary(payload));
+      if (type.includes('json') && payload.length < 65_536) summarizeLater(state.entry.response, () => jsonSummary(payload));
       else state.entry.response.summary = { bytes: Buffer.byteLength(payload) };
     } else if (Buffer.isBuffer(payload)) state.entry.response.summary = { bytes: payload.length };
     else if (payload) state.entry.response.summary = { stream: true };
-    return payload;
+    done(null, payload);
   });
 
-  app.addHook('onResponse', async (req, reply) => {
+  app.addHook('onResponse', (req, reply, done) => {
     finishEntry(req, reply.statusCode);
     const state = req.emu;
-    if (!state?.entry) return;
-    req.log.info(
-      { method: req.method, path: state.entry.path, status: reply.statusCode, ms: state.entry.duration_ms, account: state.account?.label ?? null },
-      `${req.method} ${state.entry.path} ${reply.statusCode}`,
-    );
+    if (state?.entry) {
+      req.log.info(
+        { method: req.method, path: state.entry.path, status: reply.statusCode, ms: state.entry.duration_ms, account: state.account?.label ?? null },
+        `${req.method} ${state.entry.path} ${reply.statusCode}`,
+      );
+    }
+    done();
   });
 }
 
@@ -249,8 +271,20 @@ export function installPipeline(app: FastifyInstance, emu: Emulator, opts: Pipel
  */
 export function journalBody(req: FastifyRequest): void {
   const entry = req.emu?.entry;
-  if (entry && req.body !== undefined && entry.request.body === undefined) entry.request.body = summarize(req.body, redactKey);
+  if (!entry || req.body === undefined) return;
+  const request = entry.request;
+  if (request instanceof LazyJournalRequest) {
+    if (request.hasBody) return;
+    const body = req.body;
+    // A small body is summarized when the journal is read; a large one at once, so the entry never
+    // holds a large parsed body.
+    if (Number(req.headers['content-length']) <= LAZY_BODY_MAX_BYTES) request.summarizeBodyLater(() => summarize(body, redactKey));
+    else request.body = summarize(body, redactKey);
+  } else if (request.body === undefined) request.body = summarize(req.body, redactKey);
 }
+
+/** Bodies up to this size are kept as parsed until the journal is read. */
+const LAZY_BODY_MAX_BYTES = 16 * 1024;
 
 /** Closes a journal entry (also used by WebSocket handlers when the socket ends). */
 export function finishEntry(req: FastifyRequest, status: number): void {
@@ -266,7 +300,7 @@ export function finishEntry(req: FastifyRequest, status: number): void {
         method: req.method,
         route: req.routeOptions?.url ?? '(no route)',
         status: state.entry.status ?? status,
-        code: specCodeOf(state.entry.response.summary),
+        code: state.specCode ?? specCodeOf(state.entry.response.summary),
       },
       state.entry.duration_ms / 1000,
     );

@@ -1,33 +1,60 @@
-import { createHash, createHmac } from 'node:crypto';
+import { createHash } from 'node:crypto';
+
+/** Bytes one block of a stream yields: SHAKE256 is an extendable-output hash, so one call serves many ids. */
+const BLOCK_BYTES = 1024;
 
 /**
  * Seeded, counter-based random streams. Each account gets its own stream (seed + account),
- * so parallel suites with different keys never disturb each other's id sequences.
+ * so parallel suites with different keys never disturb each other's id sequences. Block n of a stream
+ * is SHAKE256(key, 0, n) cut to 1 KiB: one hash per some 60 ids keeps minting an id cheap on the
+ * request path.
  */
 export class RandomStream {
   private counter = 0;
-  private pool = Buffer.alloc(0);
+  private pool: Buffer = Buffer.alloc(0);
+  private offset = 0;
 
   constructor(private readonly key: string) {}
 
   /** Where the stream stands, for the snapshot of a data dir. */
   save(): SavedStream {
-    return { counter: this.counter, pool: this.pool.toString('base64') };
+    // The current block is derived again from its number on load: only the position is saved.
+    return { counter: this.counter, used: this.offset };
   }
 
   load(saved: SavedStream): void {
     this.counter = saved.counter;
-    this.pool = Buffer.from(saved.pool, 'base64');
+    if (typeof saved.pool === 'string') {
+      // A snapshot written by an earlier version carries the unused bytes themselves.
+      this.pool = Buffer.from(saved.pool, 'base64');
+      this.offset = 0;
+    } else if (saved.counter > 0 && saved.used !== undefined) {
+      this.pool = this.block(saved.counter - 1);
+      this.offset = Math.min(saved.used, this.pool.length);
+    } else {
+      this.pool = Buffer.alloc(0);
+      this.offset = 0;
+    }
+  }
+
+  private block(n: number): Buffer {
+    return createHash('shake256', { outputLength: BLOCK_BYTES }).update(`${this.key}\u0000${n}`).digest();
   }
 
   bytes(n: number): Buffer {
-    while (this.pool.length < n) {
-      const block = createHmac('sha256', this.key).update(String(this.counter++)).digest();
-      this.pool = Buffer.concat([this.pool, block]);
+    const out = Buffer.allocUnsafe(n);
+    let filled = 0;
+    while (filled < n) {
+      if (this.offset === this.pool.length) {
+        this.pool = this.block(this.counter++);
+        this.offset = 0;
+      }
+      const take = Math.min(n - filled, this.pool.length - this.offset);
+      this.pool.copy(out, filled, this.offset, this.offset + take);
+      this.offset += take;
+      filled += take;
     }
-    const out = this.pool.subarray(0, n);
-    this.pool = this.pool.subarray(n);
-    return Buffer.from(out);
+    return out;
   }
 
   hex(chars: number): string {
@@ -56,8 +83,12 @@ export class RandomStream {
 }
 
 export interface SavedStream {
+  /** Blocks drawn so far. */
   counter: number;
-  pool: string;
+  /** Bytes of the last block already used. */
+  used?: number;
+  /** Earlier snapshots: the unused bytes of the last block, base64. */
+  pool?: string;
 }
 export type SavedIds = Record<string, SavedStream>;
 
@@ -89,7 +120,7 @@ export class Ids {
 
   load(saved: SavedIds): void {
     for (const [name, s] of Object.entries(saved)) {
-      if (typeof s?.counter === 'number' && typeof s.pool === 'string') this.stream(name).load(s);
+      if (typeof s?.counter === 'number' && (typeof s.pool === 'string' || typeof s.used === 'number')) this.stream(name).load(s);
     }
   }
 

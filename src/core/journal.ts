@@ -20,35 +20,106 @@ export interface JournalEntry {
   account: string | null;
   duration_ms: number | null;
   request: { headers: Record<string, string>; query?: Record<string, unknown>; body?: unknown };
-  response: { summary?: unknown; content_type?: string };
+  /** `code`: the spec code of the answer, when its renderer named it (also for answers too large to summarize). */
+  response: { summary?: unknown; content_type?: string; code?: number };
   chunks?: number;
   ws_frames?: WsFrameSummary[];
   ws_frames_total?: number;
   note?: string;
   /** Audio the client streamed over a socket, kept for download as WAV (the URL is on the control plane). */
   client_audio?: { bytes: number; sample_rate: number; truncated: boolean; url: string };
+  /** Audio the answer carried inside its body (hex), kept for listening (the URL is on the control plane). */
+  answer_audio?: { bytes: number; format: string; sample_rate: number; channels: number; url: string };
   /** Internal: matched by the control plane's `account` filter, never serialized. */
   accountId?: string;
 }
 
 /**
- * Defines `key` on `target` as a value computed on first read (the journal is read rarely, written on
- * every request: summaries are built only when someone looks). Enumerable, so JSON shows it; a write
- * replaces it.
+ * The request part of an entry whose headers and query are summarized when first read (the journal is
+ * written on every request and read rarely). JSON shows the same fields as a plain object.
  */
-export function lazyField<T extends object, K extends keyof T>(target: T, key: K, compute: () => T[K]): void {
-  Object.defineProperty(target, key, {
-    enumerable: true,
-    configurable: true,
-    get() {
-      const value = compute();
-      Object.defineProperty(target, key, { value, enumerable: true, configurable: true, writable: true });
-      return value;
-    },
-    set(value: T[K]) {
-      Object.defineProperty(target, key, { value, enumerable: true, configurable: true, writable: true });
-    },
-  });
+export class LazyJournalRequest {
+  private summary?: { headers: Record<string, string>; query?: Record<string, unknown> };
+  private bodyValue?: unknown;
+  private bodyCompute: (() => unknown) | null = null;
+
+  constructor(private compute: (() => { headers: Record<string, string>; query?: Record<string, unknown> }) | null) {}
+
+  private read() {
+    if (!this.summary) {
+      this.summary = this.compute!();
+      this.compute = null;
+    }
+    return this.summary;
+  }
+
+  get headers(): Record<string, string> {
+    return this.read().headers;
+  }
+
+  get query(): Record<string, unknown> | undefined {
+    return this.read().query;
+  }
+
+  get body(): unknown {
+    if (this.bodyCompute) {
+      this.bodyValue = this.bodyCompute();
+      this.bodyCompute = null;
+    }
+    return this.bodyValue;
+  }
+
+  set body(value: unknown) {
+    this.bodyValue = value;
+    this.bodyCompute = null;
+  }
+
+  /** Sets the body's summary to what `compute` returns, computed on first read. */
+  summarizeBodyLater(compute: () => unknown): void {
+    this.bodyCompute = compute;
+  }
+
+  /** Whether a body was recorded (or is waiting to be summarized). */
+  get hasBody(): boolean {
+    return this.bodyCompute !== null || this.bodyValue !== undefined;
+  }
+
+  toJSON() {
+    return { headers: this.headers, query: this.query, body: this.body };
+  }
+}
+
+/**
+ * The response part of an entry, whose summary may be computed when first read (a JSON answer is
+ * parsed and summarized only if someone looks). A write replaces it.
+ */
+export class LazyJournalResponse {
+  content_type?: string;
+  code?: number;
+  private value?: unknown;
+  private compute: (() => unknown) | null = null;
+
+  get summary(): unknown {
+    if (this.compute) {
+      this.value = this.compute();
+      this.compute = null;
+    }
+    return this.value;
+  }
+
+  set summary(value: unknown) {
+    this.value = value;
+    this.compute = null;
+  }
+
+  /** Sets the summary to what `compute` returns, computed on first read. */
+  summarizeLater(compute: () => unknown): void {
+    this.compute = compute;
+  }
+
+  toJSON() {
+    return { summary: this.summary, content_type: this.content_type, code: this.code };
+  }
 }
 
 /** What a watcher of the journal hears: an entry started (`new`) or its answer ended (`finished`). */
@@ -69,12 +140,30 @@ interface KeptAudio {
   bytes: number;
 }
 
+/** Left entries are cut from the journal's array once this many have piled up at its head. */
+const COMPACT_AFTER = 1024;
+
+/** Encoded audio an answer carried; raw PCM is served as WAV. */
+export interface AnswerAudio {
+  bytes: Buffer;
+  format: string;
+  sampleRate: number;
+  channels: number;
+}
+
 export class Journal {
+  /** Entries oldest first; those before `first` have left the journal (compacted now and then). */
   private entries: JournalEntry[] = [];
+  private first = 0;
+  /** Entries still in the journal, for the audio stores' check. */
+  private live = new WeakSet<JournalEntry>();
   private counter = 0;
   /** PCM16 mono a client sent, by entry id; it lives and dies with its entry. */
   private audio = new Map<string, KeptAudio>();
   private audioBytes = 0;
+  /** Audio answers carried as hex, by entry id, under the same caps (a larger one is not kept). */
+  private answers = new Map<string, { entry: JournalEntry; audio: AnswerAudio }>();
+  private answerBytes = 0;
   private readonly watchers = new Set<JournalWatcher>();
 
   constructor(
@@ -85,14 +174,27 @@ export class Journal {
   start(entry: Omit<JournalEntry, 'id' | 'status' | 'duration_ms'>): JournalEntry {
     const full: JournalEntry = { id: `req_${String(++this.counter).padStart(6, '0')}`, status: null, duration_ms: null, ...entry };
     this.entries.push(full);
-    if (this.entries.length > this.limit) for (const gone of this.entries.splice(0, this.entries.length - this.limit)) this.dropAudio(gone.id);
-    this.emit('new', full);
+    this.live.add(full);
+    // The oldest leaves; the array is compacted only once many have left (a shift per request would
+    // move the whole journal every time).
+    while (this.entries.length - this.first > this.limit) this.forget(this.entries[this.first++]!);
+    if (this.first >= COMPACT_AFTER) {
+      this.entries = this.entries.slice(this.first);
+      this.first = 0;
+    }
+    if (this.watchers.size) this.emit('new', full);
     return full;
+  }
+
+  private forget(entry: JournalEntry): void {
+    this.live.delete(entry);
+    this.dropAudio(entry.id);
+    this.dropAnswer(entry.id);
   }
 
   /** Tells watchers an entry's answer has ended (status and duration are set). */
   finished(entry: JournalEntry): void {
-    this.emit('finished', entry);
+    if (this.watchers.size) this.emit('finished', entry);
   }
 
   /** Calls `watcher` on every new and finished entry until the returned function is called. */
@@ -106,12 +208,13 @@ export class Journal {
   }
 
   get(id: string): JournalEntry | undefined {
-    return this.entries.find((e) => e.id === id);
+    for (let i = this.entries.length - 1; i >= this.first; i--) if (this.entries[i]!.id === id) return this.entries[i];
+    return undefined;
   }
 
   /** Keeps PCM16 mono bytes a client streamed on the socket of `entry`, up to the caps. */
   keepAudio(entry: JournalEntry | null | undefined, pcm: Buffer, sampleRate: number): void {
-    if (!entry || !this.entries.includes(entry)) return;
+    if (!entry || !this.live.has(entry)) return;
     let kept = this.audio.get(entry.id);
     if (!kept) {
       kept = { entry, sampleRate, chunks: [], bytes: 0 };
@@ -133,6 +236,37 @@ export class Journal {
     }
   }
 
+  /** Keeps the audio an answer carried (inside its body), when it fits the caps; the oldest go first. */
+  keepAnswerAudio(entry: JournalEntry | null | undefined, audio: AnswerAudio): void {
+    if (!entry || audio.bytes.length > this.audioCaps.entry || !this.live.has(entry)) return;
+    this.dropAnswer(entry.id);
+    this.answers.set(entry.id, { entry, audio });
+    this.answerBytes += audio.bytes.length;
+    entry.answer_audio = {
+      bytes: audio.bytes.length,
+      format: audio.format,
+      sample_rate: audio.sampleRate,
+      channels: audio.channels,
+      url: `/_emulator/journal/${entry.id}/answer-audio`,
+    };
+    for (const [id] of this.answers) {
+      if (this.answerBytes <= this.audioCaps.total) break;
+      if (id !== entry.id) this.dropAnswer(id);
+    }
+  }
+
+  answerAudioOf(id: string): AnswerAudio | undefined {
+    return this.answers.get(id)?.audio;
+  }
+
+  private dropAnswer(id: string): void {
+    const kept = this.answers.get(id);
+    if (!kept) return;
+    this.answers.delete(id);
+    this.answerBytes -= kept.audio.bytes.length;
+    delete kept.entry.answer_audio;
+  }
+
   /** The kept client audio of an entry: PCM16 mono bytes and their rate. */
   audioOf(id: string): { pcm: Buffer; sampleRate: number } | undefined {
     const kept = this.audio.get(id);
@@ -152,7 +286,7 @@ export class Journal {
 
   list(filter: { limit?: number; path?: string; accountId?: string } = {}): JournalEntry[] {
     const out: JournalEntry[] = [];
-    for (let i = this.entries.length - 1; i >= 0; i--) {
+    for (let i = this.entries.length - 1; i >= this.first; i--) {
       const e = this.entries[i]!;
       if (filter.path && e.path !== filter.path) continue;
       if (filter.accountId && e.accountId !== filter.accountId) continue;
@@ -163,13 +297,18 @@ export class Journal {
   }
 
   clear(accountId?: string): void {
-    const keep = accountId === undefined ? [] : this.entries.filter((e) => e.accountId !== accountId);
-    for (const e of this.entries) if (!keep.includes(e)) this.dropAudio(e.id);
+    const keep: JournalEntry[] = [];
+    for (let i = this.first; i < this.entries.length; i++) {
+      const e = this.entries[i]!;
+      if (accountId !== undefined && e.accountId !== accountId) keep.push(e);
+      else this.forget(e);
+    }
     this.entries = keep;
+    this.first = 0;
   }
 
   size(): number {
-    return this.entries.length;
+    return this.entries.length - this.first;
   }
 }
 

@@ -22,19 +22,37 @@ export interface RequestLabels {
   code: string;
 }
 
+/** Requests of one label set not yet handed to prom-client: counted here, flushed when scraped. */
+interface PendingRequests {
+  labels: RequestLabels;
+  count: number;
+  seconds: number[];
+}
+
+/** Flush a label set's latencies early past this many, so an unscraped emulator stays bounded. */
+const PENDING_SECONDS_MAX = 1024;
+
 export class Metrics {
   readonly registry = new Registry();
   private readonly requests: Counter<string>;
   private readonly latency: Histogram<string>;
   private readonly audio: Counter<string>;
+  /**
+   * Every request is recorded here first: prom-client hashes its label object on every call, a visible
+   * share of a cheap answer, while a scrape is rare. The counter and histogram take the pending
+   * figures when they are collected.
+   */
+  private readonly pending = new Map<string, PendingRequests>();
 
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
+    const flush = () => this.flush();
     this.requests = new Counter({
       name: 'emulator_requests_total',
       help: 'Requests answered, by service, method, route pattern, HTTP status and spec code',
       labelNames: ['service', 'method', 'route', 'status', 'code'],
       registers,
+      collect: flush,
     });
     this.latency = new Histogram({
       name: 'emulator_request_duration_seconds',
@@ -42,6 +60,7 @@ export class Metrics {
       labelNames: ['service', 'method', 'route'],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
       registers,
+      collect: flush,
     });
     this.audio = new Counter({
       name: 'emulator_audio_synthesized_seconds_total',
@@ -87,8 +106,29 @@ export class Metrics {
   }
 
   request(labels: RequestLabels, seconds: number): void {
-    this.requests.inc({ ...labels, status: String(labels.status) });
-    this.latency.observe({ service: labels.service, method: labels.method, route: labels.route }, seconds);
+    const key = `${labels.service}\u0000${labels.method}\u0000${labels.route}\u0000${labels.status}\u0000${labels.code}`;
+    let pending = this.pending.get(key);
+    if (!pending) {
+      pending = { labels, count: 0, seconds: [] };
+      this.pending.set(key, pending);
+    }
+    pending.count++;
+    pending.seconds.push(seconds);
+    if (pending.seconds.length >= PENDING_SECONDS_MAX) this.flushOne(pending);
+  }
+
+  /** Hands every pending figure to prom-client (before a scrape). */
+  private flush(): void {
+    for (const pending of this.pending.values()) this.flushOne(pending);
+  }
+
+  private flushOne(pending: PendingRequests): void {
+    const { labels } = pending;
+    if (pending.count) this.requests.inc({ ...labels, status: String(labels.status) }, pending.count);
+    const route = { service: labels.service, method: labels.method, route: labels.route };
+    for (const s of pending.seconds) this.latency.observe(route, s);
+    pending.count = 0;
+    pending.seconds.length = 0;
   }
 
   /** Call where a synthesis completes (whole file encoded, last chunk of a stream sent). */

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { decodeToMono, encodeAudio, probeAudio, readSignature, synthesize, type SynthInput } from '../../src/audio/index.js';
 import { ffmpegMono, tmpFile, toFloat } from './helpers.js';
+import { ffmpegPcm16 } from '../helpers/ffprobe.js';
 
 const input = (over: Partial<SynthInput> = {}): SynthInput => ({
   text: 'Is this ours? Yes.',
@@ -34,7 +35,7 @@ describe('signature', () => {
     expect(readSignature(await ffmpegMono(wav, ['-ar', '8000']), 8000)).toBe(id);
     expect(readSignature(linearResample(toFloat(r.pcm, 2), 44100, 16000), 16000)).toBe(id);
     const { run } = await import('./helpers.js');
-    const pcm16k = await run('ffmpeg', ['-v', 'error', '-i', wav, '-ar', '16000', '-ac', '1', '-f', 's16le', '-']);
+    const pcm16k = await ffmpegPcm16(wav);
     const asPcm = await decodeToMono(pcm16k, { rawPcm: { sampleRate: 16000, channels: 1 } });
     expect(readSignature(asPcm.samples, 16000)).toBe(id);
     // MP3 at 32 kbps, by our encoder and by ffmpeg's libmp3lame, decoded by ffmpeg

@@ -1,8 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import type { RunningEmulator } from '../../src/index.js';
-import { call, control, startTestEmulator } from '../helpers/emulator.js';
+import { call, emulatorForFile } from '../helpers/emulator.js';
 import { launchChromium, screenshotPath } from './chromium.js';
 
 /** The inspector page in a real browser, with a control token set (the page asks for it once). */
@@ -10,20 +9,17 @@ const TOKEN = 'inspector-token';
 /* Browser globals used inside page.evaluate (the project compiles without the DOM library). */
 declare const sessionStorage: any;
 type HTMLAudioElement = any;
-let run: RunningEmulator;
-let ctl: ReturnType<typeof control>;
+const { emu, ctl } = emulatorForFile({ plane: 'speech', start: { controlToken: TOKEN } });
 let browser: Browser;
 let page: Page;
 
 const t2a = (key: string, extra: Record<string, unknown> = {}) =>
-  call(`${run.speechUrl}/v1/t2a_v2`, {
+  call(`${emu.speechUrl}/v1/t2a_v2`, {
     headers: { authorization: `Bearer ${key}` },
     json: { model: 'speech-02-turbo', text: 'The inspector plays what was synthesized.', voice_setting: { voice_id: 'male-qn-qingse' }, ...extra },
   });
 
 beforeAll(async () => {
-  run = await startTestEmulator({ controlToken: TOKEN });
-  ctl = control(run.speechUrl, TOKEN);
   browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1360, height: 820 } });
   page.on('pageerror', (err) => {
@@ -32,13 +28,12 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await browser?.close();
-  await run?.close();
 });
 
 describe('the inspector at /_emulator/', () => {
   it('a browser at / is sent there; it asks for the control token once and then shows the journal', async () => {
     await t2a('early-key');
-    await page.goto(`${run.speechUrl}/`);
+    await page.goto(`${emu.speechUrl}/`);
     expect(new URL(page.url()).pathname).toBe('/_emulator/');
     await page.locator('#token-form').waitFor({ state: 'visible' });
     await page.fill('#token-input', TOKEN);
@@ -149,7 +144,7 @@ describe('the inspector at /_emulator/', () => {
   }, 60_000);
 
   it('shows the frames of a WebSocket conversation', async () => {
-    const ws = new WebSocket(`${run.platformUrl.replace(/^http/, 'ws')}/api/v1/audio/conversation/stream-text?api_key=socket-key`);
+    const ws = new WebSocket(`${emu.platformUrl.replace(/^http/, 'ws')}/api/v1/audio/conversation/stream-text?api_key=socket-key`);
     await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
     ws.send(JSON.stringify({ voice_id: 'english_tutor', text_input: 'bye' }));
     await new Promise((resolve) => ws.once('close', resolve));
@@ -163,7 +158,7 @@ describe('the inspector at /_emulator/', () => {
   }, 60_000);
 
   it('plays the audio a client streamed on the recognition socket', async () => {
-    const ws = new WebSocket(`${run.platformUrl.replace(/^http/, 'ws')}/v1/speech-to-text/stream?api_key=mic-key`);
+    const ws = new WebSocket(`${emu.platformUrl.replace(/^http/, 'ws')}/v1/speech-to-text/stream?api_key=mic-key`);
     await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
     ws.send(JSON.stringify({ meta: { audio_format: 'pcm16', language: 'en' } }));
     // One second of a quiet 440 Hz tone, PCM16 mono at 16 kHz, in four frames.
@@ -184,11 +179,11 @@ describe('the inspector at /_emulator/', () => {
   }, 60_000);
 
   it('keeps a picture of a busy journal (test-output/screenshots/inspector.png)', async () => {
-    await call(`${run.platformUrl}/v1/text-to-speech`, {
+    await call(`${emu.platformUrl}/v1/text-to-speech`, {
       headers: { 'x-api-key': 'platform-key-01' },
       json: { voice_id: 'female_bright', generate_text: 'Hello there, friend.' },
     });
-    await call(`${run.platformUrl}/v1/voice/list`, { headers: { 'x-api-key': 'platform-key-01' } });
+    await call(`${emu.platformUrl}/v1/voice/list`, { headers: { 'x-api-key': 'platform-key-01' } });
     const r = await t2a('speech-key-02', { output_format: 'url', audio_setting: { format: 'mp3', sample_rate: 32000 } });
     expect(r.body.base_resp.status_code).toBe(0);
     await page.setViewportSize({ width: 1280, height: 720 });

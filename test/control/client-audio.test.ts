@@ -1,7 +1,7 @@
 import wavefile from 'wavefile';
 import { describe, expect, it } from 'vitest';
 import { Journal } from '../../src/core/journal.js';
-import { call, control, startTestEmulator } from '../helpers/emulator.js';
+import { call, control, emulatorForFile } from '../helpers/emulator.js';
 import { connect, flush, sendFrames, silencePcm, spokenPcm, wsUrl } from '../platform/conversation-helpers.js';
 
 const { WaveFile } = wavefile;
@@ -28,9 +28,9 @@ async function download(base: string, url: string, token?: string) {
 
 describe('audio a client streamed over a socket', () => {
   for (const token of [undefined, 'audio-token']) {
-    it(`recognition and conversation sockets: kept per journal entry, downloadable as PCM16 mono WAV, dropped on reset (token ${token ? 'on' : 'off'})`, async () => {
-      const emu = await startTestEmulator(token ? { controlToken: token } : {});
-      try {
+    describe(`control token ${token ? 'on' : 'off'}`, () => {
+      const { emu, ctl } = emulatorForFile({ start: token ? { controlToken: token } : {} });
+      it(`recognition and conversation sockets: kept per journal entry, downloadable as PCM16 mono WAV, dropped on reset (token ${token ? 'on' : 'off'})`, async () => {
         const { pcm } = await spokenPcm(emu.emulator, 'Keep what I said.');
         const c = await connect(wsUrl(emu.platformUrl, STT, 'audio-key'));
         c.sendJson({ meta: { audio_format: 'pcm_16000', language: 'en' } });
@@ -68,17 +68,15 @@ describe('audio a client streamed over a socket', () => {
         expect(convEntry.client_audio.bytes).toBe(sent.length);
         expect(decodeWav((await download(emu.platformUrl, convEntry.client_audio.url, token)).bytes).pcm.equals(sent)).toBe(true);
 
-        await control(emu.platformUrl, token).reset();
+        await ctl.reset();
         expect((await download(emu.platformUrl, entry.client_audio.url, token)).status).toBe(404);
-      } finally {
-        await emu.close();
-      }
+      });
     });
   }
 
-  it('the audio leaves with its entry when the journal drops it', async () => {
-    const emu = await startTestEmulator({ journalLimit: 2 });
-    try {
+  describe('with a journal of two entries', () => {
+    const { emu } = emulatorForFile({ start: { journalLimit: 2 } });
+    it('the audio leaves with its entry when the journal drops it', async () => {
       const c = await connect(wsUrl(emu.platformUrl, STT, 'audio-key'));
       c.sendJson({ meta: { audio_format: 'pcm_16000' } });
       await sendFrames(c.ws, silencePcm(300));
@@ -90,9 +88,7 @@ describe('audio a client streamed over a socket', () => {
       await call(`${emu.platformUrl}/a`);
       await call(`${emu.platformUrl}/b`);
       expect((await download(emu.platformUrl, entry.client_audio.url)).status).toBe(404);
-    } finally {
-      await emu.close();
-    }
+    });
   });
 
   it('bounded: a per-entry cap (marked truncated) and a total cap (the oldest audio goes first)', () => {

@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import type { RunningEmulator } from '../../src/index.js';
-import { startTestEmulator } from '../helpers/emulator.js';
+import { emulatorForFile, startTestEmulator } from '../helpers/emulator.js';
 import { refusedUpgrade, wsUrl } from '../platform/conversation-helpers.js';
 import { req, VOICE } from '../speech/helpers.js';
 
@@ -32,11 +31,7 @@ function openWith(url: string, origin: string): Promise<'open' | number> {
 }
 
 describe('CORS, any origin (the default)', () => {
-  let emu: RunningEmulator;
-  beforeAll(async () => {
-    emu = await startTestEmulator();
-  });
-  afterAll(() => emu.close());
+  const { emu, ctl } = emulatorForFile({ plane: 'speech' });
 
   it('a preflight on every listener answers 204 with origin, methods, headers and max-age, and is not journaled', async () => {
     for (const base of [emu.speechUrl, emu.speechBackupUrl, emu.platformUrl]) {
@@ -51,16 +46,12 @@ describe('CORS, any origin (the default)', () => {
       }
     }
     // A queued fault is not spent by a browser's preflight.
-    await fetch(`${emu.speechUrl}/_emulator/faults`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ path: '/v1/t2a_v2', fault: { code: 1002 } }),
-    });
+    await ctl.addFault({ path: '/v1/t2a_v2', fault: { code: 1002 } });
     await preflight(`${emu.speechUrl}/v1/t2a_v2`);
-    const journal = (await (await fetch(`${emu.speechUrl}/_emulator/journal`)).json()) as { entries: { method: string }[] };
+    const journal = (await ctl.journal()).body as { entries: { method: string }[] };
     expect(journal.entries.filter((e) => e.method === 'OPTIONS')).toEqual([]);
-    expect(((await (await fetch(`${emu.speechUrl}/_emulator/faults`)).json()) as { rules: unknown[] }).rules).toHaveLength(1);
-    await fetch(`${emu.speechUrl}/_emulator/faults`, { method: 'DELETE' });
+    expect(((await ctl.faults()).body as { rules: unknown[] }).rules).toHaveLength(1);
+    await ctl.clearFaults();
   });
 
   it('answers and errors carry allow-origin and the exposed headers: success, 404, bad JSON, bad URL, fault, hijacked event stream', async () => {
@@ -110,11 +101,7 @@ describe('CORS, any origin (the default)', () => {
 });
 
 describe('CORS restricted by corsOrigins', () => {
-  let emu: RunningEmulator;
-  beforeAll(async () => {
-    emu = await startTestEmulator({ corsOrigins: `${PAGE}, https://app.example.test`, controlToken: 'cors-token' });
-  });
-  afterAll(() => emu.close());
+  const { emu } = emulatorForFile({ start: { corsOrigins: `${PAGE}, https://app.example.test`, controlToken: 'cors-token' } });
 
   it('a listed origin is echoed (with Vary: Origin); another gets no allow-origin', async () => {
     for (const base of [emu.speechUrl, emu.platformUrl]) {

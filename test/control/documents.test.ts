@@ -1,7 +1,7 @@
 import { Parser } from '@asyncapi/parser';
 import { compileErrors, validate } from '@readme/openapi-parser';
 import { describe, expect, it } from 'vitest';
-import { call, emulatorForFile, startTestEmulator } from '../helpers/emulator.js';
+import { call, emulatorForFile } from '../helpers/emulator.js';
 
 const { emu } = emulatorForFile();
 
@@ -98,24 +98,20 @@ describe('API documents generated from the routes', () => {
 });
 
 describe('with a control token', () => {
+  const { emu: run } = emulatorForFile({ start: { controlToken: 'sekret' } });
   it('documents need the token; the inspector files and the live feed with ?token= do not need the header', async () => {
-    const run = await startTestEmulator({ controlToken: 'sekret' });
-    try {
-      expect((await call(`${run.speechUrl}/_emulator/openapi/speech.json`)).status).toBe(401);
-      expect((await call(`${run.speechUrl}/_emulator/openapi/speech.json`, { headers: { authorization: 'Bearer sekret' } })).status).toBe(200);
-      const page = await fetch(`${run.speechUrl}/_emulator/`);
-      expect(page.status).toBe(200);
-      expect(page.headers.get('content-type')).toMatch(/text\/html/);
-      expect((await fetch(`${run.speechUrl}/_emulator/inspector/app.js`)).status).toBe(200);
-      expect((await call(`${run.speechUrl}/_emulator/journal/live`)).status).toBe(401);
-      expect((await call(`${run.speechUrl}/_emulator/journal/live?token=wrong`)).status).toBe(401);
-      const ac = new AbortController();
-      const live = await fetch(`${run.speechUrl}/_emulator/journal/live?token=sekret`, { signal: ac.signal });
-      expect(live.status).toBe(200);
-      expect(live.headers.get('content-type')).toMatch(/text\/event-stream/);
-      ac.abort();
-    } finally {
-      await run.close();
-    }
+    expect((await call(`${run.speechUrl}/_emulator/openapi/speech.json`)).status).toBe(401);
+    expect((await call(`${run.speechUrl}/_emulator/openapi/speech.json`, { headers: { authorization: 'Bearer sekret' } })).status).toBe(200);
+    const page = await fetch(`${run.speechUrl}/_emulator/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/text\/html/);
+    expect((await fetch(`${run.speechUrl}/_emulator/inspector/app.js`)).status).toBe(200);
+    expect((await call(`${run.speechUrl}/_emulator/journal/live`)).status).toBe(401);
+    expect((await call(`${run.speechUrl}/_emulator/journal/live?token=wrong`)).status).toBe(401);
+    const ac = new AbortController();
+    const live = await fetch(`${run.speechUrl}/_emulator/journal/live?token=sekret`, { signal: ac.signal });
+    expect(live.status).toBe(200);
+    expect(live.headers.get('content-type')).toMatch(/text\/event-stream/);
+    ac.abort();
   });
 });

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { control, startTestEmulator } from '../helpers/emulator.js';
+import { control, emulatorForFile, startTestEmulator } from '../helpers/emulator.js';
 import { req, t2a } from '../speech/helpers.js';
 
 const NEW_VOICE = { voice_id: 'fixture-voice', name: 'Fixture', language: 'en', gender: 'female' };
@@ -13,10 +13,9 @@ async function voiceCode(speechUrl: string): Promise<number> {
 
 describe('fixtures at run time', () => {
   for (const token of [undefined, 'fx-token']) {
-    it(`GET lists them; PUT validates like the start-up files and applies at once; reset keeps them unless ?fixtures=true (token ${token ? 'on' : 'off'})`, async () => {
-      const emu = await startTestEmulator(token ? { controlToken: token } : {});
-      try {
-        const ctl = control(emu.platformUrl, token);
+    describe(`control token ${token ? 'on' : 'off'}`, () => {
+      const { emu, ctl } = emulatorForFile({ start: token ? { controlToken: token } : {} });
+      it(`GET lists them; PUT validates like the start-up files and applies at once; reset keeps them unless ?fixtures=true (token ${token ? 'on' : 'off'})`, async () => {
         const list = await ctl.call('GET', '/fixtures');
         expect(list.status).toBe(200);
         const names = list.body.fixtures.map((f: { name: string }) => f.name);
@@ -56,12 +55,11 @@ describe('fixtures at run time', () => {
         expect((await ctl.call('GET', '/fixtures/speech-voices.json')).body.source).toMatch(/speech-voices\.json$/);
         expect((await ctl.call('POST', '/reset?fixtures=maybe')).status).toBe(400);
         if (token) expect((await control(emu.platformUrl).call('GET', '/fixtures')).status).toBe(401);
-      } finally {
-        await emu.close();
-      }
+      });
     });
   }
 
+  // A restart on the same data dir: two emulators, one after the other, started here.
   it('fixtures set at run time are saved with the state of a data dir', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'fx-data-'));
     try {

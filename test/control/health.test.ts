@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { call, startTestEmulator } from '../helpers/emulator.js';
+import { call, emulatorForFile, startTestEmulator } from '../helpers/emulator.js';
 
 describe('probes: health, livez, readyz', () => {
   for (const token of [undefined, 'probe-token']) {
-    it(`answer without the control token (token ${token ? 'on' : 'off'}) on every listener, revealing only status and version`, async () => {
-      const emu = await startTestEmulator(token ? { controlToken: token } : {});
-      try {
+    describe(`control token ${token ? 'on' : 'off'}`, () => {
+      const { emu } = emulatorForFile({ start: token ? { controlToken: token } : {} });
+      it(`answer without the control token (token ${token ? 'on' : 'off'}) on every listener, revealing only status and version`, async () => {
         for (const base of [emu.speechUrl, emu.speechBackupUrl, emu.platformUrl]) {
           const health = await call(`${base}/_emulator/health`);
           expect(health.status).toBe(200);
@@ -23,12 +23,11 @@ describe('probes: health, livez, readyz', () => {
           // the rest of the plane still needs the token
           expect((await call(`${base}/_emulator/state`)).status).toBe(token ? 401 : 200);
         }
-      } finally {
-        await emu.close();
-      }
+      });
     });
   }
 
+  // Its own emulator: the test moves it through its phases and closes it.
   it('readyz is 503 while the emulator is starting or closing', async () => {
     const emu = await startTestEmulator();
     try {

@@ -57,6 +57,7 @@ describe('GET /_emulator/journal/live', () => {
     expect(bad.body.error.message).toMatch(/unknown query parameter limit/);
   });
 
+  // close() is the subject: an emulator of its own.
   it('an open feed does not hold up close()', async () => {
     const run = await startTestEmulator();
     const res = await fetch(`${run.speechUrl}/_emulator/journal/live`);

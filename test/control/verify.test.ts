@@ -1,13 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { call, control, startTestEmulator } from '../helpers/emulator.js';
+import { call, control, emulatorForFile } from '../helpers/emulator.js';
 import { req, t2a } from '../speech/helpers.js';
 
 describe('verify', () => {
   for (const token of [undefined, 'verify-token']) {
-    it(`counts matching requests and answers 200, or 409 with near misses (token ${token ? 'on' : 'off'})`, async () => {
-      const emu = await startTestEmulator(token ? { controlToken: token } : {});
-      try {
-        const ctl = control(emu.platformUrl, token);
+    describe(`control token ${token ? 'on' : 'off'}`, () => {
+      const { emu, ctl } = emulatorForFile({ start: token ? { controlToken: token } : {} });
+      it(`counts matching requests and answers 200, or 409 with near misses (token ${token ? 'on' : 'off'})`, async () => {
         await t2a(emu.speechUrl, req({}, 'First one.'), { key: 'verify-a' });
         await t2a(emu.speechUrl, req({}, 'Second one.'), { key: 'verify-a' });
         await t2a(emu.speechUrl, req({ voice_setting: { voice_id: 'nobody-here' } }), { key: 'verify-b' });
@@ -45,16 +44,13 @@ describe('verify', () => {
         const tooMany = await ctl.call('POST', '/verify', { request: { path: '/v1/t2a_v2' }, at_most: 2 });
         expect(tooMany.status).toBe(409);
         expect(tooMany.body.count).toBe(3);
-      } finally {
-        await emu.close();
-      }
+      });
     });
   }
 
-  it('a bad matcher is 400 naming the field; without the token (when set) 401', async () => {
-    const emu = await startTestEmulator({ controlToken: 'verify-token' });
-    try {
-      const ctl = control(emu.speechUrl, 'verify-token');
+  describe('control token on', () => {
+    const { emu, ctl } = emulatorForFile({ plane: 'speech', start: { controlToken: 'verify-token' } });
+    it('a bad matcher is 400 naming the field; without the token (when set) 401', async () => {
       const cases: [unknown, RegExp][] = [
         [{ request: { stauts: 200 } }, /request.*stauts/],
         [{ request: { status: 'ok' } }, /request\.status/],
@@ -72,8 +68,6 @@ describe('verify', () => {
         expect(r.body.error.message).toMatch(/^verify/);
       }
       expect((await control(emu.speechUrl).call('POST', '/verify', { request: {} })).status).toBe(401);
-    } finally {
-      await emu.close();
-    }
+    });
   });
 });

@@ -1,3 +1,4 @@
+// close() is the subject: the test starts and closes its own emulator.
 import { describe, expect, it } from 'vitest';
 import { startTestEmulator } from '../helpers/emulator.js';
 

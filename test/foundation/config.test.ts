@@ -1,3 +1,4 @@
+// Options refused at start and the CLI as a process: no emulator for the file.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';

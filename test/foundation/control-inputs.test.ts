@@ -1,12 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/index.js';
-import { call, control, startTestEmulator } from '../helpers/emulator.js';
+import { describe, expect, it } from 'vitest';
+import { call, emulatorForFile } from '../helpers/emulator.js';
 
-let emu: RunningEmulator;
-beforeAll(async () => {
-  emu = await startTestEmulator();
-});
-afterAll(() => emu.close());
+const { emu, ctl: c } = emulatorForFile({ plane: 'speech' });
 
 const json = { 'content-type': 'application/json' };
 
@@ -33,7 +28,6 @@ describe('control plane: unknown fields anywhere are 400 naming them', () => {
   });
 
   it('a body sent to a route that reads none is 400 (a reset with {"account":…} does not reset everything in silence)', async () => {
-    const c = control(emu.speechUrl);
     await c.putAccount('kept-key', { project: 'kept' });
     const r = await c.call('POST', '/reset', { account: 'kept-key' });
     expect(r.status).toBe(400);

@@ -1,40 +1,25 @@
 import { writeFile } from 'node:fs/promises';
-import { request } from 'node:http';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { BlobPathError, BlobTooLargeError } from '../../src/core/blobs.js';
-import type { RunningEmulator } from '../../src/index.js';
-import { control, startTestEmulator } from '../helpers/emulator.js';
+import { emulatorForFile } from '../helpers/emulator.js';
+import { rawGet as get } from '../helpers/raw.js';
 
-let emu: RunningEmulator;
-let ctl: ReturnType<typeof control>;
+const { emu, ctl } = emulatorForFile({ plane: 'speech', resetEach: true });
 const BYTES = Buffer.from('ID3-pretend-audio-bytes-0123456789');
 const OTHER = Buffer.from('the other file, must never leak');
 
+// Files put straight into the blob store: the control plane has no way to add one.
 beforeAll(async () => {
-  emu = await startTestEmulator();
-  ctl = control(emu.speechUrl);
   await emu.emulator.blobs.put('audio/acc1/one.mp3', BYTES);
   await emu.emulator.blobs.put('audio/acc1/two.mp3', OTHER);
 });
-afterAll(() => emu.close());
-beforeEach(async () => {
-  await ctl.reset();
-});
 
 /** A raw GET: the path goes on the wire exactly as written (fetch would normalise `..`). */
-function rawGet(base: string, path: string): Promise<{ status: number; type: string; body: Buffer }> {
-  const u = new URL(base);
-  return new Promise((resolve, reject) => {
-    const req = request({ host: u.hostname, port: u.port, path, method: 'GET' }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode!, type: String(res.headers['content-type'] ?? ''), body: Buffer.concat(chunks) }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
+async function rawGet(base: string, path: string): Promise<{ status: number; type: string; body: Buffer }> {
+  const r = await get(base, path);
+  return { status: r.status, type: String(r.headers['content-type'] ?? ''), body: r.body };
 }
 
 function signed(rel: string, ttlMs = 60_000): string {

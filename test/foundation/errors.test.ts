@@ -1,19 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/index.js';
-import { call, control, startTestEmulator, type JsonReply } from '../helpers/emulator.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { call, control, emulatorForFile, type JsonReply } from '../helpers/emulator.js';
+import { rawGet } from '../helpers/raw.js';
 
-let emu: RunningEmulator;
+const { emu } = emulatorForFile();
 let listeners: { name: string; url: string }[];
 
-beforeAll(async () => {
-  emu = await startTestEmulator();
+beforeAll(() => {
   listeners = [
     { name: 'speech', url: emu.speechUrl },
     { name: 'speech-backup', url: emu.speechBackupUrl },
     { name: 'platform', url: emu.platformUrl },
   ];
 });
-afterAll(() => emu.close());
 
 function expectServiceShape(name: string, r: JsonReply, path: string) {
   expect(r.status, `${name} ${path}`).toBe(404);
@@ -148,22 +146,10 @@ describe('control plane bodies', () => {
 
 describe('URLs the router cannot read', () => {
   it('a bad %-escape answers 400 in the service shape, not the framework shape', async () => {
-    const { request } = await import('node:http');
-    const raw = (base: string, path: string) =>
-      new Promise<{ status: number; headers: Record<string, unknown>; body: string }>((resolve, reject) => {
-        const u = new URL(base);
-        const req = request({ host: u.hostname, port: u.port, path }, (res) => {
-          let body = '';
-          res.on('data', (c: Buffer) => (body += c));
-          res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }));
-        });
-        req.on('error', reject);
-        req.end();
-      });
     for (const { name, url } of listeners) {
-      const r = await raw(url, '/v1/voices/%zz');
+      const r = await rawGet(url, '/v1/voices/%zz');
       expect(r.status, name).toBe(400);
-      const body = JSON.parse(r.body);
+      const body = JSON.parse(r.body.toString());
       if (name === 'platform') expect(body).toMatchObject({ error_code: 10001, succeed: false, data: null });
       else {
         expect(body.base_resp.status_code).toBe(2013);

@@ -1,22 +1,11 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Ids } from '../../src/core/ids.js';
 import { recordFrame } from '../../src/core/journal.js';
-import type { RunningEmulator } from '../../src/index.js';
-import { call, control, startTestEmulator } from '../helpers/emulator.js';
+import { call, emulatorForFile } from '../helpers/emulator.js';
 
-let emu: RunningEmulator;
-let ctl: ReturnType<typeof control>;
+const { emu, ctl } = emulatorForFile({ plane: 'speech-backup', start: { journalLimit: 6 }, resetEach: true });
 const KEY_A = 'sk-journal-alpha-0123456789abcdef';
 const KEY_B = 'sk-journal-bravo-0123456789abcdef';
-
-beforeAll(async () => {
-  emu = await startTestEmulator({ journalLimit: 6 });
-  ctl = control(emu.speechBackupUrl);
-});
-afterAll(() => emu.close());
-beforeEach(async () => {
-  await ctl.reset();
-});
 
 const speech = (path: string, key?: string) => call(`${emu.speechUrl}${path}`, { headers: key ? { authorization: `Bearer ${key}` } : {} });
 const platform = (path: string, key?: string) => call(`${emu.platformUrl}${path}`, { headers: key ? { 'x-api-key': key } : {} });

@@ -1,9 +1,10 @@
+// Start, restart and close are the subject here: each test starts its own emulator, except the control token's.
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FixtureError } from '../../src/core/fixtures.js';
-import { call, control, startTestEmulator } from '../helpers/emulator.js';
+import { call, control, emulatorForFile, startTestEmulator } from '../helpers/emulator.js';
 
 const temp: string[] = [];
 const tempDir = (prefix: string) => {
@@ -93,33 +94,29 @@ describe('persistence', () => {
 });
 
 describe('control token and public URL', () => {
+  const { emu } = emulatorForFile({ start: { controlToken: 'ctl-token', publicUrl: 'https://emu.example.test:9443/' } });
   it('when set, every control route needs Authorization: Bearer <token>; services do not', async () => {
-    const emu = await startTestEmulator({ controlToken: 'ctl-token', publicUrl: 'https://emu.example.test:9443/' });
-    try {
-      // EMULATOR_PUBLIC_URL is the base of the links handed out, whatever listener issued them
-      const link = emu.emulator.downloadUrl('platform', 'a/b.mp3', 1_000);
-      expect(link).toMatch(/^https:\/\/emu\.example\.test:9443\/download\/a\/b\.mp3\?expires=1000&sig=/);
-      expect(emu.emulator.downloadUrl('speech', 'a/b.mp3', 1_000)).toBe(link);
-      for (const url of [emu.speechUrl, emu.speechBackupUrl, emu.platformUrl]) {
-        for (const [method, path] of [
-          ['GET', '/clock'],
-          ['GET', '/state'],
-          ['GET', '/metrics'],
-          ['POST', '/reset'],
-          ['GET', '/journal'],
-          ['GET', '/faults'],
-        ]) {
-          const none = await call(`${url}/_emulator${path}`, { method });
-          expect(none.status, `${method} ${path}`).toBe(401);
-          expect(none.body.error.message).toMatch(/Bearer/);
-          expect((await control(url, 'wrong').call(method!, path!)).status).toBe(401);
-          expect((await control(url, 'ctl-token').call(method!, path!)).status).toBe(200);
-        }
+    // EMULATOR_PUBLIC_URL is the base of the links handed out, whatever listener issued them
+    const link = emu.emulator.downloadUrl('platform', 'a/b.mp3', 1_000);
+    expect(link).toMatch(/^https:\/\/emu\.example\.test:9443\/download\/a\/b\.mp3\?expires=1000&sig=/);
+    expect(emu.emulator.downloadUrl('speech', 'a/b.mp3', 1_000)).toBe(link);
+    for (const url of [emu.speechUrl, emu.speechBackupUrl, emu.platformUrl]) {
+      for (const [method, path] of [
+        ['GET', '/clock'],
+        ['GET', '/state'],
+        ['GET', '/metrics'],
+        ['POST', '/reset'],
+        ['GET', '/journal'],
+        ['GET', '/faults'],
+      ]) {
+        const none = await call(`${url}/_emulator${path}`, { method });
+        expect(none.status, `${method} ${path}`).toBe(401);
+        expect(none.body.error.message).toMatch(/Bearer/);
+        expect((await control(url, 'wrong').call(method!, path!)).status).toBe(401);
+        expect((await control(url, 'ctl-token').call(method!, path!)).status).toBe(200);
       }
-      expect((await call(`${emu.platformUrl}/v1/anything`)).status).toBe(404);
-    } finally {
-      await emu.close();
     }
+    expect((await call(`${emu.platformUrl}/v1/anything`)).status).toBe(404);
   });
 });
 

@@ -1,3 +1,4 @@
+// A restart on one data dir is the subject: each test starts its emulators one after the other.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

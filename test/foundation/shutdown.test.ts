@@ -1,3 +1,4 @@
+// close() is the subject: each test starts its own emulator and closes it mid-stream.
 import { describe, expect, it } from 'vitest';
 import { connect, wsUrl } from '../platform/conversation-helpers.js';
 import { startTestEmulator } from '../helpers/emulator.js';

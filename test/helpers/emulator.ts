@@ -1,4 +1,5 @@
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
+import { redactKey } from '../../src/core/accounts.js';
 import { startEmulator, type RunningEmulator, type StartOptions } from '../../src/index.js';
 
 /** Starts an emulator on free ports with the test seed; stop it with `close()` in afterAll. */
@@ -9,14 +10,34 @@ export function startTestEmulator(options: StartOptions = {}): Promise<RunningEm
 export interface JsonReply<T = any> {
   status: number;
   headers: Headers;
+  /** The parsed JSON body, or undefined when the body is empty or not JSON. */
   body: T;
+  /** The body as text (UTF-8, as `Response.text()` reads it). */
   text: string;
+  /** The body as it came. */
+  bytes: Buffer;
 }
 
-/** One HTTP call with an optional JSON body; answers status, headers, text and the parsed body. */
+/** Reads an answer whole: status, headers, bytes, text and the parsed body (undefined unless JSON). */
+export async function readReply<T = any>(res: { status: number; headers: Headers; arrayBuffer(): Promise<ArrayBuffer> }): Promise<JsonReply<T>> {
+  const bytes = Buffer.from(await res.arrayBuffer());
+  const text = new TextDecoder().decode(bytes);
+  let parsed: unknown = undefined;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  return { status: res.status, headers: res.headers, body: parsed as T, text, bytes };
+}
+
+/**
+ * One HTTP call with an optional JSON body (or any other body: text, bytes, a form); answers status,
+ * headers, bytes, text and the parsed body. The method is POST when there is a body, else GET.
+ */
 export async function call<T = any>(
   url: string,
-  init: { method?: string; json?: unknown; headers?: Record<string, string>; body?: string } = {},
+  init: { method?: string; json?: unknown; headers?: Record<string, string>; body?: string | Uint8Array | FormData | Blob } = {},
 ): Promise<JsonReply<T>> {
   const headers: Record<string, string> = { ...init.headers };
   let body = init.body;
@@ -25,14 +46,7 @@ export async function call<T = any>(
     headers['content-type'] ??= 'application/json';
   }
   const res = await fetch(url, { method: init.method ?? (body !== undefined ? 'POST' : 'GET'), headers, body });
-  const text = await res.text();
-  let parsed: unknown = undefined;
-  try {
-    parsed = text ? JSON.parse(text) : undefined;
-  } catch {
-    parsed = undefined;
-  }
-  return { status: res.status, headers: res.headers, body: parsed as T, text };
+  return readReply<T>(res);
 }
 
 /** The control plane of one listener: `control(url).advance(1000)`. */
@@ -58,22 +72,41 @@ export function control(baseUrl: string, token?: string) {
     putAccount: (key: string, settings: Record<string, unknown>) => c('PUT', `/accounts/${encodeURIComponent(key)}`, settings),
     account: (key: string) => c('GET', `/accounts/${encodeURIComponent(key)}`),
     state: () => c('GET', '/state'),
+    /** One account's part of the state view (resources, open sockets, pending timers), found by the redacted label of its key. */
+    accountState: async (key: string) => ((await c('GET', '/state')).body.accounts as any[]).find((a) => a.account === redactKey(key)),
   };
 }
 
+export interface FileEmulatorOptions {
+  /** The listener whose control plane `ctl` speaks to (default platform). */
+  plane?: 'platform' | 'speech' | 'speech-backup';
+  /** Freeze the clock once started. */
+  freeze?: boolean;
+  /** Start options on top of the test defaults (seed `t`, silent logs, free ports); a `controlToken` is also given to `ctl`. */
+  start?: StartOptions;
+  /** Reset the whole emulator (`POST /_emulator/reset`) before each test. */
+  resetEach?: boolean;
+}
+
 /**
- * The emulator of one test file: started in beforeAll (clock frozen when asked), closed in afterAll,
- * with a control client of the platform or speech listener. Both objects are filled in when
- * beforeAll runs, so use them inside hooks and tests only.
+ * The emulator of one test file (or of the describe block it is called in): started in beforeAll
+ * (clock frozen when asked), reset before each test when asked, closed in afterAll, with a control
+ * client of one listener. Both objects are filled in when beforeAll runs, so use them inside hooks
+ * and tests only.
  */
-export function emulatorForFile(opts: { plane?: 'platform' | 'speech'; freeze?: boolean } = {}) {
+export function emulatorForFile(opts: FileEmulatorOptions = {}) {
   const emu = {} as RunningEmulator;
   const ctl = {} as ReturnType<typeof control>;
   beforeAll(async () => {
-    Object.assign(emu, await startTestEmulator());
-    Object.assign(ctl, control(opts.plane === 'speech' ? emu.speechUrl : emu.platformUrl));
+    Object.assign(emu, await startTestEmulator(opts.start));
+    const url = opts.plane === 'speech' ? emu.speechUrl : opts.plane === 'speech-backup' ? emu.speechBackupUrl : emu.platformUrl;
+    Object.assign(ctl, control(url, opts.start?.controlToken));
     if (opts.freeze) await ctl.freeze(true);
   });
-  afterAll(() => emu.close());
+  if (opts.resetEach)
+    beforeEach(async () => {
+      await ctl.reset();
+    });
+  afterAll(() => emu.close?.());
   return { emu, ctl };
 }

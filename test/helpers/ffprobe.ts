@@ -1,4 +1,4 @@
-// ffprobe of a file or of bytes (saved to a temporary file, the way a user saves a download).
+// ffprobe and ffmpeg on a file or on bytes (saved to a temporary file, the way a user saves a download).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,16 +29,8 @@ const num = (v: unknown): number | null => (v === undefined || v === null || v =
  * (default `bin`; ffprobe finds the format by content). `inputArgs` go before the
  * input, e.g. `['-f', 's16le', '-ar', '16000', '-ac', '1']` for raw PCM.
  */
-export async function ffprobe(input: Buffer | string, opts: { ext?: string; inputArgs?: string[] } = {}): Promise<Probe> {
-  let dir: string | undefined;
-  let path: string;
-  if (typeof input === 'string') path = input;
-  else {
-    dir = mkdtempSync(join(tmpdir(), 'probe-'));
-    path = join(dir, `a.${opts.ext ?? 'bin'}`);
-    writeFileSync(path, input);
-  }
-  try {
+export function ffprobe(input: Buffer | string, opts: { ext?: string; inputArgs?: string[] } = {}): Promise<Probe> {
+  return withFile(input, opts.ext, async (path) => {
     const out = await run('ffprobe', ['-v', 'error', ...(opts.inputArgs ?? []), '-show_streams', '-show_format', '-of', 'json', path]);
     const raw = JSON.parse(out.toString()) as Probe['raw'];
     const s = raw.streams[0]!;
@@ -54,7 +46,23 @@ export async function ffprobe(input: Buffer | string, opts: { ext?: string; inpu
       streamDurationMs: streamDuration === null ? null : streamDuration * 1000,
       raw,
     };
+  });
+}
+
+/** Decodes `input` (a path, or bytes saved as `a.<ext>`) with ffmpeg to raw 16-bit mono PCM at `rate`, as a user feeding a recognizer would. */
+export function ffmpegPcm16(input: Buffer | string, opts: { ext?: string; rate?: number } = {}): Promise<Buffer> {
+  return withFile(input, opts.ext, (path) => run('ffmpeg', ['-v', 'error', '-i', path, '-ar', String(opts.rate ?? 16000), '-ac', '1', '-f', 's16le', '-']));
+}
+
+/** Runs `fn` on a path: `input` itself, or bytes written to a temporary `a.<ext>` removed afterwards. */
+async function withFile<T>(input: Buffer | string, ext = 'bin', fn: (path: string) => Promise<T>): Promise<T> {
+  if (typeof input === 'string') return fn(input);
+  const dir = mkdtempSync(join(tmpdir(), 'probe-'));
+  try {
+    const path = join(dir, `a.${ext}`);
+    writeFileSync(path, input);
+    return await fn(path);
   } finally {
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -1,3 +1,4 @@
+import { request, type IncomingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
 
 export interface RawReply {
@@ -68,6 +69,20 @@ function dechunk(s: string): string {
     out += s.slice(eol + 2, eol + 2 + n);
     i = eol + 2 + n + 2;
   }
+}
+
+/** A GET whose path goes on the wire exactly as written (fetch would normalise `..` and escapes): status, headers, body bytes. */
+export function rawGet(baseUrl: string, path: string): Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }> {
+  const u = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: u.hostname, port: u.port, path, method: 'GET' }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 /** A multipart request with the given body and boundary `B`, as raw bytes. */

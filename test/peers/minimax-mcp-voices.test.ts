@@ -1,13 +1,11 @@
-import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { promisify } from 'node:util';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { join } from 'node:path';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emulatorForFile } from '../helpers/emulator.js';
+import { ffprobe } from '../helpers/ffprobe.js';
+import { minimaxClient, textOf } from './minimax.js';
 
 /**
  * Peer: the official MiniMax MCP server for JavaScript (npm `minimax-mcp-js`) over stdio, pointed at the
@@ -16,25 +14,14 @@ import { emulatorForFile } from '../helpers/emulator.js';
  * with text and its default model, then a plain GET of demo_audio), `voice_design` (hex trial_audio)
  * and `text_to_audio` with the cloned and the designed voice.
  */
-const run = promisify(execFile);
 const KEY = 'minimax-voices-peer-key';
 const { emu } = emulatorForFile();
 let dir: string;
 let client: Client;
 
-function serverEntry(): string {
-  const require = createRequire(import.meta.url);
-  const pkgFile = require.resolve('minimax-mcp-js/package.json');
-  const bin = (require(pkgFile) as { bin: Record<string, string> }).bin['minimax-mcp-js']!;
-  return join(dirname(pkgFile), bin);
-}
-
-const textOf = (r: unknown) => (r as { content: { type: string; text: string }[] }).content[0]?.text ?? '';
-
 async function codec(file: string) {
-  const { stdout } = await run('ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_name,sample_rate:format=duration', '-of', 'json', file]);
-  const j = JSON.parse(stdout) as { streams: { codec_name: string; sample_rate: string }[]; format: { duration: string } };
-  return { codec: j.streams[0]!.codec_name, sampleRate: Number(j.streams[0]!.sample_rate), seconds: Number(j.format.duration) };
+  const p = await ffprobe(file);
+  return { codec: p.codec, sampleRate: p.sampleRate, seconds: Number(p.raw.format.duration) };
 }
 
 /** The newest file written under a folder of the output directory. */
@@ -46,14 +33,7 @@ async function newestIn(sub: string, before: Set<string>): Promise<string> {
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'minimax-voices-peer-'));
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [serverEntry()],
-    env: { MINIMAX_API_HOST: emu.speechUrl, MINIMAX_API_KEY: KEY, MINIMAX_RESOURCE_MODE: 'local', MINIMAX_MCP_BASE_PATH: dir },
-    stderr: 'pipe',
-  });
-  client = new Client({ name: 'minimax-voices-peer-test', version: '1.0.0' });
-  await client.connect(transport);
+  client = await minimaxClient({ speechUrl: emu.speechUrl, key: KEY, mode: 'local', basePath: dir, name: 'minimax-voices-peer-test' });
 }, 60_000);
 afterAll(async () => {
   await client?.close();

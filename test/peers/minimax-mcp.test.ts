@@ -1,13 +1,12 @@
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { join } from 'node:path';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { control, emulatorForFile } from '../helpers/emulator.js';
 import { ffprobe } from '../helpers/ffprobe.js';
+import { minimaxClient, textOf } from './minimax.js';
 
 /**
  * Peer: the official MiniMax MCP server for JavaScript (npm `minimax-mcp-js`), spawned over stdio and
@@ -21,31 +20,7 @@ let dir: string;
 /** One url-mode server process for the tests that use it (spawning costs a second or two). */
 let urlClient: Client;
 
-function serverEntry(): string {
-  const require = createRequire(import.meta.url);
-  const pkgFile = require.resolve('minimax-mcp-js/package.json');
-  const bin = (require(pkgFile) as { bin: Record<string, string> }).bin['minimax-mcp-js']!;
-  return join(dirname(pkgFile), bin);
-}
-
-async function connect(mode: 'url' | 'local'): Promise<Client> {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [serverEntry()],
-    env: {
-      MINIMAX_API_HOST: emu.speechUrl,
-      MINIMAX_API_KEY: KEY,
-      MINIMAX_RESOURCE_MODE: mode,
-      MINIMAX_MCP_BASE_PATH: dir,
-    },
-    stderr: 'pipe',
-  });
-  const client = new Client({ name: 'minimax-peer-test', version: '1.0.0' });
-  await client.connect(transport);
-  return client;
-}
-
-const textOf = (r: unknown) => (r as { content: { type: string; text: string }[] }).content[0]?.text ?? '';
+const connect = (mode: 'url' | 'local') => minimaxClient({ speechUrl: emu.speechUrl, key: KEY, mode, basePath: dir, name: 'minimax-peer-test' });
 
 async function probe(file: string) {
   return (await ffprobe(file)).raw as {

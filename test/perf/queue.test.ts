@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SlotQueue } from '../../src/core/queue.js';
-import type { RunningEmulator } from '../../src/index.js';
-import { call, startTestEmulator } from '../helpers/emulator.js';
+import { call, emulatorForFile } from '../helpers/emulator.js';
 
 describe('SlotQueue', () => {
   it('runs at most `limit` at once and grants slots in arrival order', async () => {
@@ -66,11 +65,7 @@ describe('SlotQueue', () => {
 });
 
 describe('synthesis slots over HTTP', () => {
-  let emu: RunningEmulator;
-  beforeAll(async () => {
-    emu = await startTestEmulator();
-  });
-  afterAll(() => emu.close());
+  const { emu } = emulatorForFile();
 
   const body = (stream: boolean) => ({
     model: 'speech-02-turbo',

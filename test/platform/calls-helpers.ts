@@ -22,13 +22,8 @@ export function sessionClient(emu: RunningEmulator) {
   const send = (method: string, path: string, key: string | null, headers: Record<string, string> = {}) =>
     call(`${base}${path}`, { method, headers: { ...(key ? { 'x-api-key': key } : {}), ...headers } });
   /** The `resources` and `pending_timers` of one key in GET /_emulator/state. */
-  const stateOf = async (key: string) => {
-    const label = (await ctl.account(key)).body.account as string;
-    const state = (await ctl.state()).body as {
-      accounts: { account: string; resources: Record<string, any>; pending_timers: { label: string; due_ms: number }[] }[];
-    };
-    return state.accounts.find((a) => a.account === label)!;
-  };
+  const stateOf = async (key: string) =>
+    (await ctl.accountState(key)) as { account: string; resources: Record<string, any>; pending_timers: { label: string; due_ms: number }[] };
   const balance = async (key: string) => (await ctl.account(key)).body.balance_micro as number;
   return { ctl, post, send, stateOf, balance };
 }

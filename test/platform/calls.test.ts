@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { startTestEmulator } from '../helpers/emulator.js';
 import { claims, nonce, sessionClient, sessionsForFile } from './calls-helpers.js';
 
-const { emu, c } = sessionsForFile();
+const { c } = sessionsForFile();
 
 const start = (key: string, body: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
   c.post('/v1/audio/assistant/start', { client_nonce: nonce(), ...body }, key, headers);
@@ -140,8 +140,7 @@ describe('heartbeat timeout and billing', () => {
 
   it('counts the free pool in remaining_seconds and bills it as 0', async () => {
     const key = 'calls-f';
-    await c.ctl.putAccount(key, { balance_micro: 100_000 });
-    emu.emulator.accounts.peek(key)!.freeCallSeconds = 3;
+    await c.ctl.putAccount(key, { balance_micro: 100_000, free_call_seconds: 3 });
     const id = (await start(key)).body.data.session_id;
     expect((await beat(key, id)).body.data.remaining_seconds).toBe(53);
     await c.ctl.advance(10_000);
@@ -151,8 +150,7 @@ describe('heartbeat timeout and billing', () => {
 
   it('concurrent calls share the free pool equally and run out of balance together', async () => {
     const key = 'calls-cc';
-    await c.ctl.putAccount(key, { balance_micro: 8_000 });
-    emu.emulator.accounts.peek(key)!.freeCallSeconds = 4;
+    await c.ctl.putAccount(key, { balance_micro: 8_000, free_call_seconds: 4 });
     const a = (await start(key)).body.data.session_id;
     const b = (await start(key)).body.data.session_id;
     await c.ctl.advance(3_000); // 6 call-seconds: 4 free (2 each), 2 paid (4,000)
@@ -218,6 +216,7 @@ describe('previous_session_id', () => {
 });
 
 describe('persistence', () => {
+  // A restart on one data dir: two emulators of its own, one after the other.
   it('rebuilds a pending heartbeat deadline from the snapshot', async () => {
     const { mkdtempSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');

@@ -2,6 +2,7 @@ import { MPEGDecoder } from 'mpg123-decoder';
 import WebSocket from 'ws';
 import { synthesize } from '../../src/audio/index.js';
 import type { Emulator } from '../../src/core/emulator.js';
+import { control } from '../helpers/emulator.js';
 
 /** A WebSocket client that records every message, for the conversation and recognition stream tests. */
 export interface Received {
@@ -142,11 +143,6 @@ export async function decodeMp3(bytes: Buffer): Promise<{ sampleRate: number; du
   }
 }
 
-/** Starts of MPEG frames: every binary message must begin on a frame sync. */
-export function startsOnFrameSync(chunk: Buffer): boolean {
-  return chunk.length >= 4 && chunk[0] === 0xff && (chunk[1]! & 0xe0) === 0xe0;
-}
-
 /** Resolves once the server has read every frame sent before (its pong answers after them). */
 export function flush(ws: WebSocket): Promise<void> {
   return new Promise((resolve) => {
@@ -156,11 +152,8 @@ export function flush(ws: WebSocket): Promise<void> {
 }
 
 /** One account's part of `GET /_emulator/state`, found by the redacted label of its key. */
-export async function accountState(platformUrl: string, key: string): Promise<any> {
-  const { redactKey } = await import('../../src/core/accounts.js');
-  const res = await fetch(`${platformUrl}/_emulator/state`);
-  const body = (await res.json()) as any;
-  return body.accounts.find((a: any) => a.account === redactKey(key));
+export function accountState(platformUrl: string, key: string): Promise<any> {
+  return control(platformUrl).accountState(key);
 }
 
 /** Polls the state view until `ok` holds (the server notices a dropped client asynchronously). */

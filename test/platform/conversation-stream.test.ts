@@ -2,7 +2,8 @@ import { describe, expect, test } from 'vitest';
 import type { RunningEmulator } from '../../src/index.js';
 import { call, emulatorForFile, startTestEmulator } from '../helpers/emulator.js';
 import { ffprobe } from '../helpers/ffprobe.js';
-import { accountState, connect, decodeMp3, flush, sendFrames, silencePcm, spokenPcm, startsOnFrameSync, wsUrl } from './conversation-helpers.js';
+import { accountState, connect, decodeMp3, flush, sendFrames, silencePcm, spokenPcm, wsUrl } from './conversation-helpers.js';
+import { startsOnFrameSync } from '../helpers/mp3.js';
 
 const PATH = '/api/v1/audio/conversation/stream';
 const { emu, ctl } = emulatorForFile();

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { emulatorForFile, startTestEmulator } from '../helpers/emulator.js';
-import { connect, decodeMp3, sendFrames, spokenPcm, startsOnFrameSync, wsUrl } from './conversation-helpers.js';
+import { connect, decodeMp3, sendFrames, spokenPcm, wsUrl } from './conversation-helpers.js';
+import { startsOnFrameSync } from '../helpers/mp3.js';
 
 const TEXT = '/api/v1/audio/conversation/stream-text';
 const { emu, ctl } = emulatorForFile();

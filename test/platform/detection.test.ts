@@ -29,15 +29,8 @@ function byUrl(audio_url: unknown, key: string | null = KEY, base = emu.platform
 async function byFile(bytes: Buffer | Blob, name: string, field = 'audio', key = KEY, base = emu.platformUrl) {
   const form = new FormData();
   form.append(field, bytes instanceof Blob ? bytes : new Blob([bytes]), name);
-  const res = await fetch(`${base}/v1/audio/ai-detect`, { method: 'POST', body: form, headers: { 'x-api-key': key } });
-  const text = await res.text();
-  let body: any;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    body = undefined;
-  }
-  return { status: res.status, text, body, type: res.headers.get('content-type') };
+  const r = await call(`${base}/v1/audio/ai-detect`, { method: 'POST', body: form, headers: { 'x-api-key': key } });
+  return { status: r.status, text: r.text, body: r.body, type: r.headers.get('content-type') };
 }
 
 const ok = (data: unknown) => ({ error_code: 0, error_message: '', succeed: true, data });

@@ -1,33 +1,25 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { diarizeRequest } from '../../src/services/platform/diarization/schema.js';
 import { ttsRequestSchema } from '../../src/services/platform/tts/schema.js';
 import { voiceSaveSchema } from '../../src/services/platform/voices/schema.js';
-import { control, startTestEmulator } from '../helpers/emulator.js';
+import { emulatorForFile, startTestEmulator } from '../helpers/emulator.js';
 import { ffprobe } from '../helpers/ffprobe.js';
 
 /** Tools of /mcp over raw JSON-RPC: schemas, audio results, auth, argument errors, faults, journal. */
-let emu: RunningEmulator;
-let ctl: ReturnType<typeof control>;
+const { emu, ctl } = emulatorForFile({ resetEach: true });
 let dir: string;
 let voice: string;
 let seq = 100;
 
 beforeAll(async () => {
-  emu = await startTestEmulator();
-  ctl = control(emu.platformUrl);
   dir = await mkdtemp(join(tmpdir(), 'mcp-tools-'));
   voice = emu.emulator.fixtures.data['platform-voices.json'][0]!.voice_id;
 });
 afterAll(async () => {
-  await emu.close();
   await rm(dir, { recursive: true, force: true });
-});
-beforeEach(async () => {
-  await ctl.reset();
 });
 
 async function callTool(name: string, args: unknown, headers: Record<string, string> = {}) {

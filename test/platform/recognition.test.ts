@@ -1,10 +1,10 @@
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { call, emulatorForFile, startTestEmulator } from '../helpers/emulator.js';
+import { ffmpegPcm16 } from '../helpers/ffprobe.js';
 
 const { emu, ctl } = emulatorForFile();
 const KEY = 'recognition-key';
@@ -55,9 +55,7 @@ describe('loopback: synthesize → resample to 16 kHz → recognize', () => {
     });
     expect(res.status).toBe(200);
     const wav = Buffer.from(await res.arrayBuffer());
-    const dir = mkdtempSync(join(tmpdir(), 'stt-'));
-    writeFileSync(join(dir, 'a.wav'), wav);
-    const viaFfmpeg = execFileSync('ffmpeg', ['-v', 'error', '-i', join(dir, 'a.wav'), '-ar', '16000', '-ac', '1', '-f', 's16le', '-']);
+    const viaFfmpeg = await ffmpegPcm16(wav, { ext: 'wav' });
     const pcm24 = new Int16Array(wav.buffer.slice(wav.byteOffset + 44, wav.byteOffset + wav.length));
     for (const pcm of [viaFfmpeg, linearTo16k(pcm24)]) {
       const r = await stt({ audio_data: pcm.toString('base64'), audio_format: 'pcm16' });
@@ -90,9 +88,7 @@ describe('loopback: synthesize → resample to 16 kHz → recognize', () => {
     });
     expect(pod.body.error_code).toBe(0);
     const mp3 = Buffer.from(await (await fetch(pod.body.data.audioUrl)).arrayBuffer());
-    const dir = mkdtempSync(join(tmpdir(), 'stt-'));
-    writeFileSync(join(dir, 'p.mp3'), mp3);
-    const pcm = execFileSync('ffmpeg', ['-v', 'error', '-i', join(dir, 'p.mp3'), '-ar', '16000', '-ac', '1', '-f', 's16le', '-']);
+    const pcm = await ffmpegPcm16(mp3, { ext: 'mp3' });
     const r = await stt({ audio_data: pcm.toString('base64') });
     expect(r.body.text).toBe('Welcome to the show. Glad to be here.');
   });

@@ -1,25 +1,15 @@
 import { pcm16Wav } from '../helpers/audio.js';
+import { call } from '../helpers/emulator.js';
 import { ffprobe as probe } from '../helpers/ffprobe.js';
 
 /** Helpers of the platform synthesis, voice and upload tests. */
+
+/** `call` on one platform listener with a key in `x-api-key` (none when the key is empty). */
 export function api(base: string, key: string) {
-  return async (path: string, init: { method?: string; json?: unknown; headers?: Record<string, string> } = {}) => {
+  return (path: string, init: { method?: string; json?: unknown; headers?: Record<string, string> } = {}) => {
     const headers: Record<string, string> = { 'x-api-key': key, ...init.headers };
     if (!key) delete headers['x-api-key'];
-    if (init.json !== undefined) headers['content-type'] = 'application/json';
-    const res = await fetch(base + path, {
-      method: init.method ?? (init.json !== undefined ? 'POST' : 'GET'),
-      headers,
-      body: init.json !== undefined ? JSON.stringify(init.json) : undefined,
-    });
-    const bytes = Buffer.from(await res.arrayBuffer());
-    let body: any;
-    try {
-      body = JSON.parse(bytes.toString('utf8'));
-    } catch {
-      body = undefined;
-    }
-    return { status: res.status, headers: res.headers, bytes, body };
+    return call(base + path, { ...init, headers });
   };
 }
 

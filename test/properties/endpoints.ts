@@ -63,6 +63,7 @@ const CONTROL_OWN: Omit<Endpoint, 'service'>[] = [
   { method: 'POST', url: '/_emulator/verify', shape: 'control', statuses: [...CONTROL_OK_OR_ERROR, 409] },
   { method: 'GET', url: '/_emulator/metrics', shape: 'raw', statuses: [200, 400, 401] },
   { method: 'GET', url: '/_emulator/journal/:id/audio.wav', shape: 'raw', statuses: [200, 400, 401, 404] },
+  { method: 'GET', url: '/_emulator/journal/:id/answer-audio', shape: 'raw', statuses: [200, 400, 401, 404] },
 ];
 
 /** Control routes that answer something else than JSON: the inspector's files, the live journal feed. */

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { control, startTestEmulator } from '../helpers/emulator.js';
+import { control, emulatorForFile, startTestEmulator } from '../helpers/emulator.js';
 import { codeOf, PANGRAM, resourcesOf, speechApi } from './beyond.js';
 
 /** Files, made voices and async tasks in persistence, reset and the state view; the tar read by tar(1). */
@@ -20,6 +20,9 @@ async function waitReady(base: string, taskId: number): Promise<any> {
 }
 
 describe('state of the speech operations', () => {
+  const { emu } = emulatorForFile({ plane: 'speech', freeze: true });
+
+  // A restart on one data dir: two emulators of its own, one after the other.
   it('a data dir keeps files, voices and tasks across a restart; the output tar reads with tar(1)', { timeout: 60_000 }, async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'speech-beyond-'));
     try {
@@ -61,17 +64,11 @@ describe('state of the speech operations', () => {
   });
 
   it('the state view shows made voices with their expiry until used', async () => {
-    const emu = await startTestEmulator();
-    try {
-      await control(emu.speechUrl).freeze(true);
-      const api = speechApi(emu.speechUrl, 'state-key');
-      const d = await api.post('/v1/voice_design', { prompt: 'A calm voice', preview_text: 'Hi.' });
-      const items = await resourcesOf(emu.speechUrl, 'speech-custom-voices', (vs) => vs.some((v) => v.voice_id === d.body.voice_id));
-      const v = items.find((x) => x.voice_id === d.body.voice_id);
-      expect(v).toMatchObject({ kind: 'design', used: false });
-      expect(v.expires_at_ms - v.created_at_ms).toBe(7 * 24 * 3600 * 1000);
-    } finally {
-      await emu.close();
-    }
+    const api = speechApi(emu.speechUrl, 'state-key');
+    const d = await api.post('/v1/voice_design', { prompt: 'A calm voice', preview_text: 'Hi.' });
+    const items = await resourcesOf(emu.speechUrl, 'speech-custom-voices', (vs) => vs.some((v) => v.voice_id === d.body.voice_id));
+    const v = items.find((x) => x.voice_id === d.body.voice_id);
+    expect(v).toMatchObject({ kind: 'design', used: false });
+    expect(v.expires_at_ms - v.created_at_ms).toBe(7 * 24 * 3600 * 1000);
   });
 });

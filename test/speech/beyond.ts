@@ -1,29 +1,13 @@
 import { crc32, deflateRawSync } from 'node:zlib';
 import { FormData, fetch as undiciFetch } from 'undici';
-import { control } from '../helpers/emulator.js';
+import { call, control, readReply, type JsonReply } from '../helpers/emulator.js';
 
 /**
  * Helpers for the speech operations beyond `/v1/t2a_v2` (voices, files, cloning, design, async):
  * JSON calls with a Bearer key, multipart uploads through undici's FormData, and sample audio made by
  * the emulator itself (so its recognition knows what the sample says).
  */
-export interface Answer {
-  status: number;
-  headers: Headers;
-  body: any;
-  text: string;
-}
-
-async function answer(res: { status: number; headers: any; text(): Promise<string> }): Promise<Answer> {
-  const text = await res.text();
-  let body: any;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    body = undefined;
-  }
-  return { status: res.status, headers: res.headers as Headers, body, text };
-}
+export type Answer = JsonReply;
 
 /** Latin text the engine reads at about 14 characters a second: n repeats last about 3.3 s each. */
 export const PANGRAM = 'The quick brown fox jumps over the lazy dog. ';
@@ -33,24 +17,19 @@ export function speechApi(base: string, key: string | null = 'beyond-key') {
   const api = {
     base,
     key,
-    post: async (path: string, json: unknown, headers: Record<string, string> = {}) =>
-      answer(
-        await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth, ...headers }, body: JSON.stringify(json) }),
-      ),
-    raw: async (path: string, init: RequestInit) =>
-      answer(await fetch(`${base}${path}`, { ...init, headers: { ...auth, ...(init.headers as Record<string, string>) } })),
-    get: async (path: string, headers: Record<string, string> = {}) => answer(await fetch(`${base}${path}`, { headers: { ...auth, ...headers } })),
-    getBytes: async (path: string) => {
-      const res = await fetch(`${base}${path}`, { headers: auth });
-      return { status: res.status, headers: res.headers, bytes: Buffer.from(await res.arrayBuffer()) };
-    },
+    post: (path: string, json: unknown, headers: Record<string, string> = {}) =>
+      call(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth, ...headers }, body: JSON.stringify(json) }),
+    raw: (path: string, init: { method?: string; headers?: Record<string, string>; body?: string | FormData }) =>
+      call(`${base}${path}`, { ...init, headers: { ...auth, ...init.headers } }),
+    get: (path: string, headers: Record<string, string> = {}) => call(`${base}${path}`, { headers: { ...auth, ...headers } }),
+    getBytes: (path: string) => call(`${base}${path}`, { headers: auth }),
     /** `POST /v1/files/upload` with the parts given (undefined parts are left out). */
     upload: async (purpose: string | undefined, bytes: Buffer | undefined, filename = 'sample.wav') => {
       const form = new FormData();
       if (purpose !== undefined) form.append('purpose', purpose);
       if (bytes !== undefined) form.append('file', new Blob([bytes]), filename);
       const res = await undiciFetch(`${base}/v1/files/upload`, { method: 'POST', headers: auth, body: form });
-      return answer(res as never);
+      return readReply(res as never);
     },
     /** Audio made by `/v1/t2a_v2` (hex output), as bytes. */
     audio: async (text: string, opts: { format?: string; sampleRate?: number; voice?: string } = {}) => {

@@ -1,20 +1,12 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { startTestEmulator } from '../helpers/emulator.js';
+import { describe, expect, it } from 'vitest';
+import { emulatorForFile, startTestEmulator } from '../helpers/emulator.js';
 import { req, t2a, VOICE } from './helpers.js';
 
 const pcm8k = { audio_setting: { format: 'pcm', sample_rate: 8000 } };
-const running: { close(): Promise<void> }[] = [];
-afterAll(async () => {
-  for (const r of running) await r.close();
-});
-async function start(fixturesDir?: string) {
-  const emu = await startTestEmulator(fixturesDir ? { fixturesDir } : {});
-  running.push(emu);
-  return emu.speechUrl;
-}
+const { emu } = emulatorForFile({ resetEach: true });
 const msg = (r: Awaited<ReturnType<typeof t2a>>) => r.body.base_resp.status_msg as string;
 const code = (r: Awaited<ReturnType<typeof t2a>>) => r.body.base_resp.status_code as number;
 /** Duration of 8 kHz mono PCM audio in ms. */
@@ -22,7 +14,7 @@ const pcmMs = (r: Awaited<ReturnType<typeof t2a>>) => (Buffer.from(r.body.data.a
 
 describe('the model catalogue of /v1/t2a_v2', () => {
   it('accepts the eight current models and the legacy aliases; refuses the 2.5 previews naming the models', async () => {
-    const url = await start();
+    const url = emu.speechUrl;
     const models = [
       'speech-2.8-hd',
       'speech-2.8-turbo',
@@ -46,7 +38,7 @@ describe('the model catalogue of /v1/t2a_v2', () => {
   });
 
   it('emotions per model: fluent on 2.8, whisper not on 2.8, neutral nowhere, each refusal listing what the model accepts', async () => {
-    const url = await start();
+    const url = emu.speechUrl;
     const withEmotion = (model: string, emotion: string) => t2a(url, req({ ...pcm8k, model, voice_setting: { voice_id: VOICE, emotion } }, 'Hi'));
     expect(code(await withEmotion('speech-2.8-hd', 'fluent'))).toBe(0);
     expect(code(await withEmotion('speech-2.6-hd', 'whisper'))).toBe(0);
@@ -63,7 +55,7 @@ describe('the model catalogue of /v1/t2a_v2', () => {
   });
 
   it('speech-2.8 makes interjection tags short sounds; other models read them as text', async () => {
-    const url = await start();
+    const url = emu.speechUrl;
     const dur = async (model: string, text: string) => pcmMs(await t2a(url, req({ ...pcm8k, model }, text)));
     // Read as text, "(laughs)" and "(lalala)" are two six-letter words: the same length of audio.
     expect(await dur('speech-02-hd', 'Well (laughs) then.')).toBe(await dur('speech-02-hd', 'Well (lalala) then.'));
@@ -77,7 +69,7 @@ describe('the model catalogue of /v1/t2a_v2', () => {
   });
 
   it('speech-01 and speech-02 refuse the Persian, Filipino and Tamil boosts; 2.6 and 2.8 take them', async () => {
-    const url = await start();
+    const url = emu.speechUrl;
     const r = await t2a(url, req({ ...pcm8k, model: 'speech-02-hd', language_boost: 'Tamil' }, 'Hi'));
     expect(msg(r)).toBe('invalid params, language_boost Tamil is not supported by speech-02-hd (it does not support Persian, Filipino, Tamil)');
     expect(code(await t2a(url, req({ ...pcm8k, model: 'speech-2.8-hd', language_boost: 'Tamil' }, 'Hi')))).toBe(0);
@@ -85,7 +77,7 @@ describe('the model catalogue of /v1/t2a_v2', () => {
   });
 
   it('timbre_weights is another spelling of timber_weights; both in one request is 2013', async () => {
-    const url = await start();
+    const url = emu.speechUrl;
     const mix = [
       { voice_id: VOICE, weight: 60 },
       { voice_id: 'female-shaonv', weight: 40 },
@@ -100,7 +92,7 @@ describe('the model catalogue of /v1/t2a_v2', () => {
   });
 
   it('pronunciation_dict given as an array is 2013 naming the object shape', async () => {
-    const url = await start();
+    const url = emu.speechUrl;
     const r = await t2a(url, req({ ...pcm8k, pronunciation_dict: [{ tone: ['omg/oh my god'], text: 'omg' }] }, 'omg'));
     expect(code(r)).toBe(2013);
     expect(msg(r)).toBe('invalid params, pronunciation_dict must be an object {"tone": ["<text>/<replacement>", ...]} (an array is not accepted)');
@@ -112,11 +104,17 @@ describe('the model catalogue of /v1/t2a_v2', () => {
       const base = JSON.parse(readFileSync(join(import.meta.dirname, '../../fixtures/speech-models.json'), 'utf8'));
       base.models.push({ model: 'speech-3.0-hd', emotions: ['happy', 'excited'], interjection_tags: true });
       writeFileSync(join(dir, 'speech-models.json'), JSON.stringify(base));
-      const url = await start(dir);
-      expect(code(await t2a(url, req({ ...pcm8k, model: 'speech-3.0-hd', voice_setting: { voice_id: VOICE, emotion: 'excited' } }, 'Hi')))).toBe(0);
-      const sad = await t2a(url, req({ ...pcm8k, model: 'speech-3.0-hd', voice_setting: { voice_id: VOICE, emotion: 'sad' } }, 'Hi'));
-      expect(msg(sad)).toBe('invalid params, voice_setting.emotion sad is not supported by speech-3.0-hd; it accepts happy, excited');
-      expect(msg(await t2a(url, req({ ...pcm8k, model: 'speech-9' }, 'Hi')))).toMatch(/speech-01-turbo, speech-3\.0-hd \(got speech-9\)$/);
+      // An emulator of its own, started on that folder.
+      const other = await startTestEmulator({ fixturesDir: dir });
+      try {
+        const url = other.speechUrl;
+        expect(code(await t2a(url, req({ ...pcm8k, model: 'speech-3.0-hd', voice_setting: { voice_id: VOICE, emotion: 'excited' } }, 'Hi')))).toBe(0);
+        const sad = await t2a(url, req({ ...pcm8k, model: 'speech-3.0-hd', voice_setting: { voice_id: VOICE, emotion: 'sad' } }, 'Hi'));
+        expect(msg(sad)).toBe('invalid params, voice_setting.emotion sad is not supported by speech-3.0-hd; it accepts happy, excited');
+        expect(msg(await t2a(url, req({ ...pcm8k, model: 'speech-9' }, 'Hi')))).toMatch(/speech-01-turbo, speech-3\.0-hd \(got speech-9\)$/);
+      } finally {
+        await other.close();
+      }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

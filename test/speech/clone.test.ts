@@ -117,9 +117,36 @@ describe('voice_clone', () => {
     const r4 = await api.post('/v1/voice_clone', {
       file_id: sample,
       voice_id: 'PromptVoice1',
-      clone_prompt: { prompt_audio: prompt, prompt_text: 'The quick brown fox.' },
+      clone_prompt: { prompt_audio: prompt, prompt_text: PANGRAM.trim() },
     });
     expect(codeOf(r4)).toBe(0);
+  });
+
+  it('prompt_text: compared with what the prompt audio says when the emulator knows it; a mismatch is 1044', async () => {
+    const api = speechApi(emu.speechUrl, 'clone-prompt-text');
+    const sample = await api.uploadAudio('voice_clone', await api.audio(PANGRAM.repeat(4)));
+    const prompt = await api.uploadAudio('prompt_audio', await api.audio(PANGRAM));
+    const wrong = await api.post('/v1/voice_clone', {
+      file_id: sample,
+      voice_id: 'PromptText01',
+      clone_prompt: { prompt_audio: prompt, prompt_text: 'Something else entirely was said here.' },
+    });
+    expect([codeOf(wrong), msgOf(wrong)]).toEqual([1044, expect.stringContaining('clone prompt similarity check failed')]);
+    // Nothing was created: the id is still free.
+    const right = await api.post('/v1/voice_clone', {
+      file_id: sample,
+      voice_id: 'PromptText01',
+      clone_prompt: { prompt_audio: prompt, prompt_text: 'the QUICK brown fox jumps over the lazy dog!' },
+    });
+    expect(codeOf(right)).toBe(0);
+    // A recording the emulator did not make cannot be checked: any transcript is taken.
+    const foreign = await api.uploadAudio('prompt_audio', sineWav(2));
+    const taken = await api.post('/v1/voice_clone', {
+      file_id: sample,
+      voice_id: 'PromptText02',
+      clone_prompt: { prompt_audio: foreign, prompt_text: 'Whatever the recording says.' },
+    });
+    expect(codeOf(taken)).toBe(0);
   });
 
   it('file ids: unknown, foreign or of the wrong purpose is 20132 naming the field', async () => {
@@ -206,3 +233,23 @@ describe('voice_clone', () => {
     expect(codeOf(await api.clone('UnusedVoice1'))).toBe(0);
   });
 });
+
+/** A 16-bit mono WAV of a plain 440 Hz tone: audio the emulator did not make. */
+function sineWav(seconds: number, rate = 16000): Buffer {
+  const n = seconds * rate;
+  const wav = Buffer.alloc(44 + n * 2);
+  wav.write('RIFF', 0);
+  wav.writeUInt32LE(36 + n * 2, 4);
+  wav.write('WAVEfmt ', 8);
+  wav.writeUInt32LE(16, 16);
+  wav.writeUInt16LE(1, 20);
+  wav.writeUInt16LE(1, 22);
+  wav.writeUInt32LE(rate, 24);
+  wav.writeUInt32LE(rate * 2, 28);
+  wav.writeUInt16LE(2, 32);
+  wav.writeUInt16LE(16, 34);
+  wav.write('data', 36);
+  wav.writeUInt32LE(n * 2, 40);
+  for (let i = 0; i < n; i++) wav.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / rate)), 44 + i * 2);
+  return wav;
+}

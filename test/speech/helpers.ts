@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { fft } from '../helpers/audio.js';
+import { call, type JsonReply } from '../helpers/emulator.js';
 import { ffprobe as probeBytes, type Probe } from '../helpers/ffprobe.js';
 
 const run = promisify(execFile);
@@ -11,15 +12,10 @@ const run = promisify(execFile);
 export const VOICE = 'male-qn-qingse';
 export const VOICE_B = 'female-shaonv';
 
-export interface T2aReply {
-  status: number;
-  headers: Headers;
-  text: string;
-  body: any;
-}
+export type T2aReply = JsonReply;
 
-/** One `POST /v1/t2a_v2` over a real socket. */
-export async function t2a(
+/** One `POST /v1/t2a_v2` over a real socket (`raw` is sent as the body instead of `body` as JSON). */
+export function t2a(
   baseUrl: string,
   body: unknown,
   opts: { key?: string | null; headers?: Record<string, string>; query?: string; raw?: string } = {},
@@ -27,15 +23,7 @@ export async function t2a(
   const headers: Record<string, string> = { 'content-type': 'application/json', ...opts.headers };
   const key = opts.key === undefined ? 'speech-test-key' : opts.key;
   if (key !== null) headers.authorization = `Bearer ${key}`;
-  const res = await fetch(`${baseUrl}/v1/t2a_v2${opts.query ?? ''}`, { method: 'POST', headers, body: opts.raw ?? JSON.stringify(body) });
-  const text = await res.text();
-  let parsed: any;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
-  return { status: res.status, headers: res.headers, text, body: parsed };
+  return call(`${baseUrl}/v1/t2a_v2${opts.query ?? ''}`, { method: 'POST', headers, body: opts.raw ?? JSON.stringify(body) });
 }
 
 /** A minimal valid request, overridable. */

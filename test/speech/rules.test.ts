@@ -1,21 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/index.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { accountId } from '../../src/core/accounts.js';
 import { putCustomVoice } from '../../src/services/shared/custom-voices.js';
-import { control, startTestEmulator } from '../helpers/emulator.js';
+import { emulatorForFile, startTestEmulator } from '../helpers/emulator.js';
 import { req, t2a, VOICE, VOICE_B } from './helpers.js';
 
-let emu: RunningEmulator;
+const { emu, ctl } = emulatorForFile({ plane: 'speech' });
 let url: string;
-let ctl: ReturnType<typeof control>;
 const pcm8k = { audio_setting: { format: 'pcm', sample_rate: 8000 } };
 
-beforeAll(async () => {
-  emu = await startTestEmulator();
+beforeAll(() => {
   url = emu.speechUrl;
-  ctl = control(url);
 });
-afterAll(() => emu.close());
 
 /** Expects an error in the speech shape: HTTP 200 (unless given), code, message, Trace-Id = trace_id. */
 function expectError(r: Awaited<ReturnType<typeof t2a>>, code: number, msg?: string | RegExp, http = 200) {
@@ -255,7 +250,7 @@ describe('request validation (2013 names the field and the rule)', () => {
   });
 
   it('a custom voice of the caller account is accepted, and only for that account', async () => {
-    // Custom voices live in services/shared (made by the platform's cloning); put one in directly.
+    // Custom voices live in services/shared (made by the platform's cloning); put one in directly (the control plane has no such setting).
     const custom = 'speech-test-custom-voice';
     const owner = accountId('speech-voice-owner');
     putCustomVoice(emu.emulator, {
@@ -331,6 +326,7 @@ describe('request validation (2013 names the field and the rule)', () => {
     expect(fluent.body.base_resp.status_code).toBe(0);
   });
 
+  // A second emulator side by side: the subject is that two instances answer alike.
   it('same seed and same requests give the same trace ids and bytes on another emulator', async () => {
     const other = await startTestEmulator();
     try {

@@ -1,6 +1,5 @@
 import WebSocket from 'ws';
 import { describe, expect, it } from 'vitest';
-import { redactKey } from '../../src/core/accounts.js';
 import { emulatorForFile } from '../helpers/emulator.js';
 import { connect, session, START, until } from './ws-helpers.js';
 
@@ -8,10 +7,7 @@ const { emu, ctl } = emulatorForFile({ plane: 'speech', freeze: true });
 const start = { ...START, audio_setting: { format: 'pcm', sample_rate: 8000 } };
 
 /** One account's part of the state view: resources, open sockets, pending timers. */
-async function viewOf(key: string) {
-  const state = (await ctl.state()).body;
-  return state.accounts.find((a: any) => a.account === redactKey(key));
-}
+const viewOf = (key: string) => ctl.accountState(key);
 
 /** Opens a session and resolves once task_started arrived; messages keep accumulating. */
 function started(key: string): Promise<{ ws: WebSocket; messages: any[]; closed: Promise<{ code: number }> }> {

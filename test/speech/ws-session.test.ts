@@ -1,15 +1,10 @@
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { decodeToMono, readSignature } from '../../src/audio/index.js';
 import { emulatorForFile } from '../helpers/emulator.js';
+import { ffprobe as probe } from '../helpers/ffprobe.js';
 import { ffprobe, flacTest } from './helpers.js';
 import { piecesOf, session, START } from './ws-helpers.js';
 
-const run = promisify(execFile);
 const { emu } = emulatorForFile({ plane: 'speech' });
 
 const SENTENCES = ['Hello there, this is the first sentence.', 'And here comes a second one.', 'Finally the third.'];
@@ -21,28 +16,7 @@ const frames = (audio_setting: Record<string, unknown> = {}, texts = SENTENCES, 
 
 /** ffprobe of raw μ-law bytes (no container), as a telephony client reads them. */
 async function probeMulaw(bytes: Buffer): Promise<number> {
-  const dir = mkdtempSync(join(tmpdir(), 'ws-mulaw-'));
-  try {
-    writeFileSync(join(dir, 'a.raw'), bytes);
-    const { stdout } = await run('ffprobe', [
-      '-v',
-      'error',
-      '-f',
-      'mulaw',
-      '-ar',
-      '8000',
-      '-ac',
-      '1',
-      '-show_entries',
-      'format=duration',
-      '-of',
-      'csv=p=0',
-      join(dir, 'a.raw'),
-    ]);
-    return Number(stdout.trim()) * 1000;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  return (await probe(bytes, { ext: 'raw', inputArgs: ['-f', 'mulaw', '-ar', '8000', '-ac', '1'] })).durationMs;
 }
 
 describe('/ws/v1/t2a_v2 session', () => {

@@ -83,6 +83,7 @@ let selected = null;
 
 /** The spec code of an answer: base_resp.status_code (speech) or error_code (platform). */
 function codeOf(e) {
+  if (typeof e.response?.code === 'number') return e.response.code;
   const s = e.response?.summary;
   if (!s || typeof s !== 'object') return null;
   return s.base_resp?.status_code ?? s.error_code ?? null;
@@ -158,23 +159,41 @@ function block(title, value) {
   return el('section', {}, el('h3', {}, title), el('pre', {}, typeof value === 'string' ? value : JSON.stringify(value, null, 2)));
 }
 
-/** The audio a client streamed on a socket, fetched with the token (an <audio> element cannot send headers). */
-function clientAudio(e) {
-  const sent = e.client_audio;
-  if (!sent?.bytes) return null;
-  const player = el('audio', { controls: true, preload: 'metadata', className: 'client-audio' });
-  const link = el('a', { download: `${e.id}-client.wav` }, `${e.id}-client.wav`);
-  fetch(sent.url, { headers: token ? { authorization: `Bearer ${token}` } : {} })
+/** A player and a download link for audio on the control plane, fetched with the token (an <audio> element cannot send headers). */
+function kept(url, filename, className) {
+  const player = el('audio', { controls: true, preload: 'metadata', className });
+  const link = el('a', { download: filename }, filename);
+  fetch(url, { headers: token ? { authorization: `Bearer ${token}` } : {} })
     .then((res) => (res.ok ? res.blob() : null))
     .then((blob) => {
       if (!blob) return;
       player.src = link.href = URL.createObjectURL(blob);
     });
+  return el('div', { className: 'file' }, player, link);
+}
+
+/** The audio a client streamed on a socket. */
+function clientAudio(e) {
+  const sent = e.client_audio;
+  if (!sent?.bytes) return null;
   return el(
     'section',
     {},
     el('h3', {}, `Audio the client sent (${sent.bytes} B at ${sent.sample_rate} Hz${sent.truncated ? ', cut at the cap' : ''})`),
-    el('div', { className: 'file' }, player, link),
+    kept(sent.url, `${e.id}-client.wav`, 'client-audio'),
+  );
+}
+
+/** The audio an answer carried as hex inside its body. */
+function answerAudio(e) {
+  const got = e.answer_audio;
+  if (!got?.bytes) return null;
+  const ext = got.format === 'pcm' ? 'wav' : got.format;
+  return el(
+    'section',
+    {},
+    el('h3', {}, `Audio of the answer (${got.format}, ${got.bytes} B, ${got.sample_rate} Hz, ${got.channels} ch)`),
+    kept(got.url, `${e.id}-answer.${ext}`, 'answer-audio'),
   );
 }
 
@@ -231,6 +250,7 @@ function renderDetail() {
       ),
       files.length ? el('section', {}, el('h3', {}, 'Audio and files'), ...files) : null,
       clientAudio(e),
+      answerAudio(e),
       block('Request headers (keys redacted)', e.request?.headers),
       block('Query', e.request?.query),
       block('Request body (summary)', e.request?.body),

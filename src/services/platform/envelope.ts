@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { sendJson } from '../../core/http.js';
+import { noteSpecCode, sendJson } from '../../core/http.js';
 import { FAMILIES, httpStatusOfCode, type ErrorKind, type Family, type FamilyName } from './families.js';
 import { ExpectedError } from '../../core/expected-error.js';
 
@@ -49,5 +49,6 @@ export function sendPlatformError(req: FastifyRequest, reply: FastifyReply, err:
   const family = familyOf(req);
   const code = resolveCode(family, err.codeOrKind);
   const status = err.httpStatus ?? (family.httpStatuses ? httpStatusOfCode(code) : 200);
+  noteSpecCode(req, code);
   return sendJson(reply, status, failure(code, err.message));
 }

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { dottedPath, firstProblemOf, readerValidator, type FieldProblem } from '../../core/validation.js';
+import { dottedPath, firstProblemOf, parseFirst, readerValidator, type FieldProblem } from '../../core/validation.js';
 import { PlatformError } from './envelope.js';
 
 /**
@@ -34,8 +34,8 @@ export function issueText(error: z.ZodError, opts: IssueWording = {}): string {
  */
 export function wholeTextValidator<S extends z.ZodType>(schema: S) {
   return readerValidator((data): z.output<S> => {
-    const parsed = schema.safeParse(data);
+    const parsed = parseFirst(schema, data);
     if (parsed.success) return parsed.data;
-    throw new PlatformError('param', firstProblemOf(parsed.error)?.rule ?? 'request body is invalid');
+    throw new PlatformError('param', parsed.problem?.rule ?? 'request body is invalid');
   });
 }

@@ -4,6 +4,7 @@ import type { KeyTexts, Refusal } from '../../core/admission.js';
 import type { BodyError } from '../../core/body-errors.js';
 import type { Emulator } from '../../core/emulator.js';
 import { ExpectedError } from '../../core/expected-error.js';
+import { noteSpecCode } from '../../core/http.js';
 
 /**
  * The speech service's error shape (addendum A2): HTTP 200 once a request reached the operation,
@@ -83,6 +84,7 @@ export function traceIdOf(emu: Emulator, req: FastifyRequest): string {
 export function sendSpeechError(emu: Emulator, req: FastifyRequest, reply: FastifyReply, err: SpeechError): FastifyReply {
   const traceId = traceIdOf(emu, req);
   const body = { data: null, trace_id: traceId, base_resp: { status_code: err.code, status_msg: err.message } };
+  noteSpecCode(req, err.code);
   return reply.code(err.httpStatus).header('Trace-Id', traceId).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(body));
 }
 

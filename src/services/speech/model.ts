@@ -3,6 +3,7 @@
  * spec gives), voices of the catalogue and of the account, billing, per-account rate windows and the
  * record of what was spoken. Errors are thrown as SpeechError (named constructors of errors.ts); routes.ts only translates.
  */
+import { parseFirst } from '../../core/validation.js';
 import { synthesizeStreamSliced, type AudioFormat, type SynthInput, type SynthSummary, type VoiceModify, type VoiceTone } from '../../audio/index.js';
 import type { Account } from '../../core/accounts.js';
 import type { Emulator } from '../../core/emulator.js';
@@ -100,8 +101,8 @@ export async function startSynthesis(emu: Emulator, area: SpeechArea, account: A
  */
 export function readRequest(body: unknown): T2aRequest {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalidParams('request body must be a JSON object');
-  const parsed = t2aRequestSchema.safeParse(body, { reportInput: true });
-  if (!parsed.success) throw invalidParams(firstProblem(parsed.error));
+  const parsed = parseFirst(t2aRequestSchema, body);
+  if (!parsed.success) throw invalidParams(firstProblem(parsed.problem));
   return parsed.data;
 }
 

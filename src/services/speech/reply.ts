@@ -1,3 +1,4 @@
+import { parseFirst } from '../../core/validation.js';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { Capability } from '../../core/accounts.js';
@@ -37,8 +38,8 @@ export function speechOperations(app: FastifyInstance, emu: Emulator, capability
 export function parseWith<S extends z.ZodType>(schema: S, value: unknown, what = 'request body'): z.output<S> {
   if (what === 'request body' && (value === null || typeof value !== 'object' || Array.isArray(value)))
     throw invalidParams('request body must be a JSON object');
-  const parsed = schema.safeParse(value, { reportInput: true });
-  if (!parsed.success) throw invalidParams(firstProblem(parsed.error));
+  const parsed = parseFirst(schema, value);
+  if (!parsed.success) throw invalidParams(firstProblem(parsed.problem));
   return parsed.data;
 }
 

@@ -5,7 +5,7 @@ import { encodeAudio, encodeAudioStream, type SynthStream } from '../../audio/in
 import type { Emulator } from '../../core/emulator.js';
 import { admitRequest } from '../../core/admission.js';
 import { readerValidator } from '../../core/validation.js';
-import { countChunk, faultIgnoredHeader, finishEntry, journalBody, takeFault } from '../../core/http.js';
+import { countChunk, faultIgnoredHeader, finishEntry, journalBody, noteSpecCode, takeFault } from '../../core/http.js';
 import { refusalError, SpeechError, STATUS_MSG, traceIdOf } from './errors.js';
 import { readRequest, recordSignature, startSynthesis, subtitleSegments, URL_TTL_MS, type SynthesisPlan } from './model.js';
 import { t2aRequestSchema } from './schema.js';
@@ -31,10 +31,11 @@ export async function speechRoutes(app: FastifyInstance, opts: { emu: Emulator }
     T2A_PATH,
     {
       // The admission path first; then the body, read with its schema in the words of A2's 2013 texts.
-      preValidation: async (req) => {
+      preValidation: (req, _reply, done) => {
         const refusal = gate(emu, req);
-        if (refusal) throw refusal;
+        if (refusal) return done(refusal);
         journalBody(req);
+        done();
       },
       schema: { body: t2aRequestSchema },
       validatorCompiler: readerValidator(readRequest),
@@ -66,6 +67,11 @@ function leftWhileQueued(req: FastifyRequest, reply: FastifyReply): void {
   reply.hijack();
   finishEntry(req, 200);
   if (req.emu.entry) req.emu.entry.note = 'client disconnected before the answer';
+}
+
+/** The audio an answer carries as hex, kept by the journal so the inspector can play it. */
+function keepAnswerAudio(emu: Emulator, req: FastifyRequest, plan: SynthesisPlan, bytes: Buffer): void {
+  emu.journal.keepAnswerAudio(req.emu.entry, { bytes, format: plan.format, sampleRate: plan.sampleRate, channels: plan.channels });
 }
 
 /** Aborts the synthesis when the client goes away before the answer is complete. */
@@ -110,6 +116,7 @@ async function wholeSynthesis(
   emu.metrics.audioSynthesized(plan.format, encoded.meta.durationMs / 1000);
   const account = req.emu.account!;
   let audio = encoded.bytes.toString('hex');
+  if (!plan.outputUrl) keepAnswerAudio(emu, req, plan, encoded.bytes);
   if (plan.outputUrl) {
     const rel = `speech/${account.id}/${traceId}.${plan.format}`;
     await emu.blobs.put(rel, encoded.bytes);
@@ -127,6 +134,7 @@ async function wholeSynthesis(
     trace_id: traceId,
     base_resp: { status_code: 0, status_msg: STATUS_MSG[0] },
   };
+  noteSpecCode(req, 0);
   return reply.code(200).header('Trace-Id', traceId).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(body));
 }
 
@@ -221,7 +229,9 @@ async function streamSynthesis(
     const meta = await encoded.meta();
     emu.metrics.audioSynthesized(plan.format, meta.durationMs / 1000);
     // The aggregated audio is the whole file, with the true totals a one-shot file has.
-    const aggregated = plan.excludeAggregated ? '' : (await encoded.wholeFile()).toString('hex');
+    const whole = plan.excludeAggregated ? undefined : await encoded.wholeFile();
+    if (whole) keepAnswerAudio(emu, req, plan, whole);
+    const aggregated = whole ? whole.toString('hex') : '';
     await write(res, finalEvent(aggregated, extraInfo(meta, plan), traceId));
     events++;
     countChunk(req);

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { bracketPath, firstProblemOf, type FieldProblem } from '../../core/validation.js';
+import { bracketPath, type FieldProblem } from '../../core/validation.js';
 
 /**
  * Wire shapes of `POST /v1/t2a_v2` (spec: speech-t2a-api.md). Objects are plain (unknown keys are
@@ -145,8 +145,7 @@ function ruleText(problem: FieldProblem): string {
 }
 
 /** The first problem of a body (parsed with `reportInput`): `voice_setting.speed must be in [0.5, 2]`. */
-export function firstProblem(error: z.ZodError): string {
-  const problem = firstProblemOf(error);
+export function firstProblem(problem: FieldProblem | undefined): string {
   if (!problem) return 'request body is invalid';
   return `${bracketPath(problem.path) || 'request body'} ${ruleText(problem)}`;
 }

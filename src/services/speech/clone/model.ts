@@ -2,7 +2,7 @@ import { decodeToMono, probeAudio } from '../../../audio/index.js';
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { sha256Hex } from '../../../core/ids.js';
-import { recognizePcm } from '../../shared/recognize.js';
+import { recognizePcm, recognizeWithSource } from '../../shared/recognize.js';
 import { toneOfSample } from '../../shared/sample-tone.js';
 import { invalidParams, SpeechError } from '../errors.js';
 import { findFile, type FileRecord } from '../files/model.js';
@@ -51,6 +51,21 @@ async function heardIn(emu: Emulator, bytes: Buffer): Promise<string> {
   }
 }
 
+/**
+ * What a prompt audio says when the emulator knows it: its own audio (read from the signature) or audio
+ * the recognition fixture names by its hash. Other audio is not compared: the emulator cannot tell what
+ * a real recording says, and a transcript is required with every prompt.
+ */
+async function knownWords(emu: Emulator, bytes: Buffer): Promise<string | undefined> {
+  try {
+    const { samples, sampleRate } = await decodeToMono(bytes);
+    const heard = recognizeWithSource(emu, samples, sampleRate);
+    return heard.source === 'signature' || heard.source === 'fixture-hash' ? heard.text : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export async function cloneVoice(emu: Emulator, account: Account, body: CloneBody): Promise<CloneResult> {
   const voiceId = body.voice_id;
   checkNewVoiceId(emu, voiceId);
@@ -65,11 +80,13 @@ export async function cloneVoice(emu: Emulator, account: Account, body: CloneBod
     throw new SpeechError(2037, `voice duration too short: the sample lasts ${(sample.durationMs / 1000).toFixed(1)} s, at least 10 s is needed`);
   if (sample.durationMs > MAX_SAMPLE_MS)
     throw new SpeechError(2037, `voice duration too long: the sample lasts ${(sample.durationMs / 1000).toFixed(1)} s, at most 300 s is allowed`);
+  let promptAudio: Buffer | undefined;
   if (body.clone_prompt) {
     const field = 'clone_prompt.prompt_audio';
     const prompt = await audioOf(emu, findFile(emu, account, body.clone_prompt.prompt_audio, { field, code: 20132 }), field, 'prompt_audio');
     if (prompt.durationMs >= MAX_PROMPT_MS)
       throw new SpeechError(2048, `prompt audio too long: it lasts ${(prompt.durationMs / 1000).toFixed(1)} s, it must be under 8 s`);
+    promptAudio = prompt.bytes;
   }
   if (body.text_validation) {
     const accuracy = body.accuracy || DEFAULT_ACCURACY;
@@ -79,6 +96,16 @@ export async function cloneVoice(emu: Emulator, account: Account, body: CloneBod
       throw new SpeechError(
         1043,
         `The asr similarity check failed: text_validation matches what the sample says at ${score.toFixed(2)}, below accuracy ${accuracy}`,
+      );
+    }
+  }
+  if (body.clone_prompt && promptAudio) {
+    const known = await knownWords(emu, promptAudio);
+    const score = known === undefined ? 1 : similarity(body.clone_prompt.prompt_text, known);
+    if (score < DEFAULT_ACCURACY) {
+      throw new SpeechError(
+        1044,
+        `clone prompt similarity check failed: prompt_text matches what the prompt audio says at ${score.toFixed(2)}, below ${DEFAULT_ACCURACY}`,
       );
     }
   }

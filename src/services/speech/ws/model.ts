@@ -3,6 +3,7 @@
  * from the socket: which event is legal when, what each `task_continue` becomes, soft and fatal errors,
  * the idle timeout on the emulator clock. Each piece is planned, billed and signed as one HTTP request.
  */
+import { parseFirst } from '../../../core/validation.js';
 import { encodeAudioStream, encodeMulawStream, type SynthStream } from '../../../audio/index.js';
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
@@ -107,8 +108,8 @@ export function openSession(emu: Emulator, port: SessionPort, ctx: SessionContex
 
   function onStart(frame: Record<string, unknown>) {
     if (phase !== 'connected') return illegal('task_start was already received; one session per connection');
-    const parsed = taskStartSchema.safeParse(frame, { reportInput: true });
-    if (!parsed.success) return fail(2013, invalidParams(firstProblem(parsed.error)).message);
+    const parsed = parseFirst(taskStartSchema, frame);
+    if (!parsed.success) return fail(2013, invalidParams(firstProblem(parsed.problem)).message);
     try {
       // The same plan as the HTTP body checks every field; the text is a stand-in until pieces arrive.
       planRequest(emu, ctx.account, readRequest(pieceBody(parsed.data, 'Hello')));
@@ -123,8 +124,8 @@ export function openSession(emu: Emulator, port: SessionPort, ctx: SessionContex
   function onContinue(frame: Record<string, unknown>) {
     if (phase === 'connected') return illegal('task_continue before task_started');
     if (phase !== 'started') return illegal('task_continue after task_finish');
-    const parsed = taskContinueSchema.safeParse(frame, { reportInput: true });
-    if (!parsed.success) return fail(2013, invalidParams(firstProblem(parsed.error)).message);
+    const parsed = parseFirst(taskContinueSchema, frame);
+    if (!parsed.success) return fail(2013, invalidParams(firstProblem(parsed.problem)).message);
     if (queue.length >= MAX_QUEUED) {
       // Refused on arrival: the piece never entered the queue.
       return send('task_continued', 2205, `${SOCKET_CODE_MSG[2205]}: ${MAX_QUEUED} pieces are already waiting`, { data: null, is_final: true });
