@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { describeValue } from './core/describe.js';
 
 /** One place that knows every setting: CLI flag, environment twin, default and rule. */

@@ -1,7 +1,7 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { createJsonSchemaTransform } from 'fastify-type-provider-zod';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Emulator } from '../core/emulator.js';
 import { streamMetaSchema, textMetaSchema } from '../services/platform/conversation/schema.js';
 import { streamMetaSchema as recognitionMetaSchema } from '../services/platform/recognition/schema.js';

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import { redactKey } from '../core/accounts.js';
 import type { Emulator, StateArea } from '../core/emulator.js';
 import { fixtureSchemas } from '../core/fixture-schemas.js';

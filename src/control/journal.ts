@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import { wavHeader } from '../audio/encode/pcm.js';
 import { accountId } from '../core/accounts.js';
 import type { Emulator } from '../core/emulator.js';

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Emulator } from '../core/emulator.js';
 
 /** `GET /_emulator/metrics`: Prometheus text format of this emulator's own registry (core/metrics.ts). */

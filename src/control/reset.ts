@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import { accountId, redactKey } from '../core/accounts.js';
 import type { Emulator } from '../core/emulator.js';
 import { input, keyParam } from './common.js';

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import { accountId, redactKey } from '../core/accounts.js';
 import type { Emulator } from '../core/emulator.js';
 import { specCodeOf, type JournalEntry } from '../core/journal.js';

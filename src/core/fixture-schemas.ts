@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { TAG_NAMES } from '../audio/text/tokens.js';
 import { CAPABILITIES } from './accounts.js';
 

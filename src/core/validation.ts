@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * One reading of a zod issue: the field it names and the rule it broke, plus the facts a service's

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Wire shapes of agent sessions (`/api/v1/agents/openapi/sessions/*`). */
 const optionalText = (max: number) =>

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * JSON mode of `POST /v1/audio/ai-detect` (the other mode is multipart with the file in field `audio`,

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 const OBJECT_KEY = 'Object key of an audio file of this API key (upload or podcast objectKey).';
 const URL_TEXT = 'Public http(s) URL of the audio; used when both are given.';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * Query of `POST /v1/files/upload` (the body is multipart: `scene` and `file`, read by the route).

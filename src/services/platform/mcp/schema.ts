@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * Wire shapes of /mcp (JSON-RPC 2.0, MCP methods). The tool argument schemas are not here: each tool

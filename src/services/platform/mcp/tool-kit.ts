@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Account, Capability } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import type { FamilyName } from '../families.js';

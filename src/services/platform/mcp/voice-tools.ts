@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ok, PlatformError } from '../envelope.js';
 import { deleteVoice, listVoices, MAX_PAGE_SIZE, saveVoice, voiceDeleteParamsSchema, voiceSaveSchema } from '../voices/model.js';
 import { defineTool, type ToolDef } from './tool-kit.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { describeValue } from '../../../core/describe.js';
 
 export const MAX_DIALOGUE_CHARS = 4000;

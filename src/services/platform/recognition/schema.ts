@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { describeValue } from '../../../core/describe.js';
 
 export const AUDIO_FORMATS = ['pcm16', 'pcm_16000'] as const;

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Wire shapes of REST conversation sessions and characters. */
 export const createBody = z.object(

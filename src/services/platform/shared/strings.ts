@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * String schemas of the platform's JSON bodies, with messages that name the rule and what came

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { optionalString, received, requiredString } from '../shared/strings.js';
 
 /**

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { optionalString, requiredString } from '../shared/strings.js';
 
 /** Wire shapes of voice cloning. Types only (with messages naming the rule); the model checks the rest. */

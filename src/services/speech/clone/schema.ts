@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { idField } from '../files/schema.js';
 
 /** `POST /v1/voice_clone` (speech-beyond.md section 4, rule 12.10). Unknown keys are accepted and ignored. */

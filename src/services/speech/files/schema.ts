@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { idValue } from '../reply.js';
 
 /** Wire shapes of `/v1/files/*` on the speech service (speech-beyond.md section 3). */

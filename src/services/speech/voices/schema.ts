@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** `POST /v1/get_voice` (speech-beyond.md section 2, rule 12.8). */
 export const VOICE_TYPES = ['system', 'voice_cloning', 'voice_generation', 'all'] as const;
