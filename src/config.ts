@@ -87,7 +87,8 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv, defaults: Par
     raw[s.key] = value;
     origin[s.key] = s.flag;
   }
-  const parsed = configSchema.safeParse(raw);
+  // Parsed once per process: zod's compiled fast path would cost more to build than it saves.
+  const parsed = configSchema.safeParse(raw, { jitless: true });
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const key = String(issue.path[0] ?? '');

@@ -32,7 +32,9 @@ export function isFixtureName(name: string): name is FixtureName {
 
 /** The one check of a fixture's content, at start-up and at run time: `field a.b: rule` when refused. */
 export function validateFixture<N extends FixtureName>(name: N, json: unknown): { ok: true; data: Fixtures[N] } | { ok: false; message: string } {
-  const parsed = fixtureSchemas[name].safeParse(json);
+  // Each fixture is checked once (or when replaced): zod's compiled fast path would cost more to
+  // build than it saves, at start-up above all.
+  const parsed = fixtureSchemas[name].safeParse(json, { jitless: true });
   if (parsed.success) return { ok: true, data: parsed.data as Fixtures[N] };
   const issue = parsed.error.issues[0]!;
   const field = issue.path.length ? issue.path.join('.') : '(root)';
