@@ -1,6 +1,5 @@
 // MP3: the one frame-header reader of the project, the legal bitrates, and the writer that turns
 // encoder output into whole, independent CBR frames at the requested rate.
-import { Mp3Encoder } from '@breezystack/lamejs';
 import { WASM_KBPS, wasmMp3Encoder, type RawMp3Encoder } from './lame-wasm.js';
 
 const MPEG1 = [32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320];
@@ -104,7 +103,7 @@ export interface Mp3Writer {
 export async function mp3Writer(sampleRate: number, channels: 1 | 2, requestedBitrate: number): Promise<Mp3Writer> {
   const bitrate = mp3Bitrate(sampleRate, requestedBitrate);
   const kbps = bitrate / 1000;
-  const raw = WASM_KBPS.includes(kbps) ? await wasmMp3Encoder(sampleRate, channels, kbps) : lamejsEncoder(sampleRate, channels, kbps);
+  const raw = WASM_KBPS.includes(kbps) ? await wasmMp3Encoder(sampleRate, channels, kbps) : await lamejsEncoder(sampleRate, channels, kbps);
   let rest: Buffer = Buffer.alloc(0);
   const cut = (out: Uint8Array | Int8Array, last: boolean): Buffer => {
     const bytes = new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
@@ -125,8 +124,12 @@ export async function mp3Writer(sampleRate: number, channels: 1 | 2, requestedBi
   return { bitrate, push: (pcm) => cut(raw.encode(pcm), false), end: () => cut(raw.flush(), true) };
 }
 
-/** @breezystack/lamejs, patched so the output sample rate is the requested one (scripts/patch-lamejs.mjs). */
-function lamejsEncoder(sampleRate: number, channels: 1 | 2, kbps: number): RawMp3Encoder {
+/**
+ * @breezystack/lamejs, patched so the output sample rate is the requested one (scripts/patch-lamejs.mjs).
+ * Loaded on the first request for 56 or 144 kbit/s: start-up does not parse it.
+ */
+async function lamejsEncoder(sampleRate: number, channels: 1 | 2, kbps: number): Promise<RawMp3Encoder> {
+  const { Mp3Encoder } = await import('@breezystack/lamejs');
   const enc = new Mp3Encoder(channels, sampleRate, kbps);
   return {
     encode(pcm) {
