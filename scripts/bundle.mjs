@@ -45,6 +45,9 @@ export async function bundle() {
     target: 'node20',
     format: 'esm',
     sourcemap: true,
+    // Node reads the whole map at start with --enable-source-maps: file names and lines are what a
+    // stack trace needs, not the sources' text.
+    sourcesContent: false,
     minifySyntax: true,
     external: EXTERNAL,
     logLevel: 'warning',
