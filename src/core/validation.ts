@@ -1,4 +1,5 @@
-import * as z from 'zod';
+import type * as z from 'zod';
+import { config, util } from 'zod/v4/core';
 
 /**
  * One reading of a zod issue: the field it names and the rule it broke, plus the facts a service's
@@ -50,7 +51,7 @@ export function parseFirst<S extends z.ZodType>(schema: S, value: unknown): Firs
   if (result instanceof Promise) throw new Error('parseFirst takes synchronous schemas only');
   if (!result.issues.length) return { success: true, data: result.value as z.output<S> };
   const issue = result.issues[0]!;
-  return { success: false, problem: readIssue(z.core.util.finalizeIssue(issue, ctx, z.config())) };
+  return { success: false, problem: readIssue(util.finalizeIssue(issue, ctx, config())) };
 }
 
 /** `a.b.0` */
