@@ -95,8 +95,9 @@ export async function bundle(dist = DIST) {
     return `${IMPORT}("${specifier}")`;
   });
   // Left over, once comments are set aside: a dynamic import of something else (it would fail at run time).
-  const left = /\bimport\(/.exec(rewritten.replace(/\/\*[\s\S]*?\*\//g, ''));
-  if (left) throw new Error(`a dynamic import the build cannot route: ${rewritten.slice(left.index, left.index + 60)}`);
+  const uncommented = rewritten.replace(/\/\*[\s\S]*?\*\//g, '');
+  const left = /\bimport\(/.exec(uncommented);
+  if (left) throw new Error(`a dynamic import the build cannot route: ${uncommented.slice(left.index, left.index + 60)}`);
   writeFileSync(out, rewritten);
   cpSync(join(ROOT, 'scripts', 'boot.mjs'), join(dist, 'main.js'));
   // Files read at run time next to their module (new URL('./inspector/', import.meta.url)) sit next to the bundle.
