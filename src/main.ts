@@ -30,17 +30,7 @@ async function main(): Promise<void> {
     console.error(`speech-emulator: cannot start: ${reason}`);
     process.exit(1);
   }
-  console.log(
-    [
-      'speech-emulator is running',
-      `  speech synthesis  ${running.speechUrl}`,
-      `  speech backup     ${running.speechBackupUrl}`,
-      `  voice platform    ${running.platformUrl}`,
-      `  control plane     ${running.speechUrl}/_emulator (on every listener)`,
-      `  data              ${running.emulator.persistent ? running.emulator.dataDir : 'in memory (temporary folder, removed at exit)'}`,
-    ].join('\n'),
-  );
-
+  // Handlers first: whoever reads the banner may signal at once.
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -55,6 +45,16 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  console.log(
+    [
+      'speech-emulator is running',
+      `  speech synthesis  ${running.speechUrl}`,
+      `  speech backup     ${running.speechBackupUrl}`,
+      `  voice platform    ${running.platformUrl}`,
+      `  control plane     ${running.speechUrl}/_emulator (on every listener)`,
+      `  data              ${running.emulator.persistent ? running.emulator.dataDir : 'in memory (temporary folder, removed at exit)'}`,
+    ].join('\n'),
+  );
 }
 
 void main();
