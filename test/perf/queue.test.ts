@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SlotQueue } from '../../src/core/queue.js';
 import { call, emulatorForFile } from '../helpers/emulator.js';
+import { connect, piecesOf, session, START, until } from '../speech/ws-helpers.js';
 
 describe('SlotQueue', () => {
   it('runs at most `limit` at once and grants slots in arrival order', async () => {
@@ -101,5 +102,35 @@ describe('synthesis slots over HTTP', () => {
     // Every slot is back once the answers are out (a leaver's slot included).
     for (let i = 0; i < 100 && emu.emulator.synthesis.stats().running > 0; i++) await new Promise((r) => setTimeout(r, 20));
     expect(emu.emulator.synthesis.stats()).toEqual({ limit, running: 0, waiting: 0 });
+  });
+});
+
+describe('synthesis slots on the speech WebSocket', () => {
+  const { emu } = emulatorForFile();
+
+  it('a piece waits for a slot shared with HTTP T2A; a client that leaves while waiting frees its place', async () => {
+    const queue = emu.emulator.synthesis;
+    // Every slot taken (as by long HTTP syntheses).
+    const held = await Promise.all(Array.from({ length: queue.limit }, () => queue.acquire()));
+    const frames = [START, { event: 'task_continue', text: 'Waiting for a slot.' }, { event: 'task_finish' }];
+    const done = session(emu.speechUrl, frames);
+    await until(async () => queue.stats().waiting === 1);
+    // A second client that leaves while its piece waits.
+    const leaver = connect(emu.speechUrl);
+    leaver.on('open', () => {
+      leaver.send(JSON.stringify(START));
+      leaver.send(JSON.stringify({ event: 'task_continue', text: 'I will not wait.' }));
+    });
+    await until(async () => queue.stats().waiting === 2);
+    leaver.close();
+    await until(async () => queue.stats().waiting === 1);
+    held[0]!();
+    const result = await done;
+    const pieces = piecesOf(result.messages);
+    expect(pieces).toHaveLength(1);
+    expect(pieces[0]!.audio.length).toBeGreaterThan(0);
+    expect(result.messages.at(-1).event).toBe('task_finished');
+    for (const release of held) release();
+    await until(async () => queue.stats().running === 0 && queue.stats().waiting === 0);
   });
 });

@@ -175,6 +175,17 @@ export function openSession(emu: Emulator, port: SessionPort, ctx: SessionContex
   async function synthesizePiece(text: string) {
     const { plan, synth } = await startSynthesis(emu, ctx.area, ctx.account, readRequest(pieceBody(start!, text)), port.signal);
     recordSignature(emu, plan, synth);
+    // One synthesis slot per piece being encoded, shared with HTTP T2A (bounds memory under load); a
+    // client that leaves while the piece waits frees its place in line.
+    const release = await emu.synthesis.acquire(port.signal);
+    try {
+      await sendPiece(plan, synth);
+    } finally {
+      release();
+    }
+  }
+
+  async function sendPiece(plan: SynthesisPlan, synth: Awaited<ReturnType<typeof startSynthesis>>['synth']) {
     const run = ctx.area.startStream(ctx.account.id, ctx.traceId);
     const format = wsFormatOf(start!);
     let sent = 0;
