@@ -65,14 +65,17 @@ export function journalRoutes(app: FastifyInstance, emu: Emulator): void {
   app.get('/journal/:id/answer-audio', { ...input({}), schema: { params: idParams } }, async (req: IdRequest, reply) => {
     entryOf(req.params.id);
     const audio = emu.journal.answerAudioOf(req.params.id);
-    if (!audio)
-      throw new ControlError(
-        404,
-        `journal entry ${req.params.id} holds no answer audio (kept for answers that carry their audio as hex, up to 8 MB each, 64 MB in all)`,
-      );
+    if (!audio) throw new ControlError(404, `journal entry ${req.params.id} holds no answer audio (kept for answers that carry their audio as hex)`);
+    let raw: Buffer;
+    try {
+      raw = audio.bytes ?? (await audio.make!());
+    } catch (err) {
+      // Made again from its request: a voice since deleted or expired cannot speak it any more.
+      throw new ControlError(404, `the audio of journal entry ${req.params.id} cannot be made again: ${(err as Error).message}`);
+    }
     // Raw PCM cannot be played as it is: it is served as the WAV of the same samples.
     const pcm = audio.format === 'pcm';
-    const bytes = pcm ? Buffer.concat([wavHeader(audio.sampleRate, audio.channels, audio.bytes.length), audio.bytes]) : audio.bytes;
+    const bytes = pcm ? Buffer.concat([wavHeader(audio.sampleRate, audio.channels, raw.length), raw]) : raw;
     const ext = pcm ? 'wav' : audio.format;
     return reply
       .code(200)

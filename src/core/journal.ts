@@ -143,12 +143,19 @@ interface KeptAudio {
 /** Left entries are cut from the journal's array once this many have piled up at its head. */
 const COMPACT_AFTER = 1024;
 
-/** Encoded audio an answer carried; raw PCM is served as WAV. */
+/**
+ * Encoded audio an answer carried; raw PCM is served as WAV. Either the bytes themselves, or how to
+ * make them again (synthesis is deterministic: the same request gives the same bytes), which keeps
+ * the journal small however many answers it remembers.
+ */
 export interface AnswerAudio {
-  bytes: Buffer;
   format: string;
   sampleRate: number;
   channels: number;
+  /** Size of the audio as answered. */
+  size: number;
+  bytes?: Buffer;
+  make?: () => Promise<Buffer>;
 }
 
 export class Journal {
@@ -238,12 +245,13 @@ export class Journal {
 
   /** Keeps the audio an answer carried (inside its body), when it fits the caps; the oldest go first. */
   keepAnswerAudio(entry: JournalEntry | null | undefined, audio: AnswerAudio): void {
-    if (!entry || audio.bytes.length > this.audioCaps.entry || !this.live.has(entry)) return;
+    const stored = audio.bytes?.length ?? 0;
+    if (!entry || stored > this.audioCaps.entry || !this.live.has(entry)) return;
     this.dropAnswer(entry.id);
     this.answers.set(entry.id, { entry, audio });
-    this.answerBytes += audio.bytes.length;
+    this.answerBytes += stored;
     entry.answer_audio = {
-      bytes: audio.bytes.length,
+      bytes: audio.size,
       format: audio.format,
       sample_rate: audio.sampleRate,
       channels: audio.channels,
@@ -263,7 +271,7 @@ export class Journal {
     const kept = this.answers.get(id);
     if (!kept) return;
     this.answers.delete(id);
-    this.answerBytes -= kept.audio.bytes.length;
+    this.answerBytes -= kept.audio.bytes?.length ?? 0;
     delete kept.entry.answer_audio;
   }
 

@@ -79,4 +79,28 @@ describe('audio of an answer, in the journal', () => {
     await control(emu.speechUrl).clearJournal();
     expect((await call(`${emu.speechUrl}${kept.answer_audio.url}`)).status).toBe(404);
   });
+
+  it('the audio is made again from its request when asked: a voice no longer there answers 404 saying so', async () => {
+    const key = 'answer-voice-gone';
+    const r = await t2a(key, { voice_setting: { voice_id: 'male-qn-jingying' } });
+    expect(r.body.base_resp.status_code).toBe(0);
+    const entry = await lastEntry(key);
+    expect((await download(entry.answer_audio.url)).bytes.equals(Buffer.from(r.body.data.audio, 'hex'))).toBe(true);
+    // The voice leaves the catalogue (a fixture set at run time).
+    const ctl = control(emu.speechUrl);
+    const voices = (await ctl.call('GET', '/fixtures/speech-voices.json')).body.content as { voice_id: string }[];
+    expect(
+      (
+        await ctl.call(
+          'PUT',
+          '/fixtures/speech-voices.json',
+          voices.filter((v) => v.voice_id !== 'male-qn-jingying'),
+        )
+      ).status,
+    ).toBe(200);
+    const gone = await call(`${emu.speechUrl}${entry.answer_audio.url}`);
+    expect(gone.status).toBe(404);
+    expect(gone.body.error.message).toMatch(/cannot be made again: voice id not exist/);
+    await ctl.call('PUT', '/fixtures/speech-voices.json', voices);
+  });
 });

@@ -19,7 +19,7 @@ describe('the journal keeps the newest entries only', () => {
     for (let i = 0; i < 2500; i++) {
       const e = journal.start(entry(`/p${i}`, i % 2 ? 'odd' : 'even'));
       if (i === 2496) first = e;
-      if (i === 2496) journal.keepAnswerAudio(e, { bytes: Buffer.alloc(10), format: 'mp3', sampleRate: 32000, channels: 1 });
+      if (i === 2496) journal.keepAnswerAudio(e, { bytes: Buffer.alloc(10), size: 10, format: 'mp3', sampleRate: 32000, channels: 1 });
     }
     expect(journal.size()).toBe(3);
     expect(journal.list().map((e) => e.path)).toEqual(['/p2499', '/p2498', '/p2497']);

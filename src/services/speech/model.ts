@@ -4,7 +4,15 @@
  * record of what was spoken. Errors are thrown as SpeechError (named constructors of errors.ts); routes.ts only translates.
  */
 import { parseFirst } from '../../core/validation.js';
-import { synthesizeStreamSliced, type AudioFormat, type SynthInput, type SynthSummary, type VoiceModify, type VoiceTone } from '../../audio/index.js';
+import {
+  encodeAudio,
+  synthesizeStreamSliced,
+  type AudioFormat,
+  type SynthInput,
+  type SynthSummary,
+  type VoiceModify,
+  type VoiceTone,
+} from '../../audio/index.js';
 import type { Account } from '../../core/accounts.js';
 import type { Emulator } from '../../core/emulator.js';
 import { speechRecord } from '../../core/signatures.js';
@@ -92,6 +100,17 @@ export async function startSynthesis(emu: Emulator, area: SpeechArea, account: A
   chargeRequest(emu, account, plan);
   area.count(account.id, plan);
   return { plan, synth };
+}
+
+/**
+ * The audio of a request made again, neither charged nor counted: the same request gives the same
+ * bytes (for the journal's answer audio). Throws the SpeechError a request would get now (a voice
+ * since deleted, for one).
+ */
+export async function synthesizeAgain(emu: Emulator, account: Account, request: T2aRequest): Promise<Buffer> {
+  const plan = planRequest(emu, account, request);
+  const synth = await synthesizeStreamSliced(plan.input, {});
+  return (await encodeAudio(plan.format, synth, { sampleRate: plan.sampleRate, channels: plan.channels, bitrate: plan.bitrate })).bytes;
 }
 
 /**

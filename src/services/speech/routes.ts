@@ -7,8 +7,8 @@ import { admitRequest } from '../../core/admission.js';
 import { readerValidator } from '../../core/validation.js';
 import { countChunk, faultIgnoredHeader, finishEntry, journalBody, noteSpecCode, takeFault } from '../../core/http.js';
 import { refusalError, SpeechError, STATUS_MSG, traceIdOf } from './errors.js';
-import { readRequest, recordSignature, startSynthesis, subtitleSegments, URL_TTL_MS, type SynthesisPlan } from './model.js';
-import { t2aRequestSchema } from './schema.js';
+import { readRequest, recordSignature, startSynthesis, subtitleSegments, synthesizeAgain, URL_TTL_MS, type SynthesisPlan } from './model.js';
+import { t2aRequestSchema, type T2aRequest } from './schema.js';
 import { speechArea, type SpeechArea } from './state.js';
 import { extraInfo, finalEvent, intermediateEvent, MAX_EVENT_AUDIO_BYTES, sseEvent } from './stream.js';
 
@@ -69,9 +69,20 @@ function leftWhileQueued(req: FastifyRequest, reply: FastifyReply): void {
   if (req.emu.entry) req.emu.entry.note = 'client disconnected before the answer';
 }
 
-/** The audio an answer carries as hex, kept by the journal so the inspector can play it. */
-function keepAnswerAudio(emu: Emulator, req: FastifyRequest, plan: SynthesisPlan, bytes: Buffer): void {
-  emu.journal.keepAnswerAudio(req.emu.entry, { bytes, format: plan.format, sampleRate: plan.sampleRate, channels: plan.channels });
+/**
+ * The audio an answer carries as hex, for the inspector to play: the journal keeps how to make it again
+ * (the request; synthesis is deterministic), not the bytes.
+ */
+function keepAnswerAudio(emu: Emulator, req: FastifyRequest, plan: SynthesisPlan, size: number): void {
+  const account = req.emu.account!;
+  const request = req.body as T2aRequest;
+  emu.journal.keepAnswerAudio(req.emu.entry, {
+    size,
+    format: plan.format,
+    sampleRate: plan.sampleRate,
+    channels: plan.channels,
+    make: () => synthesizeAgain(emu, account, request),
+  });
 }
 
 /** Aborts the synthesis when the client goes away before the answer is complete. */
@@ -116,7 +127,7 @@ async function wholeSynthesis(
   emu.metrics.audioSynthesized(plan.format, encoded.meta.durationMs / 1000);
   const account = req.emu.account!;
   let audio = encoded.bytes.toString('hex');
-  if (!plan.outputUrl) keepAnswerAudio(emu, req, plan, encoded.bytes);
+  if (!plan.outputUrl) keepAnswerAudio(emu, req, plan, encoded.bytes.length);
   if (plan.outputUrl) {
     const rel = `speech/${account.id}/${traceId}.${plan.format}`;
     await emu.blobs.put(rel, encoded.bytes);
@@ -230,7 +241,7 @@ async function streamSynthesis(
     emu.metrics.audioSynthesized(plan.format, meta.durationMs / 1000);
     // The aggregated audio is the whole file, with the true totals a one-shot file has.
     const whole = plan.excludeAggregated ? undefined : await encoded.wholeFile();
-    if (whole) keepAnswerAudio(emu, req, plan, whole);
+    if (whole) keepAnswerAudio(emu, req, plan, whole.length);
     const aggregated = whole ? whole.toString('hex') : '';
     await write(res, finalEvent(aggregated, extraInfo(meta, plan), traceId));
     events++;

@@ -11,7 +11,8 @@ export async function speechDesignRoutes(app: FastifyInstance, { emu }: { emu: E
   app.withTypeProvider<ZodTypeProvider>().post('/v1/voice_design', { schema: { body: designBody } }, async (req, reply) => {
     const designed = await designVoice(emu, req.emu.account!, parseWith(designBody, req.body));
     // The trial is MP3, 32 kHz mono (rule 12.11): kept so the inspector can play it.
-    emu.journal.keepAnswerAudio(req.emu.entry, { bytes: Buffer.from(designed.trial_audio, 'hex'), format: 'mp3', sampleRate: 32000, channels: 1 });
+    const trial = Buffer.from(designed.trial_audio, 'hex');
+    emu.journal.keepAnswerAudio(req.emu.entry, { bytes: trial, size: trial.length, format: 'mp3', sampleRate: 32000, channels: 1 });
     return sendOk(emu, req, reply, designed);
   });
 }
