@@ -104,26 +104,42 @@ export interface TextCounts {
   wordCount: number;
 }
 
+/** What a character is for counting; ASCII is answered without a Unicode regex (most texts are mostly ASCII). */
+function kindOf(c: string): 'cjk' | 'digit' | 'letter' | 'mark' | 'other' {
+  const code = c.charCodeAt(0);
+  if (c.length === 1 && code < 128) {
+    if (code >= 48 && code <= 57) return 'digit';
+    if ((code >= 65 && code <= 90) || (code >= 97 && code <= 122)) return 'letter';
+    return 'other';
+  }
+  if (CJK.test(c)) return 'cjk';
+  if (DIGIT.test(c)) return 'digit';
+  if (LETTER.test(c)) return /\p{L}/u.test(c) ? 'letter' : 'mark';
+  return 'other';
+}
+
 export function countText(text: string): TextCounts {
   let usage = 0;
   let words = 0;
   let inWord = false;
   const chars = [...withoutMarkers(text)];
+  const kinds = chars.map(kindOf);
   for (let i = 0; i < chars.length; i++) {
     const c = chars[i] ?? '';
-    if (CJK.test(c)) {
+    const kind = kinds[i];
+    if (kind === 'cjk') {
       usage++;
       words++;
       inWord = false;
-    } else if (DIGIT.test(c)) {
+    } else if (kind === 'digit') {
       usage++;
       words++;
       inWord = false;
-    } else if (LETTER.test(c)) {
-      if (/\p{L}/u.test(c)) usage++;
+    } else if (kind === 'letter' || kind === 'mark') {
+      if (kind === 'letter') usage++;
       if (!inWord) words++;
       inWord = true;
-    } else if (inWord && (c === "'" || c === '’') && LETTER.test(chars[i + 1] ?? '')) {
+    } else if (inWord && (c === "'" || c === '’') && (kinds[i + 1] === 'letter' || kinds[i + 1] === 'mark')) {
       // an apostrophe inside a word (don't) keeps the word whole
     } else inWord = false;
   }
