@@ -10,17 +10,7 @@ import { issueText } from '../issues.js';
 import { isFinalMessage, parseJsonObject, unwrapMeta } from '../shared/socket-messages.js';
 import { MAX_FRAME_BYTES } from '../../../core/wire.js';
 import { openWire, toBuffer, type Wire } from '../shared/socket-wire.js';
-import {
-  appendPcm,
-  durationMs,
-  INPUT_RATE,
-  MAX_UTTERANCE_MS,
-  newUtterance,
-  nextPartial,
-  recognizeUtterance,
-  trailingSilenceMs,
-  type Utterance,
-} from '../shared/utterance.js';
+import { appendPcm, INPUT_RATE, newUtterance, nextPartial, recognizeUtterance, type Utterance } from '../shared/utterance.js';
 import {
   addLive,
   ConversationError,
@@ -34,17 +24,12 @@ import {
 } from './model.js';
 import { CLOSE_FAULT, CLOSE_POLICY, socketRefusal, streamMetaSchema, textMetaSchema } from './schema.js';
 import { runReply, type ReplyContext } from './turn.js';
+import { afterAudio, beforeMeta, endOfUtterance } from './turns.js';
 
 /**
- * The two conversation sockets. `/stream`: meta, then utterances of PCM16, each ended by
- * `{is_final:true}`, by PAUSE_MS without audio (emulator clock) or by SILENCE_END_MS of trailing
- * silence in the audio; one reply per utterance, several turns per connection. `/stream-text`: one
- * turn per connection, from `text_input` (text mode) or from one utterance (voice mode), then close.
- * The rules of each message live in model.ts; this file reads frames and sends events.
+ * The two conversation sockets: this file reads frames and sends events. The rules of each message
+ * live in model.ts (meta, replies) and turns.ts (when an utterance ends and whether it is answered).
  */
-export const PAUSE_MS = 1500;
-export const SILENCE_END_MS = 1000;
-
 export function conversationSocket(emu: Emulator, state: ConversationState, socket: WebSocket, req: FastifyRequest, mode: ConversationMode): void {
   const wire = openWire(emu, socket, req, takeFault(req, 'cut_after_chunks'), () =>
     wire.send({ type: 'error', code: '20003', message: `message: a frame is at most ${MAX_FRAME_BYTES} bytes (8 MiB)` }),
@@ -107,7 +92,7 @@ class Conversation {
   }
 
   private onMeta(msg: Record<string, unknown>): void {
-    if (isFinalMessage(msg)) return this.fail('20003', 'meta: the first message must be meta (voice_id, audio_format, language), not is_final');
+    if (isFinalMessage(msg)) return this.refuse(beforeMeta('is_final'));
     const inner = unwrapMeta(msg);
     const prefix = inner === msg ? '' : 'meta.';
     const parsed = (this.mode === 'text' ? textMetaSchema : streamMetaSchema).safeParse(inner);
@@ -137,20 +122,26 @@ class Conversation {
   }
 
   private onAudio(data: Buffer): void {
-    if (this.phase === 'meta') return this.fail('20003', 'binary audio arrived before the meta message');
+    if (this.phase === 'meta') return this.refuse(beforeMeta('audio'));
     if (this.phase === 'finished') return; // text mode, or after the one turn of stream-text
     const utterance = this.utterance;
     this.wire.keepAudio(data, INPUT_RATE);
     appendPcm(utterance, data);
-    if (durationMs(utterance) > MAX_UTTERANCE_MS) return this.fail('20003', `audio: an utterance may last at most ${MAX_UTTERANCE_MS / 1000} s`);
+    const next = afterAudio(this.mode, utterance);
+    if (next.kind === 'refuse') return this.refuse(next.error);
     if (!this.busy) {
       const partial = nextPartial(this.emu, utterance);
       if (partial) this.wire.send({ type: 'asr_partial', asr_text: partial.text });
     }
-    if (this.mode !== 'stream') return;
-    if (trailingSilenceMs(utterance) >= SILENCE_END_MS) return this.endUtterance(false);
-    this.wire.cancel(this.pauseTimer);
-    this.pauseTimer = this.wire.after(PAUSE_MS, () => this.endUtterance(false), 'conversation utterance pause');
+    if (next.kind === 'end') return this.endUtterance(false);
+    if (next.kind === 'wait') {
+      this.wire.cancel(this.pauseTimer);
+      this.pauseTimer = this.wire.after(next.pauseMs, () => this.endUtterance(false), 'conversation utterance pause');
+    }
+  }
+
+  private refuse(error: ConversationError): void {
+    this.fail(error.code, error.message);
   }
 
   /** Ends the current utterance: `{is_final}` (explicit) or the pause/silence rules. */
@@ -159,13 +150,10 @@ class Conversation {
     this.pauseTimer = null;
     const utterance = this.utterance;
     if (this.phase !== 'listening') return;
-    if (utterance.samples === 0 || (!explicit && !utterance.heardVoice)) {
-      // Nothing to answer: an is_final after an utterance that already ended by itself is ignored.
-      if (this.mode === 'text' && explicit) this.fail('20003', 'is_final: no audio was received before it');
-      this.utterance = newUtterance();
-      return;
-    }
+    const end = endOfUtterance(this.mode, utterance, explicit);
     this.utterance = newUtterance();
+    if (end.kind === 'refuse') return this.refuse(end.error);
+    if (end.kind === 'ignore') return;
     if (this.mode === 'text') this.phase = 'finished';
     const t0 = performance.now();
     this.enqueue(() => this.voiceTurn(utterance, t0));
