@@ -3,7 +3,7 @@ import type { Emulator } from '../../../core/emulator.js';
 import { chargeOrRefuse, priceOf } from '../shared/billing.js';
 import { PlatformError } from '../envelope.js';
 import { recognitionPrice, recognizePcm, type Recognition } from '../shared/recognizer.js';
-import { durationMs, recognizeUtterance, type Utterance } from '../shared/utterance.js';
+import { durationMs, MAX_UTTERANCE_MS, recognizeUtterance, type Utterance } from '../shared/utterance.js';
 import { MAX_AUDIO_BYTES, MIN_AUDIO_BYTES, RECOGNITION_RATE, type SpeechToTextRequest } from './schema.js';
 
 /**
@@ -59,6 +59,22 @@ export function recognizeRequest(emu: Emulator, account: Account, request: Speec
   }
   chargeOrRefuse(emu, account, price, 'recognition');
   return recognizePcm(emu, samples, RECOGNITION_RATE, language ? { language } : {});
+}
+
+/**
+ * The stream's message rules, in order (10001): the first message is meta (`is_final` or audio before it
+ * is refused), then PCM up to MAX_UTTERANCE_MS in all, then `is_final` (finishStream).
+ */
+export function streamBeforeMeta(what: 'is_final' | 'audio'): PlatformError {
+  return new PlatformError(
+    'param',
+    what === 'is_final' ? 'meta: the first message must be {meta:{audio_format, language}}, not is_final' : 'binary audio arrived before the meta message',
+  );
+}
+
+/** The audio a stream has carried so far: refused past MAX_UTTERANCE_MS, else null. */
+export function streamAudioRefusal(utterance: Utterance): PlatformError | null {
+  return durationMs(utterance) > MAX_UTTERANCE_MS ? new PlatformError('param', `audio: a stream may carry at most ${MAX_UTTERANCE_MS / 1000} s`) : null;
 }
 
 /** The stream's minimum length of recognised PCM. */

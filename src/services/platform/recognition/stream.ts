@@ -11,8 +11,8 @@ import { refusalError } from '../refusal.js';
 import { isFinalMessage, parseJsonObject, unwrapMeta } from '../shared/socket-messages.js';
 import { MAX_FRAME_BYTES } from '../../../core/wire.js';
 import { openWire, toBuffer } from '../shared/socket-wire.js';
-import { appendPcm, durationMs, INPUT_RATE, MAX_UTTERANCE_MS, newUtterance, nextPartial } from '../shared/utterance.js';
-import { finishStream } from './model.js';
+import { appendPcm, durationMs, INPUT_RATE, newUtterance, nextPartial } from '../shared/utterance.js';
+import { finishStream, streamAudioRefusal, streamBeforeMeta } from './model.js';
 import { streamMetaSchema } from './schema.js';
 
 /**
@@ -104,13 +104,16 @@ function recognitionSocket(emu: Emulator, socket: WebSocket, req: FastifyRequest
   }
   const account: Account = admission.account;
 
+  // A rule's refusal (recognition/model.ts) in the socket's shape: its code, then the close.
+  const refuse = (err: PlatformError) => fail(resolveCode(FAMILIES.recognition, err.codeOrKind), err.message);
+
   const finish = () => {
     phase = 'finished';
     let result;
     try {
       result = finishStream(emu, account, utterance, language ?? undefined);
     } catch (err) {
-      if (err instanceof PlatformError) return fail(resolveCode(FAMILIES.recognition, err.codeOrKind), err.message);
+      if (err instanceof PlatformError) return refuse(err);
       throw err;
     }
     event('asr_final', result);
@@ -122,10 +125,11 @@ function recognitionSocket(emu: Emulator, socket: WebSocket, req: FastifyRequest
     if (wire.closed || phase === 'finished') return;
     if (isBinary) {
       wire.recordIn(data.length, true);
-      if (phase === 'meta') return fail(10001, 'binary audio arrived before the meta message');
+      if (phase === 'meta') return refuse(streamBeforeMeta('audio'));
       wire.keepAudio(data, INPUT_RATE);
       appendPcm(utterance, data);
-      if (durationMs(utterance) > MAX_UTTERANCE_MS) return fail(10001, `audio: a stream may carry at most ${MAX_UTTERANCE_MS / 1000} s`);
+      const tooLong = streamAudioRefusal(utterance);
+      if (tooLong) return refuse(tooLong);
       const partial = nextPartial(emu, utterance, language ?? undefined);
       if (partial) event('asr_partial', { ...partial.result, text: partial.text });
       return;
@@ -137,7 +141,7 @@ function recognitionSocket(emu: Emulator, socket: WebSocket, req: FastifyRequest
       if (isFinalMessage(parsed.value)) finish();
       return;
     }
-    if (isFinalMessage(parsed.value)) return fail(10001, 'meta: the first message must be {meta:{audio_format, language}}, not is_final');
+    if (isFinalMessage(parsed.value)) return refuse(streamBeforeMeta('is_final'));
     const inner = unwrapMeta(parsed.value);
     const meta = streamMetaSchema.safeParse(inner);
     if (!meta.success) {
