@@ -251,10 +251,12 @@ export function installPipeline(app: FastifyInstance, emu: Emulator, opts: Pipel
     done(null, payload);
   });
 
+  // One info line per request; with info off the line is not even built.
+  const logRequests = emu.logger.isLevelEnabled('info');
   app.addHook('onResponse', (req, reply, done) => {
     finishEntry(req, reply.statusCode);
     const state = req.emu;
-    if (state?.entry) {
+    if (logRequests && state?.entry) {
       req.log.info(
         { method: req.method, path: state.entry.path, status: reply.statusCode, ms: state.entry.duration_ms, account: state.account?.label ?? null },
         `${req.method} ${state.entry.path} ${reply.statusCode}`,
