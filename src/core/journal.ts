@@ -140,6 +140,10 @@ interface KeptAudio {
   bytes: number;
 }
 
+/** Marks an entry that has left the journal (a symbol: never serialized), so audio is no longer kept for it. */
+const GONE = Symbol('left the journal');
+type Gone = JournalEntry & { [GONE]?: true };
+
 /** Left entries are cut from the journal's array once this many have piled up at its head. */
 const COMPACT_AFTER = 1024;
 
@@ -162,8 +166,6 @@ export class Journal {
   /** Entries oldest first; those before `first` have left the journal (compacted now and then). */
   private entries: JournalEntry[] = [];
   private first = 0;
-  /** Entries still in the journal, for the audio stores' check. */
-  private live = new WeakSet<JournalEntry>();
   private counter = 0;
   /** PCM16 mono a client sent, by entry id; it lives and dies with its entry. */
   private audio = new Map<string, KeptAudio>();
@@ -181,7 +183,6 @@ export class Journal {
   start(entry: Omit<JournalEntry, 'id' | 'status' | 'duration_ms'>): JournalEntry {
     const full: JournalEntry = { id: `req_${String(++this.counter).padStart(6, '0')}`, status: null, duration_ms: null, ...entry };
     this.entries.push(full);
-    this.live.add(full);
     // The oldest leaves; the array is compacted only once many have left (a shift per request would
     // move the whole journal every time).
     while (this.entries.length - this.first > this.limit) this.forget(this.entries[this.first++]!);
@@ -194,7 +195,7 @@ export class Journal {
   }
 
   private forget(entry: JournalEntry): void {
-    this.live.delete(entry);
+    (entry as Gone)[GONE] = true;
     this.dropAudio(entry.id);
     this.dropAnswer(entry.id);
   }
@@ -221,7 +222,7 @@ export class Journal {
 
   /** Keeps PCM16 mono bytes a client streamed on the socket of `entry`, up to the caps. */
   keepAudio(entry: JournalEntry | null | undefined, pcm: Buffer, sampleRate: number): void {
-    if (!entry || !this.live.has(entry)) return;
+    if (!entry || (entry as Gone)[GONE]) return;
     let kept = this.audio.get(entry.id);
     if (!kept) {
       kept = { entry, sampleRate, chunks: [], bytes: 0 };
@@ -246,7 +247,7 @@ export class Journal {
   /** Keeps the audio an answer carried (inside its body), when it fits the caps; the oldest go first. */
   keepAnswerAudio(entry: JournalEntry | null | undefined, audio: AnswerAudio): void {
     const stored = audio.bytes?.length ?? 0;
-    if (!entry || stored > this.audioCaps.entry || !this.live.has(entry)) return;
+    if (!entry || stored > this.audioCaps.entry || (entry as Gone)[GONE]) return;
     this.dropAnswer(entry.id);
     this.answers.set(entry.id, { entry, audio });
     this.answerBytes += stored;
