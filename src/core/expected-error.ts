@@ -7,11 +7,20 @@
  */
 export interface ExpectedError extends Error {}
 export class ExpectedError {
-  declare message: string;
+  // On the prototype, as an Error's own message is not enumerable: JSON and logs show an expected error
+  // as they show any error.
+  #message: string;
 
   constructor(message?: string) {
-    // Not enumerable, as on an Error: JSON and logs show an expected error as they show any error.
-    Object.defineProperty(this, 'message', { value: message ?? '', writable: true, configurable: true });
+    this.#message = message ?? '';
+  }
+
+  get message(): string {
+    return this.#message;
+  }
+
+  set message(value: string) {
+    this.#message = value;
   }
 
   /** What a stack would say, without frames. */
