@@ -14,6 +14,7 @@ import type { SpeechArea } from '../state.js';
 import { extraInfo, MAX_EVENT_AUDIO_BYTES, type ExtraInfo } from '../stream.js';
 import { codePoints } from '../text.js';
 import { clientFrameSchema, taskContinueSchema, taskStartSchema, WS_FORMATS, type TaskStart, type WsFormat } from './schema.js';
+import { countingFrames, SubtitleFeed, type WsSubtitle } from './subtitles.js';
 
 /** 120 s without a client message or a result ends the session with 2201 (rule 12.7). */
 export const IDLE_MS = 120_000;
@@ -179,28 +180,43 @@ export function openSession(emu: Emulator, port: SessionPort, ctx: SessionContex
     // client that leaves while the piece waits frees its place in line.
     const release = await emu.synthesis.acquire(port.signal);
     try {
-      await sendPiece(plan, synth);
+      await sendPiece(plan, synth, text);
     } finally {
       release();
     }
   }
 
-  async function sendPiece(plan: SynthesisPlan, synth: Awaited<ReturnType<typeof startSynthesis>>['synth']) {
+  async function sendPiece(plan: SynthesisPlan, synth: Awaited<ReturnType<typeof startSynthesis>>['synth'], text: string) {
     const run = ctx.area.startStream(ctx.account.id, ctx.traceId);
     const format = wsFormatOf(start!);
+    // Subtitles: each audio message carries what its audio finished saying (never the is_final one).
+    const subtitles =
+      (start as { subtitle_enable?: unknown }).subtitle_enable === true ? new SubtitleFeed(synth.timeline, start!.subtitle_type ?? 'sentence', text) : null;
+    let madeFrames = 0;
+    const source = subtitles ? countingFrames(synth, plan.channels, (n) => (madeFrames += n)) : synth;
+    const madeMs = () => (madeFrames * 1000) / plan.sampleRate;
     let sent = 0;
     let held: Buffer | null = null;
+    let heldMs = 0;
     try {
-      const audio = encodePiece(format, plan, synth);
+      const audio = encodePiece(format, plan, synth, source);
       for await (const chunk of audio.chunks) {
-        if (held && !sendChunk(held, false)) return run.end(cutByFault ? 'cut' : 'aborted', sent);
+        if (held && !sendChunk(held, false, undefined, subtitles?.take(heldMs))) return run.end(cutByFault ? 'cut' : 'aborted', sent);
         if (held) sent++;
         held = chunk;
+        heldMs = madeMs();
         run.progress(sent);
       }
       const meta = await audio.meta();
       // μ-law is planned as PCM; extra_info names the format the client asked for.
       const extra = { ...extraInfo({ ...meta, format: plan.format }, plan), audio_format: meta.format };
+      // What the last audio says travels with it; the is_final message that follows then has no audio.
+      const lastSubtitle = subtitles?.rest();
+      if (held && lastSubtitle) {
+        if (!sendChunk(held, false, undefined, lastSubtitle)) return run.end(cutByFault ? 'cut' : 'aborted', sent);
+        sent++;
+        held = Buffer.alloc(0);
+      }
       if (!held || !sendChunk(held, true, extra)) return run.end(cutByFault ? 'cut' : 'aborted', sent);
       run.end('done', sent + 1);
     } catch (err) {
@@ -210,14 +226,15 @@ export function openSession(emu: Emulator, port: SessionPort, ctx: SessionContex
   }
 
   /** Sends one audio message; false once the `cut_after_chunks` fault has dropped the connection. */
-  function sendChunk(audio: Buffer, isFinal: boolean, extra?: ExtraInfo): boolean {
+  function sendChunk(audio: Buffer, isFinal: boolean, extra?: ExtraInfo, subtitle?: WsSubtitle): boolean {
     if (port.closed) return false;
     if (ctx.cutAfterChunks !== undefined && audioSent >= ctx.cutAfterChunks) {
       cutByFault = true;
       port.terminate();
       return false;
     }
-    send('task_continued', 0, STATUS_MSG[0]!, { data: { audio: audio.toString('hex') }, is_final: isFinal, ...(extra ? { extra_info: extra } : {}) });
+    const data = subtitle ? { audio: audio.toString('hex'), subtitle } : { audio: audio.toString('hex') };
+    send('task_continued', 0, STATUS_MSG[0]!, { data, is_final: isFinal, ...(extra ? { extra_info: extra } : {}) });
     audioSent++;
     return true;
   }
@@ -296,10 +313,10 @@ export function pieceBody(start: TaskStart, text: string): Record<string, unknow
 }
 
 /** The encoded chunks of a piece (frame-aligned) and, after the last, their true metadata. */
-function encodePiece(format: WsFormat, plan: SynthesisPlan, synth: SynthStream) {
+function encodePiece(format: WsFormat, plan: SynthesisPlan, synth: SynthStream, source: AsyncIterable<Int16Array> = synth) {
   const opts = { sampleRate: plan.sampleRate, channels: plan.channels, bitrate: plan.bitrate };
   if (format === 'pcmu_raw' || format === 'pcmu_wav') {
-    const mulaw = encodeMulawStream(synth, { ...opts, container: format === 'pcmu_wav' ? 'wav' : 'raw', totalFrames: synth.frames });
+    const mulaw = encodeMulawStream(source, { ...opts, container: format === 'pcmu_wav' ? 'wav' : 'raw', totalFrames: synth.frames });
     return {
       chunks: mulaw,
       meta: async () => ({
@@ -313,6 +330,6 @@ function encodePiece(format: WsFormat, plan: SynthesisPlan, synth: SynthStream) 
     };
   }
   // Whole frames of at most one event's size; a piece's FLAC header carries its true length up front.
-  const encoded = encodeAudioStream(plan.format, synth, { ...opts, maxChunkBytes: MAX_EVENT_AUDIO_BYTES, totalFrames: synth.frames });
+  const encoded = encodeAudioStream(plan.format, source, { ...opts, maxChunkBytes: MAX_EVENT_AUDIO_BYTES, totalFrames: synth.frames });
   return { chunks: encoded, meta: () => encoded.meta() };
 }
