@@ -194,7 +194,9 @@ describe('size limits', () => {
     gc();
     peak = Math.max(peak, process.memoryUsage().rss);
     expect(r.body).toMatchObject(fails(20010, /50 MB limit of scene audio/));
-    expect(peak - before).toBeLessThan(20 * MB);
+    // Buffered, the 50 MB kept before the cut would show; streamed, what shows is socket and parser buffers
+    // awaiting collection, which vary with the machine's load (up to about 22 MB seen in a full parallel run).
+    expect(peak - before).toBeLessThan(30 * MB);
     expect(emu.emulator.areas.get('platform-uploads')!.view!('x')).toEqual([]);
   });
 

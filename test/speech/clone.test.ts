@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { pcm16Wav } from '../helpers/audio.js';
 import { control, emulatorForFile } from '../helpers/emulator.js';
 import { codeOf, msgOf, PANGRAM, speechApi } from './beyond.js';
 import { ffprobe } from './helpers.js';
@@ -237,19 +238,7 @@ describe('voice_clone', () => {
 /** A 16-bit mono WAV of a plain 440 Hz tone: audio the emulator did not make. */
 function sineWav(seconds: number, rate = 16000): Buffer {
   const n = seconds * rate;
-  const wav = Buffer.alloc(44 + n * 2);
-  wav.write('RIFF', 0);
-  wav.writeUInt32LE(36 + n * 2, 4);
-  wav.write('WAVEfmt ', 8);
-  wav.writeUInt32LE(16, 16);
-  wav.writeUInt16LE(1, 20);
-  wav.writeUInt16LE(1, 22);
-  wav.writeUInt32LE(rate, 24);
-  wav.writeUInt32LE(rate * 2, 28);
-  wav.writeUInt16LE(2, 32);
-  wav.writeUInt16LE(16, 34);
-  wav.write('data', 36);
-  wav.writeUInt32LE(n * 2, 40);
+  const wav = pcm16Wav(n * 2, rate);
   for (let i = 0; i < n; i++) wav.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / rate)), 44 + i * 2);
   return wav;
 }
