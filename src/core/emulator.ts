@@ -28,6 +28,8 @@ export interface StateArea {
   reset(accountId?: string): void;
   /** Resources of one account for `GET /_emulator/state`. */
   view?(accountId: string): unknown;
+  /** The same for many accounts at once, in one pass over the area (see `recordViews`). */
+  viewAll?(accountIds: string[]): Map<string, unknown>;
   /** Plain serializable data for the snapshot in the data dir. */
   save?(): unknown;
   /** Restore from a snapshot; rebuild pending deadlines from their timestamps. */

@@ -1,5 +1,5 @@
 import type { Emulator, StateArea } from '../../../core/emulator.js';
-import { areaOf } from '../../../core/areas.js';
+import { areaOf, recordViews } from '../../../core/areas.js';
 
 /**
  * REST conversation sessions as data: a voice (role) plus the turns spoken so far. Three areas read
@@ -37,11 +37,11 @@ function createArea(): SessionArea {
     reset(accountId) {
       for (const [id, session] of sessions) if (accountId === undefined || session.accountId === accountId) sessions.delete(id);
     },
-    view(accountId) {
-      return [...sessions.values()]
-        .filter((session) => session.accountId === accountId)
-        .map((session) => ({ session_id: session.sessionId, voice_id: session.voiceId, created_at_ms: session.createdAtMs, turns: session.turns.length }));
-    },
+    ...recordViews(
+      () => sessions.values(),
+      (session) => session.accountId,
+      (session) => ({ session_id: session.sessionId, voice_id: session.voiceId, created_at_ms: session.createdAtMs, turns: session.turns.length }),
+    ),
     save: () => [...sessions.values()],
     load(data) {
       sessions.clear();

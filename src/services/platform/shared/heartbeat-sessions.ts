@@ -1,5 +1,5 @@
 import type { Account } from '../../../core/accounts.js';
-import { areaOf } from '../../../core/areas.js';
+import { areaOf, recordViews } from '../../../core/areas.js';
 import type { Emulator, StateArea } from '../../../core/emulator.js';
 import { mintRoomToken } from '../../shared/livekit.js';
 import { budgetMs, settleMeters, type Meter } from './meter.js';
@@ -85,7 +85,11 @@ function createArea<S extends HeartbeatSession, K>(emu: Emulator, rules: Rules<S
         store.exhaustTimers.delete(owner);
       }
     },
-    view: (accountId) => [...store.sessions.values()].filter((session) => session.accountId === accountId).map((session) => rules.view(session)),
+    ...recordViews(
+      () => store.sessions.values(),
+      (session) => session.accountId,
+      (session) => rules.view(session),
+    ),
     save: () => ({ sessions: [...store.sessions.values()], [rules.keysField]: [...store.keys.entries()] }),
     load(data) {
       const saved = (data ?? {}) as Record<string, unknown>;

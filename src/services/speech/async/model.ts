@@ -1,3 +1,4 @@
+import { recordViews } from '../../../core/areas.js';
 import { encodeAudio, synthesizeStream, type EncodedAudio } from '../../../audio/index.js';
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator, StateArea } from '../../../core/emulator.js';
@@ -50,18 +51,19 @@ export function taskArea(emu: Emulator): TaskArea {
       if (accountId === undefined) byId.clear();
       else for (const [id, t] of byId) if (t.account_id === accountId) byId.delete(id);
     },
-    view: (accountId) =>
-      [...byId.values()]
-        .filter((t) => t.account_id === accountId)
-        .map((t) => ({
-          task_id: t.task_id,
-          status: statusOf(emu, t),
-          file_id: t.file_id,
-          created_at_ms: t.created_at_ms,
-          ready_at_ms: t.ready_at_ms,
-          audio_ready: t.state === 'done',
-          ...(t.note ? { note: t.note } : {}),
-        })),
+    ...recordViews(
+      () => byId.values(),
+      (t) => t.account_id,
+      (t) => ({
+        task_id: t.task_id,
+        status: statusOf(emu, t),
+        file_id: t.file_id,
+        created_at_ms: t.created_at_ms,
+        ready_at_ms: t.ready_at_ms,
+        audio_ready: t.state === 'done',
+        ...(t.note ? { note: t.note } : {}),
+      }),
+    ),
     save: () => [...byId.values()],
     load(data) {
       byId.clear();

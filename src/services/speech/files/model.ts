@@ -1,3 +1,4 @@
+import { recordViews } from '../../../core/areas.js';
 import { open } from 'node:fs/promises';
 import { sniffFormat } from '../../../audio/probe.js';
 import type { Account } from '../../../core/accounts.js';
@@ -59,7 +60,11 @@ export function filesArea(emu: Emulator): FilesArea {
       else for (const [id, f] of byId) if (f.account_id === accountId) byId.delete(id);
       void emu.blobs.removeTree(accountId === undefined ? 'speech-files' : `speech-files/${accountId}`).catch(() => undefined);
     },
-    view: (accountId) => [...byId.values()].filter((f) => f.account_id === accountId && visible(emu, f)).map((f) => ({ ...fileObject(f), format: f.format })),
+    ...recordViews(
+      () => [...byId.values()].filter((f) => visible(emu, f)),
+      (f) => f.account_id,
+      (f) => ({ ...fileObject(f), format: f.format }),
+    ),
     save: () => [...byId.values()],
     load(data) {
       byId.clear();

@@ -1,3 +1,4 @@
+import { recordViews } from '../../../core/areas.js';
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator, StateArea } from '../../../core/emulator.js';
 import { SpeechError } from '../errors.js';
@@ -39,12 +40,14 @@ export function voiceStore(emu: Emulator): VoiceArea {
       if (accountId === undefined) byId.clear();
       else for (const [id, v] of byId) if (v.account_id === accountId) byId.delete(id);
     },
-    view: (accountId) => {
-      sweep(emu);
-      return [...byId.values()]
-        .filter((v) => v.account_id === accountId)
-        .map((v) => ({ voice_id: v.voice_id, kind: v.kind, used: v.used, created_at_ms: v.created_at_ms, expires_at_ms: v.used ? null : v.expires_at_ms }));
-    },
+    ...recordViews(
+      () => {
+        sweep(emu);
+        return byId.values();
+      },
+      (v) => v.account_id,
+      (v) => ({ voice_id: v.voice_id, kind: v.kind, used: v.used, created_at_ms: v.created_at_ms, expires_at_ms: v.used ? null : v.expires_at_ms }),
+    ),
     save: () => [...byId.values()],
     load(data) {
       byId.clear();
