@@ -215,18 +215,21 @@ export async function send(base: string, method: string, c: Case, timeoutMs: num
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
     });
-    // A success body may be long audio: keep only what the checks read.
+    // A success body may be long audio: keep only what the checks read. JSON is kept whole (up to a
+    // bound far above any answer), since its shape is checked: a large state view is still JSON.
     const chunks: Buffer[] = [];
     let size = 0;
+    const type = String(res.headers['content-type'] ?? '');
+    const keep = type.includes('json') ? 64 * 1024 * 1024 : 65_536;
     // An endless event stream is judged on its first bytes.
-    const endless = stream && String(res.headers['content-type'] ?? '').startsWith('text/event-stream');
+    const endless = stream && type.startsWith('text/event-stream');
     for await (const chunk of res.body) {
       if (endless) {
         chunks.push(chunk as Buffer);
         res.body.destroy();
         break;
       }
-      if (size < 65_536) chunks.push(chunk as Buffer);
+      if (size < keep) chunks.push(chunk as Buffer);
       size += (chunk as Buffer).length;
     }
     return { status: res.statusCode, contentType: String(res.headers['content-type'] ?? ''), text: Buffer.concat(chunks).toString('utf8') };
