@@ -28,60 +28,77 @@ export interface JournalEntry {
   note?: string;
   /** Audio the client streamed over a socket, kept for download as WAV (the URL is on the control plane). */
   client_audio?: { bytes: number; sample_rate: number; truncated: boolean; url: string };
-  /** Audio the answer carried inside its body (hex), kept for listening (the URL is on the control plane). */
+  /** Audio the answer carried inside its body (hex), to listen to again (the URL is on the control plane). */
   answer_audio?: { bytes: number; format: string; sample_rate: number; channels: number; url: string };
   /** Internal: matched by the control plane's `account` filter, never serialized. */
   accountId?: string;
 }
 
-/**
- * The request part of an entry whose headers and query are summarized when first read (the journal is
- * written on every request and read rarely). JSON shows the same fields as a plain object.
- */
-export class LazyJournalRequest {
-  private summary?: { headers: Record<string, string>; query?: Record<string, unknown> };
-  private bodyValue?: unknown;
-  private bodyCompute: (() => unknown) | null = null;
+/** A value set now, or computed on first read from what `later` was given; a write replaces either. */
+class LazyValue<T> {
+  private value?: T;
+  private compute: (() => T) | null = null;
 
-  constructor(private compute: (() => { headers: Record<string, string>; query?: Record<string, unknown> }) | null) {}
-
-  private read() {
-    if (!this.summary) {
-      this.summary = this.compute!();
+  get(): T | undefined {
+    if (this.compute) {
+      this.value = this.compute();
       this.compute = null;
     }
-    return this.summary;
+    return this.value;
+  }
+
+  set(value: T | undefined): void {
+    this.value = value;
+    this.compute = null;
+  }
+
+  later(compute: () => T): void {
+    this.compute = compute;
+  }
+
+  get isSet(): boolean {
+    return this.compute !== null || this.value !== undefined;
+  }
+}
+
+type RequestSummary = { headers: Record<string, string>; query?: Record<string, unknown> };
+
+/**
+ * The request part of an entry whose headers, query and (small) body are summarized when first read
+ * (the journal is written on every request and read rarely). JSON shows the same fields as a plain object.
+ */
+export class LazyJournalRequest {
+  private readonly summary = new LazyValue<RequestSummary>();
+  private readonly bodyValue = new LazyValue<unknown>();
+
+  constructor(compute: () => RequestSummary) {
+    this.summary.later(compute);
   }
 
   get headers(): Record<string, string> {
-    return this.read().headers;
+    return this.summary.get()!.headers;
   }
 
   get query(): Record<string, unknown> | undefined {
-    return this.read().query;
+    return this.summary.get()!.query;
   }
 
   get body(): unknown {
-    if (this.bodyCompute) {
-      this.bodyValue = this.bodyCompute();
-      this.bodyCompute = null;
-    }
-    return this.bodyValue;
+    return this.bodyValue.get();
   }
 
   set body(value: unknown) {
-    this.bodyValue = value;
-    this.bodyCompute = null;
+    this.bodyValue.set(value);
   }
 
   /** Sets the body's summary to what `compute` returns, computed on first read. */
   summarizeBodyLater(compute: () => unknown): void {
-    this.bodyCompute = compute;
+    this.bodyValue.later(compute);
   }
 
   /** Whether a body was recorded (or is waiting to be summarized). */
   get hasBody(): boolean {
-    return this.bodyCompute !== null || this.bodyValue !== undefined;
+    return this.bodyValue.isSet;
   }
 
   toJSON() {
@@ -96,25 +113,19 @@ export class LazyJournalRequest {
 export class LazyJournalResponse {
   content_type?: string;
   code?: number;
-  private value?: unknown;
-  private compute: (() => unknown) | null = null;
+  private readonly summaryValue = new LazyValue<unknown>();
 
   get summary(): unknown {
-    if (this.compute) {
-      this.value = this.compute();
-      this.compute = null;
-    }
-    return this.value;
+    return this.summaryValue.get();
   }
 
   set summary(value: unknown) {
-    this.value = value;
-    this.compute = null;
+    this.summaryValue.set(value);
   }
 
   /** Sets the summary to what `compute` returns, computed on first read. */
   summarizeLater(compute: () => unknown): void {
-    this.compute = compute;
+    this.summaryValue.later(compute);
   }
 
   toJSON() {
