@@ -4,6 +4,7 @@ import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { chunkReleaser } from './memory.js';
 
 /**
  * Files on disk under the data dir (uploads, generated audio, subtitles) and their signed, expiring
@@ -76,8 +77,10 @@ export class BlobStore {
     const tmp = `${abs}.tmp-${process.pid}-${++this.tmpCounter}`;
     let size = 0;
     let tooLarge = false;
+    const release = chunkReleaser();
     async function* limited(src: AsyncIterable<Buffer>) {
       for await (const chunk of src) {
+        release(chunk.length);
         if (tooLarge) continue; // keep reading so the client gets its answer, but keep nothing
         size += chunk.length;
         if (size > maxBytes) {

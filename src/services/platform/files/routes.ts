@@ -1,10 +1,10 @@
-import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { MultipartFile } from '@fastify/multipart';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { BlobTooLargeError } from '../../../core/blobs.js';
 import type { Emulator } from '../../../core/emulator.js';
+import { discardStream } from '../../../core/memory.js';
 import { ok, PlatformError } from '../envelope.js';
 import {
   checkUploadForm,
@@ -30,8 +30,6 @@ import { uploadQuery } from './schema.js';
  */
 const config = { family: 'upload', capability: 'upload' } as const;
 
-const discard = () => new Writable({ write: (_chunk, _enc, done) => done() });
-
 interface Received {
   tmpBlob: string;
   fileName: string;
@@ -55,17 +53,17 @@ export async function fileRoutes(app: FastifyInstance, { emu }: { emu: Emulator 
     const keep = (p: PlatformError) => (problem ??= p);
 
     const receive = async (part: MultipartFile): Promise<void> => {
-      if (part.fieldname !== 'file' || received || problem) return void (await pipeline(part.file, discard()));
+      if (part.fieldname !== 'file' || received || problem) return void (await pipeline(part.file, discardStream()));
       const known = scene !== undefined && isScene(scene) ? scene : undefined;
       if (scene !== undefined && !known) {
         keep(new PlatformError('param', `scene: unsupported scene "${scene}"; use image, audio or video`));
-        return void (await pipeline(part.file, discard()));
+        return void (await pipeline(part.file, discardStream()));
       }
       try {
         checkUploadWindow(emu, account); // before storing anything: a refused upload is not written
       } catch (err) {
         keep(err as PlatformError);
-        return void (await pipeline(part.file, discard()));
+        return void (await pipeline(part.file, discardStream()));
       }
       const tmpBlob = incomingBlob(emu, account);
       try {

@@ -1,10 +1,10 @@
-import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import multipart, { type MultipartFile } from '@fastify/multipart';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { BlobTooLargeError } from '../../../core/blobs.js';
 import type { Emulator } from '../../../core/emulator.js';
+import { discardStream } from '../../../core/memory.js';
 import { invalidParams, SpeechError } from '../errors.js';
 import { parseWith, sendOk, signedLink, speechOperations } from '../reply.js';
 import {
@@ -29,8 +29,6 @@ import {
 } from './model.js';
 import { deleteBody, fileIdQuery, listQuery } from './schema.js';
 
-const discard = () => new Writable({ write: (_chunk, _enc, done) => done() });
-
 function oneOf(field: string, value: string, allowed: readonly string[]): void {
   if (!allowed.includes(value)) throw invalidParams(`${field} ${JSON.stringify(value)} is not supported; use one of ${allowed.join(', ')}`);
 }
@@ -52,7 +50,7 @@ export async function speechFileRoutes(app: FastifyInstance, { emu }: { emu: Emu
     let filename = '';
     let problem: SpeechError | undefined;
     const receive = async (part: MultipartFile) => {
-      if (part.fieldname !== 'file' || tmp || problem) return void (await pipeline(part.file, discard()));
+      if (part.fieldname !== 'file' || tmp || problem) return void (await pipeline(part.file, discardStream()));
       tmp = `speech-files/${account.id}/incoming-${emu.ids.stream(`${account.id}:files`).hex(16)}`;
       filename = part.filename || 'file';
       try {
@@ -134,7 +132,7 @@ async function deleteFields(req: FastifyRequest): Promise<unknown> {
   const fields: Record<string, string> = {};
   try {
     for await (const part of req.parts()) {
-      if (part.type === 'file') await pipeline(part.file, discard());
+      if (part.type === 'file') await pipeline(part.file, discardStream());
       else fields[part.fieldname] = String(part.value ?? '');
     }
   } catch (err) {
