@@ -17,7 +17,8 @@ export interface RequestState {
   /** Why no account: no key, an unknown key (strict mode) or a disabled one. */
   accountProblem: 'missing' | 'invalid' | 'disabled' | null;
   fault: FaultDirective | null;
-  faultUsed: Set<FaultField>;
+  /** Fault fields the endpoint expressed (made on the first one: most requests carry no fault). */
+  faultUsed: Set<FaultField> | null;
   faultNote: string | null;
   entry: JournalEntry | null;
   /** The journal the entry lives in, told when the entry finishes. */
@@ -69,7 +70,7 @@ export function listenerOf(req: FastifyRequest, service: 'speech' | 'platform'):
 /** Returns the directive's field and marks it as expressed (fields never taken are reported ignored). */
 export function takeFault<K extends FaultField>(req: FastifyRequest, field: K): FaultDirective[K] | undefined {
   const value = req.emu?.fault?.[field];
-  if (value !== undefined) req.emu.faultUsed.add(field);
+  if (value !== undefined) (req.emu.faultUsed ??= new Set()).add(field);
   return value;
 }
 
@@ -80,8 +81,8 @@ export function takeFault<K extends FaultField>(req: FastifyRequest, field: K): 
  */
 export function faultIgnoredHeader(req: FastifyRequest): string | undefined {
   const state = req.emu;
-  if (!state) return undefined;
-  const notes: string[] = state.fault ? (Object.keys(state.fault) as FaultField[]).filter((field) => !state.faultUsed.has(field)) : [];
+  if (!state || (!state.fault && !state.faultNote)) return undefined;
+  const notes: string[] = state.fault ? (Object.keys(state.fault) as FaultField[]).filter((field) => !state.faultUsed?.has(field)) : [];
   if (state.faultNote) notes.push(state.faultNote);
   return notes.length ? notes.join(', ').replace(/[\r\n]/g, ' ') : undefined;
 }
@@ -132,18 +133,19 @@ function journalQuery(q: Record<string, unknown> | undefined): Record<string, un
   return summarize(q, redactKey) as Record<string, unknown>;
 }
 
-/** Headers and query of the journal entry, summarized when the journal is read (most never are). */
-function lazyRequest(req: FastifyRequest): JournalEntry['request'] {
-  // The plain header and query objects only: the entry must not keep the request (and its socket) alive.
-  const headers = req.headers;
-  const query = req.query as Record<string, unknown> | undefined;
-  return new LazyJournalRequest(() => ({ headers: journalHeaders(headers), query: journalQuery(query) }));
+/** Headers and query of a journal entry as shown (the entry keeps the plain objects until it is read). */
+function summarizeRequest(headers: Record<string, unknown>, query: unknown): { headers: Record<string, string>; query?: Record<string, unknown> } {
+  return { headers: journalHeaders(headers as FastifyRequest['headers']), query: journalQuery(query as Record<string, unknown> | undefined) };
 }
 
-/** A summary computed on first read where the entry's response allows it (entries a route built itself do not). */
-function summarizeLater(response: JournalEntry['response'], compute: () => unknown): void {
-  if (response instanceof LazyJournalResponse) response.summarizeLater(compute);
-  else response.summary = compute();
+function summarizeBody(body: unknown): unknown {
+  return summarize(body, redactKey);
+}
+
+/** Keeps a JSON answer for a summary made on first read, where the entry's response allows it (entries a route built itself do not). */
+function keepJsonPayload(response: JournalEntry['response'], payload: string): void {
+  if (response instanceof LazyJournalResponse) response.keepPayload(payload, jsonSummary);
+  else response.summary = jsonSummary(payload);
 }
 
 function jsonSummary(payload: string): unknown {
@@ -176,7 +178,7 @@ export function installPipeline(app: FastifyInstance, emu: Emulator, opts: Pipel
       account: null,
       accountProblem: null,
       fault: null,
-      faultUsed: new Set(),
+      faultUsed: null,
       faultNote: null,
       entry: null,
       journal: emu.journal,
@@ -205,16 +207,21 @@ export function installPipeline(app: FastifyInstance, emu: Emulator, opts: Pipel
     }
     state.fault = emu.faults.take({ service: state.listener, method: req.method, path, accountId: state.account?.id }, header);
 
+    // One object literal of a fixed shape (the journal names it): this runs on every request. The entry
+    // keeps the plain header and query objects only, never the request (and its socket).
     state.entry = emu.journal.start({
+      id: '',
+      status: null,
+      duration_ms: null,
       at_ms: emu.clock.now(),
       service: opts.service,
       method: req.method,
       path,
       account: journalAccount?.label ?? null,
       accountId: journalAccount?.id,
-      request: lazyRequest(req),
+      request: new LazyJournalRequest(req.headers, req.query, summarizeRequest),
       response: new LazyJournalResponse(),
-      ...(state.listener === 'speech-backup' ? { note: 'backup listener' } : {}),
+      note: state.listener === 'speech-backup' ? 'backup listener' : undefined,
     });
 
     const delay = takeFault(req, 'delay_ms');
@@ -244,7 +251,7 @@ export function installPipeline(app: FastifyInstance, emu: Emulator, opts: Pipel
     const type = String(reply.getHeader('content-type') ?? '');
     state.entry.response.content_type = type || undefined;
     if (typeof payload === 'string') {
-      if (type.includes('json') && payload.length < 65_536) summarizeLater(state.entry.response, () => jsonSummary(payload));
+      if (type.includes('json') && payload.length < 65_536) keepJsonPayload(state.entry.response, payload);
       else state.entry.response.summary = { bytes: Buffer.byteLength(payload) };
     } else if (Buffer.isBuffer(payload)) state.entry.response.summary = { bytes: payload.length };
     else if (payload) state.entry.response.summary = { stream: true };
@@ -280,7 +287,7 @@ export function journalBody(req: FastifyRequest): void {
     const body = req.body;
     // A small body is summarized when the journal is read; a large one at once, so the entry never
     // holds a large parsed body.
-    if (Number(req.headers['content-length']) <= LAZY_BODY_MAX_BYTES) request.summarizeBodyLater(() => summarize(body, redactKey));
+    if (Number(req.headers['content-length']) <= LAZY_BODY_MAX_BYTES) request.keepBody(body, summarizeBody);
     else request.body = summarize(body, redactKey);
   } else if (request.body === undefined) request.body = summarize(req.body, redactKey);
 }

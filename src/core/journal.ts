@@ -34,71 +34,72 @@ export interface JournalEntry {
   accountId?: string;
 }
 
-/** A value set now, or computed on first read from what `later` was given; a write replaces either. */
-class LazyValue<T> {
-  private value?: T;
-  private compute: (() => T) | null = null;
-
-  get(): T | undefined {
-    if (this.compute) {
-      this.value = this.compute();
-      this.compute = null;
-    }
-    return this.value;
-  }
-
-  set(value: T | undefined): void {
-    this.value = value;
-    this.compute = null;
-  }
-
-  later(compute: () => T): void {
-    this.compute = compute;
-  }
-
-  get isSet(): boolean {
-    return this.compute !== null || this.value !== undefined;
-  }
-}
-
 type RequestSummary = { headers: Record<string, string>; query?: Record<string, unknown> };
 
+/** Turns what a request arrived with into what its entry shows (secrets redacted). */
+export type RequestSummarizer = (headers: Record<string, unknown>, query: unknown) => RequestSummary;
+/** Turns a value the entry keeps as it was (a parsed body, a JSON answer) into its summary. */
+export type ValueSummarizer<T> = (value: T) => unknown;
+
 /**
- * The request part of an entry whose headers, query and (small) body are summarized when first read
- * (the journal is written on every request and read rarely). JSON shows the same fields as a plain object.
+ * The request part of an entry. The journal is written on every request and read rarely, so it keeps
+ * what arrived (headers, query, a small parsed body) and summarizes it on first read. No closure or
+ * helper object is made per request: the summarizers are the caller's module-level functions.
+ * JSON shows the same fields as a plain object.
  */
 export class LazyJournalRequest {
-  private readonly summary = new LazyValue<RequestSummary>();
-  private readonly bodyValue = new LazyValue<unknown>();
+  private summary: RequestSummary | null = null;
+  private bodySummary: unknown = undefined;
+  private rawBody: unknown = undefined;
+  private bodySummarizer: ValueSummarizer<unknown> | null = null;
 
-  constructor(compute: () => RequestSummary) {
-    this.summary.later(compute);
+  constructor(
+    private rawHeaders: Record<string, unknown> | null,
+    private rawQuery: unknown,
+    private readonly summarizeRequest: RequestSummarizer,
+  ) {}
+
+  private read(): RequestSummary {
+    if (!this.summary) {
+      this.summary = this.summarizeRequest(this.rawHeaders ?? {}, this.rawQuery);
+      this.rawHeaders = null;
+      this.rawQuery = undefined;
+    }
+    return this.summary;
   }
 
   get headers(): Record<string, string> {
-    return this.summary.get()!.headers;
+    return this.read().headers;
   }
 
   get query(): Record<string, unknown> | undefined {
-    return this.summary.get()!.query;
+    return this.read().query;
   }
 
   get body(): unknown {
-    return this.bodyValue.get();
+    if (this.bodySummarizer) {
+      this.bodySummary = this.bodySummarizer(this.rawBody);
+      this.bodySummarizer = null;
+      this.rawBody = undefined;
+    }
+    return this.bodySummary;
   }
 
   set body(value: unknown) {
-    this.bodyValue.set(value);
+    this.bodySummary = value;
+    this.bodySummarizer = null;
+    this.rawBody = undefined;
   }
 
-  /** Sets the body's summary to what `compute` returns, computed on first read. */
-  summarizeBodyLater(compute: () => unknown): void {
-    this.bodyValue.later(compute);
+  /** Keeps the parsed body; `summarize` makes its summary on first read. */
+  keepBody(body: unknown, summarize: ValueSummarizer<unknown>): void {
+    this.rawBody = body;
+    this.bodySummarizer = summarize;
   }
 
   /** Whether a body was recorded (or is waiting to be summarized). */
   get hasBody(): boolean {
-    return this.bodyValue.isSet;
+    return this.bodySummarizer !== null || this.bodySummary !== undefined;
   }
 
   toJSON() {
@@ -107,25 +108,35 @@ export class LazyJournalRequest {
 }
 
 /**
- * The response part of an entry, whose summary may be computed when first read (a JSON answer is
- * parsed and summarized only if someone looks). A write replaces it.
+ * The response part of an entry, whose summary may be made when first read (a JSON answer is parsed
+ * and summarized only if someone looks). A write replaces it.
  */
 export class LazyJournalResponse {
-  content_type?: string;
-  code?: number;
-  private readonly summaryValue = new LazyValue<unknown>();
+  content_type?: string = undefined;
+  code?: number = undefined;
+  private summaryValue: unknown = undefined;
+  private rawPayload: string | null = null;
+  private payloadSummarizer: ValueSummarizer<string> | null = null;
 
   get summary(): unknown {
-    return this.summaryValue.get();
+    if (this.payloadSummarizer) {
+      this.summaryValue = this.payloadSummarizer(this.rawPayload ?? '');
+      this.payloadSummarizer = null;
+      this.rawPayload = null;
+    }
+    return this.summaryValue;
   }
 
   set summary(value: unknown) {
-    this.summaryValue.set(value);
+    this.summaryValue = value;
+    this.payloadSummarizer = null;
+    this.rawPayload = null;
   }
 
-  /** Sets the summary to what `compute` returns, computed on first read. */
-  summarizeLater(compute: () => unknown): void {
-    this.summaryValue.later(compute);
+  /** Keeps the answer's text; `summarize` makes its summary on first read. */
+  keepPayload(payload: string, summarize: ValueSummarizer<string>): void {
+    this.rawPayload = payload;
+    this.payloadSummarizer = summarize;
   }
 
   toJSON() {
@@ -191,8 +202,15 @@ export class Journal {
     private readonly audioCaps = { entry: CLIENT_AUDIO_ENTRY_CAP, total: CLIENT_AUDIO_TOTAL_CAP },
   ) {}
 
-  start(entry: Omit<JournalEntry, 'id' | 'status' | 'duration_ms'>): JournalEntry {
-    const full: JournalEntry = { id: `req_${String(++this.counter).padStart(6, '0')}`, status: null, duration_ms: null, ...entry };
+  /**
+   * Records a new entry: the caller's object itself, given its id (no copy: this runs on every request;
+   * the request pipeline passes every field, so the object keeps its shape).
+   */
+  start(entry: Omit<JournalEntry, 'id' | 'status' | 'duration_ms'> & Partial<Pick<JournalEntry, 'id' | 'status' | 'duration_ms'>>): JournalEntry {
+    entry.id = `req_${String(++this.counter).padStart(6, '0')}`;
+    entry.status ??= null;
+    entry.duration_ms ??= null;
+    const full = entry as JournalEntry;
     this.entries.push(full);
     // The oldest leaves; the array is compacted only once many have left (a shift per request would
     // move the whole journal every time).

@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
 
 /**
  * Prometheus metrics of one emulator instance, in its own registry (several instances share a test
@@ -26,21 +26,80 @@ export interface RequestLabels {
 interface PendingRequests {
   labels: RequestLabels;
   count: number;
-  seconds: number[];
+  latency: LatencySeries;
 }
 
-/** Flush a label set's latencies early past this many, so an unscraped emulator stays bounded. */
-const PENDING_SECONDS_MAX = 1024;
+const LATENCY_NAME = 'emulator_request_duration_seconds';
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+/** One route's durations: a count per bucket (not cumulative; the last one is +Inf), their sum and count. */
+interface LatencySeries {
+  labels: { service: string; method: string; route: string };
+  counts: Float64Array;
+  sum: number;
+  count: number;
+}
+
+/**
+ * The request-duration histogram, written as prom-client writes its own (`_bucket` with `le`, `_sum`,
+ * `_count`) but kept as plain bucket counts per route: an observation is a short loop over the bounds,
+ * where prom-client's Histogram validates and hashes its label object on every call, a visible share
+ * of a cheap answer. Registered in the registry as a metric of its own.
+ */
+class LatencyHistogram {
+  readonly name = LATENCY_NAME;
+  readonly help = 'Time from request to the end of its answer (a stream until its last chunk, a WebSocket until it closes)';
+  readonly type = 'histogram';
+  readonly aggregator = 'sum';
+  private readonly series = new Map<string, LatencySeries>();
+
+  seriesFor(service: string, method: string, route: string): LatencySeries {
+    const key = `${service}\u0000${method}\u0000${route}`;
+    let series = this.series.get(key);
+    if (!series) {
+      series = { labels: { service, method, route }, counts: new Float64Array(LATENCY_BUCKETS.length + 1), sum: 0, count: 0 };
+      this.series.set(key, series);
+    }
+    return series;
+  }
+
+  static observe(series: LatencySeries, seconds: number): void {
+    let i = 0;
+    while (i < LATENCY_BUCKETS.length && seconds > LATENCY_BUCKETS[i]!) i++;
+    series.counts[i]!++;
+    series.sum += seconds;
+    series.count++;
+  }
+
+  get() {
+    const values: { labels: Record<string, string | number>; value: number; metricName: string }[] = [];
+    for (const s of this.series.values()) {
+      let cumulative = 0;
+      LATENCY_BUCKETS.forEach((le, i) => {
+        cumulative += s.counts[i]!;
+        values.push({ labels: { ...s.labels, le }, value: cumulative, metricName: `${LATENCY_NAME}_bucket` });
+      });
+      values.push({ labels: { ...s.labels, le: '+Inf' }, value: s.count, metricName: `${LATENCY_NAME}_bucket` });
+      values.push({ labels: s.labels, value: s.sum, metricName: `${LATENCY_NAME}_sum` });
+      values.push({ labels: s.labels, value: s.count, metricName: `${LATENCY_NAME}_count` });
+    }
+    return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator };
+  }
+
+  reset(): void {
+    this.series.clear();
+  }
+}
 
 export class Metrics {
   readonly registry = new Registry();
   private readonly requests: Counter<string>;
-  private readonly latency: Histogram<string>;
+  private readonly latency = new LatencyHistogram();
   private readonly audio: Counter<string>;
   /**
-   * Every request is recorded here first: prom-client hashes its label object on every call, a visible
-   * share of a cheap answer, while a scrape is rare. The counter and histogram take the pending
-   * figures when they are collected.
+   * Every request is counted here first: prom-client hashes its label object on every call, a visible
+   * share of a cheap answer, while a scrape is rare. The counter takes the pending counts when it is
+   * collected; durations go straight into the histogram's buckets.
    */
   private readonly pending = new Map<string, PendingRequests>();
 
@@ -54,14 +113,7 @@ export class Metrics {
       registers,
       collect: flush,
     });
-    this.latency = new Histogram({
-      name: 'emulator_request_duration_seconds',
-      help: 'Time from request to the end of its answer (a stream until its last chunk, a WebSocket until it closes)',
-      labelNames: ['service', 'method', 'route'],
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
-      registers,
-      collect: flush,
-    });
+    this.registry.registerMetric(this.latency as unknown as Parameters<Registry['registerMetric']>[0]);
     this.audio = new Counter({
       name: 'emulator_audio_synthesized_seconds_total',
       help: 'Seconds of audio synthesized, by output format',
@@ -109,26 +161,19 @@ export class Metrics {
     const key = `${labels.service}\u0000${labels.method}\u0000${labels.route}\u0000${labels.status}\u0000${labels.code}`;
     let pending = this.pending.get(key);
     if (!pending) {
-      pending = { labels, count: 0, seconds: [] };
+      pending = { labels, count: 0, latency: this.latency.seriesFor(labels.service, labels.method, labels.route) };
       this.pending.set(key, pending);
     }
     pending.count++;
-    pending.seconds.push(seconds);
-    if (pending.seconds.length >= PENDING_SECONDS_MAX) this.flushOne(pending);
+    LatencyHistogram.observe(pending.latency, seconds);
   }
 
-  /** Hands every pending figure to prom-client (before a scrape). */
+  /** Hands every pending count to prom-client (before a scrape). */
   private flush(): void {
-    for (const pending of this.pending.values()) this.flushOne(pending);
-  }
-
-  private flushOne(pending: PendingRequests): void {
-    const { labels } = pending;
-    if (pending.count) this.requests.inc({ ...labels, status: String(labels.status) }, pending.count);
-    const route = { service: labels.service, method: labels.method, route: labels.route };
-    for (const s of pending.seconds) this.latency.observe(route, s);
-    pending.count = 0;
-    pending.seconds.length = 0;
+    for (const pending of this.pending.values()) {
+      if (pending.count) this.requests.inc({ ...pending.labels, status: String(pending.labels.status) }, pending.count);
+      pending.count = 0;
+    }
   }
 
   /** Call where a synthesis completes (whole file encoded, last chunk of a stream sent). */

@@ -21,7 +21,7 @@ export async function agentRoutes(app: FastifyInstance, opts: { emu: Emulator })
   app.addHook('onError', async (req, _reply, err) => {
     const account = req.emu?.account;
     if (!account || !(err instanceof PlatformError)) return;
-    if (!req.emu.faultUsed.has('code') && !req.emu.faultUsed.has('status')) return;
+    if (!req.emu.faultUsed?.has('code') && !req.emu.faultUsed?.has('status')) return;
     if (req.method === 'DELETE' || (!req.url.startsWith(`${BASE}/heartbeat`) && !req.url.startsWith(`${BASE}/check`))) return;
     const id = (req.query as Record<string, unknown> | undefined)?.session_id;
     if (typeof id === 'string' && id.trim()) failAgentSession(emu, account, id.trim());
