@@ -118,17 +118,27 @@ function listen(server: Server, port: number, host: string): Promise<void> {
 function drainOnClose(server: Server): () => void {
   const open = new Set<ServerResponse>();
   let closing = false;
+  // One listener per response, the same function for all (this runs on every request).
+  function forget(this: ServerResponse): void {
+    open.delete(this);
+  }
+  function closeIdleAfter(): void {
+    setImmediate(() => server.closeIdleConnections());
+  }
   server.on('request', (_req: IncomingMessage, res: ServerResponse) => {
-    if (closing && !res.headersSent) res.shouldKeepAlive = false;
     open.add(res);
-    res.once('close', () => open.delete(res));
-    res.once('finish', () => {
-      if (closing) setImmediate(() => server.closeIdleConnections());
-    });
+    res.on('close', forget);
+    if (closing) {
+      if (!res.headersSent) res.shouldKeepAlive = false;
+      res.once('finish', closeIdleAfter);
+    }
   });
   return () => {
     closing = true;
-    for (const res of open) if (!res.headersSent) res.shouldKeepAlive = false;
+    for (const res of open) {
+      if (!res.headersSent) res.shouldKeepAlive = false;
+      res.once('finish', closeIdleAfter);
+    }
     server.closeIdleConnections();
   };
 }

@@ -162,10 +162,6 @@ interface KeptAudio {
   bytes: number;
 }
 
-/** Marks an entry that has left the journal (a symbol: never serialized), so audio is no longer kept for it. */
-const GONE = Symbol('left the journal');
-type Gone = JournalEntry & { [GONE]?: true };
-
 /** Left entries are cut from the journal's array once this many have piled up at its head. */
 const COMPACT_AFTER = 1024;
 
@@ -223,10 +219,15 @@ export class Journal {
     return full;
   }
 
+  /** An entry leaves: its kept audio goes with it. (Nothing is written on the entry: it is old by now, and a new property would cost every request.) */
   private forget(entry: JournalEntry): void {
-    (entry as Gone)[GONE] = true;
-    this.dropAudio(entry.id);
-    this.dropAnswer(entry.id);
+    if (this.audio.size) this.dropAudio(entry.id);
+    if (this.answers.size) this.dropAnswer(entry.id);
+  }
+
+  /** Whether `entry` is still in the journal (the newest are looked at first: audio is kept for recent entries). */
+  private holds(entry: JournalEntry): boolean {
+    return this.get(entry.id) === entry;
   }
 
   /** Tells watchers an entry's answer has ended (status and duration are set). */
@@ -251,7 +252,7 @@ export class Journal {
 
   /** Keeps PCM16 mono bytes a client streamed on the socket of `entry`, up to the caps. */
   keepAudio(entry: JournalEntry | null | undefined, pcm: Buffer, sampleRate: number): void {
-    if (!entry || (entry as Gone)[GONE]) return;
+    if (!entry || !this.holds(entry)) return;
     let kept = this.audio.get(entry.id);
     if (!kept) {
       kept = { entry, sampleRate, chunks: [], bytes: 0 };
@@ -276,7 +277,7 @@ export class Journal {
   /** Keeps the audio an answer carried (inside its body), when it fits the caps; the oldest go first. */
   keepAnswerAudio(entry: JournalEntry | null | undefined, audio: AnswerAudio): void {
     const stored = audio.bytes?.length ?? 0;
-    if (!entry || stored > this.audioCaps.entry || (entry as Gone)[GONE]) return;
+    if (!entry || stored > this.audioCaps.entry || !this.holds(entry)) return;
     this.dropAnswer(entry.id);
     this.answers.set(entry.id, { entry, audio });
     this.answerBytes += stored;
