@@ -1,4 +1,3 @@
-import cors from '@fastify/cors';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 /**
@@ -34,30 +33,34 @@ export function corsHeaders(origins: string[], origin: string | undefined): Reco
 /** Answers a WebSocket upgrade from an origin that is not configured (before the upgrade happens). */
 export type RefuseOrigin = (req: FastifyRequest, reply: FastifyReply, message: string) => unknown;
 
+/**
+ * CORS for one service: the headers on every answer, and the preflight answer (204), from one
+ * `onRequest` hook registered before the request pipeline, so a preflight is neither journaled nor
+ * charged a queued fault. Headers go on the raw response, so a reply that hijacks it (an event stream)
+ * carries them too.
+ */
 export async function installCors(app: FastifyInstance, origins: string[], refuseOrigin: RefuseOrigin): Promise<void> {
-  await app.register(cors, {
-    origin: origins.length === 0 ? '*' : origins,
-    methods: CORS_METHODS,
-    allowedHeaders: CORS_ALLOWED_HEADERS,
-    exposedHeaders: CORS_EXPOSED_HEADERS,
-    maxAge: MAX_AGE_S,
-    // A bare OPTIONS (no Origin) gets the same 204, never a text/plain 400 in no service's shape.
-    strictPreflight: false,
-  });
-  // The plugin answers preflights (its OPTIONS route); every other answer gets its headers from the hook
-  // below, on the raw response, so a reply that hijacks it (an event stream) carries them too. Routes
-  // opt out of the plugin's own per-request work, which would only repeat them.
-  app.addHook('onRoute', (route) => {
-    if ([route.method].flat().includes('OPTIONS')) return;
-    route.config = { ...route.config, cors: false } as typeof route.config;
-  });
   // Any origin: the same headers on every answer, built once.
   const anyOrigin = origins.length === 0 ? Object.entries(corsHeaders(origins, undefined)) : null;
   app.addHook('onRequest', (req, reply, done) => {
     const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;
-    for (const [k, v] of anyOrigin ?? Object.entries(corsHeaders(origins, origin))) reply.raw.setHeader(k, v);
-    done();
+    const headers = anyOrigin ?? Object.entries(corsHeaders(origins, origin));
+    for (const [k, v] of headers) reply.raw.setHeader(k, v);
+    if (req.raw.method !== 'OPTIONS') return done();
+    // A preflight, also a bare OPTIONS without Origin (never a text/plain 400 in no service's shape).
+    // A page from an origin not listed gets no allow-origin: its browser refuses the call.
+    void reply
+      .code(204)
+      .headers({
+        'access-control-allow-methods': CORS_METHODS,
+        'access-control-allow-headers': CORS_ALLOWED_HEADERS,
+        'access-control-max-age': String(MAX_AGE_S),
+        'content-length': '0',
+      })
+      .send();
   });
+  // The router needs a route for OPTIONS on every path; the hook above answers before it runs.
+  app.options('*', { schema: { hide: true } }, (_req, reply) => reply.code(204).send());
   // Any origin may open a socket when no list is set: the check exists only with a list.
   if (origins.length === 0) return;
   // After onRequest, so the WebSocket plugin has marked the request and cleans the socket up after the refusal.

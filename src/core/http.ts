@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Account, Capability } from './accounts.js';
 import { accountId, redactKey } from './accounts.js';
 import type { Emulator } from './emulator.js';
@@ -25,6 +25,13 @@ export interface RequestState {
   journal: Journal | null;
   startedAt: number;
   traceId: string | null;
+  /**
+   * The matched route's pattern and config, noted by a route-level hook: Fastify's \`req.routeOptions\`
+   * builds a new object on every read, a visible share of a cheap answer. Null before routing and for
+   * an unknown route.
+   */
+  route: string | null;
+  routeConfig: FastifyContextConfig | null;
   /** The spec code of the answer (`base_resp.status_code`, `error_code`) when its renderer named it. */
   specCode?: string;
   /** Where a finished request is counted; `metered` once it was (an entry may be finished more than once). */
@@ -163,11 +170,22 @@ function jsonSummary(payload: string): unknown {
 export function installPipeline(app: FastifyInstance, emu: Emulator, opts: PipelineOptions): void {
   app.decorateRequest('emu', null as unknown as RequestState);
 
-  // Every route the service serves, as registered (the property tests cover each one of them).
+  // Every route the service serves, as registered (the property tests cover each one of them); each
+  // notes its pattern and config on the request state, after the pipeline's own onRequest made it.
   app.addHook('onRoute', (route) => {
     const ws = route as { websocket?: boolean; wsHandler?: unknown };
     const websocket = ws.websocket === true || typeof ws.wsHandler === 'function';
     for (const method of [route.method].flat()) emu.routes.push({ service: opts.service, method, url: route.url, websocket });
+    const url = route.url;
+    const config = (route.config ?? {}) as FastifyContextConfig;
+    const noteRoute: onRequestHookHandler = (req, _reply, done) => {
+      if (req.emu) {
+        req.emu.route = url;
+        req.emu.routeConfig = config;
+      }
+      done();
+    };
+    route.onRequest = [noteRoute, ...[route.onRequest ?? []].flat()];
   });
 
   // Hooks take Fastify's callback form where they need not wait: no promise per hook on every request.
@@ -184,6 +202,8 @@ export function installPipeline(app: FastifyInstance, emu: Emulator, opts: Pipel
       journal: emu.journal,
       startedAt: performance.now(),
       traceId: null,
+      route: null,
+      routeConfig: null,
       metrics: emu.metrics,
     };
     req.emu = state;
@@ -307,7 +327,7 @@ export function finishEntry(req: FastifyRequest, status: number): void {
       {
         service: state.entry.service,
         method: req.method,
-        route: req.routeOptions?.url ?? '(no route)',
+        route: state.route ?? '(no route)',
         status: state.entry.status ?? status,
         code: state.specCode ?? specCodeOf(state.entry.response.summary),
       },

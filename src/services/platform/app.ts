@@ -56,7 +56,7 @@ export async function setupPlatformApp(app: FastifyInstance, emu: Emulator): Pro
 
   // The admission path (core/admission.ts) before the route's schema validation.
   app.addHook('preValidation', async (req) => {
-    const config = req.routeOptions?.config;
+    const config = req.emu?.routeConfig ?? req.routeOptions?.config;
     if (!config?.family || config.selfAuth) return;
     const admission = admitRequest(emu, req, config.capability);
     if (!admission.ok) throw refusalError(admission.refusal, familyOf(req), HEADER_KEY_TEXTS);

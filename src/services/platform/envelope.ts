@@ -35,7 +35,8 @@ export class PlatformError extends ExpectedError {
 }
 
 export function familyOf(req: FastifyRequest): Family {
-  const name = req.routeOptions?.config?.family as FamilyName | undefined;
+  // The pipeline noted the route's config (reading req.routeOptions builds a new object every time).
+  const name = (req.emu?.routeConfig ?? req.routeOptions?.config)?.family as FamilyName | undefined;
   return (name && FAMILIES[name]) || FAMILIES.voice;
 }
 

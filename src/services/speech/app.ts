@@ -40,7 +40,7 @@ export async function setupSpeechApp(app: FastifyInstance, emu: Emulator): Promi
     const unreadable = classifyBodyError(err);
     if (unreadable) {
       // A body that cannot be read still meets the admission path first (the route's hook never ran).
-      const refusal = req.emu && req.routeOptions.url === T2A_PATH ? gate(emu, req) : null;
+      const refusal = req.emu && req.emu.route === T2A_PATH ? gate(emu, req) : null;
       return sendSpeechError(emu, req, reply, refusal ?? bodyError(unreadable));
     }
     emu.logger.error({ err, path: pathOf(req) }, 'speech handler failed');
