@@ -58,9 +58,14 @@ export class RandomStream {
   }
 
   hex(chars: number): string {
-    return this.bytes(Math.ceil(chars / 2))
-      .toString('hex')
-      .slice(0, chars);
+    const n = Math.ceil(chars / 2);
+    // Most ids lie inside the current block: read them from it (the same bytes, no copy).
+    if (this.offset + n <= this.pool.length) {
+      const out = this.pool.toString('hex', this.offset, this.offset + n);
+      this.offset += n;
+      return chars % 2 ? out.slice(0, chars) : out;
+    }
+    return this.bytes(n).toString('hex').slice(0, chars);
   }
 
   /** A float in [0, 1). */
