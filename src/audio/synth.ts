@@ -88,6 +88,16 @@ function* prepare(parts: Part[], s: SynthSettings, id: string, turnGapMs: number
 
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/** A sample in [-1, 1] (a little beyond, after the marks) as 16-bit PCM. */
+function toInt16(v: number): number {
+  return Math.max(-32768, Math.min(32767, Math.round(v * 32767)));
+}
+
+function writeFrame(out: Int16Array, j: number, ch: number, v: number): void {
+  const s = toInt16(v);
+  for (let c = 0; c < ch; c++) out[j * ch + c] = s;
+}
+
 /** Renders the prepared plan block by block (interleaved Int16). */
 async function* render(p: Prepared, signal?: AbortSignal): AsyncGenerator<Int16Array> {
   const s = p.settings;
@@ -121,24 +131,31 @@ async function* render(p: Prepared, signal?: AbortSignal): AsyncGenerator<Int16A
 
   let segIdx = 0;
   let lastYield = performance.now();
+  // One mixing buffer for the whole stream: each block is zeroed, not allocated.
+  const mixBuf = new Float32Array(BLOCK_FRAMES);
   for (let b0 = 0; b0 < total; b0 += BLOCK_FRAMES) {
     if (signal?.aborted) throw signal.reason ?? new Error('aborted');
     const n = Math.min(BLOCK_FRAMES, total - b0);
-    const buf = new Float32Array(n);
+    const buf = n === BLOCK_FRAMES ? mixBuf.fill(0) : new Float32Array(n);
     while (segIdx < p.segments.length && p.segments[segIdx]!.start + p.segments[segIdx]!.frames <= b0) segIdx++;
     for (let k = segIdx; k < p.segments.length && p.segments[k]!.start < b0 + n; k++) {
       const seg = p.segments[k]!;
       addAt(buf, b0, sound(seg), seg.start);
     }
     if (fx) fx(buf);
-    for (let j = 0; j < n; j++) buf[j] = softLimit(buf[j]! * vol);
-    // The signature and the watermark come after effects and volume.
-    if (b0 < sig.length) addAt(buf, b0, sig, 0);
-    if (wm && b0 + n > p.watermarkAt) addAt(buf, b0, wm, p.watermarkAt);
     const out = new Int16Array(n * ch);
-    for (let j = 0; j < n; j++) {
-      const v = Math.max(-32768, Math.min(32767, Math.round(buf[j]! * 32767)));
-      for (let c = 0; c < ch; c++) out[j * ch + c] = v;
+    // The signature and the watermark come after effects and volume.
+    const marked = b0 < sig.length || (wm !== null && b0 + n > p.watermarkAt);
+    if (marked) {
+      for (let j = 0; j < n; j++) buf[j] = softLimit(buf[j]! * vol);
+      if (b0 < sig.length) addAt(buf, b0, sig, 0);
+      if (wm && b0 + n > p.watermarkAt) addAt(buf, b0, wm, p.watermarkAt);
+      for (let j = 0; j < n; j++) writeFrame(out, j, ch, buf[j]!);
+    } else if (ch === 1) {
+      // The common block: volume, limiter and conversion in one pass.
+      for (let j = 0; j < n; j++) out[j] = toInt16(softLimit(buf[j]! * vol));
+    } else {
+      for (let j = 0; j < n; j++) writeFrame(out, j, ch, softLimit(buf[j]! * vol));
     }
     yield out;
     if (performance.now() - lastYield > YIELD_AFTER_MS) {
