@@ -71,7 +71,9 @@ export function planText(text: string, opts: TextOptions & { speed?: number }, s
 
 /** `planText` in steps (see `Steps`): a 10,000-character text takes tens of milliseconds. */
 export function* planTextSteps(text: string, opts: TextOptions & { speed?: number }, sampleRate: number, at: number, part: number): Steps<TextPlan> {
-  const { cps, tokens, trailing } = yield* tokenizeSteps(text, opts);
+  const { u16At, tokens, trailing } = yield* tokenizeSteps(text, opts);
+  // The text of code points [a, b): a slice of the text itself (no per-word array of characters).
+  const textOf = (a: number, b: number) => text.slice(u16At[a], u16At[b]);
   const speed = opts.speed && opts.speed > 0 ? opts.speed : 1;
   const fr = (s: number) => Math.round((s / speed) * sampleRate);
   const segments: Segment[] = [];
@@ -100,8 +102,8 @@ export function* planTextSteps(text: string, opts: TextOptions & { speed?: numbe
       segments.push({ kind: 'tag', start: pos, frames, name: token.name, part });
       pos += frames;
     } else {
-      const original = cps.slice(token.start, token.end).join('').toLowerCase();
-      const seed = hashString(original);
+      const wordText = textOf(token.start, token.end);
+      const seed = hashString(wordText.toLowerCase());
       token.units.forEach((u, k) => {
         if (k > 0) pos += fr(u.kind === 'latin' && token.units[k - 1]!.kind === 'latin' ? LATIN_CHAR_S : TIGHT_S);
         const frames = Math.max(1, fr(unitSeconds(u)));
@@ -116,7 +118,7 @@ export function* planTextSteps(text: string, opts: TextOptions & { speed?: numbe
         pos += frames;
       });
       if (token.units.length === 0) pos += fr(LATIN_CHAR_S); // an unpronounceable word still takes a beat
-      words.push({ text: cps.slice(token.start, token.end).join(''), charStart: token.start, charEnd: token.end, start, end: pos, part });
+      words.push({ text: wordText, charStart: token.start, charEnd: token.end, start, end: pos, part });
     }
     soundEnd = pos;
     timed.push({ token, start, end: pos, newSentence: token.sentenceBefore || carrySentence });
@@ -135,7 +137,7 @@ export function* planTextSteps(text: string, opts: TextOptions & { speed?: numbe
       const a = chunk[0]!;
       const b = chunk[chunk.length - 1]!;
       sentences.push({
-        text: cps.slice(a.token.start, b.token.tailEnd).join(''),
+        text: textOf(a.token.start, b.token.tailEnd),
         charStart: a.token.start,
         charEnd: b.token.tailEnd,
         start: a.start,

@@ -53,6 +53,8 @@ export interface TextOptions {
 
 export interface Tokenized {
   cps: string[];
+  /** Code point index -> UTF-16 index into the text (one more entry than `cps`, for the end). */
+  u16At: Int32Array;
   tokens: Token[];
   /** Pause class of the separators after the last token. */
   trailing: Gap;
@@ -189,14 +191,18 @@ export function runSteps<T>(steps: Steps<T>): T {
 export function* tokenizeSteps(text: string, o: TextOptions): Steps<Tokenized> {
   // UTF-16 index -> code point index.
   const cpAt = new Int32Array(text.length + 1);
+  const u16Offsets = new Int32Array(text.length + 1);
   const cps: string[] = [];
   for (let i = 0; i < text.length;) {
     const c = String.fromCodePoint(text.codePointAt(i)!);
     for (let k = 0; k < c.length; k++) cpAt[i + k] = cps.length;
+    u16Offsets[cps.length] = i;
     cps.push(c);
     i += c.length;
   }
   cpAt[text.length] = cps.length;
+  u16Offsets[cps.length] = text.length;
+  const u16At = u16Offsets.subarray(0, cps.length + 1);
 
   let wholeLang: Lang | null = null;
   const whole = (): Lang => {
@@ -296,5 +302,5 @@ export function* tokenizeSteps(text: string, o: TextOptions): Steps<Tokenized> {
     }
     i += c.length;
   }
-  return { cps, tokens, trailing: GAP_RANK[gap] < GAP_RANK.space ? 'space' : gap };
+  return { cps, u16At, tokens, trailing: GAP_RANK[gap] < GAP_RANK.space ? 'space' : gap };
 }
