@@ -26,7 +26,7 @@ export interface RequestState {
   startedAt: number;
   traceId: string | null;
   /**
-   * The matched route's pattern and config, noted by a route-level hook: Fastify's \`req.routeOptions\`
+   * The matched route's pattern and config, noted by a route-level hook: Fastify's `req.routeOptions`
    * builds a new object on every read, a visible share of a cheap answer. Null before routing and for
    * an unknown route.
    */

@@ -86,8 +86,13 @@ class LatencyHistogram {
     return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator };
   }
 
+  /** Zeroes every series (they stay: the pending request counts point at them). */
   reset(): void {
-    this.series.clear();
+    for (const s of this.series.values()) {
+      s.counts.fill(0);
+      s.sum = 0;
+      s.count = 0;
+    }
   }
 }
 
