@@ -42,22 +42,54 @@ export type RequestSummarizer = (headers: Record<string, unknown>, query: unknow
 export type ValueSummarizer<T> = (value: T) => unknown;
 
 /**
- * The request part of an entry. The journal is written on every request and read rarely, so it keeps
- * what arrived (headers, query, a small parsed body) and summarizes it on first read. No closure or
- * helper object is made per request: the summarizers are the caller's module-level functions.
- * JSON shows the same fields as a plain object.
+ * One value an entry shows summarized: kept as it came, with its summarizer, until first read; a write
+ * replaces either. A base class, not a field: the journal is written on every request and read rarely,
+ * so no helper object or closure is made per request (the summarizers are module-level functions).
  */
-export class LazyJournalRequest {
+abstract class LazySummary<Raw> {
+  private summarized: unknown = undefined;
+  private raw: Raw | undefined = undefined;
+  private summarizer: ValueSummarizer<Raw> | null = null;
+
+  protected readSummary(): unknown {
+    if (this.summarizer) {
+      this.summarized = this.summarizer(this.raw as Raw);
+      this.summarizer = null;
+      this.raw = undefined;
+    }
+    return this.summarized;
+  }
+
+  protected writeSummary(value: unknown): void {
+    this.summarized = value;
+    this.summarizer = null;
+    this.raw = undefined;
+  }
+
+  protected keepRaw(raw: Raw, summarize: ValueSummarizer<Raw>): void {
+    this.raw = raw;
+    this.summarizer = summarize;
+  }
+
+  protected get hasSummary(): boolean {
+    return this.summarizer !== null || this.summarized !== undefined;
+  }
+}
+
+/**
+ * The request part of an entry: headers and query as they arrived, and a small parsed body, each
+ * summarized on first read. JSON shows the same fields as a plain object.
+ */
+export class LazyJournalRequest extends LazySummary<unknown> {
   private summary: RequestSummary | null = null;
-  private bodySummary: unknown = undefined;
-  private rawBody: unknown = undefined;
-  private bodySummarizer: ValueSummarizer<unknown> | null = null;
 
   constructor(
     private rawHeaders: Record<string, unknown> | null,
     private rawQuery: unknown,
     private readonly summarizeRequest: RequestSummarizer,
-  ) {}
+  ) {
+    super();
+  }
 
   private read(): RequestSummary {
     if (!this.summary) {
@@ -77,29 +109,21 @@ export class LazyJournalRequest {
   }
 
   get body(): unknown {
-    if (this.bodySummarizer) {
-      this.bodySummary = this.bodySummarizer(this.rawBody);
-      this.bodySummarizer = null;
-      this.rawBody = undefined;
-    }
-    return this.bodySummary;
+    return this.readSummary();
   }
 
   set body(value: unknown) {
-    this.bodySummary = value;
-    this.bodySummarizer = null;
-    this.rawBody = undefined;
+    this.writeSummary(value);
   }
 
   /** Keeps the parsed body; `summarize` makes its summary on first read. */
   keepBody(body: unknown, summarize: ValueSummarizer<unknown>): void {
-    this.rawBody = body;
-    this.bodySummarizer = summarize;
+    this.keepRaw(body, summarize);
   }
 
   /** Whether a body was recorded (or is waiting to be summarized). */
   get hasBody(): boolean {
-    return this.bodySummarizer !== null || this.bodySummary !== undefined;
+    return this.hasSummary;
   }
 
   toJSON() {
@@ -111,32 +135,21 @@ export class LazyJournalRequest {
  * The response part of an entry, whose summary may be made when first read (a JSON answer is parsed
  * and summarized only if someone looks). A write replaces it.
  */
-export class LazyJournalResponse {
+export class LazyJournalResponse extends LazySummary<string> {
   content_type?: string = undefined;
   code?: number = undefined;
-  private summaryValue: unknown = undefined;
-  private rawPayload: string | null = null;
-  private payloadSummarizer: ValueSummarizer<string> | null = null;
 
   get summary(): unknown {
-    if (this.payloadSummarizer) {
-      this.summaryValue = this.payloadSummarizer(this.rawPayload ?? '');
-      this.payloadSummarizer = null;
-      this.rawPayload = null;
-    }
-    return this.summaryValue;
+    return this.readSummary();
   }
 
   set summary(value: unknown) {
-    this.summaryValue = value;
-    this.payloadSummarizer = null;
-    this.rawPayload = null;
+    this.writeSummary(value);
   }
 
   /** Keeps the answer's text; `summarize` makes its summary on first read. */
   keepPayload(payload: string, summarize: ValueSummarizer<string>): void {
-    this.rawPayload = payload;
-    this.payloadSummarizer = summarize;
+    this.keepRaw(payload, summarize);
   }
 
   toJSON() {
