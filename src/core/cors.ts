@@ -36,8 +36,7 @@ export type RefuseOrigin = (req: FastifyRequest, reply: FastifyReply, message: s
 /**
  * CORS for one service: the headers on every answer, and the preflight answer (204), from one
  * `onRequest` hook registered before the request pipeline, so a preflight is neither journaled nor
- * charged a queued fault. Headers go on the raw response, so a reply that hijacks it (an event stream)
- * carries them too.
+ * charged a queued fault.
  */
 export async function installCors(app: FastifyInstance, origins: string[], refuseOrigin: RefuseOrigin): Promise<void> {
   // Any origin: the same headers on every answer, built once.
@@ -45,7 +44,9 @@ export async function installCors(app: FastifyInstance, origins: string[], refus
   app.addHook('onRequest', (req, reply, done) => {
     const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;
     const headers = anyOrigin ?? Object.entries(corsHeaders(origins, origin));
-    for (const [k, v] of headers) reply.raw.setHeader(k, v);
+    // On the reply, not the raw response: a header set on the raw response sends every later header
+    // down Node's slow merging path. A reply that hijacks the response writes reply.getHeaders() itself.
+    for (const [k, v] of headers) reply.header(k, v);
     if (req.raw.method !== 'OPTIONS') return done();
     // A preflight, also a bare OPTIONS without Origin (never a text/plain 400 in no service's shape).
     // A page from an origin not listed gets no allow-origin: its browser refuses the call.

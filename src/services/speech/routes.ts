@@ -197,6 +197,8 @@ async function streamSynthesis(
   // The pipeline's onSend hook never runs for a hijacked reply: report ignored fields and a bad header here.
   const ignored = faultIgnoredHeader(req);
   res.writeHead(200, {
+    // What the hooks so far set on the reply (CORS headers among them): a hijacked reply skips the send path.
+    ...(reply.getHeaders() as Record<string, string>),
     'content-type': 'text/event-stream',
     'cache-control': 'no-cache',
     'x-accel-buffering': 'no',
