@@ -122,9 +122,12 @@ export class Journal {
 
   /** Keeps PCM16 mono bytes a client streamed on the socket of `entry`, up to the caps. */
   keepAudio(entry: JournalEntry | null | undefined, pcm: Buffer, sampleRate: number): void {
-    if (!entry || !this.holds(entry)) return;
+    if (!entry) return;
     let kept = this.audio.get(entry.id);
-    if (!kept) {
+    // Audio already kept means the entry is still held (an entry that leaves takes its audio along):
+    // the journal is searched only for a socket's first frame, not for every frame.
+    if (kept?.entry !== entry) {
+      if (!this.holds(entry)) return;
       kept = { entry, sampleRate, chunks: [], bytes: 0 };
       this.audio.set(entry.id, kept);
       entry.client_audio = { bytes: 0, sample_rate: sampleRate, truncated: false, url: `/_emulator/journal/${entry.id}/audio.wav` };
