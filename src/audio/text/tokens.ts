@@ -52,8 +52,7 @@ export interface TextOptions {
 }
 
 export interface Tokenized {
-  cps: string[];
-  /** Code point index -> UTF-16 index into the text (one more entry than `cps`, for the end). */
+  /** Code point index -> UTF-16 index into the text (one entry per code point, and one for the end). */
   u16At: Int32Array;
   tokens: Token[];
   /** Pause class of the separators after the last token. */
@@ -302,5 +301,5 @@ export function* tokenizeSteps(text: string, o: TextOptions): Steps<Tokenized> {
     }
     i += c.length;
   }
-  return { cps, u16At, tokens, trailing: GAP_RANK[gap] < GAP_RANK.space ? 'space' : gap };
+  return { u16At, tokens, trailing: GAP_RANK[gap] < GAP_RANK.space ? 'space' : gap };
 }
