@@ -71,7 +71,7 @@ export async function wasmMp3Encoder(sampleRate: number, channels: 1 | 2, kbps: 
   const { createEncoder, compiled } = await wasmModule();
   const enc = await createEncoder('audio/mpeg', compiled);
   enc.configure({ sampleRate, channels, bitrate: kbps as 128, outputSampleRate: sampleRate as 32000 });
-  if (!configureLame(enc, sampleRate, channels)) throw new Error('MP3 encoder: could not turn the bit reservoir off');
+  if (!configureLame(enc, sampleRate, channels)) throw new Error("MP3 encoder: LAME's configuration was not found (bit reservoir and quantizer left as built)");
   let planes = [new Float32Array(0), new Float32Array(0)];
   return {
     encode(pcm) {
