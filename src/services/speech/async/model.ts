@@ -95,6 +95,25 @@ interface Piece {
 
 const JSON_FIELDS = ['title', 'content', 'extra'] as const;
 
+/**
+ * The result folder of a zip entry: its name without the extension, characters outside [A-Za-z0-9._-] folded
+ * to `_`, and `.`/`..` segments resolved so the folder stays inside the task's folder of the tar (a member
+ * named `x/../../escaped` would otherwise be written outside the folder a client extracts into). Null when
+ * the name climbs above its root.
+ */
+export function folderOfEntry(name: string): string | null {
+  const segments: string[] = [];
+  for (const raw of name.replace(/\.(txt|json)$/i, '').split(/[/\\]+/)) {
+    const segment = raw.replace(/[^A-Za-z0-9._-]+/g, '_');
+    if (segment === '' || segment === '.') continue;
+    if (segment === '..') {
+      if (!segments.length) return null;
+      segments.pop();
+    } else segments.push(segment);
+  }
+  return segments.join('/').slice(0, 100).replace(/\/+$/, '') || 'file';
+}
+
 /** A zip input: files of one type, txt or json; one folder per file (section 6.4). */
 function piecesOfZip(fileId: number, bytes: Buffer): Piece[] {
   let entries: ZipEntry[];
@@ -107,12 +126,8 @@ function piecesOfZip(fileId: number, bytes: Buffer): Piece[] {
   const kinds = new Set(entries.map((e) => /\.(txt|json)$/i.exec(e.name)?.[1]?.toLowerCase() ?? 'other'));
   if (kinds.has('other') || kinds.size > 1) throw invalidParams(`text_file_id ${fileId}: the zip must hold files of one type, all .txt or all .json`);
   return entries.flatMap((e) => {
-    const folder =
-      e.name
-        .replace(/\.(txt|json)$/i, '')
-        .replace(/[^A-Za-z0-9._/-]+/g, '_')
-        .replace(/^[/.]+/, '')
-        .slice(0, 100) || 'file';
+    const folder = folderOfEntry(e.name);
+    if (folder === null) throw invalidParams(`text_file_id ${fileId}: the zip entry name ${JSON.stringify(e.name.slice(0, 200))} leaves its folder ("..")`);
     const text = e.data.toString('utf8');
     if (kinds.has('txt')) return [{ folder, field: 'content', text }];
     let doc: unknown;
