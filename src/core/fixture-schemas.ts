@@ -1,3 +1,4 @@
+import { isAbsolute } from 'node:path';
 import * as z from 'zod';
 import { TAG_NAMES } from '../audio/text/tokens.js';
 import { CAPABILITIES } from './accounts.js';
@@ -155,7 +156,13 @@ export const fixtureSchemas = {
   'remote-audio.json': z.array(
     z.object({
       url: z.url({ protocol: /^https?$/ }),
-      file: z.string().min(1),
+      // Read from the fixtures folder only: a path that leaves it would hand any host file to a client.
+      file: z
+        .string()
+        .min(1)
+        .refine((f) => !isAbsolute(f) && !/^[A-Za-z]:/.test(f) && !f.split(/[/\\]/).includes('..'), {
+          message: 'must be a path inside the fixtures folder (relative, without "..")',
+        }),
       content_type: z.string().optional(),
     }),
   ),
