@@ -1,6 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { mkdir, open, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, rename } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
@@ -17,6 +16,7 @@ import { Metrics } from './metrics.js';
 import { SignatureRecords } from './signatures.js';
 import { Sockets } from './sockets.js';
 import { SlotQueue } from './queue.js';
+import { loadUrlSecret, URL_SECRET_FILE } from './url-secret.js';
 
 /**
  * A part of the state owned by one service area (custom voices, uploads, sessions…). Areas register
@@ -135,14 +135,10 @@ export class Emulator {
     const persistent = config.dataDir !== undefined;
     const dataDir = config.dataDir ?? mkdtempSync(join(tmpdir(), 'speech-emulator-'));
     await mkdir(dataDir, { recursive: true });
-    let secret: Buffer;
-    const secretFile = join(dataDir, 'url-secret');
-    if (persistent && existsSync(secretFile)) secret = await readFile(secretFile);
-    else {
-      secret = randomBytes(32);
-      if (persistent) await writeFile(secretFile, secret, { mode: 0o600 });
-    }
-    return new Emulator(config, fixtures, logger, dataDir, persistent, secret);
+    const secret = await loadUrlSecret(dataDir, persistent, existsSync(join(dataDir, SNAPSHOT)));
+    if (secret.replacedMissing)
+      logger.warn(`${join(dataDir, URL_SECRET_FILE)} was missing: a new download-link secret is made, and links handed out before no longer verify`);
+    return new Emulator(config, fixtures, logger, dataDir, persistent, secret.key);
   }
 
   /**

@@ -178,7 +178,7 @@ describe('HTTP methods', () => {
       for (const type of ['application/json', 'application/json, text/plain', 'not a type']) {
         const res = await fetch(url, { method, headers: { 'content-type': type }, body: '{}' });
         expect(res.status, `${method} ${type}`).toBe(405);
-        expect((await res.json()).error.code).toBe(-32000);
+        expect(((await res.json()) as { error: { code: number } }).error.code).toBe(-32000);
       }
   });
 });
