@@ -30,6 +30,8 @@ export function clockRoutes(app: FastifyInstance, emu: Emulator): void {
     if (body.set_ms !== undefined) emu.clock.set(body.set_ms);
     if (body.advance_ms !== undefined) emu.clock.advance(body.advance_ms);
     if (body.freeze === false) emu.clock.freeze(false);
+    // Work whose outcome depends on the new time (async tasks' audio) has happened when this is answered.
+    if (body.set_ms !== undefined || body.advance_ms !== undefined) await emu.clock.settled();
     emu.markDirty();
     return clockView();
   });

@@ -219,11 +219,13 @@ export async function createTask(emu: Emulator, account: Account, body: AsyncBod
   area.byId.set(taskId, task);
   emu.markDirty();
   if (!opts.fail) {
-    void produce(emu, account, task, planned).catch((err) => {
+    const making = produce(emu, account, task, planned).catch((err) => {
       emu.logger.error({ err }, 'async synthesis failed');
       task.state = 'failed';
       task.note = 'synthesis failed';
     });
+    production.set(task, making);
+    emu.clock.track(making);
   }
   return task;
 }
@@ -276,12 +278,21 @@ async function produce(emu: Emulator, account: Account, task: AsyncTask, planned
   emu.markDirty();
 }
 
-/** A task of the account, counted against the 10 queries a second; 2013 naming task_id when unknown. */
-export function queryTask(emu: Emulator, account: Account, taskId: number): { task: AsyncTask; status: TaskStatus } {
+/** The audio being made for a task still running: a query that may find it due waits for it. */
+const production = new WeakMap<AsyncTask, Promise<void>>();
+
+/**
+ * A task of the account, counted against the 10 queries a second; 2013 naming task_id when unknown.
+ * A task whose audio is still being made when the clock already stands past its earliest ready time
+ * (1 s after creation) waits for the audio, so its status is the one its time gives.
+ */
+export async function queryTask(emu: Emulator, account: Account, taskId: number): Promise<{ task: AsyncTask; status: TaskStatus }> {
   if (!emu.limits.hit(emu.windowKey(account, 'speech:async-query'), 1000, QUERIES_PER_SECOND).allowed) {
     throw new SpeechError(1002, `rate limit exceeded: at most ${QUERIES_PER_SECOND} task queries a second`);
   }
   const task = taskArea(emu).byId.get(taskId);
   if (!task || task.account_id !== account.id) throw invalidParams(`task_id ${taskId} is not a task of this account`);
+  const making = production.get(task);
+  if (task.state === 'running' && making && emu.clock.now() >= task.created_at_ms + 1000) await making;
   return { task, status: statusOf(emu, task) };
 }
