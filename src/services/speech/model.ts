@@ -22,6 +22,7 @@ import { insufficientBalance, invalidParams, rateLimited, textRatioLimit, tokenL
 import type { SpeechArea } from './state.js';
 import { firstProblem, t2aRequestSchema, type T2aRequest } from './schema.js';
 import { markVoicesUsed, speechVoiceTone } from './voices/store.js';
+import { systemVoiceTone } from './voices/system.js';
 import {
   checkLatex,
   checkPauseMarkers,
@@ -241,12 +242,14 @@ function voicesOf(emu: Emulator, account: Account, request: T2aRequest): (VoiceT
 }
 
 /**
- * The audio engine's tone of a voice id: a system voice of the catalogue is its own tone; a custom
+ * The audio engine's tone of a voice id: a system voice of the catalogue speaks with its own tone
+ * (voices/system.ts; looked up exactly, two spellings of one voice share one); a custom
  * voice of the caller's account on the platform (its cloned voices, design.md) sounds like its
  * reference audio. Undefined when neither.
  */
 export function toneOf(emu: Emulator, account: Account, voiceId: string): string | undefined {
-  if (emu.fixtures.data['speech-voices.json'].some((v) => v.voice_id === voiceId)) return voiceId;
+  const system = systemVoiceTone(emu, voiceId);
+  if (system) return system;
   // --- voices cloned or designed on the speech service (voices/store.ts): 2042 for another account's ---
   const made = speechVoiceTone(emu, account, voiceId);
   if (made) return made;

@@ -1,6 +1,7 @@
 import type { Emulator } from '../../../core/emulator.js';
 import { invalidParams, SpeechError } from '../errors.js';
 import { findSpeechVoice } from './store.js';
+import { findSystemVoice } from './system.js';
 
 /**
  * The documented rules of a caller-chosen voice id (cloning, and a custom id in voice design):
@@ -17,6 +18,5 @@ export function checkNewVoiceId(emu: Emulator, voiceId: string, field = 'voice_i
 
 /** 2039 when the id is taken (checked after the account's permission, like the real service). */
 export function checkVoiceIdFree(emu: Emulator, voiceId: string): void {
-  const system = emu.fixtures.data['speech-voices.json'].some((v) => v.voice_id === voiceId);
-  if (system || findSpeechVoice(emu, voiceId)) throw new SpeechError(2039, `voice clone voice id duplicate: ${voiceId}`);
+  if (findSystemVoice(emu, voiceId) || findSpeechVoice(emu, voiceId)) throw new SpeechError(2039, `voice clone voice id duplicate: ${voiceId}`);
 }
