@@ -92,8 +92,8 @@ export function checkOutputSize(plan: SynthesisPlan, durationMs: number): void {
  * size cap, the balance and rate windows (then the charge), the usage count. Throws the SpeechError of
  * the first step that refuses; nothing is charged or counted before the last check passed.
  */
-export async function startSynthesis(emu: Emulator, area: SpeechArea, account: Account, request: T2aRequest, signal: AbortSignal) {
-  const plan = planRequest(emu, account, request);
+export async function startSynthesis(emu: Emulator, area: SpeechArea, account: Account, request: T2aRequest, signal: AbortSignal, options: PlanOptions = {}) {
+  const plan = planRequest(emu, account, request, options);
   // Planning is pull-based (the duration is known before any sample is rendered) and sliced, so a long
   // text never holds the event loop.
   const synth = await synthesizeStreamSliced(plan.input, { signal });
@@ -126,8 +126,15 @@ export function readRequest(body: unknown): T2aRequest {
   return parsed.data;
 }
 
+export interface PlanOptions {
+  /** Async synthesis allows longer texts. */
+  maxTextChars?: number;
+  /** A socket's piece: the session started then, and a voice deleted since keeps speaking in it (E11). */
+  voicesAsOf?: number;
+}
+
 /** Checks a typed request: every rule of the request object, in the order a reader expects. */
-export function planRequest(emu: Emulator, account: Account, request: T2aRequest, limits: { maxTextChars?: number } = {}): SynthesisPlan {
+export function planRequest(emu: Emulator, account: Account, request: T2aRequest, limits: PlanOptions = {}): SynthesisPlan {
   const entry = modelOf(emu, request.model);
   const model = entry.model;
   const stream = request.stream === true;
@@ -155,7 +162,7 @@ export function planRequest(emu: Emulator, account: Account, request: T2aRequest
   const pronunciations = parsePronunciations(request.pronunciation_dict?.tone ?? []);
   if (typeof pronunciations === 'string') throw invalidParams(pronunciations);
 
-  const mix = voicesOf(emu, account, request);
+  const mix = voicesOf(emu, account, request, limits.voicesAsOf);
   const voices = mix.map(({ id, weight }) => ({ id, weight }));
 
   const ratio = invisibleRatio(text);
@@ -220,14 +227,14 @@ function voiceModifyOf(request: T2aRequest): VoiceModify | undefined {
 }
 
 /** The voice mix: `timber_weights` (or `timbre_weights`) when given, else `voice_setting.voice_id`. */
-function voicesOf(emu: Emulator, account: Account, request: T2aRequest): (VoiceTone & { voiceId: string })[] {
+function voicesOf(emu: Emulator, account: Account, request: T2aRequest, asOfMs?: number): (VoiceTone & { voiceId: string })[] {
   if (request.timber_weights != null && request.timbre_weights != null)
     throw invalidParams('timber_weights and timbre_weights are two spellings of one field: give only one of them');
   const weights = request.timber_weights ?? request.timbre_weights;
   const field = request.timber_weights ? 'timber_weights' : 'timbre_weights';
   if (weights && weights.length) {
     return weights.map((entry, index) => {
-      const tone = toneOf(emu, account, entry.voice_id);
+      const tone = toneOf(emu, account, entry.voice_id, asOfMs);
       if (!tone) throw voiceNotFound(`${field}[${index}].voice_id ${entry.voice_id}`);
       return { id: tone, weight: entry.weight, voiceId: entry.voice_id };
     });
@@ -236,7 +243,7 @@ function voicesOf(emu: Emulator, account: Account, request: T2aRequest): (VoiceT
   const id = request.voice_setting.voice_id;
   if (id === undefined || id === null) throw invalidParams('voice_setting.voice_id is required');
   if (!id) throw invalidParams('voice_setting.voice_id must not be empty unless timber_weights is given');
-  const tone = toneOf(emu, account, id);
+  const tone = toneOf(emu, account, id, asOfMs);
   if (!tone) throw voiceNotFound(`voice_setting.voice_id ${id}`);
   return [{ id: tone, weight: 1, voiceId: id }];
 }
@@ -247,11 +254,11 @@ function voicesOf(emu: Emulator, account: Account, request: T2aRequest): (VoiceT
  * voice of the caller's account on the platform (its cloned voices, design.md) sounds like its
  * reference audio. Undefined when neither.
  */
-export function toneOf(emu: Emulator, account: Account, voiceId: string): string | undefined {
+export function toneOf(emu: Emulator, account: Account, voiceId: string, asOfMs?: number): string | undefined {
   const system = systemVoiceTone(emu, voiceId);
   if (system) return system;
   // --- voices cloned or designed on the speech service (voices/store.ts): 2042 for another account's ---
-  const made = speechVoiceTone(emu, account, voiceId);
+  const made = speechVoiceTone(emu, account, voiceId, asOfMs);
   if (made) return made;
   // ---
   return findCustomVoice(emu, account.id, voiceId)?.toneId;

@@ -1,6 +1,6 @@
 import type { Emulator } from '../../../core/emulator.js';
 import { invalidParams, SpeechError } from '../errors.js';
-import { findSpeechVoice } from './store.js';
+import { voiceRecord } from './store.js';
 import { findSystemVoice } from './system.js';
 
 /**
@@ -16,7 +16,10 @@ export function checkNewVoiceId(emu: Emulator, voiceId: string, field = 'voice_i
   if (/[-_]$/.test(voiceId)) throw invalidParams(`${field} must not end with - or _`);
 }
 
-/** 2039 when the id is taken (checked after the account's permission, like the real service). */
+/**
+ * 2039 when the id is taken (checked after the account's permission, like the real service): a system
+ * voice, any account's voice, or a deleted voice's id (E11: never used again until reset).
+ */
 export function checkVoiceIdFree(emu: Emulator, voiceId: string): void {
-  if (findSystemVoice(emu, voiceId) || findSpeechVoice(emu, voiceId)) throw new SpeechError(2039, `voice clone voice id duplicate: ${voiceId}`);
+  if (findSystemVoice(emu, voiceId) || voiceRecord(emu, voiceId)) throw new SpeechError(2039, `voice clone voice id duplicate: ${voiceId}`);
 }
