@@ -28,6 +28,7 @@ import {
   checkPauseMarkers,
   codePoints,
   countText,
+  hasPronounceable,
   invisibleRatio,
   languageOf,
   MAX_INVISIBLE_RATIO,
@@ -168,7 +169,7 @@ export function planRequest(emu: Emulator, account: Account, request: T2aRequest
   const ratio = invisibleRatio(text);
   if (ratio > MAX_INVISIBLE_RATIO) throw textRatioLimit();
   const counts = countText(text);
-  if (counts.usageCharacters === 0) throw invalidParams('text must contain at least one letter or digit to pronounce');
+  if (!hasPronounceable(text)) throw invalidParams('text must contain at least one letter or digit to pronounce');
 
   // voice_modify applies to non-streaming mp3/wav/flac and streaming mp3; elsewhere it is accepted and ignored.
   const modifyApplies = stream ? format === 'mp3' : format !== 'pcm';
