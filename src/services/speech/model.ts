@@ -122,6 +122,7 @@ export async function synthesizeAgain(emu: Emulator, account: Account, request: 
  */
 export function readRequest(body: unknown): T2aRequest {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalidParams('request body must be a JSON object');
+  checkPronunciationDictType((body as Record<string, unknown>).pronunciation_dict);
   const parsed = parseFirst(t2aRequestSchema, body);
   if (!parsed.success) throw invalidParams(firstProblem(parsed.problem));
   return parsed.data;
@@ -132,6 +133,17 @@ export interface PlanOptions {
   maxTextChars?: number;
   /** A socket's piece: the session started then, and a voice deleted since keeps speaking in it (E11). */
   voicesAsOf?: number;
+}
+
+/**
+ * `pronunciation_dict` must be the object `{tone: [...]}` (E17). Anything else fails as the real
+ * service's decoding does, before any field rule, with its own text (observed for an array, as old
+ * official CLIs sent it); `null` means not given.
+ */
+function checkPronunciationDictType(dict: unknown): void {
+  if (dict === undefined || dict === null || (typeof dict === 'object' && !Array.isArray(dict))) return;
+  const kind = Array.isArray(dict) ? 'array' : typeof dict;
+  throw invalidParams(`Mismatch type open_platform.PronunciationDict with value ${kind}`);
 }
 
 /** Checks a typed request: every rule of the request object, in the order a reader expects. */
