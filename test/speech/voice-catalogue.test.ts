@@ -173,8 +173,8 @@ describe('system voice catalogue', () => {
       const listed = (await api.post('/v1/get_voice', { voice_type: 'system' })).body.system_voice.slice(-3);
       expect(listed).toEqual([
         { voice_id: 'Extra Voice (A)', voice_name: 'Extra A', description: ['An added voice.'], created_time: '1970-01-01' },
-        { voice_id: 'extra-b', voice_name: 'Extra B', description: ['A English voice.'], created_time: '1970-01-01' },
-        { voice_id: 'extra-a-again', voice_name: 'Extra A', description: ['A English voice.'], created_time: '1970-01-01' },
+        { voice_id: 'extra-b', voice_name: 'Extra B', description: ['An English voice.'], created_time: '1970-01-01' },
+        { voice_id: 'extra-a-again', voice_name: 'Extra A', description: ['An English voice.'], created_time: '1970-01-01' },
       ]);
       expect((await speak(api, 'extra-a-again')).body.data.audio).toBe((await speak(api, 'Extra Voice (A)')).body.data.audio);
       const bad = await ctl.call('PUT', '/fixtures/speech-voices.json', [...FIXTURE, { ...extra[2], same_voice_as: 'nobody' }]);

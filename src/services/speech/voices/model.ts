@@ -9,12 +9,18 @@ import { systemVoices } from './system.js';
  */
 const LANGUAGES: Record<string, string> = { zh: 'Mandarin Chinese', en: 'English', ja: 'Japanese', ko: 'Korean', yue: 'Cantonese' };
 
+/** `A female Korean voice.`, `An English voice.`: for an entry the fixture gives no sentence. */
+function defaultDescription(gender: string | undefined, language: string): string {
+  const words = `${!gender || gender === 'neutral' ? '' : `${gender} `}${language} voice.`;
+  return `${/^[aeiou]/i.test(words) ? 'An' : 'A'} ${words}`;
+}
+
 /** Every fixture entry in file order; `language` stays in the fixture (get_voice has no such field). */
 function listSystemVoices(emu: Emulator) {
   return systemVoices(emu).map((v) => ({
     voice_id: v.voice_id,
     voice_name: v.voice_name,
-    description: [v.description ?? `A ${!v.gender || v.gender === 'neutral' ? '' : `${v.gender} `}${LANGUAGES[v.language] ?? v.language} voice.`],
+    description: [v.description ?? defaultDescription(v.gender, LANGUAGES[v.language] ?? v.language)],
     created_time: '1970-01-01',
   }));
 }
