@@ -75,6 +75,8 @@ export function event(name: string, ctx: { sessionId: string; traceId: string },
 export function openSession(emu: Emulator, port: SessionPort, ctx: SessionContext): Session {
   let phase: Phase = 'connected';
   let start: TaskStart | null = null;
+  /** When task_start was accepted: the session keeps the voices it started with (E11). */
+  let startedAtMs = 0;
   const queue: Item[] = [];
   let busy = false;
   let idle: number | null = null;
@@ -118,6 +120,7 @@ export function openSession(emu: Emulator, port: SessionPort, ctx: SessionContex
       return failWith(err);
     }
     start = parsed.data;
+    startedAtMs = emu.clock.now();
     phase = 'started';
     send('task_started');
   }
@@ -174,7 +177,9 @@ export function openSession(emu: Emulator, port: SessionPort, ctx: SessionContex
 
   /** One piece: planned, billed and signed as one HTTP request, sent as frame-aligned chunks. */
   async function synthesizePiece(text: string) {
-    const { plan, synth } = await startSynthesis(emu, ctx.area, ctx.account, readRequest(pieceBody(start!, text)), port.signal);
+    const { plan, synth } = await startSynthesis(emu, ctx.area, ctx.account, readRequest(pieceBody(start!, text)), port.signal, {
+      voicesAsOf: startedAtMs,
+    });
     recordSignature(emu, plan, synth);
     // One synthesis slot per piece being encoded, shared with HTTP T2A (bounds memory under load); a
     // client that leaves while the piece waits frees its place in line.
