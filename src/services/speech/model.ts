@@ -22,6 +22,7 @@ import { insufficientBalance, invalidParams, rateLimited, textRatioLimit, tokenL
 import type { SpeechArea } from './state.js';
 import { firstProblem, t2aRequestSchema, type T2aRequest } from './schema.js';
 import { markVoicesUsed, speechVoiceTone } from './voices/store.js';
+import { wordsWithin, type SubtitleType } from './ws/subtitles.js';
 import {
   checkLatex,
   checkPauseMarkers,
@@ -47,7 +48,8 @@ export interface SynthesisPlan {
   channels: 1 | 2;
   bitrate: number;
   outputUrl: boolean;
-  subtitles: boolean;
+  /** With `subtitle_enable`: the subtitle type (`word_streaming` is `word` without streaming, rule E16). */
+  subtitles: SubtitleType | undefined;
   input: SynthInput;
   /** The voice ids as the request named them (the input holds the engine's tones). */
   voiceIds: string[];
@@ -196,7 +198,7 @@ export function planRequest(emu: Emulator, account: Account, request: T2aRequest
     channels,
     bitrate: audioSetting.bitrate ?? 128000,
     outputUrl: !stream && request.output_format === 'url',
-    subtitles: !stream && request.subtitle_enable === true,
+    subtitles: subtitlesOf(request, stream),
     input,
     voiceIds: mix.map((v) => v.voiceId),
     language: languageOf(text, request.language_boost),
@@ -205,6 +207,13 @@ export function planRequest(emu: Emulator, account: Account, request: T2aRequest
     wordCount: counts.wordCount,
     priceMicro: price,
   };
+}
+
+/** `subtitle_type` counts only with `subtitle_enable` (rule E16); the old `subtitle: true` is an unknown field. */
+function subtitlesOf(request: T2aRequest, stream: boolean): SubtitleType | undefined {
+  if (request.subtitle_enable !== true) return undefined;
+  const type = request.subtitle_type ?? 'sentence';
+  return type === 'word_streaming' && !stream ? 'word' : type;
 }
 
 function voiceModifyOf(request: T2aRequest): VoiceModify | undefined {
@@ -272,8 +281,11 @@ export function recordSignature(emu: Emulator, plan: SynthesisPlan, summary: Syn
   emu.markDirty();
 }
 
-/** Subtitle file of addendum A3: one segment per timeline sentence, with its true times. */
-export function subtitleSegments(summary: SynthSummary) {
+/**
+ * Subtitle file of addendum A3: one segment per timeline sentence, with its true times; `word` adds the
+ * sentence's words as `timestamped_words` (null for `sentence`, rule E16).
+ */
+export function subtitleSegments(summary: SynthSummary, type?: SubtitleType) {
   const sentences = summary.timeline.sentences;
   return sentences.map((s, i) => ({
     text: s.text,
@@ -285,5 +297,7 @@ export function subtitleSegments(summary: SynthSummary) {
     pronounce_text_begin: s.charStart,
     pronounce_text_end: s.charEnd,
     is_final_segment: i === sentences.length - 1,
+    // HTTP's file (a type given) always has the field; async's `.titles` keep their shape.
+    ...(type === undefined ? {} : { timestamped_words: type === 'sentence' ? null : wordsWithin(summary.timeline, s.charStart, s.charEnd) }),
   }));
 }

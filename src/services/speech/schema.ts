@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { bracketPath, type FieldProblem } from '../../core/validation.js';
+import { SUBTITLE_TYPES } from './ws/subtitles.js';
 
 /**
  * Wire shapes of `POST /v1/t2a_v2` (spec: speech-t2a-api.md). Objects are plain (unknown keys are
@@ -118,6 +119,7 @@ export const t2aRequestSchema = z.object({
     }),
   ),
   subtitle_enable: bool(),
+  subtitle_type: opt(z.enum(SUBTITLE_TYPES, oneOf(SUBTITLE_TYPES))),
   output_format: opt(z.enum(['url', 'hex'], oneOf(['url', 'hex']))),
   aigc_watermark: bool(),
 });

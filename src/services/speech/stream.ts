@@ -38,8 +38,10 @@ export function sseEvent(body: unknown): string {
   return `data: ${JSON.stringify(body)}\n\n`;
 }
 
-export function intermediateEvent(audio: Buffer, traceId: string): string {
-  return sseEvent({ data: { audio: audio.toString('hex'), status: 1, ced: '' }, trace_id: traceId, base_resp: { status_code: 0, status_msg: '' } });
+/** An intermediate chunk; `subtitle` is what its audio completes (with `subtitle_enable`). */
+export function intermediateEvent(audio: Buffer, traceId: string, subtitle?: unknown): string {
+  const data = { audio: audio.toString('hex'), status: 1, ced: '', ...(subtitle ? { subtitle } : {}) };
+  return sseEvent({ data, trace_id: traceId, base_resp: { status_code: 0, status_msg: '' } });
 }
 
 export function finalEvent(audioHex: string, extra: ExtraInfo, traceId: string): string {

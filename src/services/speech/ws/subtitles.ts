@@ -1,7 +1,13 @@
+/**
+ * Subtitles made from the synthesis timeline (the plan the audio is rendered from, so they are true to
+ * it): `data.subtitle` on the WebSocket and on HTTP streaming (rule E16 follows the socket's rules of
+ * section 2.10), and the word items of HTTP's subtitle file.
+ */
 import type { Timeline, TimelineSpan } from '../../../audio/types.js';
 
-/** `subtitle_type` of `task_start`. */
-export type SubtitleType = 'sentence' | 'word' | 'word_streaming';
+/** `subtitle_type` of `task_start` and of HTTP `/v1/t2a_v2`. */
+export const SUBTITLE_TYPES = ['sentence', 'word', 'word_streaming'] as const;
+export type SubtitleType = (typeof SUBTITLE_TYPES)[number];
 
 export interface TimestampedWord {
   word: string;
@@ -60,12 +66,7 @@ export class SubtitleFeed {
     const first = this.units[this.next]!;
     const last = this.units[end - 1]!;
     this.next = end;
-    const words =
-      this.type === 'sentence'
-        ? null
-        : this.timeline.words
-            .filter((w) => w.charStart >= first.charStart && w.charEnd <= last.charEnd)
-            .map((w) => ({ word: w.text, word_begin: w.charStart, word_end: w.charEnd, time_begin: w.startMs, time_end: w.endMs }));
+    const words = this.type === 'sentence' ? null : wordsWithin(this.timeline, first.charStart, last.charEnd);
     return {
       text: this.chars.slice(first.charStart, last.charEnd).join(''),
       text_begin: first.charStart,
@@ -75,6 +76,27 @@ export class SubtitleFeed {
       timestamped_words: words,
     };
   }
+}
+
+/** The timeline's words inside code points [begin, end): one per Chinese character or Latin-script word. */
+export function wordsWithin(timeline: Timeline, begin: number, end: number): TimestampedWord[] {
+  return timeline.words
+    .filter((w) => w.charStart >= begin && w.charEnd <= end)
+    .map((w) => ({ word: w.text, word_begin: w.charStart, word_end: w.charEnd, time_begin: w.startMs, time_end: w.endMs }));
+}
+
+/**
+ * Encoded chunks paired with the subtitle their audio completes. Each chunk waits for the next one (how
+ * far the audio made so far reaches is known then, `madeMs`); the last carries every unit left, so a
+ * message after it (HTTP's status 2, the socket's is_final) carries none.
+ */
+export async function* withSubtitles<T>(chunks: AsyncIterable<T>, feed: SubtitleFeed, madeMs: () => number): AsyncGenerator<[T, WsSubtitle | undefined]> {
+  let held: { chunk: T; ms: number } | undefined;
+  for await (const chunk of chunks) {
+    if (held) yield [held.chunk, feed.take(held.ms)];
+    held = { chunk, ms: madeMs() };
+  }
+  if (held) yield [held.chunk, feed.rest()];
 }
 
 /** The same blocks, counting the sample frames handed on (how far the audio made so far reaches). */
