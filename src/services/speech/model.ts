@@ -20,7 +20,7 @@ import { findCustomVoice } from '../shared/custom-voices.js';
 import { checkEmotion, checkLanguageBoost, interjectionsOf, modelOf } from './catalogue.js';
 import { insufficientBalance, invalidParams, rateLimited, textRatioLimit, tokenLimit, voiceNotFound } from './errors.js';
 import type { SpeechArea } from './state.js';
-import { firstProblem, t2aRequestSchema, type T2aRequest } from './schema.js';
+import { firstProblem, t2aRequestSchema, type T2aRequest, type TextNormalizationMode } from './schema.js';
 import { markVoicesUsed, speechVoiceTone } from './voices/store.js';
 import { wordsWithin, type SubtitleType } from './ws/subtitles.js';
 import {
@@ -53,6 +53,10 @@ export interface SynthesisPlan {
   input: SynthInput;
   /** The voice ids as the request named them (the input holds the engine's tones). */
   voiceIds: string[];
+  /** The normalisation this request gets, when it asked for one (rule E10); the audio is the same for both. */
+  textNormalizationMode: TextNormalizationMode | undefined;
+  /** Cloned or designed voices this synthesis used for the first time (set when it is recorded; the voice fee). */
+  usageVoiceCount?: number;
   language: string;
   invisibleRatio: number;
   usageCharacters: number;
@@ -170,6 +174,7 @@ export function planRequest(emu: Emulator, account: Account, request: T2aRequest
   const sampleRate = audioSetting.sample_rate ?? 32000;
   const interjections = interjectionsOf(emu, entry);
   const channels = audioSetting.channel ?? 1;
+  const normalization = normalizationOf(request, model, stream);
   const input: SynthInput = {
     text,
     voices,
@@ -178,7 +183,7 @@ export function planRequest(emu: Emulator, account: Account, request: T2aRequest
     pitch: voiceSetting.pitch ?? 0,
     ...(voiceSetting.emotion ? { emotion: voiceSetting.emotion } : {}),
     ...(voiceModify ? { voiceModify } : {}),
-    textNormalization: voiceSetting.text_normalization === true,
+    textNormalization: normalization !== undefined,
     pauseMarkers: true,
     tags: false,
     ...(interjections ? { interjections } : {}),
@@ -201,12 +206,25 @@ export function planRequest(emu: Emulator, account: Account, request: T2aRequest
     subtitles: subtitlesOf(request, stream),
     input,
     voiceIds: mix.map((v) => v.voiceId),
+    textNormalizationMode: normalization,
     language: languageOf(text, request.language_boost),
     invisibleRatio: ratio,
     usageCharacters: counts.usageCharacters,
     wordCount: counts.wordCount,
     priceMicro: price,
   };
+}
+
+/**
+ * The normalisation a request gets (rule E10): `text_normalization_mode` wins over the deprecated
+ * booleans, whose `true` means `basic`. `quality` holds only for non-streaming HTTP with the 2.8 and
+ * 2.6 models (the socket plans its pieces as streams); elsewhere it is `basic`.
+ */
+function normalizationOf(request: T2aRequest, model: string, stream: boolean): TextNormalizationMode | undefined {
+  const vs = request.voice_setting;
+  const mode = request.text_normalization_mode ?? (vs?.text_normalization === true || vs?.english_normalization === true ? 'basic' : undefined);
+  if (mode === 'quality' && (stream || !/^speech-2\.[68]-/.test(model))) return 'basic';
+  return mode ?? undefined;
 }
 
 /** `subtitle_type` counts only with `subtitle_enable` (rule E16); the old `subtitle: true` is an unknown field. */
@@ -276,7 +294,8 @@ export function chargeRequest(emu: Emulator, account: Account, plan: SynthesisPl
 
 /** Records what the audio says, so the platform's recognition, detection and diarization know it. */
 export function recordSignature(emu: Emulator, plan: SynthesisPlan, summary: SynthSummary): void {
-  markVoicesUsed(emu, plan.voiceIds); // a cloned or designed voice is kept and listed once it spoke
+  // A cloned or designed voice is kept and listed once it spoke; its first synthesis pays the voice fee.
+  plan.usageVoiceCount = markVoicesUsed(emu, plan.voiceIds);
   emu.signatures.put(speechRecord({ text: plan.input.text, language: plan.language, voices: plan.voiceIds, summary, atMs: emu.clock.now() }));
   emu.markDirty();
 }

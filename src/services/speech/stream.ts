@@ -18,9 +18,14 @@ export interface ExtraInfo {
   usage_characters: number;
   audio_format: string;
   audio_channel: number;
+  /** Only when the request paid a voice fee: its cloned or designed voices used for the first time (rule E10). */
+  usage_voice_count?: number;
 }
 
-export function extraInfo(meta: AudioMeta, counts: { wordCount: number; usageCharacters: number; invisibleRatio: number }): ExtraInfo {
+export function extraInfo(
+  meta: AudioMeta,
+  counts: { wordCount: number; usageCharacters: number; invisibleRatio: number; usageVoiceCount?: number },
+): ExtraInfo {
   return {
     audio_length: meta.durationMs,
     audio_sample_rate: meta.sampleRate,
@@ -31,6 +36,7 @@ export function extraInfo(meta: AudioMeta, counts: { wordCount: number; usageCha
     usage_characters: counts.usageCharacters,
     audio_format: meta.format,
     audio_channel: meta.channels,
+    ...(counts.usageVoiceCount ? { usage_voice_count: counts.usageVoiceCount } : {}),
   };
 }
 
