@@ -157,9 +157,29 @@ describe('subtitles on the HTTP event stream', () => {
     const text = EN.repeat(4);
     const words = (await streamed('word', text)).filter((e) => e.data.subtitle).map((e) => e.data.subtitle);
     expect(words.flatMap((s) => s.timestamped_words).map((w: any) => w.word)).toEqual(text.match(/[A-Za-z]+/g));
-    const streaming = (await streamed('word_streaming', text)).filter((e) => e.data.subtitle).map((e) => e.data.subtitle);
+    const chunks = (await streamed('word_streaming', text)).filter((e) => e.data.status === 1);
+    const streaming = chunks.filter((e) => e.data.subtitle).map((e) => e.data.subtitle);
     expect(streaming.length).toBeGreaterThan(words.length);
-    expect(streaming.flatMap((s) => s.timestamped_words).map((w: any) => w.word)).toEqual(text.match(/[A-Za-z]+/g));
+    // From the first spoken word on, every chunk carries the cumulative subtitle of its segment.
+    const firstWith = chunks.findIndex((e) => e.data.subtitle);
+    expect(chunks.slice(firstWith).every((e) => e.data.subtitle)).toBe(true);
+    const cps = [...text];
+    const held = new Map<number, any>();
+    for (const s of streaming) {
+      expect(s.text).toBe(cps.slice(s.text_begin, s.text_end).join(''));
+      const before = held.get(s.text_begin);
+      if (before) expect(s.timestamped_words.slice(0, before.timestamped_words.length)).toEqual(before.timestamped_words);
+      held.set(s.text_begin, s);
+    }
+    // Overwriting per text_begin, as the documents tell clients to, leaves every word once, in order.
+    const kept = [...held.values()].sort((a, b) => a.text_begin - b.text_begin);
+    expect(kept.flatMap((s) => s.timestamped_words).map((w: any) => w.word)).toEqual(text.match(/[A-Za-z]+/g));
+    expect(
+      kept
+        .map((s) => s.text)
+        .join('')
+        .replace(/\s/g, ''),
+    ).toBe(text.replace(/\s/g, ''));
   });
 
   it('mp3 streams carry subtitles too, and the chunks stay whole frames', async () => {
