@@ -64,3 +64,17 @@ describe('async query by POST', () => {
     expect(codeOf(noKey)).toBe(1004);
   });
 });
+
+describe('async query by POST on both listeners, with faults', () => {
+  it('the backup listener answers it; a fault code is answered in the speech shape before the body is read', async () => {
+    const primary = speechApi(emu.speechUrl, 'async-post-backup');
+    const backup = speechApi(emu.speechBackupUrl, 'async-post-backup');
+    const id = (await primary.post('/v1/t2a_async_v2', { model: 'speech-02-hd', text: 'Both.', voice_setting: { voice_id: 'female-shaonv' } })).body.task_id;
+    const viaBackup = await backup.post('/v1/query/t2a_async_query_v2', { task_id: String(id) });
+    expect([codeOf(viaBackup), viaBackup.body.task_id, viaBackup.body.status]).toEqual([0, id, 'Processing']);
+    const faulted = await primary.post('/v1/query/t2a_async_query_v2', { task_id: id }, { 'x-emulator-fault': 'code=1002' });
+    expect([faulted.status, codeOf(faulted)]).toEqual([200, 1002]);
+    const broken = await primary.raw('/v1/query/t2a_async_query_v2', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"task_id":' });
+    expect([broken.status, codeOf(broken)]).toEqual([200, 2013]);
+  });
+});

@@ -252,3 +252,15 @@ describe('video retention across a restart and a reset', () => {
     }
   });
 });
+
+describe('files on the backup listener', () => {
+  it('list without purpose and delete by string id answer the same on both listeners', async () => {
+    const primary = speechApi(emu.speechUrl, 'cli-backup');
+    const backup = speechApi(emu.speechBackupUrl, 'cli-backup');
+    const id = await primary.uploadAudio('retrieval', Buffer.from('on both'), 'b.txt');
+    expect((await backup.get('/v1/files/list')).body.files.map((f: any) => f.file_id)).toEqual([id]);
+    const del = await backup.post('/v1/files/delete', { file_id: String(id) });
+    expect([codeOf(del), del.body.file_id]).toEqual([0, id]);
+    expect((await primary.get('/v1/files/list')).body.files).toEqual([]);
+  });
+});
