@@ -134,6 +134,27 @@ describe('files as the official CLI uses them', () => {
     expect(listed.map((f: any) => f.filename).sort()).toEqual(accepted.map(([ext]) => `in.${ext}`).sort());
   });
 
+  it('over 50 MB, reading stops and each purpose answers its own size refusal', { timeout: 60_000 }, async () => {
+    const api = speechApi(emu.speechUrl, 'cli-huge');
+    const huge = (head: Buffer) => Buffer.concat([head, Buffer.alloc(50 * 1024 * 1024 + 1 - head.length)]);
+    const cases: [string, Buffer, number, string][] = [
+      ['voice_clone', huge(await api.audio('Big.')), 200, 'invalid params, file is larger than 20 MB, the upload limit'],
+      ['retrieval', huge(Buffer.from('x')), 200, 'invalid params, file is larger than 50 MB, the limit of purpose retrieval'],
+      ['video_understanding', huge(media.mp4!), 400, 'invalid params, file is larger than 50 MB, the limit of purpose video_understanding'],
+      [
+        'video_generation_input',
+        huge(media.mp4!),
+        400,
+        expect.stringMatching(/^invalid params, file is larger than 50 MB; purpose video_generation_input accepts/) as any,
+      ],
+    ];
+    for (const [purpose, bytes, status, msg] of cases) {
+      const r = await api.upload(purpose, bytes, 'big.bin');
+      expect([purpose, r.status, codeOf(r), msgOf(r)]).toEqual([purpose, status, 2013, msg]);
+    }
+    expect((await api.get('/v1/files/list')).body.files).toEqual([]);
+  });
+
   it('video uploads are gone 7 days after upload on the emulator clock; others stay', async () => {
     const api = speechApi(emu.speechUrl, 'cli-video-retention');
     const video = (await api.upload('video_understanding', media.mp4!, 'v.mp4')).body.file.file_id;

@@ -89,6 +89,22 @@ function looksLikeText(head: Buffer, whole: boolean): boolean {
 }
 
 const sizeText = (bytes: number) => `${bytes / MB} MB`;
+const GENERATION_ACCEPTS =
+  'purpose video_generation_input accepts images (jpg, jpeg, png, webp, heic, heif) up to 30 MB, video (mp4, mov) up to 50 MB or audio (wav, mp3) up to 15 MB';
+
+/** The refusal of a file over the largest size its purpose takes (also when reading stopped at 50 MB). */
+export function oversizeRefusal(purpose: UploadPurpose, kind?: string, limit = MAX_ANY_UPLOAD_BYTES): SpeechError {
+  switch (purpose) {
+    case 'voice_clone':
+    case 'prompt_audio':
+    case 't2a_async_input':
+      return uploadRefusal(purpose, `file is larger than ${sizeText(MAX_UPLOAD_BYTES)}, the upload limit`);
+    case 'video_generation_input':
+      return uploadRefusal(purpose, `file is ${kind ? `${kind} ` : ''}larger than ${sizeText(limit)}; ${GENERATION_ACCEPTS}`);
+    default:
+      return uploadRefusal(purpose, `file is larger than ${sizeText(MAX_ANY_UPLOAD_BYTES)}, the limit of purpose ${purpose}`);
+  }
+}
 
 /**
  * The stored format of an upload by its bytes and size, or the purpose's refusal. `head` is the start of
@@ -98,18 +114,16 @@ export function checkUpload(purpose: UploadPurpose, head: Buffer, size: number, 
   const refuse = (detail: string) => uploadRefusal(purpose, detail);
   switch (purpose) {
     case 'retrieval': {
-      if (size > MAX_ANY_UPLOAD_BYTES) throw refuse(`file is larger than ${sizeText(MAX_ANY_UPLOAD_BYTES)}, the upload limit of purpose retrieval`);
+      if (size > MAX_ANY_UPLOAD_BYTES) throw oversizeRefusal(purpose);
       return 'bin';
     }
     case 'video_understanding': {
       const video = sniffVideo(head);
       if (!video) throw refuse('file content is not a video; purpose video_understanding accepts mp4, avi, mov or mkv');
-      if (size > MAX_ANY_UPLOAD_BYTES) throw refuse(`file is larger than ${sizeText(MAX_ANY_UPLOAD_BYTES)}, the limit of purpose video_understanding`);
+      if (size > MAX_ANY_UPLOAD_BYTES) throw oversizeRefusal(purpose);
       return video;
     }
     case 'video_generation_input': {
-      const accepts =
-        'purpose video_generation_input accepts images (jpg, jpeg, png, webp, heic, heif) up to 30 MB, video (mp4, mov) up to 50 MB or audio (wav, mp3) up to 15 MB';
       const image = sniffImage(head);
       const video = image ? undefined : sniffVideo(head);
       const audio = image || video ? undefined : sniffFormat(head);
@@ -121,18 +135,18 @@ export function checkUpload(purpose: UploadPurpose, head: Buffer, size: number, 
             : audio === 'wav' || audio === 'mp3'
               ? ['audio', audio, 15 * MB]
               : [undefined, undefined, 0];
-      if (!kind || !format) throw refuse(`file content is ${video ? `a ${video} video` : 'not a supported image, video or audio'}; ${accepts}`);
-      if (size > limit) throw refuse(`file is ${kind} larger than ${sizeText(limit)}; ${accepts}`);
+      if (!kind || !format) throw refuse(`file content is ${video ? `a ${video} video` : 'not a supported image, video or audio'}; ${GENERATION_ACCEPTS}`);
+      if (size > limit) throw oversizeRefusal(purpose, kind, limit);
       return format as FileFormat;
     }
     case 't2a_async_input': {
-      if (size > MAX_UPLOAD_BYTES) throw refuse(`file is larger than ${sizeText(MAX_UPLOAD_BYTES)}, the upload limit`);
+      if (size > MAX_UPLOAD_BYTES) throw oversizeRefusal(purpose);
       if (head.length >= 4 && head[0] === 0x50 && head[1] === 0x4b && (head[2] === 3 || head[2] === 5)) return 'zip';
       if (looksLikeText(head, whole)) return 'txt';
       throw refuse('file content is neither UTF-8 text nor a zip archive; purpose t2a_async_input accepts txt or zip');
     }
     default: {
-      if (size > MAX_UPLOAD_BYTES) throw refuse(`file is larger than ${sizeText(MAX_UPLOAD_BYTES)}, the upload limit`);
+      if (size > MAX_UPLOAD_BYTES) throw oversizeRefusal(purpose);
       const format = sniffFormat(head);
       if (format === 'mp3' || format === 'm4a' || format === 'wav') return format;
       throw refuse(`file content is ${format ?? 'not recognised audio'}; purpose ${purpose} accepts mp3, m4a or wav`);

@@ -27,6 +27,7 @@ import {
   DELETE_PURPOSES,
   LIST_PURPOSES,
   MAX_ANY_UPLOAD_BYTES,
+  oversizeRefusal,
   retentionOf,
   UPLOAD_PURPOSES,
   uploadRefusal,
@@ -83,7 +84,7 @@ export async function speechFileRoutes(app: FastifyInstance, { emu }: { emu: Emu
     try {
       if (purpose === undefined || purpose === '') throw invalidParams(`purpose is required; use one of ${UPLOAD_PURPOSES.join(', ')}`);
       oneOf('purpose', purpose, UPLOAD_PURPOSES);
-      if (tooLarge) throw uploadRefusal(purpose, `file is larger than ${MAX_ANY_UPLOAD_BYTES / 1048576} MB, more than purpose ${purpose} accepts`);
+      if (tooLarge) throw oversizeRefusal(purpose as UploadPurpose);
       if (!tmp) throw invalidParams('file is required (a file part named file)');
       if (size === 0) throw uploadRefusal(purpose, 'file is empty');
       const format = checkUpload(purpose as UploadPurpose, await headOf(emu, tmp), size, size <= 65536);
