@@ -236,6 +236,19 @@ describe('mmx file upload', () => {
   });
 });
 
+describe('mmx speech transcribe: its own checks, before any request', () => {
+  it('--stream with srt, and --stream with --out, are refused locally (exit 2) and nothing reaches the service', async () => {
+    await ctl.clearJournal();
+    const srt = await run(['speech', 'transcribe', '--file', 'whole.mp3', '--response-format', 'srt', '--stream']);
+    expect(srt.code).toBe(2);
+    expect(srt.stderr).toContain('cannot be combined with stream=true');
+    const out = await run(['speech', 'transcribe', '--file', 'whole.mp3', '--stream', '--out', 't.txt']);
+    expect(out.code).toBe(2);
+    expect(out.stderr).toContain('--stream and --out cannot be combined');
+    expect((await ctl.journal({ path: '/v1/speech_to_text' })).body.entries).toHaveLength(0);
+  });
+});
+
 describe('errors reach mmx', () => {
   it('an unknown voice (HTTP 200 with base_resp) exits 1 with the service message', async () => {
     const r = await run(['speech', 'synthesize', '--text', TEXT, '--voice', 'no_such_voice_here', '--out', 'never.mp3']);
