@@ -259,6 +259,13 @@ describe('errors reach mmx', () => {
 });
 
 describe('isolation', () => {
+  it('without --region it would probe the real regional hosts first: the preload refuses them and nothing leaves', async () => {
+    const r = await run(['speech', 'voices'], { noRegion: true });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('Detecting region');
+    expect(r.stderr).toContain('Could not reach the regional API endpoints');
+  });
+
   it('wrote nothing into its HOME but the files it was asked for (no config, no update check state)', async () => {
     const names = await readdir(home);
     expect(names).not.toContain('.mmx');

@@ -44,6 +44,8 @@ export interface MmxOptions {
   stdin?: Buffer | string;
   /** Leave out `--output json` (for commands whose stdout is not JSON, e.g. `--stream`). */
   rawOutput?: boolean;
+  /** Leave out `--region global` (the CLI then probes the real regional hosts, which the preload refuses). */
+  noRegion?: boolean;
   timeoutMs?: number;
 }
 
@@ -56,8 +58,7 @@ export function mmx(args: string[], opts: MmxOptions): Promise<MmxRun> {
     ...args,
     '--base-url',
     opts.baseUrl,
-    '--region',
-    'global',
+    ...(opts.noRegion ? [] : ['--region', 'global']),
     '--api-key',
     opts.key,
     '--non-interactive',
