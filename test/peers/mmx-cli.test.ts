@@ -191,6 +191,20 @@ describe('mmx speech synthesize --stream', () => {
     });
   }
 
+  it('--stream with --subtitles and --pronunciation: both are sent, and stdout is still the audio then its aggregate', async () => {
+    const r = await run(['speech', 'synthesize', '--text', 'omg, it streams.', '--stream', '--subtitles', '--pronunciation', 'omg/oh my god'], {
+      rawOutput: true,
+    });
+    expect(r.code, r.stderr).toBe(0);
+    const entry = await lastEntry('/v1/t2a_v2');
+    expect(entry.request.body).toMatchObject({ stream: true, subtitle_enable: true, pronunciation_dict: { tone: ['omg/oh my god'] } });
+    const whole = await answerAudio(entry);
+    expect(r.stdout.subarray(r.stdout.length - whole.length).equals(whole)).toBe(true);
+    const chunks = r.stdout.subarray(0, r.stdout.length - whole.length);
+    const [a, b] = await Promise.all([ffmpegPcm16(chunks, { ext: 'mp3', rate: 32000 }), ffmpegPcm16(whole, { ext: 'mp3', rate: 32000 })]);
+    expect(Math.abs(a.length - b.length) / 64).toBeLessThanOrEqual(60);
+  });
+
   it('--format wav is refused before any request, with the streaming formats in its hint', async () => {
     await ctl.clearJournal();
     const r = await run(['speech', 'synthesize', '--text', TEXT, '--format', 'wav', '--stream'], { rawOutput: true });
