@@ -4,7 +4,7 @@
  * the idle timeout on the emulator clock. Each piece is planned, billed and signed as one HTTP request.
  */
 import { parseFirst } from '../../../core/validation.js';
-import { encodeAudioStream, encodeMulawStream, type SynthStream } from '../../../audio/index.js';
+import { encodeAudioStream, type SynthStream } from '../../../audio/index.js';
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { invalidParams, SpeechError, STATUS_MSG } from '../errors.js';
@@ -315,21 +315,11 @@ export function pieceBody(start: TaskStart, text: string): Record<string, unknow
 /** The encoded chunks of a piece (frame-aligned) and, after the last, their true metadata. */
 function encodePiece(format: WsFormat, plan: SynthesisPlan, synth: SynthStream, source: AsyncIterable<Int16Array> = synth) {
   const opts = { sampleRate: plan.sampleRate, channels: plan.channels, bitrate: plan.bitrate };
-  if (format === 'pcmu_raw' || format === 'pcmu_wav') {
-    const mulaw = encodeMulawStream(source, { ...opts, container: format === 'pcmu_wav' ? 'wav' : 'raw', totalFrames: synth.frames });
-    return {
-      chunks: mulaw,
-      meta: async () => ({
-        format: format as string,
-        sampleRate: plan.sampleRate,
-        channels: plan.channels,
-        bitrate: plan.sampleRate * plan.channels * 8,
-        sizeBytes: mulaw.size(),
-        durationMs: Math.round((synth.frames * 1000) / plan.sampleRate),
-      }),
-    };
-  }
-  // Whole frames of at most one event's size; a piece's FLAC header carries its true length up front.
-  const encoded = encodeAudioStream(plan.format, source, { ...opts, maxChunkBytes: MAX_EVENT_AUDIO_BYTES, totalFrames: synth.frames });
+  // Whole frames of at most one event's size; a piece's FLAC and μ-law WAV headers carry its true length up front.
+  const encoded = encodeAudioStream(format === 'pcmu_raw' || format === 'pcmu_wav' ? format : plan.format, source, {
+    ...opts,
+    maxChunkBytes: MAX_EVENT_AUDIO_BYTES,
+    totalFrames: synth.frames,
+  });
   return { chunks: encoded, meta: () => encoded.meta() };
 }
