@@ -7,7 +7,8 @@ import { admitRequest } from '../../core/admission.js';
 import { readerValidator } from '../../core/validation.js';
 import { countChunk, faultIgnoredHeader, finishEntry, journalBody, noteSpecCode, takeFault } from '../../core/http.js';
 import { refusalError, SpeechError, STATUS_MSG, traceIdOf } from './errors.js';
-import { readRequest, recordSignature, startSynthesis, subtitleSegments, synthesizeAgain, URL_TTL_MS, type SynthesisPlan } from './model.js';
+import { encodeOptionsOf, readRequest, recordSignature, startSynthesis, subtitleSegments, synthesizeAgain, URL_TTL_MS, type SynthesisPlan } from './model.js';
+import { fileExtension } from './formats.js';
 import { t2aRequestSchema, type T2aRequest } from './schema.js';
 import { speechArea, type SpeechArea } from './state.js';
 import { extraInfo, finalEvent, intermediateEvent, MAX_EVENT_AUDIO_BYTES, sseEvent } from './stream.js';
@@ -81,7 +82,7 @@ function keepAnswerAudio(emu: Emulator, req: FastifyRequest, plan: SynthesisPlan
     format: plan.format,
     sampleRate: plan.sampleRate,
     channels: plan.channels,
-    make: () => synthesizeAgain(emu, account, request),
+    make: () => synthesizeAgain(emu, account, request, plan.serial),
   });
 }
 
@@ -114,7 +115,7 @@ async function wholeSynthesis(
 ) {
   let encoded: Awaited<ReturnType<typeof encodeAudio>>;
   try {
-    encoded = await encodeAudio(plan.format, synth, { sampleRate: plan.sampleRate, channels: plan.channels, bitrate: plan.bitrate });
+    encoded = await encodeAudio(plan.format, synth, encodeOptionsOf(plan));
   } catch (err) {
     if (!ac.signal.aborted) throw err;
     // The client left: the synthesis stopped with it and nobody is there to answer.
@@ -129,7 +130,7 @@ async function wholeSynthesis(
   let audio = encoded.bytes.toString('hex');
   if (!plan.outputUrl) keepAnswerAudio(emu, req, plan, encoded.bytes.length);
   if (plan.outputUrl) {
-    const rel = `speech/${account.id}/${traceId}.${plan.format}`;
+    const rel = `speech/${account.id}/${traceId}.${fileExtension(plan.format)}`;
     await emu.blobs.put(rel, encoded.bytes);
     audio = downloadLink(emu, req, rel);
   }
@@ -185,9 +186,9 @@ async function streamSynthesis(
   // Whatever can fail before audio runs before the headers leave: such a failure is plain JSON (A2),
   // never an event stream left open.
   const encoded = encodeAudioStream(plan.format, synth, {
-    sampleRate: plan.sampleRate,
-    channels: plan.channels,
-    bitrate: plan.bitrate,
+    ...encodeOptionsOf(plan),
+    // A μ-law WAV's header carries the true sizes from the first chunk (E13).
+    ...(plan.format === 'pcmu_wav' ? { totalFrames: synth.frames } : {}),
     maxChunkBytes: MAX_EVENT_AUDIO_BYTES,
     keepWhole: !plan.excludeAggregated,
   });
