@@ -63,3 +63,14 @@ describe('Ogg/Opus encoder', () => {
     }
   });
 });
+
+describe('Opus encoder missing', () => {
+  it('says which package could not be loaded, and why (the speech service answers 2013 with it)', async () => {
+    const { loadOpusLibrary } = await import('../../src/audio/encode/opus.js');
+    const missing = loadOpusLibrary(() => {
+      throw new Error("Cannot find module 'opusscript'");
+    });
+    expect(missing).toEqual({ ok: false, problem: "the Opus encoder (npm package opusscript) could not be loaded: Cannot find module 'opusscript'" });
+    expect(loadOpusLibrary().ok).toBe(true);
+  });
+});

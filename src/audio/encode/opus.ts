@@ -37,19 +37,23 @@ interface OpusScriptEncoder {
 }
 type OpusScriptClass = new (rate: number, channels: number, application: number, options?: { wasm?: boolean }) => OpusScriptEncoder;
 
-let library: { ok: true; OpusScript: OpusScriptClass } | { ok: false; problem: string } | null = null;
+type Library = { ok: true; OpusScript: OpusScriptClass } | { ok: false; problem: string };
+let library: Library | null = null;
 
-function load() {
-  if (!library) {
-    try {
-      const OpusScript = createRequire(import.meta.url)('opusscript') as OpusScriptClass;
-      // Instantiates the WebAssembly once, so a broken build is found here rather than mid-stream.
-      new OpusScript(48000, 1, APPLICATION_AUDIO, { wasm: true }).delete();
-      library = { ok: true, OpusScript };
-    } catch (err) {
-      library = { ok: false, problem: `the Opus encoder (npm package opusscript) could not be loaded: ${(err as Error).message}` };
-    }
+/** Loads the library with `requireFn` (Node's require; a test gives a failing one) and tries it once. */
+export function loadOpusLibrary(requireFn: (id: string) => unknown = createRequire(import.meta.url)): Library {
+  try {
+    const OpusScript = requireFn('opusscript') as OpusScriptClass;
+    // Instantiates the WebAssembly once, so a broken build is found here rather than mid-stream.
+    new OpusScript(48000, 1, APPLICATION_AUDIO, { wasm: true }).delete();
+    return { ok: true, OpusScript };
+  } catch (err) {
+    return { ok: false, problem: `the Opus encoder (npm package opusscript) could not be loaded: ${(err as Error).message}` };
   }
+}
+
+function load(): Library {
+  library ??= loadOpusLibrary();
   return library;
 }
 
