@@ -53,6 +53,7 @@ describe('Ogg/Opus encoder', () => {
   it('keeps the signature at every rate (decoded by ffmpeg, resampled to 16 kHz)', async () => {
     for (const [rate, channels] of [
       [8000, 1],
+      [12000, 2],
       [16000, 2],
       [24000, 1],
       [48000, 2],
