@@ -69,6 +69,14 @@ describe('formats pcmu_raw, pcmu_wav, opus', () => {
     expect(mulaw.body.base_resp.status_msg).toBe('invalid params, audio_setting.sample_rate must be one of 8000, 16000, 22050, 24000, 32000, 44100');
   });
 
+  it("the journal's copy of an Opus answer is the answer byte for byte (made again with the same serial)", async () => {
+    const r = await t2a(emu.speechUrl, req({ audio_setting: { format: 'opus', sample_rate: 16000 } }), { key: KEY });
+    const entry = (await ctl.journal({ limit: 1, account: KEY })).body.entries[0];
+    expect(entry.answer_audio).toMatchObject({ bytes: audioOf(r).length, format: 'opus', sample_rate: 16000, channels: 1 });
+    const kept = Buffer.from(await (await fetch(emu.speechUrl + entry.answer_audio.url)).arrayBuffer());
+    expect(kept.equals(audioOf(r))).toBe(true);
+  });
+
   for (const format of ['pcmu_raw', 'pcmu_wav'] as const)
     for (const channel of [1, 2])
       it(`HTTP ${format} x ${channel}: 8000 Hz whatever rate was asked, G.711 decodable, streamed joins to the whole file`, async () => {
