@@ -3,7 +3,7 @@ import * as z from 'zod';
 import { wavHeader } from '../audio/encode/pcm.js';
 import { accountId } from '../core/accounts.js';
 import type { Emulator } from '../core/emulator.js';
-import type { JournalEntry } from '../core/journal.js';
+import { entryCode, type JournalEntry } from '../core/journal.js';
 import { ControlError, input, keyParam } from './common.js';
 
 /**
@@ -19,9 +19,14 @@ export const journalQuery = z
   })
   .strict();
 
-/** An entry as the control plane shows it: the account's id (a hash of the key) stays inside. */
+/**
+ * An entry as the control plane shows it (list, one entry, the live feed, verify's near misses): the
+ * account's id (a hash of the key) stays inside; `response.code` is the entry's one code reading.
+ */
 export function entryView(e: JournalEntry) {
   const { accountId: _hidden, ...view } = e;
+  const { summary, content_type } = e.response;
+  view.response = { summary, content_type, code: entryCode(e) };
   return view;
 }
 

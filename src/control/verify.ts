@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import * as z from 'zod';
 import { accountId, redactKey } from '../core/accounts.js';
 import type { Emulator } from '../core/emulator.js';
-import { specCodeOf, type JournalEntry } from '../core/journal.js';
+import { entryCode, type JournalEntry } from '../core/journal.js';
 import { ControlError, input, keyParam } from './common.js';
 import { entryView } from './journal.js';
 
@@ -59,8 +59,10 @@ function differences(m: VerifyBody['request'], id: string | undefined, e: Journa
   if (m.path !== undefined && e.path !== m.path) out.push(`path: expected ${m.path}, got ${e.path}`);
   if (id !== undefined && e.accountId !== id) out.push(`account: expected ${redactKey(m.account!.trim())}, got ${e.account ?? 'none'}`);
   if (m.status !== undefined && e.status !== m.status) out.push(`status: expected ${m.status}, got ${e.status ?? 'none (in progress)'}`);
-  const code = specCodeOf(e.response.summary);
-  if (m.code !== undefined && code !== String(m.code)) out.push(`code: expected ${m.code}, got ${code || 'none'}`);
+  if (m.code !== undefined) {
+    const code = entryCode(e);
+    if (String(code) !== String(m.code)) out.push(`code: expected ${m.code}, got ${code ?? 'none'}`);
+  }
   if (m.body !== undefined && !jsonSubset(m.body, e.request.body)) out.push('body: not a superset of the expected JSON');
   return out;
 }

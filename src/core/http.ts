@@ -4,7 +4,7 @@ import type { Account, Capability } from './accounts.js';
 import { accountId, redactKey } from './accounts.js';
 import type { Emulator } from './emulator.js';
 import { parseFaultHeader, type FaultDirective, type FaultField } from './faults.js';
-import { LazyJournalRequest, LazyJournalResponse, specCodeOf, summarize, type Journal, type JournalEntry } from './journal.js';
+import { LazyJournalRequest, LazyJournalResponse, entryCode, summarize, type Journal, type JournalEntry } from './journal.js';
 import type { Metrics } from './metrics.js';
 
 /** Which listener a request reached. Fault rules name it as `service`. */
@@ -32,8 +32,6 @@ export interface RequestState {
    */
   route: string | null;
   routeConfig: FastifyContextConfig | null;
-  /** The spec code of the answer (`base_resp.status_code`, `error_code`) when its renderer named it. */
-  specCode?: string;
   /** Where a finished request is counted; `metered` once it was (an entry may be finished more than once). */
   metrics?: Metrics;
   metered?: boolean;
@@ -99,9 +97,7 @@ export function faultIgnoredHeader(req: FastifyRequest): string | undefined {
  * be read back from the serialized body.
  */
 export function noteSpecCode(req: FastifyRequest, code: number): void {
-  if (!req.emu) return;
-  req.emu.specCode = String(code);
-  if (req.emu.entry) req.emu.entry.response.code = code;
+  if (req.emu?.entry) req.emu.entry.response.code = code;
 }
 
 /** Counts one streamed chunk (SSE event, audio chunk) in the journal. */
@@ -329,7 +325,7 @@ export function finishEntry(req: FastifyRequest, status: number): void {
         method: req.method,
         route: state.route ?? '(no route)',
         status: state.entry.status ?? status,
-        code: state.specCode ?? specCodeOf(state.entry.response.summary),
+        code: String(entryCode(state.entry) ?? ''),
       },
       state.entry.duration_ms / 1000,
     );

@@ -178,6 +178,18 @@ export function specCodeOf(summary: unknown): string {
   return typeof code === 'number' || typeof code === 'string' ? String(code) : '';
 }
 
+/**
+ * The spec code of an entry's answer, the one reading of it (journal view, verify, metrics, inspector):
+ * the code its renderer named (known also for answers too large to summarize), else the one its summary
+ * shows; undefined when the answer has none (an answer still being written, audio, a socket).
+ */
+export function entryCode(entry: JournalEntry): number | undefined {
+  const named = entry.response.code;
+  if (named !== undefined) return named;
+  const code = specCodeOf(entry.response.summary);
+  return code === '' || !Number.isFinite(Number(code)) ? undefined : Number(code);
+}
+
 const SECRET_FIELDS = new Set(['apikey', 'api_key', 'authorization', 'x-api-key', 'token', 'usertoken']);
 
 /** A small, key-free picture of a body: long strings and arrays are cut, secrets redacted. */

@@ -8,6 +8,7 @@ import type { JournalEntry } from './journal-entry.js';
 export {
   LazyJournalRequest,
   LazyJournalResponse,
+  entryCode,
   recordFrame,
   specCodeOf,
   summarize,
