@@ -4,6 +4,7 @@ import { mkdir, open, readFile, rename, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import type { z } from 'zod';
 import type { Config } from '../config.js';
 import { Accounts, type Account } from './accounts.js';
 import { BlobStore } from './blobs.js';
@@ -43,6 +44,8 @@ export interface RegisteredRoute {
   method: string;
   url: string;
   websocket: boolean;
+  /** A socket's client messages that have a schema (its route config `messages`). */
+  messages?: Record<string, z.ZodType>;
 }
 
 export interface ServiceUrls {

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Emulator } from '../../../core/emulator.js';
-import { takeFault } from '../../../core/http.js';
+import { takeFault } from '../../../core/request-context.js';
 import { parseWith, sendOk, speechOperations } from '../reply.js';
 import { createTask, queryTask, taskArea } from './model.js';
 import { asyncBody, queryParams } from './schema.js';
@@ -13,7 +13,7 @@ export async function speechAsyncRoutes(app: FastifyInstance, { emu }: { emu: Em
   const r = app.withTypeProvider<ZodTypeProvider>();
 
   r.post('/v1/t2a_async_v2', { schema: { body: asyncBody } }, async (req, reply) => {
-    const account = req.emu.account!;
+    const account = req.ctx.account!;
     const body = parseWith(asyncBody, req.body);
     // `cut_after_chunks` cuts the task's synthesis: the task is created and then reports Failed.
     const fail = takeFault(req, 'cut_after_chunks') !== undefined;
@@ -24,7 +24,7 @@ export async function speechAsyncRoutes(app: FastifyInstance, { emu }: { emu: Em
 
   r.get('/v1/query/t2a_async_query_v2', { schema: { querystring: queryParams } }, async (req, reply) => {
     const { task_id } = parseWith(queryParams, req.query, 'query');
-    const { task, status } = queryTask(emu, req.emu.account!, task_id);
+    const { task, status } = queryTask(emu, req.ctx.account!, task_id);
     return sendOk(emu, req, reply, { task_id: task.task_id, status, file_id: task.file_id });
   });
 }

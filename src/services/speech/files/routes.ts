@@ -42,7 +42,7 @@ export async function speechFileRoutes(app: FastifyInstance, { emu }: { emu: Emu
   const r = app.withTypeProvider<ZodTypeProvider>();
 
   r.post('/v1/files/upload', async (req, reply) => {
-    const account = req.emu.account!;
+    const account = req.ctx.account!;
     if (!req.isMultipart()) throw invalidParams('request must be multipart/form-data with the parts purpose and file');
     let purpose: string | undefined;
     let tmp: string | undefined;
@@ -96,17 +96,17 @@ export async function speechFileRoutes(app: FastifyInstance, { emu }: { emu: Emu
   r.get('/v1/files/list', { schema: { querystring: listQuery } }, async (req, reply) => {
     const { purpose } = parseWith(listQuery, req.query, 'query');
     oneOf('purpose', purpose, LIST_PURPOSES);
-    return sendOk(emu, req, reply, { files: listFiles(emu, req.emu.account!, purpose).map(fileObject) });
+    return sendOk(emu, req, reply, { files: listFiles(emu, req.ctx.account!, purpose).map(fileObject) });
   });
 
   r.get('/v1/files/retrieve', { schema: { querystring: fileIdQuery } }, async (req, reply) => {
-    const f = findFile(emu, req.emu.account!, parseWith(fileIdQuery, req.query, 'query').file_id);
+    const f = findFile(emu, req.ctx.account!, parseWith(fileIdQuery, req.query, 'query').file_id);
     const expires = f.ready_at_ms !== undefined ? f.ready_at_ms + ASYNC_OUTPUT_TTL_MS : emu.clock.now() + FILE_URL_TTL_MS;
     return sendOk(emu, req, reply, { file: { ...fileObject(f), download_url: signedLink(emu, req, f.blob, expires) } });
   });
 
   r.get('/v1/files/retrieve_content', { schema: { querystring: fileIdQuery } }, async (req, reply) => {
-    const f = findFile(emu, req.emu.account!, parseWith(fileIdQuery, req.query, 'query').file_id);
+    const f = findFile(emu, req.ctx.account!, parseWith(fileIdQuery, req.query, 'query').file_id);
     const size = await emu.blobs.size(f.blob);
     if (size === null) throw invalidParams(`file_id ${f.file_id}: the file's bytes are gone`);
     return reply
@@ -121,7 +121,7 @@ export async function speechFileRoutes(app: FastifyInstance, { emu }: { emu: Emu
     const body = await deleteFields(req);
     const { file_id, purpose } = parseWith(deleteBody, body);
     oneOf('purpose', purpose, DELETE_PURPOSES);
-    await deleteFile(emu, req.emu.account!, file_id, purpose);
+    await deleteFile(emu, req.ctx.account!, file_id, purpose);
     return sendOk(emu, req, reply, { file_id });
   });
 }

@@ -12,6 +12,6 @@ export async function speechVoiceRoutes(app: FastifyInstance, { emu }: { emu: Em
   speechOperations(app, emu, 'tts');
   app.withTypeProvider<ZodTypeProvider>().post('/v1/get_voice', { schema: { body: getVoiceBody } }, async (req, reply) => {
     const { voice_type } = parseWith(getVoiceBody, req.body);
-    return sendOk(emu, req, reply, listVoices(emu, req.emu.account!, voice_type));
+    return sendOk(emu, req, reply, listVoices(emu, req.ctx.account!, voice_type));
   });
 }
