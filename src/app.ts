@@ -83,7 +83,7 @@ export function baseApp(
     loggerInstance: logger,
     // A silent logger needs no per-request child (creating one is a visible share of a cheap answer).
     childLoggerFactory: (parent, bindings, opts) => (parent.level === 'silent' ? parent : parent.child(bindings, opts)),
-    // One line per request is written by the pipeline (core/http.ts), not by Fastify.
+    // One line per request is written by the lifecycle (core/lifecycle.ts), not by Fastify.
     logController: new EmulatorLogs({ disableRequestLogging: true }),
     bodyLimit: JSON_BODY_LIMIT,
     forceCloseConnections: 'idle',

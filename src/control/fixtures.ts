@@ -1,3 +1,9 @@
+/**
+ * Fixtures at run time: `GET /_emulator/fixtures[/{name}]` and `PUT /_emulator/fixtures/{name}`,
+ * checked exactly as the start-up files are (core/fixtures.ts), applied at once (services read
+ * `emu.fixtures.data` on each use; accounts take the new file now). A refused file changes nothing.
+ * Files set here survive resets unless `?fixtures=true`, and are saved with the state in a data dir.
+ */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import * as z from 'zod';
 import { redactKey } from '../core/accounts.js';
@@ -7,12 +13,6 @@ import { fixtureSchemas } from '../core/fixture-schemas.js';
 import { isFixtureName, validateFixture, type FixtureName, type Fixtures } from '../core/fixtures.js';
 import { ControlError, input } from './common.js';
 
-/**
- * Fixtures at run time: `GET /_emulator/fixtures[/{name}]` and `PUT /_emulator/fixtures/{name}`,
- * checked exactly as the start-up files are (core/fixtures.ts), applied at once (services read
- * `emu.fixtures.data` on each use; accounts take the new file now). A refused file changes nothing.
- * Files set here survive resets unless `?fixtures=true`, and are saved with the state in a data dir.
- */
 interface FixtureArea extends StateArea {
   /** The files read at start-up, restored by `reset?fixtures=true`. */
   startup: Fixtures;

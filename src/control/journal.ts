@@ -1,3 +1,8 @@
+/**
+ * `/_emulator/journal`: entries newest first (filtered by path and account), one entry, the audio a
+ * client streamed on a socket as a WAV file (PCM16 mono at the socket's rate), and the audio an answer
+ * carried as hex.
+ */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import * as z from 'zod';
 import { wavHeader } from '../audio/encode/pcm.js';
@@ -6,11 +11,6 @@ import type { Emulator } from '../core/emulator.js';
 import { entryCode, type JournalEntry } from '../core/journal.js';
 import { ControlError, input, keyParam } from './common.js';
 
-/**
- * `/_emulator/journal`: entries newest first (filtered by path and account), one entry, the audio a
- * client streamed on a socket as a WAV file (PCM16 mono at the socket's rate), and the audio an answer
- * carried as hex.
- */
 export const journalQuery = z
   .object({
     limit: z.coerce.number().int().min(1).optional(),

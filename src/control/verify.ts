@@ -1,3 +1,8 @@
+/**
+ * `POST /_emulator/verify`: counts the journal entries a matcher selects and checks the count against
+ * an expectation in one call. 200 with the count when it holds; 409 with the count and the nearest
+ * entries that did not match (fewest differing fields first, newest first), as WireMock's near misses.
+ */
 import type { FastifyInstance } from 'fastify';
 import * as z from 'zod';
 import { accountId, redactKey } from '../core/accounts.js';
@@ -6,11 +11,6 @@ import { entryCode, type JournalEntry } from '../core/journal.js';
 import { ControlError, input, keyParam } from './common.js';
 import { entryView } from './journal.js';
 
-/**
- * `POST /_emulator/verify`: counts the journal entries a matcher selects and checks the count against
- * an expectation in one call. 200 with the count when it holds; 409 with the count and the nearest
- * entries that did not match (fewest differing fields first, newest first), as WireMock's near misses.
- */
 export const verifyBody = z
   .object({
     request: z

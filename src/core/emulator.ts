@@ -76,7 +76,7 @@ export class Emulator {
       countBy(
         this.journal
           .list()
-          .filter((e) => e.status === null && (e.response.summary as { stream?: unknown } | undefined)?.stream)
+          .filter((e) => e.streaming)
           .map((e) => e.service),
       ),
   });

@@ -239,6 +239,11 @@ export class JournalEntry {
     frames.push(frame);
   }
 
+  /** A streamed answer still being written. */
+  get streaming(): boolean {
+    return this.status === null && (this.response.summary as { stream?: unknown } | undefined)?.stream === true;
+  }
+
   /** The answer ended (or the socket closed): its status, unless one was set before the upgrade ended, and its duration. */
   finish(status: number, durationMs: number): void {
     if (this.status === null || this.status === 101) this.status = status;

@@ -1,3 +1,8 @@
+/**
+ * What the speech operations beyond `/v1/t2a_v2` share: the capability the lifecycle admits them with,
+ * bodies parsed by their zod schema into `invalid params, <field> <rule>`, and the success
+ * envelope (`trace_id`, `Trace-Id`, `base_resp` 0).
+ */
 import { parseFirst } from '../../core/validation.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
@@ -5,12 +10,6 @@ import type { Capability } from '../../core/accounts.js';
 import type { Emulator } from '../../core/emulator.js';
 import { invalidParams, STATUS_MSG, traceIdOf } from './errors.js';
 import { firstProblem } from './schema.js';
-
-/**
- * What the speech operations beyond `/v1/t2a_v2` share: admission rendered as the speech service's
- * error shape, bodies parsed by their zod schema into `invalid params, <field> <rule>`, and the success
- * envelope (`trace_id`, `Trace-Id`, `base_resp` 0).
- */
 
 /**
  * Declares the plugin's routes as speech operations: each needs `capability`, so the lifecycle admits
