@@ -151,8 +151,8 @@ const FRAME_TAIL = 20;
 
 /**
  * One request as the journal keeps it. Routes and transports change it only through its methods; the
- * journal itself sets the id and the kept-audio links. Every field is made in the constructor, so all
- * entries share one shape (this runs on every request).
+ * journal itself sets the id and the kept-audio links. The fields every entry has are made in the
+ * constructor, so all entries share one shape (this runs on every request).
  */
 export class JournalEntry {
   id = '';
@@ -165,26 +165,41 @@ export class JournalEntry {
   duration_ms: number | null = null;
   request: JournalRequest;
   readonly response = new JournalResponse();
-  chunks?: number = undefined;
-  ws_frames?: WsFrameSummary[] = undefined;
-  ws_frames_total?: number = undefined;
-  note?: string;
-  /** Audio the client streamed over a socket, kept for download as WAV (the URL is on the control plane). */
-  client_audio?: { bytes: number; sample_rate: number; truncated: boolean; url: string } = undefined;
-  /** Audio the answer carried inside its body (hex), to listen to again (the URL is on the control plane). */
-  answer_audio?: { bytes: number; format: string; sample_rate: number; channels: number; url: string } = undefined;
+  note: string | undefined;
   /** Internal: matched by the control plane's `account` filter, never serialized. */
-  accountId?: string;
+  accountId: string | undefined;
+  // Made by the first chunk, frame or kept audio only: most requests have none (they stay out of the answer's JSON).
+  declare chunks?: number;
+  declare ws_frames?: WsFrameSummary[];
+  declare ws_frames_total?: number;
+  /** Audio the client streamed over a socket, kept for download as WAV (the URL is on the control plane). */
+  declare client_audio?: { bytes: number; sample_rate: number; truncated: boolean; url: string };
+  /** Audio the answer carried inside its body (hex), to listen to again (the URL is on the control plane). */
+  declare answer_audio?: { bytes: number; format: string; sample_rate: number; channels: number; url: string };
 
-  constructor(fields: EntryFields) {
-    this.at_ms = fields.at_ms;
-    this.service = fields.service;
-    this.method = fields.method;
-    this.path = fields.path;
-    this.account = fields.account;
-    this.accountId = fields.accountId;
-    this.request = fields.request;
-    this.note = fields.note;
+  /** Positional, not an object of fields: this runs on every request (see `EntryFields` for the names). */
+  constructor(
+    at_ms: number,
+    service: 'speech' | 'platform',
+    method: string,
+    path: string,
+    account: string | null,
+    accountId: string | undefined,
+    request: JournalRequest,
+    note: string | undefined,
+  ) {
+    this.at_ms = at_ms;
+    this.service = service;
+    this.method = method;
+    this.path = path;
+    this.account = account;
+    this.accountId = accountId;
+    this.request = request;
+    this.note = note;
+  }
+
+  static of(fields: EntryFields): JournalEntry {
+    return new JournalEntry(fields.at_ms, fields.service, fields.method, fields.path, fields.account, fields.accountId, fields.request, fields.note);
   }
 
   /** Names the account of a key found after the headers (e.g. /mcp `arguments.apiKey`). */

@@ -58,7 +58,7 @@ export type PlainEntry = Omit<EntryFields, 'request'> & {
 };
 
 function fromPlain(plain: PlainEntry): JournalEntry {
-  return new JournalEntry({ ...plain, request: new JournalRequest(plain.request.headers, plain.request.query, null) });
+  return JournalEntry.of({ ...plain, request: new JournalRequest(plain.request.headers, plain.request.query, null) });
 }
 
 export class Journal {

@@ -104,16 +104,16 @@ export function installLifecycle(app: FastifyInstance, emu: Emulator, opts: Life
     ctx.fault = emu.faults.take({ service: ctx.listener, method: req.method, path, accountId: ctx.account?.id }, header);
 
     ctx.entry = emu.journal.start(
-      new JournalEntry({
-        at_ms: emu.clock.now(),
-        service: opts.service,
-        method: req.method,
+      new JournalEntry(
+        emu.clock.now(),
+        opts.service,
+        req.method,
         path,
-        account: journalAccount?.label ?? null,
-        accountId: journalAccount?.id,
-        request: journalRequest(req),
-        note: ctx.listener === 'speech-backup' ? 'backup listener' : undefined,
-      }),
+        journalAccount?.label ?? null,
+        journalAccount?.id,
+        journalRequest(req),
+        ctx.listener === 'speech-backup' ? 'backup listener' : undefined,
+      ),
     );
 
     const delay = takeFault(req, 'delay_ms');
