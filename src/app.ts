@@ -4,6 +4,9 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply, type F
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
+import { registerDocuments } from './control/documents.js';
+import { registerRoot } from './control/pages.js';
+import { controlPlane } from './control/routes.js';
 import { corsHeaders } from './core/cors.js';
 import { Emulator } from './core/emulator.js';
 import { loadFixtures } from './core/fixtures.js';
@@ -80,7 +83,7 @@ export function baseApp(
     loggerInstance: logger,
     // A silent logger needs no per-request child (creating one is a visible share of a cheap answer).
     childLoggerFactory: (parent, bindings, opts) => (parent.level === 'silent' ? parent : parent.child(bindings, opts)),
-    // One line per request is written by the pipeline (core/http.ts), not by Fastify.
+    // One line per request is written by the lifecycle (core/lifecycle.ts), not by Fastify.
     logController: new EmulatorLogs({ disableRequestLogging: true }),
     bodyLimit: JSON_BODY_LIMIT,
     forceCloseConnections: 'idle',
@@ -93,6 +96,23 @@ export function baseApp(
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   return app;
+}
+
+/**
+ * One listener's app, composed: the API document generator first (it must see every route), then the
+ * service (its lifecycle, error shape and operations), then the index at `/` and the control plane
+ * under /_emulator, mounted here so neither service knows the control plane.
+ */
+export async function composeService(
+  app: FastifyInstance,
+  emu: Emulator,
+  service: 'speech' | 'platform',
+  setup: (app: FastifyInstance, emu: Emulator) => Promise<void>,
+): Promise<void> {
+  await registerDocuments(app, emu, service);
+  await setup(app, emu);
+  registerRoot(app, service);
+  await app.register(controlPlane, { prefix: '/_emulator', emu });
 }
 
 function urlOf(host: string, server: Server): string {
@@ -184,8 +204,8 @@ export async function runEmulator(config: Config, logger: Logger): Promise<Runni
   );
   const platform = baseApp(logger.child({ service: 'platform' }), undefined, platformBadUrl, config.corsOrigins);
   try {
-    await setupSpeechApp(speech, emu);
-    await setupPlatformApp(platform, emu);
+    await composeService(speech, emu, 'speech', setupSpeechApp);
+    await composeService(platform, emu, 'platform', setupPlatformApp);
     await emu.loadSnapshot();
     await speech.listen({ port: config.speechPort, host: config.host });
     await listen(backupServer!, config.speechBackupPort, config.host);

@@ -39,6 +39,13 @@ export function parse<T extends z.ZodType>(schema: T, value: unknown, what: stri
  * whether it answers without the token, and what its input is called in error messages.
  */
 export type ControlInput = { query?: string[]; body?: boolean; public?: boolean; what?: string; tokenInQuery?: boolean };
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Control plane: what the route accepts (see ControlInput). */
+    control?: ControlInput;
+  }
+}
 export const input = (control: ControlInput) => ({ config: { control } });
 
 /** True when the request may use the guarded routes (no token set, or the right one presented). */

@@ -1,17 +1,18 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import * as z from 'zod';
-import { redactKey } from '../core/accounts.js';
-import type { Emulator, StateArea } from '../core/emulator.js';
-import { fixtureSchemas } from '../core/fixture-schemas.js';
-import { isFixtureName, validateFixture, type FixtureName, type Fixtures } from '../core/fixtures.js';
-import { ControlError, input } from './common.js';
-
 /**
  * Fixtures at run time: `GET /_emulator/fixtures[/{name}]` and `PUT /_emulator/fixtures/{name}`,
  * checked exactly as the start-up files are (core/fixtures.ts), applied at once (services read
  * `emu.fixtures.data` on each use; accounts take the new file now). A refused file changes nothing.
  * Files set here survive resets unless `?fixtures=true`, and are saved with the state in a data dir.
  */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import * as z from 'zod';
+import { redactKey } from '../core/accounts.js';
+import { areaOf, type StateArea } from '../core/areas.js';
+import type { Emulator } from '../core/emulator.js';
+import { fixtureSchemas } from '../core/fixture-schemas.js';
+import { isFixtureName, validateFixture, type FixtureName, type Fixtures } from '../core/fixtures.js';
+import { ControlError, input } from './common.js';
+
 interface FixtureArea extends StateArea {
   /** The files read at start-up, restored by `reset?fixtures=true`. */
   startup: Fixtures;
@@ -29,37 +30,36 @@ function apply(emu: Emulator, name: FixtureName, data: unknown, reapply = true):
 }
 
 /** The fixtures part of the state, registered once per emulator (both listeners mount the plane). */
-function areaOf(emu: Emulator): FixtureArea {
-  const existing = emu.areas.get('fixtures') as FixtureArea | undefined;
-  if (existing) return existing;
-  const area: FixtureArea = {
-    name: 'fixtures',
-    startup: structuredClone(emu.fixtures.data),
-    replaced: new Set(),
-    // A reset keeps the fixtures; only `?fixtures=true` restores them (restoreFixtures).
-    reset: () => undefined,
-    save: () => Object.fromEntries([...area.replaced].map((n) => [n, emu.fixtures.data[n]])),
-    load(data) {
-      for (const [name, content] of Object.entries((data ?? {}) as Record<string, unknown>)) {
-        if (!isFixtureName(name)) continue;
-        const checked = validateFixture(name, content);
-        if (!checked.ok) {
-          emu.logger.warn(`saved fixture ${name} no longer valid (${checked.message}); the start-up file stays`);
-          continue;
+function fixtureArea(emu: Emulator): FixtureArea {
+  return areaOf(emu, 'fixtures', () => {
+    const area: FixtureArea = {
+      name: 'fixtures',
+      startup: structuredClone(emu.fixtures.data),
+      replaced: new Set(),
+      // A reset keeps the fixtures; only `?fixtures=true` restores them (restoreFixtures).
+      reset: () => undefined,
+      save: () => Object.fromEntries([...area.replaced].map((n) => [n, emu.fixtures.data[n]])),
+      load(data) {
+        for (const [name, content] of Object.entries((data ?? {}) as Record<string, unknown>)) {
+          if (!isFixtureName(name)) continue;
+          const checked = validateFixture(name, content);
+          if (!checked.ok) {
+            emu.logger.warn(`saved fixture ${name} no longer valid (${checked.message}); the start-up file stays`);
+            continue;
+          }
+          // The saved accounts already hold what this file gave them.
+          apply(emu, name, checked.data, false);
+          area.replaced.add(name);
         }
-        // The saved accounts already hold what this file gave them.
-        apply(emu, name, checked.data, false);
-        area.replaced.add(name);
-      }
-    },
-  };
-  emu.registerArea(area);
-  return area;
+      },
+    };
+    return area;
+  });
 }
 
 /** Puts back the start-up files; answers the names that had been replaced. */
 export function restoreFixtures(emu: Emulator): FixtureName[] {
-  const area = areaOf(emu);
+  const area = fixtureArea(emu);
   const names = [...area.replaced];
   for (const name of names) apply(emu, name, structuredClone(area.startup[name]));
   area.replaced.clear();
@@ -77,7 +77,7 @@ const nameParams = z.object({ name: z.string() });
 type NameRequest = FastifyRequest<{ Params: { name: string } }>;
 
 export function fixtureRoutes(app: FastifyInstance, emu: Emulator): void {
-  const area = areaOf(emu);
+  const area = fixtureArea(emu);
   const nameOf = (name: string): FixtureName => {
     if (!isFixtureName(name)) throw new ControlError(404, `no fixture ${name} (fixtures: ${NAMES.join(', ')})`);
     return name;

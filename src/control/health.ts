@@ -1,13 +1,13 @@
+/**
+ * Probes: `/health` (status, version; the service URLs only to a caller with the control token),
+ * `/livez` (the process answers) and `/readyz` (503 while starting or closing). No token needed.
+ */
 import type { FastifyInstance } from 'fastify';
 import * as z from 'zod';
 import type { Emulator } from '../core/emulator.js';
 import { VERSION } from '../version.js';
 import { authorized } from './common.js';
 
-/**
- * Probes: `/health` (status, version; the service URLs only to a caller with the control token),
- * `/livez` (the process answers) and `/readyz` (503 while starting or closing). No token needed.
- */
 const probe = { config: { control: { public: true } }, schema: { querystring: z.object({}).strict() } };
 
 export function healthRoutes(app: FastifyInstance, emu: Emulator): void {

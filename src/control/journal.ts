@@ -1,16 +1,16 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import * as z from 'zod';
-import { wavHeader } from '../audio/encode/pcm.js';
-import { accountId } from '../core/accounts.js';
-import type { Emulator } from '../core/emulator.js';
-import type { JournalEntry } from '../core/journal.js';
-import { ControlError, input, keyParam } from './common.js';
-
 /**
  * `/_emulator/journal`: entries newest first (filtered by path and account), one entry, the audio a
  * client streamed on a socket as a WAV file (PCM16 mono at the socket's rate), and the audio an answer
  * carried as hex.
  */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import * as z from 'zod';
+import { wavHeader } from '../audio/encode/pcm.js';
+import { accountId } from '../core/accounts.js';
+import type { Emulator } from '../core/emulator.js';
+import { entryCode, type JournalEntry } from '../core/journal.js';
+import { ControlError, input, keyParam } from './common.js';
+
 export const journalQuery = z
   .object({
     limit: z.coerce.number().int().min(1).optional(),
@@ -19,10 +19,13 @@ export const journalQuery = z
   })
   .strict();
 
-/** An entry as the control plane shows it: the account's id (a hash of the key) stays inside. */
+/**
+ * An entry as the control plane shows it (list, one entry, the live feed, verify's near misses): the
+ * account's id (a hash of the key) stays inside; `response.code` is the entry's one code reading.
+ */
 export function entryView(e: JournalEntry) {
-  const { accountId: _hidden, ...view } = e;
-  return view;
+  const { accountId: _hidden, response, ...view } = e;
+  return { ...view, response: { summary: response.summary, content_type: response.content_type, code: entryCode(e) } };
 }
 
 const idParams = z.object({ id: z.string() });

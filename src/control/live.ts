@@ -1,12 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Emulator } from '../core/emulator.js';
 import type { JournalEntry, JournalEvent } from '../core/journal.js';
-
-/** An entry as the control plane shows it: the account id (a hash of the key) stays inside. */
-export function entryView(entry: JournalEntry): Omit<JournalEntry, 'accountId'> {
-  const { accountId: _hidden, ...shown } = entry;
-  return shown;
-}
+import { entryView } from './journal.js';
 
 /** A comment line now and then keeps proxies from closing a quiet feed. */
 const KEEPALIVE_MS = 15_000;

@@ -1,3 +1,7 @@
+/**
+ * `POST /_emulator/reset`: drops resources, sessions, faults and journal (all, or one account's with
+ * `?account=`). Fixtures set at run time stay unless `?fixtures=true` restores the start-up files.
+ */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import * as z from 'zod';
 import { accountId, redactKey } from '../core/accounts.js';
@@ -5,10 +9,6 @@ import type { Emulator } from '../core/emulator.js';
 import { input, keyParam } from './common.js';
 import { restoreFixtures } from './fixtures.js';
 
-/**
- * `POST /_emulator/reset`: drops resources, sessions, faults and journal (all, or one account's with
- * `?account=`). Fixtures set at run time stay unless `?fixtures=true` restores the start-up files.
- */
 const resetQuery = z
   .object({
     account: z.string().optional(),

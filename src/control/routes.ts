@@ -1,3 +1,8 @@
+/**
+ * The control plane, mounted under /_emulator on every listener: health, reset, clock, accounts, state,
+ * faults, journal, metrics, verification and fixtures, one file per concern. Control calls are not
+ * journaled and never see faults. Each route declares its zod schemas (body, query, params).
+ */
 import type { FastifyInstance } from 'fastify';
 import type { Emulator } from '../core/emulator.js';
 import { accountRoutes } from './accounts.js';
@@ -16,11 +21,6 @@ import { documentRoutes } from './documents.js';
 import { liveJournal } from './live.js';
 import { inspectorPages } from './pages.js';
 
-/**
- * The control plane, mounted under /_emulator on every listener: health, reset, clock, accounts, state,
- * faults, journal, metrics, verification and fixtures, one file per concern. Control calls are not
- * journaled and never see faults. Each route declares its zod schemas (body, query, params).
- */
 function isEmptyObject(v: unknown): boolean {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length === 0;
 }

@@ -1,16 +1,16 @@
-import type { FastifyInstance } from 'fastify';
-import * as z from 'zod';
-import { accountId, redactKey } from '../core/accounts.js';
-import type { Emulator } from '../core/emulator.js';
-import { specCodeOf, type JournalEntry } from '../core/journal.js';
-import { ControlError, input, keyParam } from './common.js';
-import { entryView } from './journal.js';
-
 /**
  * `POST /_emulator/verify`: counts the journal entries a matcher selects and checks the count against
  * an expectation in one call. 200 with the count when it holds; 409 with the count and the nearest
  * entries that did not match (fewest differing fields first, newest first), as WireMock's near misses.
  */
+import type { FastifyInstance } from 'fastify';
+import * as z from 'zod';
+import { accountId, redactKey } from '../core/accounts.js';
+import type { Emulator } from '../core/emulator.js';
+import { entryCode, type JournalEntry } from '../core/journal.js';
+import { ControlError, input, keyParam } from './common.js';
+import { entryView } from './journal.js';
+
 export const verifyBody = z
   .object({
     request: z
@@ -59,8 +59,10 @@ function differences(m: VerifyBody['request'], id: string | undefined, e: Journa
   if (m.path !== undefined && e.path !== m.path) out.push(`path: expected ${m.path}, got ${e.path}`);
   if (id !== undefined && e.accountId !== id) out.push(`account: expected ${redactKey(m.account!.trim())}, got ${e.account ?? 'none'}`);
   if (m.status !== undefined && e.status !== m.status) out.push(`status: expected ${m.status}, got ${e.status ?? 'none (in progress)'}`);
-  const code = specCodeOf(e.response.summary);
-  if (m.code !== undefined && code !== String(m.code)) out.push(`code: expected ${m.code}, got ${code || 'none'}`);
+  if (m.code !== undefined) {
+    const code = entryCode(e);
+    if (String(code) !== String(m.code)) out.push(`code: expected ${m.code}, got ${code ?? 'none'}`);
+  }
   if (m.body !== undefined && !jsonSubset(m.body, e.request.body)) out.push('body: not a superset of the expected JSON');
   return out;
 }

@@ -1,14 +1,16 @@
+/**
+ * The one admission path (the order of checks, docs/architecture.md). Before any body or message is
+ * read, a request meets, in this order: the fault directive's `close_ws` (sockets only), `code`,
+ * `status`, then the key, then the capability of the operation. The lifecycle (core/lifecycle.ts)
+ * runs it for every HTTP route that names a capability; sockets and /mcp run it in their upgrade or
+ * handler. Each service, socket and tool endpoint renders the refusal in its own shape; none of them
+ * decides the order again.
+ */
 import type { FastifyRequest } from 'fastify';
 import type { Account, Capability, Resolution } from './accounts.js';
 import type { Emulator } from './emulator.js';
-import { takeFault } from './http.js';
+import { takeFault } from './request-context.js';
 
-/**
- * The one admission path (design.md, order of checks). Before any body or message is read, a request
- * meets, in this order: the fault directive's `close_ws` (sockets only), `code`, `status`, then the key,
- * then the capability of the operation. Each service, socket and tool endpoint renders the refusal in
- * its own shape; none of them decides the order again.
- */
 /** Why a presented key admits nobody. */
 export type KeyProblem = 'missing' | 'invalid' | 'disabled';
 
@@ -59,12 +61,19 @@ export function admit(emu: Emulator, input: AdmissionInput): Admission {
   return { ok: true, account };
 }
 
-/** The key a request presented, as the pipeline resolved it (core/http.ts). */
+/** The key a request presented, as the lifecycle resolved it (core/lifecycle.ts). */
 export function keyOfRequest(req: FastifyRequest): Resolution {
-  return req.emu.account ? { ok: true, account: req.emu.account } : { ok: false, problem: req.emu.accountProblem ?? 'missing' };
+  return req.ctx.account ? { ok: true, account: req.ctx.account } : { ok: false, problem: req.ctx.accountProblem ?? 'missing' };
 }
 
-/** Admission of a request that went through the pipeline (HTTP route or WebSocket upgrade). */
+/**
+ * Admission of a request that went through the lifecycle (HTTP route or WebSocket upgrade), once: a
+ * request already admitted is let in again without taking its fault fields a second time.
+ */
 export function admitRequest(emu: Emulator, req: FastifyRequest, capability?: Capability, opts: { socket?: boolean } = {}): Admission {
-  return admit(emu, { fault: (field) => takeFault(req, field), key: keyOfRequest(req), capability, socket: opts.socket });
+  const ctx = req.ctx;
+  if (ctx.admitted && ctx.account) return { ok: true, account: ctx.account };
+  const admission = admit(emu, { fault: (field) => takeFault(req, field), key: keyOfRequest(req), capability, socket: opts.socket });
+  if (admission.ok) ctx.admitted = true;
+  return admission;
 }

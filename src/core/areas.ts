@@ -1,4 +1,28 @@
-import type { Emulator, StateArea } from './emulator.js';
+/**
+ * How state areas are declared. An area is one part of the state owned by one service area (voices,
+ * uploads, tasks, sessions…): it says what it keeps per account, and reset (all or one account's),
+ * the state view, save and load come from that declaration. `areaOf` registers an area on first use;
+ * `recordArea` declares the common kind, records of accounts in one map by id.
+ */
+import type { Emulator } from './emulator.js';
+
+/**
+ * A part of the state owned by one service area (custom voices, uploads, sessions…). Areas register
+ * with the emulator so reset, the state view and persistence reach them without knowing them.
+ */
+export interface StateArea {
+  name: string;
+  /** Drop resources: all of them, or one account's. */
+  reset(accountId?: string): void;
+  /** Resources of one account for `GET /_emulator/state`. */
+  view?(accountId: string): unknown;
+  /** The same for many accounts at once, in one pass over the area (see `recordViews`). */
+  viewAll?(accountIds: string[]): Map<string, unknown>;
+  /** Plain serializable data for the snapshot in the data dir. */
+  save?(): unknown;
+  /** Restore from a snapshot; rebuild pending deadlines from their timestamps. */
+  load?(data: unknown): void;
+}
 
 /**
  * The state area `name` of an emulator, made by `create` and registered on first use (reset, the
@@ -39,6 +63,47 @@ export function recordViews<R>(
         else groups.set(id, [show(r)]);
       }
       return new Map(accountIds.map((id) => [id, groups.get(id) ?? []]));
+    },
+  };
+}
+
+/** What an area of records kept in one map by id says about them. */
+export interface RecordAreaDeclaration<K, R> {
+  name: string;
+  /** The record's id, its key in the map. */
+  idOf(record: R): K;
+  /** The account a record belongs to. */
+  accountOf(record: R): string;
+  /** What the state view shows of a record. */
+  show(record: R): unknown;
+  /** The records the state view lists (default: all of them), e.g. after expired ones were swept. */
+  listed?(byId: Map<K, R>): Iterable<R>;
+  /** A saved record as a restart brings it back (default: as saved). */
+  restore?(record: R): R;
+  /** What a reset drops besides the records (files of the account, or all). */
+  alsoReset?(accountId: string | undefined): void;
+}
+
+export interface RecordArea<K, R> extends StateArea {
+  byId: Map<K, R>;
+}
+
+/** An area of records in one map by id: reset, the state view, save and load come from its declaration. */
+export function recordArea<K, R>(decl: RecordAreaDeclaration<K, R>): RecordArea<K, R> {
+  const byId = new Map<K, R>();
+  return {
+    name: decl.name,
+    byId,
+    reset(accountId) {
+      if (accountId === undefined) byId.clear();
+      else for (const [id, r] of byId) if (decl.accountOf(r) === accountId) byId.delete(id);
+      decl.alsoReset?.(accountId);
+    },
+    ...recordViews(() => (decl.listed ? decl.listed(byId) : byId.values()), decl.accountOf, decl.show),
+    save: () => [...byId.values()],
+    load(data) {
+      byId.clear();
+      for (const r of (Array.isArray(data) ? data : []) as R[]) byId.set(decl.idOf(r), decl.restore ? decl.restore(r) : r);
     },
   };
 }

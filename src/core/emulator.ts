@@ -1,15 +1,16 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { open, readFile, rename } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import type { z } from 'zod';
 import type { Config } from '../config.js';
 import { Accounts, type Account } from './accounts.js';
+import type { StateArea } from './areas.js';
 import { BlobStore } from './blobs.js';
 import { Clock } from './clock.js';
-import { Faults, type SavedFaults } from './faults.js';
+import { Faults } from './faults.js';
 import type { LoadedFixtures } from './fixtures.js';
-import { Ids, type SavedIds } from './ids.js';
+import { Ids } from './ids.js';
 import { Journal } from './journal.js';
 import { RateWindows } from './limits.js';
 import { Metrics } from './metrics.js';
@@ -18,24 +19,10 @@ import { Sockets } from './sockets.js';
 import { SlotQueue } from './queue.js';
 import { loadUrlSecret, URL_SECRET_FILE } from './url-secret.js';
 import { makeDirs } from './data-dir.js';
+import { SNAPSHOT, Snapshots } from './snapshots.js';
 
-/**
- * A part of the state owned by one service area (custom voices, uploads, sessions…). Areas register
- * with the emulator so reset, the state view and persistence reach them without knowing them.
- */
-export interface StateArea {
-  name: string;
-  /** Drop resources: all of them, or one account's. */
-  reset(accountId?: string): void;
-  /** Resources of one account for `GET /_emulator/state`. */
-  view?(accountId: string): unknown;
-  /** The same for many accounts at once, in one pass over the area (see `recordViews`). */
-  viewAll?(accountIds: string[]): Map<string, unknown>;
-  /** Plain serializable data for the snapshot in the data dir. */
-  save?(): unknown;
-  /** Restore from a snapshot; rebuild pending deadlines from their timestamps. */
-  load?(data: unknown): void;
-}
+// Areas are declared in core/areas.ts; importers of the emulator get the type here too.
+export type { StateArea } from './areas.js';
 
 export type ServiceName = 'speech' | 'platform';
 
@@ -44,6 +31,8 @@ export interface RegisteredRoute {
   method: string;
   url: string;
   websocket: boolean;
+  /** A socket's client messages that have a schema (its route config `messages`). */
+  messages?: Record<string, z.ZodType>;
 }
 
 export interface ServiceUrls {
@@ -51,8 +40,6 @@ export interface ServiceUrls {
   speechBackup: string;
   platform: string;
 }
-
-const SNAPSHOT = 'state.json';
 
 function countBy(keys: string[]): Map<string, number> {
   const out = new Map<string, number>();
@@ -78,8 +65,6 @@ export class Emulator {
   readonly routes: RegisteredRoute[] = [];
   /** Each service's OpenAPI generator (control/documents.ts), so any listener serves every document. */
   readonly documents = new Map<'speech' | 'platform', () => unknown>();
-  /** Saved parts of areas not registered yet (they register on first use). */
-  private unclaimed = new Map<string, unknown>();
   readonly dataDir: string;
   readonly persistent: boolean;
   urls: ServiceUrls = { speech: '', speechBackup: '', platform: '' };
@@ -91,17 +76,12 @@ export class Emulator {
       countBy(
         this.journal
           .list()
-          .filter((e) => e.status === null && (e.response.summary as { stream?: unknown } | undefined)?.stream)
+          .filter((e) => e.streaming)
           .map((e) => e.service),
       ),
   });
-  private dirtyTimer: NodeJS.Timeout | null = null;
-  private saving: Promise<void> = Promise.resolve();
-  /** A snapshot waiting for the one being written: later callers share it (one write serves them all). */
-  private queued: Promise<void> | null = null;
-  /** Changes made so far, and how many of them the snapshot on disk holds. */
-  private changes = 0;
-  private durable = 0;
+  /** The whole-state snapshot of the data dir (core/snapshots.ts). */
+  private readonly snapshots: Snapshots;
   private closed = false;
   private readonly shutdown = new AbortController();
   /** Aborted when the emulator begins to close: open streams end at their next event boundary. */
@@ -130,6 +110,7 @@ export class Emulator {
     this.journal = new Journal(config.journalLimit);
     this.blobs = new BlobStore(join(dataDir, 'blobs'), secret, () => this.clock.now(), persistent);
     this.limits = new RateWindows(() => this.clock.now());
+    this.snapshots = new Snapshots(this, dataDir, persistent);
   }
 
   static async create(config: Config, fixtures: LoadedFixtures, logger: Logger): Promise<Emulator> {
@@ -142,25 +123,10 @@ export class Emulator {
     return new Emulator(config, fixtures, logger, dataDir, persistent, secret.key);
   }
 
-  /**
-   * The state area of this name, created and registered on its first use (one per emulator instance),
-   * typed as its owner made it: `emu.areaOf('podcasts', () => createPodcastArea(emu))`.
-   */
-  areaOf<A extends StateArea>(name: string, create: () => A): A {
-    const existing = this.areas.get(name);
-    if (existing) return existing as A;
-    const area = create();
-    this.registerArea(area);
-    return area;
-  }
-
+  /** Registers a state area (core/areas.ts declares them); one registered late gets its saved part now. */
   registerArea(area: StateArea): void {
     this.areas.set(area.name, area);
-    // Areas may register on first use, after the snapshot was read: hand them their saved part then.
-    if (this.unclaimed.has(area.name)) {
-      area.load?.(this.unclaimed.get(area.name));
-      this.unclaimed.delete(area.name);
-    }
+    this.snapshots.claim(area);
   }
 
   /** Base of links handed out by a service: EMULATOR_PUBLIC_URL, else the listener's own address. */
@@ -183,7 +149,7 @@ export class Emulator {
     this.limits.reset(id === undefined ? undefined : `${id}:`);
     this.journal.clear(id);
     if (id === undefined) {
-      this.unclaimed.clear();
+      this.snapshots.forgetUnclaimed();
       this.signatures.clear(); // content-addressed, shared by all accounts: only a full reset drops them
       this.accounts.reset();
       this.ids.reset();
@@ -200,99 +166,19 @@ export class Emulator {
     return `${account.id}:${name}`;
   }
 
-  /**
-   * Records that the state changed. Persistent mode: the next answer waits for a snapshot that holds
-   * the change (see `persist`), and a snapshot follows soon anyway for changes made outside a request
-   * (timers).
-   */
+  /** Records that the state changed (with a data dir, a snapshot follows: core/snapshots.ts). */
   markDirty(): void {
-    this.changes += 1;
-    if (!this.persistent || this.closed || this.dirtyTimer) return;
-    this.dirtyTimer = setTimeout(() => {
-      this.dirtyTimer = null;
-      void this.saveNow();
-    }, 100);
-    this.dirtyTimer.unref();
+    this.snapshots.markDirty();
   }
 
-  /**
-   * Resolves once every change made so far is on disk (fsynced): every answer waits for it, so what a
-   * client saw acknowledged survives `kill -9`. In memory, or with nothing changed, it resolves at once.
-   */
+  /** Resolves once every change made so far is on disk; at once in memory. */
   persist(): Promise<void> {
-    if (!this.persistent || this.closed || this.durable >= this.changes) return Promise.resolve();
-    return this.saveNow();
+    return this.snapshots.persist();
   }
 
-  /**
-   * Writes the snapshot to a temporary file, fsyncs it and renames it: a crash never leaves half a
-   * snapshot. Callers that arrive while one is being written share the next one.
-   */
-  saveNow(): Promise<void> {
-    if (!this.persistent) return Promise.resolve();
-    if (this.queued) return this.queued;
-    const next = this.saving
-      .then(() => {
-        this.queued = null;
-        return this.writeSnapshot();
-      })
-      .catch((err) => this.logger.error({ err }, 'saving state failed'));
-    this.queued = next;
-    this.saving = next;
-    return next;
-  }
-
-  private async writeSnapshot(): Promise<void> {
-    const covered = this.changes;
-    const areas: Record<string, unknown> = {};
-    for (const [name, data] of this.unclaimed) areas[name] = data;
-    for (const a of this.areas.values()) if (a.save) areas[a.name] = a.save();
-    const snapshot = {
-      version: 1,
-      saved_at_ms: this.clock.now(),
-      accounts: this.accounts.save(),
-      signatures: this.signatures.save(),
-      faults: this.faults.save(),
-      ids: this.ids.save(),
-      areas,
-    };
-    const tmp = join(this.dataDir, `${SNAPSHOT}.tmp`);
-    const file = await open(tmp, 'w');
-    try {
-      await file.writeFile(JSON.stringify(snapshot));
-      await file.sync();
-    } finally {
-      await file.close();
-    }
-    await rename(tmp, join(this.dataDir, SNAPSHOT));
-    await syncDir(this.dataDir);
-    this.durable = Math.max(this.durable, covered);
-  }
-
-  /** Loads the snapshot of a data dir, after every area has registered. */
-  async loadSnapshot(): Promise<void> {
-    const file = join(this.dataDir, SNAPSHOT);
-    if (!this.persistent || !existsSync(file)) return;
-    let snapshot: { saved_at_ms?: number; accounts?: Account[]; signatures?: never[]; faults?: SavedFaults; ids?: SavedIds; areas?: Record<string, unknown> };
-    try {
-      snapshot = JSON.parse(await readFile(file, 'utf8'));
-      if (typeof snapshot !== 'object' || snapshot === null || Array.isArray(snapshot)) throw new Error('not a JSON object');
-    } catch (err) {
-      throw new Error(`state snapshot ${file} cannot be read (${(err as Error).message}); move it away to start empty`);
-    }
-    // The clock never runs backwards across a restart: a state saved after the clock was moved ahead
-    // goes on from the time it was saved at (flowing), so its deadlines keep their meaning.
-    if (typeof snapshot.saved_at_ms === 'number' && snapshot.saved_at_ms > this.clock.now()) this.clock.set(snapshot.saved_at_ms);
-    if (snapshot.accounts) this.accounts.load(snapshot.accounts);
-    if (snapshot.signatures) this.signatures.load(snapshot.signatures);
-    if (snapshot.faults) this.faults.load(snapshot.faults);
-    // Id streams go on where they stopped: an id handed out before a restart is never handed out again.
-    if (snapshot.ids) this.ids.load(snapshot.ids);
-    for (const [name, data] of Object.entries(snapshot.areas ?? {})) {
-      const area = this.areas.get(name);
-      if (area) area.load?.(data);
-      else this.unclaimed.set(name, data);
-    }
+  /** Loads the snapshot of a data dir, after every area present at start has registered. */
+  loadSnapshot(): Promise<void> {
+    return this.snapshots.load();
   }
 
   /** Tells open streams to end at their next event boundary (close() does it too). */
@@ -304,22 +190,12 @@ export class Emulator {
   async close(opts: { save?: boolean } = {}): Promise<void> {
     if (this.closed) return;
     this.beginClose();
-    if (this.dirtyTimer) clearTimeout(this.dirtyTimer);
-    this.dirtyTimer = null;
+    this.snapshots.stop();
     this.sockets.closeAll(1001, 'emulator shutting down');
-    if (opts.save !== false) await this.saveNow();
+    if (opts.save !== false) await this.snapshots.saveNow();
+    this.snapshots.close();
     this.closed = true;
     this.clock.stop();
     if (!this.persistent) rmSync(this.dataDir, { recursive: true, force: true });
-  }
-}
-
-/** A rename is durable once its folder is synced too. */
-export async function syncDir(dir: string): Promise<void> {
-  const handle = await open(dir, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
   }
 }

@@ -1,7 +1,7 @@
 /**
- * One journal entry: its shape, the lazily summarized request and response parts the request pipeline
- * fills on every request, and the summaries they show (secrets redacted). The bounded record of
- * entries is core/journal.ts.
+ * One journal entry: the class that is the entry (its declared type is the object the journal holds),
+ * the methods that change it, its lazily summarized request and response parts, and the summaries they
+ * show (secrets redacted). The bounded record of entries is core/journal.ts.
  */
 export interface WsFrameSummary {
   dir: 'in' | 'out';
@@ -9,30 +9,6 @@ export interface WsFrameSummary {
   size: number;
   event?: string;
   at_ms: number;
-}
-
-export interface JournalEntry {
-  id: string;
-  at_ms: number;
-  service: 'speech' | 'platform';
-  method: string;
-  path: string;
-  status: number | null;
-  account: string | null;
-  duration_ms: number | null;
-  request: { headers: Record<string, string>; query?: Record<string, unknown>; body?: unknown };
-  /** `code`: the spec code of the answer, when its renderer named it (also for answers too large to summarize). */
-  response: { summary?: unknown; content_type?: string; code?: number };
-  chunks?: number;
-  ws_frames?: WsFrameSummary[];
-  ws_frames_total?: number;
-  note?: string;
-  /** Audio the client streamed over a socket, kept for download as WAV (the URL is on the control plane). */
-  client_audio?: { bytes: number; sample_rate: number; truncated: boolean; url: string };
-  /** Audio the answer carried inside its body (hex), to listen to again (the URL is on the control plane). */
-  answer_audio?: { bytes: number; format: string; sample_rate: number; channels: number; url: string };
-  /** Internal: matched by the control plane's `account` filter, never serialized. */
-  accountId?: string;
 }
 
 type RequestSummary = { headers: Record<string, string>; query?: Record<string, unknown> };
@@ -78,23 +54,25 @@ abstract class LazySummary<Raw> {
 }
 
 /**
- * The request part of an entry: headers and query as they arrived, and a small parsed body, each
- * summarized on first read. JSON shows the same fields as a plain object.
+ * The request part of an entry: headers and query as they arrived, and the parsed body, each
+ * summarized on first read. JSON shows `{headers, query, body}`.
  */
-export class LazyJournalRequest extends LazySummary<unknown> {
+export class JournalRequest extends LazySummary<unknown> {
   private summary: RequestSummary | null = null;
 
   constructor(
     private rawHeaders: Record<string, unknown> | null,
     private rawQuery: unknown,
-    private readonly summarizeRequest: RequestSummarizer,
+    private readonly summarizeRequest: RequestSummarizer | null,
   ) {
     super();
   }
 
   private read(): RequestSummary {
     if (!this.summary) {
-      this.summary = this.summarizeRequest(this.rawHeaders ?? {}, this.rawQuery);
+      this.summary = this.summarizeRequest
+        ? this.summarizeRequest(this.rawHeaders ?? {}, this.rawQuery)
+        : { headers: (this.rawHeaders ?? {}) as Record<string, string>, query: this.rawQuery as Record<string, unknown> | undefined };
       this.rawHeaders = null;
       this.rawQuery = undefined;
     }
@@ -113,18 +91,14 @@ export class LazyJournalRequest extends LazySummary<unknown> {
     return this.readSummary();
   }
 
-  set body(value: unknown) {
-    this.writeSummary(value);
-  }
-
-  /** Keeps the parsed body; `summarize` makes its summary on first read. */
+  /** Records the body once: kept as parsed, summarized by `summarize` on first read. */
   keepBody(body: unknown, summarize: ValueSummarizer<unknown>): void {
-    this.keepRaw(body, summarize);
+    if (!this.hasSummary) this.keepRaw(body, summarize);
   }
 
-  /** Whether a body was recorded (or is waiting to be summarized). */
-  get hasBody(): boolean {
-    return this.hasSummary;
+  /** Records the body once, as a summary made now (a large body is never held parsed). */
+  setBody(summary: unknown): void {
+    if (!this.hasSummary) this.writeSummary(summary);
   }
 
   toJSON() {
@@ -133,19 +107,21 @@ export class LazyJournalRequest extends LazySummary<unknown> {
 }
 
 /**
- * The response part of an entry, whose summary may be made when first read (a JSON answer is parsed
- * and summarized only if someone looks). A write replaces it.
+ * The response part of an entry: its content type, the spec code its renderer named, and its summary,
+ * which may be made when first read (a JSON answer is parsed and summarized only if someone looks).
  */
-export class LazyJournalResponse extends LazySummary<string> {
+export class JournalResponse extends LazySummary<string> {
   content_type?: string = undefined;
+  /** The spec code of the answer, when its renderer named it (also for answers too large to summarize). */
   code?: number = undefined;
 
   get summary(): unknown {
     return this.readSummary();
   }
 
-  set summary(value: unknown) {
-    this.writeSummary(value);
+  /** The summary, made now (a byte count, a stream's first facts). */
+  setSummary(summary: unknown): void {
+    this.writeSummary(summary);
   }
 
   /** Keeps the answer's text; `summarize` makes its summary on first read. */
@@ -158,24 +134,161 @@ export class LazyJournalResponse extends LazySummary<string> {
   }
 }
 
+/** What a new entry is made of; the journal gives it its id. */
+export interface EntryFields {
+  at_ms: number;
+  service: 'speech' | 'platform';
+  method: string;
+  path: string;
+  account: string | null;
+  accountId?: string;
+  request: JournalRequest;
+  note?: string;
+}
+
 const FRAME_HEAD = 20;
 const FRAME_TAIL = 20;
 
-/** Keeps the first and the last 20 frames of a WebSocket conversation, and the total count. */
+/**
+ * One request as the journal keeps it. Routes and transports change it only through its methods; the
+ * journal itself sets the id and the kept-audio links. The fields every entry has are made in the
+ * constructor, so all entries share one shape (this runs on every request).
+ */
+export class JournalEntry {
+  id = '';
+  at_ms: number;
+  service: 'speech' | 'platform';
+  method: string;
+  path: string;
+  status: number | null = null;
+  account: string | null;
+  duration_ms: number | null = null;
+  request: JournalRequest;
+  readonly response = new JournalResponse();
+  note: string | undefined;
+  /** Internal: matched by the control plane's `account` filter, never serialized. */
+  accountId: string | undefined;
+  // Made by the first chunk, frame or kept audio only: most requests have none (they stay out of the answer's JSON).
+  declare chunks?: number;
+  declare ws_frames?: WsFrameSummary[];
+  declare ws_frames_total?: number;
+  /** Audio the client streamed over a socket, kept for download as WAV (the URL is on the control plane). */
+  declare client_audio?: { bytes: number; sample_rate: number; truncated: boolean; url: string };
+  /** Audio the answer carried inside its body (hex), to listen to again (the URL is on the control plane). */
+  declare answer_audio?: { bytes: number; format: string; sample_rate: number; channels: number; url: string };
+
+  /** Positional, not an object of fields: this runs on every request (see `EntryFields` for the names). */
+  constructor(
+    at_ms: number,
+    service: 'speech' | 'platform',
+    method: string,
+    path: string,
+    account: string | null,
+    accountId: string | undefined,
+    request: JournalRequest,
+    note: string | undefined,
+  ) {
+    this.at_ms = at_ms;
+    this.service = service;
+    this.method = method;
+    this.path = path;
+    this.account = account;
+    this.accountId = accountId;
+    this.request = request;
+    this.note = note;
+  }
+
+  static of(fields: EntryFields): JournalEntry {
+    return new JournalEntry(fields.at_ms, fields.service, fields.method, fields.path, fields.account, fields.accountId, fields.request, fields.note);
+  }
+
+  /** Names the account of a key found after the headers (e.g. /mcp `arguments.apiKey`). */
+  setAccount(label: string, id: string): void {
+    this.account = label;
+    this.accountId = id;
+  }
+
+  /** The spec code of the answer, as its renderer named it. */
+  setCode(code: number): void {
+    this.response.code = code;
+  }
+
+  /** An answer the route writes itself as a stream (hijacked): its content type and first facts. */
+  markStream(contentType: string, summary: Record<string, unknown>): void {
+    this.response.content_type = contentType;
+    this.response.setSummary({ stream: true, ...summary });
+  }
+
+  /** What the answer was, as the lifecycle saw it leave: its content type, and a summary when there is one. */
+  describeAnswer(contentType: string | undefined, summary?: unknown): void {
+    this.response.content_type = contentType;
+    if (summary !== undefined) this.response.setSummary(summary);
+  }
+
+  /** A JSON answer kept as text, summarized by `summarize` when first read. */
+  keepJsonAnswer(contentType: string | undefined, payload: string, summarize: ValueSummarizer<string>): void {
+    this.response.content_type = contentType;
+    this.response.keepPayload(payload, summarize);
+  }
+
+  /** A note on what happened to the request (client left, shutdown, a fault, an id worth finding). */
+  setNote(note: string): void {
+    this.note = note;
+  }
+
+  /** The same, unless something was noted already (the first cause wins). */
+  noteOnce(note: string): void {
+    this.note ??= note;
+  }
+
+  /** One streamed chunk (SSE event, audio chunk, binary frame). */
+  countChunk(): void {
+    this.chunks = (this.chunks ?? 0) + 1;
+  }
+
+  /** Keeps the first and the last 20 frames of a WebSocket conversation, and the total count. */
+  recordFrame(frame: WsFrameSummary): void {
+    const frames = (this.ws_frames ??= []);
+    this.ws_frames_total = (this.ws_frames_total ?? 0) + 1;
+    if (frames.length >= FRAME_HEAD + FRAME_TAIL) frames.splice(FRAME_HEAD, 1);
+    frames.push(frame);
+  }
+
+  /** A streamed answer still being written. */
+  get streaming(): boolean {
+    return this.status === null && (this.response.summary as { stream?: unknown } | undefined)?.stream === true;
+  }
+
+  /** The answer ended (or the socket closed): its status, unless one was set before the upgrade ended, and its duration. */
+  finish(status: number, durationMs: number): void {
+    if (this.status === null || this.status === 101) this.status = status;
+    this.duration_ms = durationMs;
+  }
+}
+
+/** Keeps a frame summary on a socket's entry (see JournalEntry.recordFrame); nothing without an entry. */
 export function recordFrame(entry: JournalEntry | null | undefined, frame: WsFrameSummary): void {
-  if (!entry) return;
-  const frames = (entry.ws_frames ??= []);
-  entry.ws_frames_total = (entry.ws_frames_total ?? 0) + 1;
-  if (frames.length >= FRAME_HEAD + FRAME_TAIL) frames.splice(FRAME_HEAD, 1);
-  frames.push(frame);
+  entry?.recordFrame(frame);
 }
 
 /** The spec's own code of an answer: `base_resp.status_code` (speech) or `error_code` (platform); '' if none. */
-export function specCodeOf(summary: unknown): string {
+function specCodeOf(summary: unknown): string {
   if (typeof summary !== 'object' || summary === null) return '';
   const s = summary as { base_resp?: { status_code?: unknown }; error_code?: unknown };
   const code = s.base_resp?.status_code ?? s.error_code;
   return typeof code === 'number' || typeof code === 'string' ? String(code) : '';
+}
+
+/**
+ * The spec code of an entry's answer, the one reading of it (journal view, verify, metrics, inspector):
+ * the code its renderer named (known also for answers too large to summarize), else the one its summary
+ * shows; undefined when the answer has none (an answer still being written, audio, a socket).
+ */
+export function entryCode(entry: JournalEntry): number | undefined {
+  const named = entry.response.code;
+  if (named !== undefined) return named;
+  const code = specCodeOf(entry.response.summary);
+  return code === '' || !Number.isFinite(Number(code)) ? undefined : Number(code);
 }
 
 const SECRET_FIELDS = new Set(['apikey', 'api_key', 'authorization', 'x-api-key', 'token', 'usertoken']);

@@ -2,16 +2,17 @@
  * A bounded record of what was requested and answered, newest first when read. Keys never appear:
  * accounts are shown by their redacted label and matched by their id (a hash of the key).
  */
-import type { JournalEntry } from './journal-entry.js';
+import { JournalEntry, JournalRequest, type EntryFields } from './journal-entry.js';
 
 // What an entry is and how it is summarized lives beside this file; importers of the journal get it here too.
 export {
-  LazyJournalRequest,
-  LazyJournalResponse,
+  JournalEntry,
+  JournalRequest,
+  JournalResponse,
+  entryCode,
   recordFrame,
-  specCodeOf,
   summarize,
-  type JournalEntry,
+  type EntryFields,
   type RequestSummarizer,
   type ValueSummarizer,
   type WsFrameSummary,
@@ -50,6 +51,16 @@ export interface AnswerAudio {
   make?: () => Promise<Buffer>;
 }
 
+/** An entry given as plain data (tools and tests that make entries without a request). */
+export type PlainEntry = Omit<EntryFields, 'request'> & {
+  request: { headers: Record<string, string>; query?: Record<string, unknown> };
+  response?: Record<string, never>;
+};
+
+function fromPlain(plain: PlainEntry): JournalEntry {
+  return JournalEntry.of({ ...plain, request: new JournalRequest(plain.request.headers, plain.request.query, null) });
+}
+
 export class Journal {
   /** Entries oldest first; those before `first` have left the journal (compacted now and then). */
   private entries: JournalEntry[] = [];
@@ -69,14 +80,12 @@ export class Journal {
   ) {}
 
   /**
-   * Records a new entry: the caller's object itself, given its id (no copy: this runs on every request;
-   * the request pipeline passes every field, so the object keeps its shape).
+   * Records a new entry and gives it its id: the lifecycle's entry itself (no copy: this runs on every
+   * request), or one made from plain fields (headers and query shown as given).
    */
-  start(entry: Omit<JournalEntry, 'id' | 'status' | 'duration_ms'> & Partial<Pick<JournalEntry, 'id' | 'status' | 'duration_ms'>>): JournalEntry {
-    entry.id = `req_${String(++this.counter).padStart(6, '0')}`;
-    entry.status ??= null;
-    entry.duration_ms ??= null;
-    const full = entry as JournalEntry;
+  start(entry: JournalEntry | PlainEntry): JournalEntry {
+    const full = entry instanceof JournalEntry ? entry : fromPlain(entry);
+    full.id = `req_${String(++this.counter).padStart(6, '0')}`;
     this.entries.push(full);
     // The oldest leaves; the array is compacted only once many have left (a shift per request would
     // move the whole journal every time).

@@ -1,7 +1,8 @@
 import type { FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { Emulator } from './emulator.js';
-import { finishEntry, pathOf } from './http.js';
+import { pathOf } from './request-context.js';
+import { finishEntry } from './request-finish.js';
 import { recordFrame } from './journal.js';
 
 /**
@@ -40,8 +41,8 @@ export const OVERSIZE_REASON = `message over ${MAX_FRAME_BYTES} bytes (8 MiB)`;
  * before the 1009 close frame.
  */
 export function openSocketWire(emu: Emulator, socket: WebSocket, req: FastifyRequest, cutAfterChunks?: number, onOversize?: () => void): SocketWire {
-  const entry = req.emu?.entry;
-  const accountId = req.emu?.account?.id ?? null;
+  const entry = req.ctx?.entry;
+  const accountId = req.ctx?.account?.id ?? null;
   const controller = new AbortController();
   const timers = new Set<number>();
   const cleanups: (() => void)[] = [];

@@ -46,7 +46,7 @@ beforeAll(async () => {
       },
       platform: (app) => {
         const body = z.object({ text: z.string().min(1) });
-        app.post('/_probe/tts', { schema: { body }, config: { family: 'tts', capability: 'tts' } }, async (req) => ok({ project: req.emu.account!.project }));
+        app.post('/_probe/tts', { schema: { body }, config: { family: 'tts', capability: 'tts' } }, async (req) => ok({ project: req.ctx.account!.project }));
         app.post('/_probe/clone', { config: { family: 'voice', capability: 'cloning' } }, async () => ok({}));
         app.post('/_probe/agent', { config: { family: 'agent', capability: 'agents' } }, async () => ok({}));
         app.post('/_probe/call', { config: { family: 'call', capability: 'calls' } }, async () => ok({}));

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
-import { baseApp } from '../../src/app.js';
+import { baseApp, composeService } from '../../src/app.js';
 import { configSchema, type ConfigInput } from '../../src/config.js';
 import { Emulator } from '../../src/core/emulator.js';
 import { loadFixtures } from '../../src/core/fixtures.js';
@@ -36,10 +36,15 @@ export async function startProbeApps(
   const make = () => baseApp(logger);
   const speech = make();
   const platform = make();
-  await setupSpeechApp(speech, emu);
-  extra.speech?.(speech, emu);
-  await setupPlatformApp(platform, emu);
-  extra.platform?.(platform, emu);
+  // Composed as the emulator composes its listeners, with the probe routes among the service's own.
+  await composeService(speech, emu, 'speech', async (app) => {
+    await setupSpeechApp(app, emu);
+    extra.speech?.(app, emu);
+  });
+  await composeService(platform, emu, 'platform', async (app) => {
+    await setupPlatformApp(app, emu);
+    extra.platform?.(app, emu);
+  });
   await speech.listen({ port: 0, host: '127.0.0.1' });
   await platform.listen({ port: 0, host: '127.0.0.1' });
   const url = (a: FastifyInstance) => `http://127.0.0.1:${(a.server.address() as AddressInfo).port}`;

@@ -81,12 +81,9 @@ setInterval(() => {
 const entries = new Map();
 let selected = null;
 
-/** The spec code of an answer: base_resp.status_code (speech) or error_code (platform). */
+/** The spec code of an answer, as the control plane read it (core/journal-entry.ts entryCode). */
 function codeOf(e) {
-  if (typeof e.response?.code === 'number') return e.response.code;
-  const s = e.response?.summary;
-  if (!s || typeof s !== 'object') return null;
-  return s.base_resp?.status_code ?? s.error_code ?? null;
+  return typeof e.response?.code === 'number' ? e.response.code : null;
 }
 
 /** The label the emulator shows for a key (first characters … sha256 prefix), to match a typed key. */

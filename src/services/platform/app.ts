@@ -1,16 +1,13 @@
 import multipart from '@fastify/multipart';
 import websocket from '@fastify/websocket';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { registerDocuments } from '../../control/documents.js';
-import { registerRoot } from '../../control/pages.js';
-import { controlPlane } from '../../control/routes.js';
 import { installCors } from '../../core/cors.js';
 import { MAX_FRAME_BYTES } from '../../core/wire.js';
 import { registerDownloads } from '../../core/downloads.js';
 import type { Emulator } from '../../core/emulator.js';
-import { admitRequest } from '../../core/admission.js';
 import { classifyBodyError, type BodyError } from '../../core/body-errors.js';
-import { installPipeline, pathOf, sendJson } from '../../core/http.js';
+import { installLifecycle } from '../../core/lifecycle.js';
+import { pathOf, sendJson } from '../../core/request-context.js';
 import { agentRoutes } from './agents/routes.js';
 import { callRoutes } from './calls/routes.js';
 import { conversationRoutes } from './conversation/routes.js';
@@ -49,17 +46,17 @@ function bodyErrorText(req: FastifyRequest, err: BodyError): string {
   }
 }
 
-/** Voice platform service: every area's routes, downloads and the control plane on one Fastify app. */
+/**
+ * Voice platform service on its Fastify app: CORS, the request lifecycle with the platform key and
+ * refusals, the envelope, downloads and every area's routes. The composer (src/app.ts) adds the API
+ * documents, the index and the control plane.
+ */
 export async function setupPlatformApp(app: FastifyInstance, emu: Emulator): Promise<void> {
   await installCors(app, emu.config.corsOrigins, (_req, reply, message) => sendJson(reply, 403, failure(10003, message)));
-  installPipeline(app, emu, { service: 'platform', keyOf: platformKey });
-
-  // The admission path (core/admission.ts) before the route's schema validation.
-  app.addHook('preValidation', async (req) => {
-    const config = req.emu?.routeConfig ?? req.routeOptions?.config;
-    if (!config?.family || config.selfAuth) return;
-    const admission = admitRequest(emu, req, config.capability);
-    if (!admission.ok) throw refusalError(admission.refusal, familyOf(req), HEADER_KEY_TEXTS);
+  installLifecycle(app, emu, {
+    service: 'platform',
+    keyOf: platformKey,
+    refusal: (req, refusal) => refusalError(refusal, familyOf(req), HEADER_KEY_TEXTS),
   });
 
   const notFound = (req: FastifyRequest, reply: FastifyReply) =>
@@ -77,14 +74,11 @@ export async function setupPlatformApp(app: FastifyInstance, emu: Emulator): Pro
   });
 
   app.setNotFoundHandler(notFound);
-  await registerDocuments(app, emu, 'platform');
-  registerRoot(app, 'platform');
 
   await app.register(multipart, { limits: { fileSize: 256 * 1024 * 1024, files: 1, fields: 16 } });
   await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES } });
 
   registerDownloads(app, emu, (reply, status, message) => sendJson(reply, status, failure(status === 403 ? 10003 : 10002, message)));
-  await app.register(controlPlane, { prefix: '/_emulator', emu });
 
   for (const routes of [
     ttsRoutes,

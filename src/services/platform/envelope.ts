@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { noteSpecCode, sendJson } from '../../core/http.js';
+import { noteSpecCode, sendJson } from '../../core/request-context.js';
 import { FAMILIES, httpStatusOfCode, type ErrorKind, type Family, type FamilyName } from './families.js';
 import { ExpectedError } from '../../core/expected-error.js';
 
@@ -34,9 +34,16 @@ export class PlatformError extends ExpectedError {
   }
 }
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Error family of the route: decides the codes and HTTP statuses of its errors. */
+    family?: FamilyName;
+  }
+}
+
 export function familyOf(req: FastifyRequest): Family {
-  // The pipeline noted the route's config (reading req.routeOptions builds a new object every time).
-  const name = (req.emu?.routeConfig ?? req.routeOptions?.config)?.family as FamilyName | undefined;
+  // The lifecycle noted the route's config (reading req.routeOptions builds a new object every time).
+  const name = (req.ctx?.routeConfig ?? req.routeOptions?.config)?.family;
   return (name && FAMILIES[name]) || FAMILIES.voice;
 }
 

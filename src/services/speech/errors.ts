@@ -4,7 +4,7 @@ import type { KeyTexts, Refusal } from '../../core/admission.js';
 import type { BodyError } from '../../core/body-errors.js';
 import type { Emulator } from '../../core/emulator.js';
 import { ExpectedError } from '../../core/expected-error.js';
-import { noteSpecCode } from '../../core/http.js';
+import { noteSpecCode } from '../../core/request-context.js';
 
 /**
  * The speech service's error shape (addendum A2): HTTP 200 once a request reached the operation,
@@ -95,8 +95,8 @@ export function voiceNotFound(where: string): SpeechError {
 
 /** Trace id of the request, minted once from the account's seeded stream. */
 export function traceIdOf(emu: Emulator, req: FastifyRequest): string {
-  if (!req.emu.traceId) req.emu.traceId = emu.ids.traceId(req.emu.account?.id ?? 'anonymous');
-  return req.emu.traceId;
+  if (!req.ctx.traceId) req.ctx.traceId = emu.ids.traceId(req.ctx.account?.id ?? 'anonymous');
+  return req.ctx.traceId;
 }
 
 export function sendSpeechError(emu: Emulator, req: FastifyRequest, reply: FastifyReply, err: SpeechError): FastifyReply {

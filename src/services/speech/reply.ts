@@ -1,36 +1,26 @@
+/**
+ * What the speech operations beyond `/v1/t2a_v2` share: the capability the lifecycle admits them with,
+ * bodies parsed by their zod schema into `invalid params, <field> <rule>`, and the success
+ * envelope (`trace_id`, `Trace-Id`, `base_resp` 0).
+ */
 import { parseFirst } from '../../core/validation.js';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { Capability } from '../../core/accounts.js';
-import { admitRequest } from '../../core/admission.js';
 import type { Emulator } from '../../core/emulator.js';
-import { invalidParams, refusalError, SpeechError, STATUS_MSG, traceIdOf } from './errors.js';
+import { invalidParams, STATUS_MSG, traceIdOf } from './errors.js';
 import { firstProblem } from './schema.js';
 
 /**
- * What the speech operations beyond `/v1/t2a_v2` share: admission rendered as the speech service's
- * error shape, bodies parsed by their zod schema into `invalid params, <field> <rule>`, and the success
- * envelope (`trace_id`, `Trace-Id`, `base_resp` 0).
+ * Declares the plugin's routes as speech operations: each needs `capability`, so the lifecycle admits
+ * it before its body is read (core/lifecycle.ts); routes validate in the handler (`parseWith`), so the
+ * order of checks stays the spec's.
  */
-
-/**
- * Registers admission (before the body is validated) and the error handling of the plugin's routes:
- * a body that cannot be read still meets faults and the key first; anything else goes to the app's
- * handler. Routes validate in the handler (`parseWith`), so the order of checks stays the spec's.
- */
-export function speechOperations(app: FastifyInstance, emu: Emulator, capability: Capability): void {
-  const admitted = new WeakSet<FastifyRequest>();
-  const admitOnce = (req: FastifyRequest): void => {
-    if (admitted.has(req)) return;
-    admitted.add(req);
-    const decision = admitRequest(emu, req, capability);
-    if (!decision.ok) throw refusalError(decision.refusal);
-  };
+export function speechOperations(app: FastifyInstance, _emu: Emulator, capability: Capability): void {
   app.setValidatorCompiler(() => (data: unknown) => ({ value: data }));
-  app.addHook('preValidation', async (req) => admitOnce(req));
-  app.setErrorHandler((err: FastifyError, req) => {
-    if (!(err instanceof SpeechError) && req.emu && !req.is404) admitOnce(req);
-    throw err;
+  // The route's own config object, which the lifecycle reads per request (its onRoute hook ran first).
+  app.addHook('onRoute', (route) => {
+    (route.config ??= {}).capability ??= capability;
   });
 }
 
@@ -52,7 +42,7 @@ export function sendOk(emu: Emulator, req: FastifyRequest, reply: FastifyReply, 
 
 /** A signed link to a blob, served by the listener that hands it out (the backup may be the only one up). */
 export function signedLink(emu: Emulator, req: FastifyRequest, rel: string, expiresMs: number): string {
-  if (!emu.config.publicUrl && req.emu.listener === 'speech-backup') return emu.urls.speechBackup + emu.blobs.signedPath(rel, expiresMs);
+  if (!emu.config.publicUrl && req.ctx.listener === 'speech-backup') return emu.urls.speechBackup + emu.blobs.signedPath(rel, expiresMs);
   return emu.downloadUrl('speech', rel, expiresMs);
 }
 

@@ -3,9 +3,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { encodeAudio, encodeAudioStream, type SynthStream } from '../../audio/index.js';
 import type { Emulator } from '../../core/emulator.js';
-import { admitRequest } from '../../core/admission.js';
 import { readerValidator } from '../../core/validation.js';
-import { countChunk, faultIgnoredHeader, finishEntry, journalBody, noteSpecCode, takeFault } from '../../core/http.js';
+import { countChunk, faultIgnoredHeader, noteSpecCode, takeFault } from '../../core/request-context.js';
+import { finishEntry } from '../../core/request-finish.js';
 import { refusalError, SpeechError, STATUS_MSG, traceIdOf } from './errors.js';
 import { encodeOptionsOf, readRequest, recordSignature, startSynthesis, subtitleSegments, synthesizeAgain, URL_TTL_MS, type SynthesisPlan } from './model.js';
 import { fileExtension } from './formats.js';
@@ -16,15 +16,6 @@ import { extraInfo, finalEvent, intermediateEvent, MAX_EVENT_AUDIO_BYTES, sseEve
 
 export const T2A_PATH = '/v1/t2a_v2';
 
-/**
- * The admission path before the body (core/admission.ts), as the speech error it renders to, or null
- * when the request may go on. Also used by the app's error handler, so a broken body meets it first.
- */
-export function gate(emu: Emulator, req: FastifyRequest): SpeechError | null {
-  const admission = admitRequest(emu, req, 'tts');
-  return admission.ok ? null : refusalError(admission.refusal);
-}
-
 /** `POST /v1/t2a_v2` on the primary and the backup listener (same app, same state). */
 export async function speechRoutes(app: FastifyInstance, opts: { emu: Emulator }): Promise<void> {
   const emu = opts.emu;
@@ -32,18 +23,13 @@ export async function speechRoutes(app: FastifyInstance, opts: { emu: Emulator }
   app.withTypeProvider<ZodTypeProvider>().post(
     T2A_PATH,
     {
-      // The admission path first; then the body, read with its schema in the words of A2's 2013 texts.
-      preValidation: (req, _reply, done) => {
-        const refusal = gate(emu, req);
-        if (refusal) return done(refusal);
-        journalBody(req);
-        done();
-      },
+      // Admitted by the lifecycle before the body is read; the body is read with its schema in the words of A2's 2013 texts.
+      config: { capability: 'tts' },
       schema: { body: t2aRequestSchema },
       validatorCompiler: readerValidator(readRequest),
     },
     async (req, reply) => {
-      const account = req.emu.account!;
+      const account = req.ctx.account!;
       const ac = abortOnClose(reply.raw);
       const { plan, synth } = await startSynthesis(emu, area, account, req.body, ac.signal);
       const traceId = traceIdOf(emu, req);
@@ -68,7 +54,7 @@ export async function speechRoutes(app: FastifyInstance, opts: { emu: Emulator }
 function leftWhileQueued(req: FastifyRequest, reply: FastifyReply): void {
   reply.hijack();
   finishEntry(req, 200);
-  if (req.emu.entry) req.emu.entry.note = 'client disconnected before the answer';
+  req.ctx.entry?.setNote('client disconnected before the answer');
 }
 
 /**
@@ -76,9 +62,9 @@ function leftWhileQueued(req: FastifyRequest, reply: FastifyReply): void {
  * (the request; synthesis is deterministic), not the bytes.
  */
 function keepAnswerAudio(emu: Emulator, req: FastifyRequest, plan: SynthesisPlan, size: number): void {
-  const account = req.emu.account!;
+  const account = req.ctx.account!;
   const request = req.body as T2aRequest;
-  emu.journal.keepAnswerAudio(req.emu.entry, {
+  emu.journal.keepAnswerAudio(req.ctx.entry, {
     size,
     format: plan.format,
     sampleRate: plan.sampleRate,
@@ -99,7 +85,7 @@ function abortOnClose(res: ServerResponse): AbortController {
 function downloadLink(emu: Emulator, req: FastifyRequest, rel: string): string {
   const expires = emu.clock.now() + URL_TTL_MS;
   // A link is served by the listener that handed it out (the backup may be the only one up).
-  if (!emu.config.publicUrl && req.emu.listener === 'speech-backup') return emu.urls.speechBackup + emu.blobs.signedPath(rel, expires);
+  if (!emu.config.publicUrl && req.ctx.listener === 'speech-backup') return emu.urls.speechBackup + emu.blobs.signedPath(rel, expires);
   return emu.downloadUrl('speech', rel, expires);
 }
 
@@ -122,12 +108,12 @@ async function wholeSynthesis(
     // The client left: the synthesis stopped with it and nobody is there to answer.
     reply.hijack();
     finishEntry(req, 200);
-    if (req.emu.entry) req.emu.entry.note = 'client disconnected before the answer';
+    req.ctx.entry?.setNote('client disconnected before the answer');
     return;
   }
   recordSignature(emu, plan, synth);
   emu.metrics.audioSynthesized(plan.format, encoded.meta.durationMs / 1000);
-  const account = req.emu.account!;
+  const account = req.ctx.account!;
   let audio = encoded.bytes.toString('hex');
   if (!plan.outputUrl) keepAnswerAudio(emu, req, plan, encoded.bytes.length);
   if (plan.outputUrl) {
@@ -189,7 +175,7 @@ async function streamSynthesis(
 ) {
   const cut = takeFault(req, 'cut_after_chunks');
   const res = reply.raw;
-  const account = req.emu.account!;
+  const account = req.ctx.account!;
   // Whatever can fail before audio runs before the headers leave: such a failure is plain JSON (A2),
   // never an event stream left open.
   // With subtitle_enable, each chunk carries what its audio completes (rule E16, the socket's rules).
@@ -218,7 +204,7 @@ async function streamSynthesis(
     ...(ignored !== undefined ? { 'x-emulator-fault-ignored': ignored } : {}),
   });
   res.flushHeaders();
-  if (req.emu.entry) req.emu.entry.response = { content_type: 'text/event-stream', summary: { stream: true, trace_id: traceId } };
+  req.ctx.entry?.markStream('text/event-stream', { trace_id: traceId });
 
   const run = area.startStream(account.id, traceId);
   let events = 0;
@@ -237,7 +223,7 @@ async function streamSynthesis(
     );
     events++;
     run.end('aborted', events);
-    if (req.emu.entry) req.emu.entry.note = 'stream ended by shutdown';
+    req.ctx.entry?.setNote('stream ended by shutdown');
     finishEntry(req, 200);
     res.end();
   };

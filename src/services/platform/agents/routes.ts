@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Emulator } from '../../../core/emulator.js';
-import { takeFault } from '../../../core/http.js';
+import { takeFault } from '../../../core/request-context.js';
 import { ok, PlatformError } from '../envelope.js';
 import { acceptEmptyJson } from '../shared/json-body.js';
 import { agentHeartbeat, agentStore, checkAgentSession, createAgentSession, endAgentSession, failAgentSession } from './model.js';
@@ -19,9 +19,9 @@ export async function agentRoutes(app: FastifyInstance, opts: { emu: Emulator })
 
   // An injected error (fault `code`/`status`) on a heartbeat or check fails the session it names.
   app.addHook('onError', async (req, _reply, err) => {
-    const account = req.emu?.account;
+    const account = req.ctx?.account;
     if (!account || !(err instanceof PlatformError)) return;
-    if (!req.emu.faultUsed?.has('code') && !req.emu.faultUsed?.has('status')) return;
+    if (!req.ctx.faultUsed?.has('code') && !req.ctx.faultUsed?.has('status')) return;
     if (req.method === 'DELETE' || (!req.url.startsWith(`${BASE}/heartbeat`) && !req.url.startsWith(`${BASE}/check`))) return;
     const id = (req.query as Record<string, unknown> | undefined)?.session_id;
     if (typeof id === 'string' && id.trim()) failAgentSession(emu, account, id.trim());
@@ -29,23 +29,23 @@ export async function agentRoutes(app: FastifyInstance, opts: { emu: Emulator })
 
   r.post(`${BASE}/create`, { config, schema: { body: createBody } }, async (req) => {
     const header = req.headers['idempotency-key'];
-    const { item, traceId } = await createAgentSession(emu, req.emu.account!, req.body, Array.isArray(header) ? header[0] : header);
-    if (req.emu.entry) req.emu.entry.note = `traceId: ${traceId}`;
+    const { item, traceId } = await createAgentSession(emu, req.ctx.account!, req.body, Array.isArray(header) ? header[0] : header);
+    req.ctx.entry?.setNote(`traceId: ${traceId}`);
     return ok({ item });
   });
 
   r.get(`${BASE}/check`, { config, schema: { querystring: sessionQuery } }, async (req) =>
-    ok({ item: checkAgentSession(emu, req.emu.account!, req.query.session_id) }),
+    ok({ item: checkAgentSession(emu, req.ctx.account!, req.query.session_id) }),
   );
 
   r.post(`${BASE}/heartbeat`, { config, schema: { querystring: sessionQuery } }, async (req) => {
     const id = req.query.session_id;
     // A close_ws fault stands for the room dropping: the session fails, the heartbeat reports it.
-    if (takeFault(req, 'close_ws') !== undefined) failAgentSession(emu, req.emu.account!, id);
-    return ok({ item: agentHeartbeat(emu, req.emu.account!, id) });
+    if (takeFault(req, 'close_ws') !== undefined) failAgentSession(emu, req.ctx.account!, id);
+    return ok({ item: agentHeartbeat(emu, req.ctx.account!, id) });
   });
 
   r.delete(`${BASE}/end`, { config, schema: { querystring: sessionQuery } }, async (req) =>
-    ok({ item: endAgentSession(emu, req.emu.account!, req.query.session_id) }),
+    ok({ item: endAgentSession(emu, req.ctx.account!, req.query.session_id) }),
   );
 }

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Emulator } from '../../../core/emulator.js';
-import { takeFault } from '../../../core/http.js';
+import { takeFault } from '../../../core/request-context.js';
 import { ok } from '../envelope.js';
 import { acceptEmptyJson } from '../shared/json-body.js';
 import { callStore, endAbnormally, heartbeat, startCall, stopCall } from './model.js';
@@ -16,11 +16,11 @@ export async function callRoutes(app: FastifyInstance, opts: { emu: Emulator }):
   const config = { family: 'call', capability: 'calls' } as const;
 
   r.post('/v1/audio/assistant/start', { config, schema: { body: startBody } }, async (req) => {
-    return ok(await startCall(emu, req.emu.account!, req.body));
+    return ok(await startCall(emu, req.ctx.account!, req.body));
   });
 
   r.post('/v1/audio/assistant/heartbeat', { config, schema: { body: heartbeatBody } }, async (req) => {
-    const account = req.emu.account!;
+    const account = req.ctx.account!;
     // A close_ws fault stands for the room dropping: the session ends abnormally before this heartbeat.
     if (takeFault(req, 'close_ws') !== undefined) endAbnormally(emu, account, req.body.session_id);
     return ok(heartbeat(emu, account, req.body.session_id));
@@ -28,7 +28,7 @@ export async function callRoutes(app: FastifyInstance, opts: { emu: Emulator }):
 
   r.post('/v1/audio/assistant/stop', { config, schema: { body: stopBody } }, async (req) => {
     // `reason` is for logs and statistics only: it goes to the journal, nowhere else.
-    if (req.body.reason && req.emu.entry) req.emu.entry.note = `stop reason: ${req.body.reason}`;
-    return ok(stopCall(emu, req.emu.account!, req.body.session_id));
+    if (req.body.reason) req.ctx.entry?.setNote(`stop reason: ${req.body.reason}`);
+    return ok(stopCall(emu, req.ctx.account!, req.body.session_id));
   });
 }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Account } from '../../../core/accounts.js';
+import { areaOf } from '../../../core/areas.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { findRole, roles, type Role } from '../shared/roles.js';
 import { appendTurn, getSession } from '../shared/conversation-sessions.js';
@@ -49,20 +50,22 @@ export interface ConversationState {
   counter: number;
 }
 
-/** The conversation area: sessions of open sockets. Nothing outlives its socket. */
+/** The conversation area: sessions of open sockets. Nothing outlives its socket (no save, no load). */
 export function conversationArea(emu: Emulator): ConversationState {
-  const state: ConversationState = { live: new Map(), counter: 0 };
-  emu.registerArea({
-    name: 'conversation',
-    // Sockets are closed by the emulator's reset; their close handlers drop their sessions.
-    reset: (accountId) => {
-      for (const [key, s] of state.live) if (accountId === undefined || s.accountId === accountId) state.live.delete(key);
-    },
-    view: (accountId) => ({
-      live_sessions: [...state.live.values()].filter((s) => s.accountId === accountId).map(({ accountId: _a, ...rest }) => rest),
-    }),
-  });
-  return state;
+  return areaOf(emu, 'conversation', () => {
+    const state: ConversationState = { live: new Map(), counter: 0 };
+    return {
+      name: 'conversation',
+      state,
+      // Sockets are closed by the emulator's reset; their close handlers drop their sessions.
+      reset: (accountId?: string) => {
+        for (const [key, s] of state.live) if (accountId === undefined || s.accountId === accountId) state.live.delete(key);
+      },
+      view: (accountId: string) => ({
+        live_sessions: [...state.live.values()].filter((s) => s.accountId === accountId).map(({ accountId: _a, ...rest }) => rest),
+      }),
+    };
+  }).state;
 }
 
 /** Registers a live session; returns the function that removes it. */

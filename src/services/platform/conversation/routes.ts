@@ -1,8 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Emulator } from '../../../core/emulator.js';
-import { sendJson } from '../../../core/http.js';
+import { sendJson } from '../../../core/request-context.js';
 import { failure } from '../envelope.js';
 import { conversationArea } from './model.js';
+import { streamMetaSchema, textMetaSchema } from './schema.js';
 import { conversationSocket } from './socket.js';
 
 export const STREAM_PATH = '/api/v1/audio/conversation/stream';
@@ -17,14 +18,14 @@ export async function conversationRoutes(app: FastifyInstance, opts: { emu: Emul
   const notUpgraded = (req: FastifyRequest, reply: FastifyReply) =>
     sendJson(reply, 426, failure(20003, `${req.url.split('?')[0]} is a WebSocket endpoint: connect with an Upgrade request`));
 
-  for (const [url, mode] of [
-    [STREAM_PATH, 'stream'],
-    [STREAM_TEXT_PATH, 'text'],
+  for (const [url, mode, meta] of [
+    [STREAM_PATH, 'stream', streamMetaSchema],
+    [STREAM_TEXT_PATH, 'text', textMetaSchema],
   ] as const) {
     app.route({
       method: 'GET',
       url,
-      config: { family: 'call', selfAuth: true },
+      config: { family: 'call', selfAuth: true, messages: { meta } },
       handler: notUpgraded,
       wsHandler: (socket, req) => conversationSocket(emu, state, socket, req, mode),
     });

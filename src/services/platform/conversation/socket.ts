@@ -5,7 +5,7 @@ import type { RawData, WebSocket } from 'ws';
 import type { Account } from '../../../core/accounts.js';
 import { admitRequest } from '../../../core/admission.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { takeFault } from '../../../core/http.js';
+import { takeFault } from '../../../core/request-context.js';
 import { issueText } from '../issues.js';
 import { isFinalMessage, parseJsonObject, unwrapMeta } from '../shared/socket-messages.js';
 import { MAX_FRAME_BYTES } from '../../../core/wire.js';

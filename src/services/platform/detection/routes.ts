@@ -50,7 +50,7 @@ async function readUpload(req: FastifyRequest): Promise<Upload> {
 export async function detectionRoutes(app: FastifyInstance, { emu }: { emu: Emulator }): Promise<void> {
   const r = app.withTypeProvider<ZodTypeProvider>();
   r.post(PATH, { config: { family: 'detection', capability: 'detection' }, schema: { body: detectUrlRequest } }, async (req, reply) => {
-    const account = req.emu.account!;
+    const account = req.ctx.account!;
     if (req.isMultipart()) {
       let upload: Upload;
       try {

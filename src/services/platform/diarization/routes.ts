@@ -9,6 +9,6 @@ import { diarizeBody } from './schema.js';
 export async function diarizationRoutes(app: FastifyInstance, { emu }: { emu: Emulator }): Promise<void> {
   const r = app.withTypeProvider<ZodTypeProvider>();
   r.post('/v1/diarize', { config: { family: 'diarization', capability: 'diarization' }, schema: { body: diarizeBody } }, async (req) => {
-    return ok(await diarize(emu, req.emu.account!, req.body));
+    return ok(await diarize(emu, req.ctx.account!, req.body));
   });
 }

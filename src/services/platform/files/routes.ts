@@ -43,7 +43,7 @@ export async function fileRoutes(app: FastifyInstance, { emu }: { emu: Emulator 
 
   const r = app.withTypeProvider<ZodTypeProvider>();
   r.post('/v1/files/upload', { config, schema: { querystring: uploadQuery } }, async (req) => {
-    const account = req.emu.account!;
+    const account = req.ctx.account!;
     if (!req.isMultipart()) throw new PlatformError('param', 'request must be multipart/form-data with the fields scene and file');
 
     let scene: string | undefined;

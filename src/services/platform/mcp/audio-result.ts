@@ -1,5 +1,6 @@
 import type { Account } from '../../../core/accounts.js';
-import type { Emulator, StateArea } from '../../../core/emulator.js';
+import { areaOf, type StateArea } from '../../../core/areas.js';
+import type { Emulator } from '../../../core/emulator.js';
 import type { TtsFormat } from '../tts/wav.js';
 
 /**
@@ -31,7 +32,7 @@ export interface AudioResult {
 /** Registers the (stateless apart from blobs) area so reset drops an account's generated files. */
 export function registerMcpArea(emu: Emulator): void {
   const drop = (rel: string) => void emu.blobs.removeTree(rel).catch(() => undefined);
-  emu.areaOf<StateArea>(MCP_AREA, () => ({
+  areaOf<StateArea>(emu, MCP_AREA, () => ({
     name: MCP_AREA,
     reset: (accountId) => drop(accountId === undefined ? 'mcp' : `mcp/${accountId}`),
   }));

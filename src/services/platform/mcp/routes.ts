@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Emulator } from '../../../core/emulator.js';
-import { attachAccount, sendJson, takeFault } from '../../../core/http.js';
+import { attachAccount, sendJson, takeFault } from '../../../core/request-context.js';
 import { failure, handleBody, parseBody, RPC_ERRORS, UnparseableBody } from './jsonrpc.js';
 import { dispatcher } from './model.js';
 import { mcpTools } from './tools.js';

@@ -12,6 +12,6 @@ export async function podcastRoutes(app: FastifyInstance, { emu }: { emu: Emulat
   const r = app.withTypeProvider<ZodTypeProvider>();
   r.post('/v1/audio/podcast', { config: { family: 'podcast', capability: 'podcast' }, schema: { body: podcastBody } }, async (req) => {
     const plan = await planPodcast(emu, req.body);
-    return ok(await generatePodcast(emu, req.emu.account!, plan));
+    return ok(await generatePodcast(emu, req.ctx.account!, plan));
   });
 }

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Emulator } from '../../../core/emulator.js';
-import { journalBody, sendJson } from '../../../core/http.js';
+import { sendJson } from '../../../core/request-context.js';
 import { wholeTextValidator } from '../issues.js';
 import { recognizeRequest } from './model.js';
 import { BODY_LIMIT, speechToTextRequest } from './schema.js';
@@ -18,12 +18,10 @@ export async function recognitionRoutes(app: FastifyInstance, { emu }: { emu: Em
     {
       bodyLimit: BODY_LIMIT,
       config: { family: 'recognition', capability: 'recognition' },
-      // After the admission path (the app's hook): a body the schema refuses is journaled too.
-      preValidation: async (req) => journalBody(req),
       schema: { body: speechToTextRequest },
       validatorCompiler: wholeTextValidator(speechToTextRequest),
     },
-    async (req, reply) => sendJson(reply, 200, recognizeRequest(emu, req.emu.account!, req.body)),
+    async (req, reply) => sendJson(reply, 200, recognizeRequest(emu, req.ctx.account!, req.body)),
   );
   await app.register(recognitionStreamRoutes, { emu });
 }

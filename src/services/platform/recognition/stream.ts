@@ -3,7 +3,7 @@ import type { RawData, WebSocket } from 'ws';
 import type { Account } from '../../../core/accounts.js';
 import { admit, admitRequest, keyOfRequest, type KeyTexts } from '../../../core/admission.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { sendJson, takeFault } from '../../../core/http.js';
+import { sendJson, takeFault } from '../../../core/request-context.js';
 import { failure, PlatformError, resolveCode } from '../envelope.js';
 import { FAMILIES } from '../families.js';
 import { issueText } from '../issues.js';
@@ -44,7 +44,7 @@ export async function recognitionStreamRoutes(app: FastifyInstance, opts: { emu:
   app.route({
     method: 'GET',
     url: RECOGNITION_STREAM_PATH,
-    config: { family: 'recognition', selfAuth: true },
+    config: { family: 'recognition', selfAuth: true, messages: { meta: streamMetaSchema } },
     preValidation: async (req: FastifyRequest) => {
       const admission = admitStream(emu, req);
       if (admission.ok) return;

@@ -16,7 +16,7 @@ export async function sessionRoutes(app: FastifyInstance, opts: { emu: Emulator 
   const config = { family: 'call', capability: 'calls' } as const;
 
   r.post('/api/v1/audio/sessions', { config, schema: { body: createBody } }, async (req) => {
-    const s = createSession(emu, req.emu.account!, req.body.voice_id);
+    const s = createSession(emu, req.ctx.account!, req.body.voice_id);
     return ok<SessionData>({ session_id: s.sessionId, voice_id: s.voiceId, created_at: Math.floor(s.createdAtMs / 1000) });
   });
 
@@ -26,7 +26,7 @@ export async function sessionRoutes(app: FastifyInstance, opts: { emu: Emulator 
   });
 
   r.delete('/api/v1/audio/sessions/:session_id', { config, schema: { params: deleteParams } }, async (req) => {
-    return ok({ deleted: deleteSession(emu, req.emu.account!.id, req.params.session_id) });
+    return ok({ deleted: deleteSession(emu, req.ctx.account!.id, req.params.session_id) });
   });
 
   r.get('/api/v1/audio/characters', { config }, async () => {

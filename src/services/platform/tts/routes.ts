@@ -2,7 +2,8 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Emulator } from '../../../core/emulator.js';
-import { countChunk, finishEntry, takeFault } from '../../../core/http.js';
+import { countChunk, takeFault } from '../../../core/request-context.js';
+import { finishEntry } from '../../../core/request-finish.js';
 import { planTts, startTtsStream, synthesizeTts, TTS_BIT_DEPTH, TTS_CHANNELS, TTS_SAMPLE_RATE } from './model.js';
 import { ttsBody } from './schema.js';
 
@@ -26,7 +27,7 @@ function audioHeaders(reply: FastifyReply, contentType: string): void {
 async function cut(req: FastifyRequest, chunks: number): Promise<void> {
   const socket = req.raw.socket;
   for (let i = 0; i < 200 && socket.writableLength > 0 && !socket.destroyed; i++) await new Promise((r) => setTimeout(r, 5));
-  if (req.emu.entry) req.emu.entry.note = `connection cut after ${chunks} chunks (fault)`;
+  req.ctx.entry?.setNote(`connection cut after ${chunks} chunks (fault)`);
   finishEntry(req, 200);
   socket.destroy();
 }
@@ -40,7 +41,7 @@ async function* sent(req: FastifyRequest, chunks: AsyncIterable<Buffer>, cutAfte
   if (cutAfter === 0) return void (await cut(req, 0));
   for await (const chunk of chunks) {
     if (closing?.aborted) {
-      if (req.emu.entry) req.emu.entry.note = 'stream ended by shutdown';
+      req.ctx.entry?.setNote('stream ended by shutdown');
       return;
     }
     countChunk(req);
@@ -71,7 +72,7 @@ export async function ttsRoutes(app: FastifyInstance, { emu }: { emu: Emulator }
   const route = { config, schema: { body: ttsBody } };
 
   r.post('/v1/text-to-speech', route, async (req, reply) => {
-    const audio = await emu.synthesis.run(() => synthesizeTts(emu, req.emu.account!, req.body));
+    const audio = await emu.synthesis.run(() => synthesizeTts(emu, req.ctx.account!, req.body));
     audioHeaders(reply, audio.contentType);
     reply.header('content-length', String(audio.bytes.length));
     const cutAfter = takeFault(req, 'cut_after_chunks');
@@ -92,7 +93,7 @@ export async function ttsRoutes(app: FastifyInstance, { emu }: { emu: Emulator }
   });
 
   r.post('/v1/text-to-speech/stream', route, async (req, reply) => {
-    const account = req.emu.account!;
+    const account = req.ctx.account!;
     const plan = planTts(emu, account, req.body);
     const cutAfter = takeFault(req, 'cut_after_chunks');
     const abort = new AbortController();
@@ -102,7 +103,7 @@ export async function ttsRoutes(app: FastifyInstance, { emu }: { emu: Emulator }
     reply.raw.on('close', () => {
       if (reply.raw.writableFinished) return;
       abort.abort();
-      if (req.emu.entry && !req.emu.entry.note) req.emu.entry.note = 'client left before the end of the stream';
+      req.ctx.entry?.noteOnce('client left before the end of the stream');
       finishEntry(req, 200);
       socket.destroy();
     });

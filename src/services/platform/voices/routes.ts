@@ -13,10 +13,10 @@ export async function voiceRoutes(app: FastifyInstance, { emu }: { emu: Emulator
   registerCustomVoices(emu); // at start, so a data dir snapshot restores the voices
   const r = app.withTypeProvider<ZodTypeProvider>();
 
-  r.post('/v1/voice/save', { config, schema: { body: voiceSaveSchema } }, async (req) => ok(await saveVoice(emu, req.emu.account!, req.body), 'success'));
+  r.post('/v1/voice/save', { config, schema: { body: voiceSaveSchema } }, async (req) => ok(await saveVoice(emu, req.ctx.account!, req.body), 'success'));
 
   r.get('/v1/voice/list', { config, schema: { querystring: voiceListQuerySchema } }, async (req) =>
-    ok(listVoices(emu, req.emu.account!, req.query), 'success'),
+    ok(listVoices(emu, req.ctx.account!, req.query), 'success'),
   );
 
   // `DELETE /v1/voice/` (no id) is this endpoint with a missing parameter, not an unknown route.
@@ -25,6 +25,6 @@ export async function voiceRoutes(app: FastifyInstance, { emu }: { emu: Emulator
   });
 
   r.delete('/v1/voice/:voice_id', { config, schema: { params: voiceDeleteParamsSchema } }, async (req) =>
-    ok(await deleteVoice(emu, req.emu.account!, req.params.voice_id), 'success'),
+    ok(await deleteVoice(emu, req.ctx.account!, req.params.voice_id), 'success'),
   );
 }

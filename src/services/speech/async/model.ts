@@ -1,4 +1,4 @@
-import { recordViews } from '../../../core/areas.js';
+import { areaOf, recordArea, type RecordArea } from '../../../core/areas.js';
 import { encodeAudio, synthesizeStream, type AudioFormat, type EncodedAudio } from '../../../audio/index.js';
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator, StateArea } from '../../../core/emulator.js';
@@ -37,25 +37,15 @@ export interface AsyncTask {
 
 const AREA = 'speech-async';
 
-interface TaskArea extends StateArea {
-  byId: Map<number, AsyncTask>;
-}
+type TaskArea = RecordArea<number, AsyncTask>;
 
 export function taskArea(emu: Emulator): TaskArea {
-  const existing = emu.areas.get(AREA) as TaskArea | undefined;
-  if (existing) return existing;
-  const byId = new Map<number, AsyncTask>();
-  const area: TaskArea = {
-    name: AREA,
-    byId,
-    reset(accountId) {
-      if (accountId === undefined) byId.clear();
-      else for (const [id, t] of byId) if (t.account_id === accountId) byId.delete(id);
-    },
-    ...recordViews(
-      () => byId.values(),
-      (t) => t.account_id,
-      (t) => ({
+  return areaOf(emu, AREA, () =>
+    recordArea<number, AsyncTask>({
+      name: AREA,
+      idOf: (t) => t.task_id,
+      accountOf: (t) => t.account_id,
+      show: (t) => ({
         task_id: t.task_id,
         status: statusOf(emu, t),
         file_id: t.file_id,
@@ -64,18 +54,10 @@ export function taskArea(emu: Emulator): TaskArea {
         audio_ready: t.state === 'done',
         ...(t.note ? { note: t.note } : {}),
       }),
-    ),
-    save: () => [...byId.values()],
-    load(data) {
-      byId.clear();
-      for (const t of (Array.isArray(data) ? data : []) as AsyncTask[]) {
-        // A task whose audio was being made when the emulator stopped will never finish.
-        byId.set(t.task_id, t.state === 'running' ? { ...t, state: 'failed', note: 'interrupted by a restart' } : t);
-      }
-    },
-  };
-  emu.registerArea(area);
-  return area;
+      // A task whose audio was being made when the emulator stopped will never finish.
+      restore: (t) => (t.state === 'running' ? { ...t, state: 'failed', note: 'interrupted by a restart' } : t),
+    }),
+  );
 }
 
 export function statusOf(emu: Emulator, t: AsyncTask): TaskStatus {

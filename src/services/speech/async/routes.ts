@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Emulator } from '../../../core/emulator.js';
-import { takeFault } from '../../../core/http.js';
+import { takeFault } from '../../../core/request-context.js';
 import { parseWith, sendOk, speechOperations } from '../reply.js';
 import { createTask, queryTask, taskArea } from './model.js';
 import { asyncBody, queryParams } from './schema.js';
@@ -13,7 +13,7 @@ export async function speechAsyncRoutes(app: FastifyInstance, { emu }: { emu: Em
   const r = app.withTypeProvider<ZodTypeProvider>();
 
   r.post('/v1/t2a_async_v2', { schema: { body: asyncBody } }, async (req, reply) => {
-    const account = req.emu.account!;
+    const account = req.ctx.account!;
     const body = parseWith(asyncBody, req.body);
     // `cut_after_chunks` cuts the task's synthesis: the task is created and then reports Failed.
     const fail = takeFault(req, 'cut_after_chunks') !== undefined;
@@ -23,7 +23,7 @@ export async function speechAsyncRoutes(app: FastifyInstance, { emu }: { emu: Em
   });
 
   const answerQuery = async (req: FastifyRequest, reply: FastifyReply, taskId: number) => {
-    const { task, status } = await queryTask(emu, req.emu.account!, taskId);
+    const { task, status } = await queryTask(emu, req.ctx.account!, taskId);
     return sendOk(emu, req, reply, { task_id: task.task_id, status, file_id: task.file_id });
   };
   r.get('/v1/query/t2a_async_query_v2', { schema: { querystring: queryParams } }, async (req, reply) =>

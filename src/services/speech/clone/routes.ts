@@ -10,7 +10,7 @@ import { cloneBody } from './schema.js';
 export async function speechCloneRoutes(app: FastifyInstance, { emu }: { emu: Emulator }): Promise<void> {
   speechOperations(app, emu, 'cloning');
   app.withTypeProvider<ZodTypeProvider>().post('/v1/voice_clone', { schema: { body: cloneBody } }, async (req, reply) => {
-    const result = await cloneVoice(emu, req.emu.account!, parseWith(cloneBody, req.body));
+    const result = await cloneVoice(emu, req.ctx.account!, parseWith(cloneBody, req.body));
     const demoUrl = result.demoBlob ? signedLink(emu, req, result.demoBlob, emu.clock.now() + URL_TTL_MS) : '';
     return sendOk(emu, req, reply, cloneResponse(result, demoUrl));
   });

@@ -9,10 +9,10 @@ import { designBody } from './schema.js';
 export async function speechDesignRoutes(app: FastifyInstance, { emu }: { emu: Emulator }): Promise<void> {
   speechOperations(app, emu, 'tts');
   app.withTypeProvider<ZodTypeProvider>().post('/v1/voice_design', { schema: { body: designBody } }, async (req, reply) => {
-    const designed = await designVoice(emu, req.emu.account!, parseWith(designBody, req.body));
+    const designed = await designVoice(emu, req.ctx.account!, parseWith(designBody, req.body));
     // The trial is MP3, 32 kHz mono (rule 12.11): kept so the inspector can play it.
     const trial = Buffer.from(designed.trial_audio, 'hex');
-    emu.journal.keepAnswerAudio(req.emu.entry, { bytes: trial, size: trial.length, format: 'mp3', sampleRate: 32000, channels: 1 });
+    emu.journal.keepAnswerAudio(req.ctx.entry, { bytes: trial, size: trial.length, format: 'mp3', sampleRate: 32000, channels: 1 });
     return sendOk(emu, req, reply, designed);
   });
 }

@@ -6,9 +6,9 @@
  * clock). What each upload purpose accepts is in `purposes.ts`.
  */
 import { open } from 'node:fs/promises';
-import { recordViews } from '../../../core/areas.js';
+import { areaOf, recordArea, type RecordArea } from '../../../core/areas.js';
 import type { Account } from '../../../core/accounts.js';
-import type { Emulator, StateArea } from '../../../core/emulator.js';
+import type { Emulator } from '../../../core/emulator.js';
 import { invalidParams, SpeechError } from '../errors.js';
 import { numericId } from '../reply.js';
 import { CONTENT_TYPES, type FileFormat } from './purposes.js';
@@ -36,35 +36,19 @@ export interface FileRecord {
 
 const AREA = 'speech-files';
 
-export interface FilesArea extends StateArea {
-  byId: Map<number, FileRecord>;
-}
+export type FilesArea = RecordArea<number, FileRecord>;
 
 export function filesArea(emu: Emulator): FilesArea {
-  const existing = emu.areas.get(AREA) as FilesArea | undefined;
-  if (existing) return existing;
-  const byId = new Map<number, FileRecord>();
-  const area: FilesArea = {
-    name: AREA,
-    byId,
-    reset(accountId) {
-      if (accountId === undefined) byId.clear();
-      else for (const [id, f] of byId) if (f.account_id === accountId) byId.delete(id);
-      void emu.blobs.removeTree(accountId === undefined ? 'speech-files' : `speech-files/${accountId}`).catch(() => undefined);
-    },
-    ...recordViews(
-      () => [...byId.values()].filter((f) => visible(emu, f)),
-      (f) => f.account_id,
-      (f) => ({ ...fileObject(f), format: f.format }),
-    ),
-    save: () => [...byId.values()],
-    load(data) {
-      byId.clear();
-      for (const f of (Array.isArray(data) ? data : []) as FileRecord[]) byId.set(f.file_id, f);
-    },
-  };
-  emu.registerArea(area);
-  return area;
+  return areaOf(emu, AREA, () =>
+    recordArea<number, FileRecord>({
+      name: AREA,
+      idOf: (f) => f.file_id,
+      accountOf: (f) => f.account_id,
+      listed: (byId) => [...byId.values()].filter((f) => visible(emu, f)),
+      show: (f) => ({ ...fileObject(f), format: f.format }),
+      alsoReset: (accountId) => void emu.blobs.removeTree(accountId === undefined ? 'speech-files' : `speech-files/${accountId}`).catch(() => undefined),
+    }),
+  );
 }
 
 /** A fresh file id, unique in this emulator. */

@@ -50,7 +50,7 @@ export async function speechFileRoutes(app: FastifyInstance, { emu }: { emu: Emu
   const r = app.withTypeProvider<ZodTypeProvider>();
 
   r.post('/v1/files/upload', async (req, reply) => {
-    const account = req.emu.account!;
+    const account = req.ctx.account!;
     if (!req.isMultipart()) throw invalidParams('request must be multipart/form-data with the parts purpose and file');
     let purpose: string | undefined;
     let tmp: string | undefined;
@@ -105,11 +105,11 @@ export async function speechFileRoutes(app: FastifyInstance, { emu }: { emu: Emu
   r.get('/v1/files/list', { schema: { querystring: listQuery } }, async (req, reply) => {
     const { purpose } = parseWith(listQuery, req.query, 'query');
     if (purpose !== undefined) oneOf('purpose', purpose, LIST_PURPOSES);
-    return sendOk(emu, req, reply, { files: listFiles(emu, req.emu.account!, purpose).map(fileObject) });
+    return sendOk(emu, req, reply, { files: listFiles(emu, req.ctx.account!, purpose).map(fileObject) });
   });
 
   r.get('/v1/files/retrieve', { schema: { querystring: fileIdQuery } }, async (req, reply) => {
-    const f = ownFile(emu, req.emu.account!, parseWith(fileIdQuery, req.query, 'query').file_id);
+    const f = ownFile(emu, req.ctx.account!, parseWith(fileIdQuery, req.query, 'query').file_id);
     // A link never outlives its file (async outputs: 9 h after success; video uploads: 7 days).
     const expires =
       f.ready_at_ms !== undefined ? f.ready_at_ms + ASYNC_OUTPUT_TTL_MS : Math.min(emu.clock.now() + FILE_URL_TTL_MS, f.expires_at_ms ?? Infinity);
@@ -117,7 +117,7 @@ export async function speechFileRoutes(app: FastifyInstance, { emu }: { emu: Emu
   });
 
   r.get('/v1/files/retrieve_content', { schema: { querystring: fileIdQuery } }, async (req, reply) => {
-    const f = ownFile(emu, req.emu.account!, parseWith(fileIdQuery, req.query, 'query').file_id);
+    const f = ownFile(emu, req.ctx.account!, parseWith(fileIdQuery, req.query, 'query').file_id);
     const size = await emu.blobs.size(f.blob);
     if (size === null) throw invalidParams(`file_id ${f.file_id}: the file's bytes are gone`);
     return reply
@@ -133,7 +133,7 @@ export async function speechFileRoutes(app: FastifyInstance, { emu }: { emu: Emu
     const { file_id, purpose } = parseWith(deleteBody, body);
     if (purpose !== undefined) oneOf('purpose', purpose, DELETE_PURPOSES);
     // The answer's id is always a JSON integer, whatever form the request used.
-    const f = await deleteFile(emu, req.emu.account!, file_id, purpose);
+    const f = await deleteFile(emu, req.ctx.account!, file_id, purpose);
     return sendOk(emu, req, reply, { file_id: f.file_id });
   });
 }

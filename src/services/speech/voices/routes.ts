@@ -13,10 +13,10 @@ export async function speechVoiceRoutes(app: FastifyInstance, { emu }: { emu: Em
   speechOperations(app, emu, 'tts');
   app.withTypeProvider<ZodTypeProvider>().post('/v1/get_voice', { schema: { body: getVoiceBody } }, async (req, reply) => {
     const { voice_type } = parseWith(getVoiceBody, req.body);
-    return sendOk(emu, req, reply, listVoices(emu, req.emu.account!, voice_type));
+    return sendOk(emu, req, reply, listVoices(emu, req.ctx.account!, voice_type));
   });
   app.withTypeProvider<ZodTypeProvider>().post('/v1/delete_voice', { schema: { body: deleteVoiceBody } }, async (req, reply) => {
     const body = parseWith(deleteVoiceBody, req.body);
-    return sendOk(emu, req, reply, deleteVoice(emu, req.emu.account!, body));
+    return sendOk(emu, req, reply, deleteVoice(emu, req.ctx.account!, body));
   });
 }

@@ -1,6 +1,6 @@
-import { recordViews } from '../../../core/areas.js';
+import { areaOf, recordArea, type RecordArea } from '../../../core/areas.js';
 import type { Account } from '../../../core/accounts.js';
-import type { Emulator, StateArea } from '../../../core/emulator.js';
+import type { Emulator } from '../../../core/emulator.js';
 import { SpeechError } from '../errors.js';
 
 /**
@@ -29,28 +29,19 @@ export interface SpeechVoice {
 export const UNUSED_VOICE_TTL_MS = 7 * 24 * 3600 * 1000;
 const AREA = 'speech-custom-voices';
 
-interface VoiceArea extends StateArea {
-  byId: Map<string, SpeechVoice>;
-}
+type VoiceArea = RecordArea<string, SpeechVoice>;
 
 export function voiceStore(emu: Emulator): VoiceArea {
-  const existing = emu.areas.get(AREA) as VoiceArea | undefined;
-  if (existing) return existing;
-  const byId = new Map<string, SpeechVoice>();
-  const area: VoiceArea = {
-    name: AREA,
-    byId,
-    reset(accountId) {
-      if (accountId === undefined) byId.clear();
-      else for (const [id, v] of byId) if (v.account_id === accountId) byId.delete(id);
-    },
-    ...recordViews(
-      () => {
+  return areaOf(emu, AREA, () =>
+    recordArea<string, SpeechVoice>({
+      name: AREA,
+      idOf: (v) => v.voice_id,
+      accountOf: (v) => v.account_id,
+      listed: (byId) => {
         sweep(emu);
         return byId.values();
       },
-      (v) => v.account_id,
-      (v) => ({
+      show: (v) => ({
         voice_id: v.voice_id,
         kind: v.kind,
         used: v.used,
@@ -58,15 +49,8 @@ export function voiceStore(emu: Emulator): VoiceArea {
         expires_at_ms: v.used || v.deleted_at_ms !== undefined ? null : v.expires_at_ms,
         ...(v.deleted_at_ms !== undefined ? { deleted_at_ms: v.deleted_at_ms } : {}),
       }),
-    ),
-    save: () => [...byId.values()],
-    load(data) {
-      byId.clear();
-      for (const v of (Array.isArray(data) ? data : []) as SpeechVoice[]) byId.set(v.voice_id, v);
-    },
-  };
-  emu.registerArea(area);
-  return area;
+    }),
+  );
 }
 
 /** Forgets voices whose 7 unused days are over. */

@@ -2,12 +2,12 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
 import { admitRequest, type Admission, type Refusal } from '../../../core/admission.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { takeFault } from '../../../core/http.js';
+import { takeFault } from '../../../core/request-context.js';
 import { MAX_FRAME_BYTES, openSocketWire } from '../../../core/wire.js';
 import { codeForHttpStatus, sendSpeechError, SpeechError, STATUS_MSG, traceIdOf } from '../errors.js';
 import { speechArea } from '../state.js';
 import { closeCodeFor, event, openSession, type SessionPort } from './model.js';
-import { WS_PATH } from './schema.js';
+import { taskContinueSchema, taskStartSchema, WS_PATH } from './schema.js';
 
 const LOGIN_FAIL: Record<string, string> = {
   missing: STATUS_MSG[1004]!,
@@ -33,6 +33,7 @@ export async function speechSocketRoutes(app: FastifyInstance, opts: { emu: Emul
   app.route({
     method: 'GET',
     url: WS_PATH,
+    config: { messages: { task_start: taskStartSchema, task_continue: taskContinueSchema } },
     preValidation: async (req) => {
       const admission = admitRequest(emu, req, 'tts', { socket: true });
       if (!admission.ok && admission.refusal.kind === 'fault_status') {

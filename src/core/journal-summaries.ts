@@ -1,0 +1,78 @@
+/**
+ * What the journal shows of a request and its answer, secrets redacted: the request part of a new
+ * entry (headers and query summarized on first read), the body once parsed, and the answer as it
+ * leaves. The summarizers are module-level functions: no closure is made per request.
+ */
+import type { FastifyRequest } from 'fastify';
+import { redactKey } from './accounts.js';
+import { JournalRequest, summarize, type JournalEntry } from './journal.js';
+
+const SECRET_HEADERS = new Set(['authorization', 'x-api-key', 'cookie']);
+
+function journalHeaders(headers: FastifyRequest['headers']): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers)) {
+    if (v === undefined) continue;
+    const s = Array.isArray(v) ? v.join(', ') : String(v);
+    out[k] = SECRET_HEADERS.has(k) ? redactSecret(s) : s;
+  }
+  return out;
+}
+
+function redactSecret(value: string): string {
+  const m = /^(Bearer\s+)(.*)$/i.exec(value);
+  return m ? `${m[1]}${m[2] ? redactKey(m[2]) : ''}` : value ? redactKey(value) : '';
+}
+
+function journalQuery(q: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  if (!q || Object.keys(q).length === 0) return undefined;
+  return summarize(q, redactKey) as Record<string, unknown>;
+}
+
+/** Headers and query of a journal entry as shown (the entry keeps the plain objects until it is read). */
+function summarizeRequest(headers: Record<string, unknown>, query: unknown): { headers: Record<string, string>; query?: Record<string, unknown> } {
+  return { headers: journalHeaders(headers as FastifyRequest['headers']), query: journalQuery(query as Record<string, unknown> | undefined) };
+}
+
+function summarizeBody(body: unknown): unknown {
+  return summarize(body, redactKey);
+}
+
+function jsonSummary(payload: string): unknown {
+  try {
+    return summarize(JSON.parse(payload), redactKey);
+  } catch {
+    return { bytes: Buffer.byteLength(payload) };
+  }
+}
+
+/** The request part of a new entry: the plain header and query objects only, never the request (and its socket). */
+export function journalRequest(req: FastifyRequest): JournalRequest {
+  return new JournalRequest(req.headers, req.query, summarizeRequest);
+}
+
+/** Bodies up to this size are kept as parsed until the journal is read. */
+const LAZY_BODY_MAX_BYTES = 16 * 1024;
+
+/** Records the parsed body once (the lifecycle does it right after parsing, before validation). */
+export function journalBody(req: FastifyRequest): void {
+  const entry = req.ctx?.entry;
+  if (!entry || req.body === undefined) return;
+  // A small body is summarized when the journal is read; a large one at once, so the entry never
+  // holds a large parsed body.
+  if (Number(req.headers['content-length']) <= LAZY_BODY_MAX_BYTES) entry.request.keepBody(req.body, summarizeBody);
+  else entry.request.setBody(summarize(req.body, redactKey));
+}
+
+/** JSON answers up to this size are kept for a summary made on first read; larger ones show their size. */
+const JSON_SUMMARY_MAX_CHARS = 65_536;
+
+/** What an answer leaving through the lifecycle was: its content type and a summary of its payload. */
+export function journalAnswer(entry: JournalEntry, contentType: string, payload: unknown): void {
+  const type = contentType || undefined;
+  if (typeof payload === 'string') {
+    if (contentType.includes('json') && payload.length < JSON_SUMMARY_MAX_CHARS) entry.keepJsonAnswer(type, payload, jsonSummary);
+    else entry.describeAnswer(type, { bytes: Buffer.byteLength(payload) });
+  } else if (Buffer.isBuffer(payload)) entry.describeAnswer(type, { bytes: payload.length });
+  else entry.describeAnswer(type, payload ? { stream: true } : undefined);
+}
