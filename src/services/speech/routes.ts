@@ -5,7 +5,8 @@ import { encodeAudio, encodeAudioStream, type SynthStream } from '../../audio/in
 import type { Emulator } from '../../core/emulator.js';
 import { admitRequest } from '../../core/admission.js';
 import { readerValidator } from '../../core/validation.js';
-import { countChunk, faultIgnoredHeader, finishEntry, journalBody, noteSpecCode, takeFault } from '../../core/http.js';
+import { faultIgnoredHeader, finishEntry, journalBody, noteSpecCode } from '../../core/http.js';
+import { AUDIO_CHUNK, FINAL_AUDIO_CHUNK, guardStream } from '../../core/stream-guard.js';
 import { refusalError, SpeechError, STATUS_MSG, traceIdOf } from './errors.js';
 import { readRequest, recordSignature, startSynthesis, subtitleSegments, synthesizeAgain, URL_TTL_MS, type SynthesisPlan } from './model.js';
 import { t2aRequestSchema, type T2aRequest } from './schema.js';
@@ -149,25 +150,31 @@ async function wholeSynthesis(
   return reply.code(200).header('Trace-Id', traceId).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(body));
 }
 
-/** Writes and resolves once the bytes were handed to the socket (or the client is gone). */
-/** The client went away while its stream was being written: routine, not a failure. */
-class ClientGone extends Error {}
-
-function write(res: ServerResponse, text: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    if (res.destroyed || res.writableEnded) return resolve(false);
-    const onClose = () => resolve(false);
-    res.once('close', onClose);
-    res.write(text, (err) => {
-      res.off('close', onClose);
-      resolve(!err);
+/**
+ * Writes one event and resolves once its bytes were handed to the socket; false when the client is
+ * gone. One close listener serves the whole stream (a write waits for one event at a time).
+ */
+function eventWriter(res: ServerResponse): (text: string) => Promise<boolean> {
+  let pending: ((ok: boolean) => void) | null = null;
+  res.once('close', () => pending?.(false));
+  return (text) =>
+    new Promise((resolve) => {
+      if (res.destroyed || res.writableEnded) return resolve(false);
+      pending = resolve;
+      res.write(text, (err) => {
+        pending = null;
+        resolve(!err);
+      });
     });
-  });
 }
+
+/** How a guarded stream's end reads in the speech area's stream view. */
+const RUN_STATUS = { done: 'done', cut: 'cut', left: 'aborted', shutdown: 'aborted', failed: 'failed' } as const;
 
 /**
  * The event stream, produced as synthesis advances: each encoder chunk leaves as soon as it exists.
- * A `cut_after_chunks` fault destroys the socket after N events; a client that leaves aborts synthesis.
+ * Its events go through the stream guard (core/stream-guard.ts): chunk count, `cut_after_chunks`, a
+ * client that left (which also aborts the synthesis), shutdown between two events.
  */
 async function streamSynthesis(
   emu: Emulator,
@@ -179,7 +186,6 @@ async function streamSynthesis(
   ac: AbortController,
   synth: Synthesis,
 ) {
-  const cut = takeFault(req, 'cut_after_chunks');
   const res = reply.raw;
   const account = req.emu.account!;
   // Whatever can fail before audio runs before the headers leave: such a failure is plain JSON (A2),
@@ -193,6 +199,27 @@ async function streamSynthesis(
   });
   // The plan is known up front: even a stream cut short carries a signature the emulator knows.
   recordSignature(emu, plan, synth);
+  const run = area.startStream(account.id, traceId);
+  const write = eventWriter(res);
+  const guard = guardStream<string>(
+    req,
+    {
+      write,
+      cut: () => {
+        ac.abort(new Error('connection cut by fault'));
+        res.socket?.destroy();
+      },
+      // A final error event, then a clean end of the body (never a cut mid-event).
+      endForShutdown: async () => {
+        ac.abort(new Error('emulator shutting down'));
+        await write(
+          sseEvent({ data: null, trace_id: traceId, base_resp: { status_code: 1000, status_msg: `${STATUS_MSG[1000]}, the emulator is shutting down` } }),
+        );
+        res.end();
+      },
+    },
+    { status: 200, closing: emu.closing, logger: emu.logger, onEnd: (end, events) => run.end(RUN_STATUS[end], events) },
+  );
   reply.hijack();
   // The pipeline's onSend hook never runs for a hijacked reply: report ignored fields and a bad header here.
   const ignored = faultIgnoredHeader(req);
@@ -208,36 +235,10 @@ async function streamSynthesis(
   res.flushHeaders();
   if (req.emu.entry) req.emu.entry.response = { content_type: 'text/event-stream', summary: { stream: true, trace_id: traceId } };
 
-  const run = area.startStream(account.id, traceId);
-  let events = 0;
-  const cutNow = () => {
-    run.end('cut', events);
-    ac.abort(new Error('connection cut by fault'));
-    finishEntry(req, 200);
-    res.socket?.destroy();
-  };
-  // Shutdown between two events: a final error event, then a clean end of the body (never a cut mid-event).
-  const endForShutdown = async () => {
-    ac.abort(new Error('emulator shutting down'));
-    await write(
-      res,
-      sseEvent({ data: null, trace_id: traceId, base_resp: { status_code: 1000, status_msg: `${STATUS_MSG[1000]}, the emulator is shutting down` } }),
-    );
-    events++;
-    run.end('aborted', events);
-    if (req.emu.entry) req.emu.entry.note = 'stream ended by shutdown';
-    finishEntry(req, 200);
-    res.end();
-  };
   try {
-    if (cut === 0) return cutNow();
     for await (const chunk of encoded) {
-      if (emu.closing.aborted) return await endForShutdown();
-      if (!(await write(res, intermediateEvent(chunk, traceId)))) throw new ClientGone('client disconnected');
-      events++;
-      countChunk(req);
-      run.progress(events);
-      if (cut !== undefined && events >= cut) return cutNow();
+      if (!(await guard.send(intermediateEvent(chunk, traceId), AUDIO_CHUNK))) return;
+      run.progress(guard.chunks);
     }
     const meta = await encoded.meta();
     emu.metrics.audioSynthesized(plan.format, meta.durationMs / 1000);
@@ -245,21 +246,16 @@ async function streamSynthesis(
     const whole = plan.excludeAggregated ? undefined : await encoded.wholeFile();
     if (whole) keepAnswerAudio(emu, req, plan, whole.length);
     const aggregated = whole ? whole.toString('hex') : '';
-    await write(res, finalEvent(aggregated, extraInfo(meta, plan), traceId));
-    events++;
-    countChunk(req);
-    run.end('done', events);
+    if (!(await guard.send(finalEvent(aggregated, extraInfo(meta, plan), traceId), FINAL_AUDIO_CHUNK))) return;
+    guard.end('done');
     res.end();
   } catch (err) {
-    if (err instanceof ClientGone || ac.signal.aborted || res.destroyed) {
-      emu.logger.debug('client left before the end of the speech stream');
-      run.end('aborted', events);
-      finishEntry(req, 200);
-      return;
-    }
+    // The synthesis stops with the connection (a client that left, a cut, shutdown): routine, not a failure.
+    if (guard.ended) return;
+    if (ac.signal.aborted || res.destroyed) return void guard.end('left');
     emu.logger.error({ err }, 'speech stream failed');
-    run.end('failed', events);
-    await write(res, sseEvent({ data: null, trace_id: traceId, base_resp: { status_code: 1000, status_msg: STATUS_MSG[1000] } }));
+    guard.end('failed');
+    await write(sseEvent({ data: null, trace_id: traceId, base_resp: { status_code: 1000, status_msg: STATUS_MSG[1000] } }));
     res.end();
   }
 }

@@ -5,7 +5,6 @@ import type { RawData, WebSocket } from 'ws';
 import type { Account } from '../../../core/accounts.js';
 import { admitRequest } from '../../../core/admission.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { takeFault } from '../../../core/http.js';
 import { issueText } from '../issues.js';
 import { isFinalMessage, parseJsonObject, unwrapMeta } from '../shared/socket-messages.js';
 import { MAX_FRAME_BYTES } from '../../../core/wire.js';
@@ -31,7 +30,7 @@ import { afterAudio, beforeMeta, endOfUtterance } from './turns.js';
  * live in model.ts (meta, replies) and turns.ts (when an utterance ends and whether it is answered).
  */
 export function conversationSocket(emu: Emulator, state: ConversationState, socket: WebSocket, req: FastifyRequest, mode: ConversationMode): void {
-  const wire = openWire(emu, socket, req, takeFault(req, 'cut_after_chunks'), () =>
+  const wire = openWire(emu, socket, req, () =>
     wire.send({ type: 'error', code: '20003', message: `message: a frame is at most ${MAX_FRAME_BYTES} bytes (8 MiB)` }),
   );
   const fail = (code: string, message: string, closeCode = CLOSE_POLICY) => {

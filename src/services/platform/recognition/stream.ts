@@ -9,6 +9,7 @@ import { FAMILIES } from '../families.js';
 import { issueText } from '../issues.js';
 import { refusalError } from '../refusal.js';
 import { isFinalMessage, parseJsonObject, unwrapMeta } from '../shared/socket-messages.js';
+import { EVENT_CHUNK } from '../../../core/stream-guard.js';
 import { MAX_FRAME_BYTES } from '../../../core/wire.js';
 import { openWire, toBuffer } from '../shared/socket-wire.js';
 import { appendPcm, durationMs, INPUT_RATE, newUtterance, nextPartial } from '../shared/utterance.js';
@@ -60,7 +61,7 @@ export async function recognitionStreamRoutes(app: FastifyInstance, opts: { emu:
 }
 
 function recognitionSocket(emu: Emulator, socket: WebSocket, req: FastifyRequest): void {
-  const wire = openWire(emu, socket, req, undefined, () => {
+  const wire = openWire(emu, socket, req, () => {
     event(
       'error',
       { text: '', language: language ?? 'auto', confidence: 0 },
@@ -68,25 +69,25 @@ function recognitionSocket(emu: Emulator, socket: WebSocket, req: FastifyRequest
     );
     phase = 'finished';
   });
-  const cutAfter = takeFault(req, 'cut_after_chunks');
   let language: string | null = null;
   let phase: 'meta' | 'audio' | 'finished' = 'meta';
-  let sent = 0;
   const utterance = newUtterance();
 
   const event = (type: string, r: { text: string; language: string; confidence: number }, extra: Record<string, unknown> = {}) => {
     if (phase === 'finished' && type === 'asr_partial') return;
-    wire.send({
-      type,
-      text: r.text,
-      asr_text: r.text,
-      language: language ?? r.language,
-      confidence: r.confidence,
-      audio_duration_ms: Math.round(durationMs(utterance)),
-      ...extra,
-    });
-    // `cut_after_chunks` counts the events sent, then drops the connection.
-    if (cutAfter !== undefined && ++sent >= cutAfter) wire.terminate();
+    // Each result is a chunk of the stream: the guard counts it (and `cut_after_chunks` drops the connection).
+    wire.send(
+      {
+        type,
+        text: r.text,
+        asr_text: r.text,
+        language: language ?? r.language,
+        confidence: r.confidence,
+        audio_duration_ms: Math.round(durationMs(utterance)),
+        ...extra,
+      },
+      EVENT_CHUNK,
+    );
   };
   const fail = (code: number, message: string, closeCode = 1008) => {
     event('error', { text: '', language: language ?? 'auto', confidence: 0 }, { code, message });

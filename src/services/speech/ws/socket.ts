@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
 import { admitRequest, type Admission, type Refusal } from '../../../core/admission.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { takeFault } from '../../../core/http.js';
+import { AUDIO_CHUNK, FINAL_AUDIO_CHUNK } from '../../../core/stream-guard.js';
 import { MAX_FRAME_BYTES, openSocketWire } from '../../../core/wire.js';
 import { codeForHttpStatus, sendSpeechError, SpeechError, STATUS_MSG, traceIdOf } from '../errors.js';
 import { speechArea } from '../state.js';
@@ -50,7 +50,7 @@ export async function speechSocketRoutes(app: FastifyInstance, opts: { emu: Emul
 function speechSocket(emu: Emulator, socket: WebSocket, req: FastifyRequest, admission: Admission, area: ReturnType<typeof speechArea>): void {
   const ids = { sessionId: sessionIdOf(emu, admission.ok ? admission.account.id : 'anonymous'), traceId: traceIdOf(emu, req) };
   const oversize = `invalid params, a message is at most ${MAX_FRAME_BYTES} bytes (8 MiB)`;
-  const wire = openSocketWire(emu, socket, req, undefined, () => wire.sendJson(event('task_failed', ids, 2013, oversize), 'task_failed'));
+  const wire = openSocketWire(emu, socket, req, () => wire.sendJson(event('task_failed', ids, 2013, oversize), 'task_failed'));
   if (!admission.ok) {
     const refusal = admission.refusal;
     if (refusal.kind === 'close_ws') return wire.close(refusal.closeCode, 'injected fault: close_ws');
@@ -66,14 +66,17 @@ function speechSocket(emu: Emulator, socket: WebSocket, req: FastifyRequest, adm
     get closed() {
       return wire.closed;
     },
+    get streamEnded() {
+      return wire.streamEnded;
+    },
     send: (body, name) => wire.sendJson(body, name),
+    sendAudio: (body, isFinal) => wire.sendJson(body, 'task_continued', isFinal ? FINAL_AUDIO_CHUNK : AUDIO_CHUNK),
     close: (code, reason) => wire.close(code, reason),
-    terminate: () => wire.terminate(),
     after: (ms, fn, label) => wire.after(ms, fn, label),
     cancel: (id) => wire.cancel(id),
   };
   // Attached at once: a client may send task_start before it has read connected_success.
-  const session = openSession(emu, port, { account: admission.account, area, ...ids, cutAfterChunks: takeFault(req, 'cut_after_chunks') });
+  const session = openSession(emu, port, { account: admission.account, area, ...ids });
   socket.on('message', (data: RawData, isBinary: boolean) => {
     const bytes = toBuffer(data);
     if (isBinary) {
