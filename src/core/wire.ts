@@ -5,7 +5,7 @@
  * through the socket's stream guard (core/stream-guard.ts), which counts them and applies its faults.
  */
 import type { FastifyRequest } from 'fastify';
-import type { WebSocket } from 'ws';
+import type { RawData, WebSocket } from 'ws';
 import type { Emulator } from './emulator.js';
 import { finishEntry, pathOf } from './http.js';
 import { recordFrame } from './journal.js';
@@ -190,6 +190,13 @@ export function openSocketWire(emu: Emulator, socket: WebSocket, req: FastifyReq
     },
   };
   return wire;
+}
+
+/** One client message's bytes, whatever shape `ws` handed them in. */
+export function messageBytes(data: RawData): Buffer {
+  if (Buffer.isBuffer(data)) return data;
+  if (Array.isArray(data)) return Buffer.concat(data);
+  return Buffer.from(data);
 }
 
 /** Close codes a close frame may carry (RFC 6455 7.4; `ws` refuses the others). */

@@ -28,7 +28,7 @@ import {
   codePoints,
   countText,
   invisibleRatio,
-  languageOf,
+  languageByHanMajority,
   MAX_INVISIBLE_RATIO,
   MAX_TEXT_CHARS,
   parsePronunciations,
@@ -199,7 +199,7 @@ export function planRequest(emu: Emulator, account: Account, request: T2aRequest
     subtitles: !stream && request.subtitle_enable === true,
     input,
     voiceIds: mix.map((v) => v.voiceId),
-    language: languageOf(text, request.language_boost),
+    language: languageByHanMajority(text, request.language_boost),
     invisibleRatio: ratio,
     usageCharacters: counts.usageCharacters,
     wordCount: counts.wordCount,
@@ -242,7 +242,7 @@ function voicesOf(emu: Emulator, account: Account, request: T2aRequest): (VoiceT
 
 /**
  * The audio engine's tone of a voice id: a system voice of the catalogue is its own tone; a custom
- * voice of the caller's account on the platform (its cloned voices, design.md) sounds like its
+ * voice of the caller's account on the platform (its cloned voices, docs/speech.md) sounds like its
  * reference audio. Undefined when neither.
  */
 export function toneOf(emu: Emulator, account: Account, voiceId: string): string | undefined {

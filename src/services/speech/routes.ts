@@ -10,6 +10,7 @@ import { AUDIO_CHUNK, FINAL_AUDIO_CHUNK, guardStream } from '../../core/stream-g
 import { refusalError, SpeechError, STATUS_MSG, traceIdOf } from './errors.js';
 import { readRequest, recordSignature, startSynthesis, subtitleSegments, synthesizeAgain, URL_TTL_MS, type SynthesisPlan } from './model.js';
 import { t2aRequestSchema, type T2aRequest } from './schema.js';
+import { signedLink } from './reply.js';
 import { speechArea, type SpeechArea } from './state.js';
 import { extraInfo, finalEvent, intermediateEvent, MAX_EVENT_AUDIO_BYTES, sseEvent } from './stream.js';
 
@@ -95,13 +96,6 @@ function abortOnClose(res: ServerResponse): AbortController {
   return ac;
 }
 
-function downloadLink(emu: Emulator, req: FastifyRequest, rel: string): string {
-  const expires = emu.clock.now() + URL_TTL_MS;
-  // A link is served by the listener that handed it out (the backup may be the only one up).
-  if (!emu.config.publicUrl && req.emu.listener === 'speech-backup') return emu.urls.speechBackup + emu.blobs.signedPath(rel, expires);
-  return emu.downloadUrl('speech', rel, expires);
-}
-
 type Synthesis = SynthStream;
 
 async function wholeSynthesis(
@@ -132,13 +126,13 @@ async function wholeSynthesis(
   if (plan.outputUrl) {
     const rel = `speech/${account.id}/${traceId}.${plan.format}`;
     await emu.blobs.put(rel, encoded.bytes);
-    audio = downloadLink(emu, req, rel);
+    audio = signedLink(emu, req, rel, emu.clock.now() + URL_TTL_MS);
   }
   let subtitleFile: string | undefined;
   if (plan.subtitles) {
     const rel = `speech/${account.id}/${traceId}-subtitles.json`;
     await emu.blobs.put(rel, JSON.stringify(subtitleSegments(synth)));
-    subtitleFile = downloadLink(emu, req, rel);
+    subtitleFile = signedLink(emu, req, rel, emu.clock.now() + URL_TTL_MS);
   }
   const body = {
     data: { audio, status: 2, ced: '', ...(subtitleFile ? { subtitle_file: subtitleFile } : {}) },

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import type { RawData, WebSocket } from 'ws';
+import type { WebSocket } from 'ws';
 import type { Emulator } from '../../../core/emulator.js';
 import type { FrameKind } from '../../../core/stream-guard.js';
 import { openSocketWire, type SocketWire } from '../../../core/wire.js';
@@ -17,11 +17,4 @@ export function openWire(emu: Emulator, socket: WebSocket, req: FastifyRequest, 
   const wire = openSocketWire(emu, socket, req, onOversize) as Wire;
   wire.send = (event, kind) => wire.sendJson(event, event.type, kind);
   return wire;
-}
-
-/** One message's bytes, whatever shape `ws` handed them in. */
-export function toBuffer(data: RawData): Buffer {
-  if (Buffer.isBuffer(data)) return data;
-  if (Array.isArray(data)) return Buffer.concat(data);
-  return Buffer.from(data);
 }
