@@ -12,6 +12,9 @@ import { findCustomVoice } from '../../shared/custom-voices.js';
 import type { TtsRequest } from './schema.js';
 import { pcmChunks, wholeFile, type TtsFormat } from './wav.js';
 
+/** The format of a synthesis as its callers (the route, the /mcp tool) name it. */
+export type { TtsFormat };
+
 export const TTS_SAMPLE_RATE = 24000;
 export const TTS_CHANNELS = 1;
 export const TTS_BIT_DEPTH = 16;
