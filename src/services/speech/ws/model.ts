@@ -7,6 +7,7 @@ import { parseFirst } from '../../../core/validation.js';
 import { encodeAudioStream, encodeMulawStream, type SynthStream } from '../../../audio/index.js';
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
+import type { StreamEnd } from '../../../core/stream-guard.js';
 import { invalidParams, SpeechError, STATUS_MSG } from '../errors.js';
 import { planRequest, readRequest, recordSignature, startSynthesis, type SynthesisPlan } from '../model.js';
 import { firstProblem } from '../schema.js';
@@ -47,7 +48,7 @@ export interface SessionPort {
    */
   sendAudio(body: object, isFinal: boolean): boolean;
   /** Why the guard ended the stream (`cut` by the fault…); null while it runs. */
-  readonly streamEnded: string | null;
+  readonly streamEnded: StreamEnd | null;
   close(code: number, reason: string): void;
   after(ms: number, fn: () => void, label: string): number;
   cancel(id: number | null): void;
