@@ -1,8 +1,8 @@
+/** One place that knows every setting: CLI flag, environment twin, default and rule. */
 import * as z from 'zod';
 import { describeValue } from './core/describe.js';
 import { VERSION } from './version.js';
 
-/** One place that knows every setting: CLI flag, environment twin, default and rule. */
 const boolish = z
   .union([z.boolean(), z.enum(['1', '0', 'true', 'false', 'on', 'off', 'yes', 'no'])], { error: 'expected one of true, false, 1, 0, on, off, yes, no' })
   .transform((v) => v === true || v === '1' || v === 'true' || v === 'on' || v === 'yes');

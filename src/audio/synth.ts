@@ -1,5 +1,6 @@
 // Text + voice + settings -> PCM. The plan (timeline, duration) is computed up front; samples are
 // rendered block by block as the consumer pulls them, yielding to the event loop between blocks.
+import { nextTurn } from './event-loop.js';
 import { EFFECT_TAIL_S, effectProcessor, softLimit } from './effects.js';
 import { signatureFrames, signatureSamples } from './marker.js';
 import { planTextSteps, type FrameSpan, type Segment } from './plan.js';
@@ -86,8 +87,6 @@ function* prepare(parts: Part[], s: SynthSettings, id: string, turnGapMs: number
   return { summary, segments, parts, settings: s, watermarkAt };
 }
 
-const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
-
 /** A sample in [-1, 1] (a little beyond, after the marks) as 16-bit PCM. */
 function toInt16(v: number): number {
   return Math.max(-32768, Math.min(32767, Math.round(v * 32767)));
@@ -159,7 +158,7 @@ async function* render(p: Prepared, signal?: AbortSignal): AsyncGenerator<Int16A
     }
     yield out;
     if (performance.now() - lastYield > YIELD_AFTER_MS) {
-      await tick();
+      await nextTurn();
       lastYield = performance.now();
     }
   }
@@ -217,7 +216,7 @@ async function runSliced<T>(steps: Steps<T>): Promise<T> {
     const r = steps.next();
     if (r.done) return r.value;
     if (performance.now() - last > PLAN_SLICE_MS) {
-      await tick();
+      await nextTurn();
       last = performance.now();
     }
   }

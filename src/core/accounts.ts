@@ -1,9 +1,9 @@
-import { sha256Hex } from './ids.js';
-
 /**
  * API key -> account. Keys are never stored: an account is known by the hash of its key (`id`),
  * and shown redacted (`label`). Every resource of every service belongs to one account id.
  */
+import { sha256Hex } from './ids.js';
+
 export const CAPABILITIES = ['tts', 'cloning', 'upload', 'podcast', 'calls', 'recognition', 'detection', 'diarization', 'agents'] as const;
 export type Capability = (typeof CAPABILITIES)[number];
 

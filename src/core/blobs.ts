@@ -1,3 +1,7 @@
+/**
+ * Files on disk under the data dir (uploads, generated audio, subtitles) and their signed, expiring
+ * download links. Writes go to a temporary name and are renamed, so no reader sees half a file.
+ */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createReadStream, createWriteStream, rmSync } from 'node:fs';
 import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
@@ -6,10 +10,6 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { chunkReleaser } from './memory.js';
 
-/**
- * Files on disk under the data dir (uploads, generated audio, subtitles) and their signed, expiring
- * download links. Writes go to a temporary name and are renamed, so no reader sees half a file.
- */
 export class BlobPathError extends Error {}
 export class BlobTooLargeError extends Error {
   constructor(readonly limit: number) {

@@ -1,9 +1,9 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-
 /**
  * CORS on every listener, so a web app in development can call the emulator from its own origin.
  * `origins` empty means any origin (`*`); a list restricts answers and WebSocket upgrades to it.
  */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
 export const CORS_METHODS = 'GET,HEAD,POST,PUT,PATCH,DELETE,OPTIONS';
 export const CORS_ALLOWED_HEADERS = 'Authorization,X-API-Key,Content-Type,Idempotency-Key,X-Emulator-Fault,Accept,Range';
 /** Headers our answers carry that a page may read (fetch hides the rest). */

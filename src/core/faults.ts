@@ -1,12 +1,12 @@
-import * as z from 'zod';
-import type { RandomStream } from './ids.js';
-import { firstProblemOf } from './validation.js';
-
 /**
  * Fault injection. A directive says what an endpoint must do instead of its normal work; each endpoint
  * expresses it in its own spec-defined shape. Directives come from the `X-Emulator-Fault` header of one
  * request or from rules queued on the control plane (counted, or drawn with a seeded probability).
  */
+import * as z from 'zod';
+import type { RandomStream } from './ids.js';
+import { firstProblemOf } from './validation.js';
+
 export const faultDirectiveSchema = z
   .object({
     code: z.int().optional(),

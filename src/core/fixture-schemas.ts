@@ -1,12 +1,12 @@
+/**
+ * The shape of every fixture file under fixtures/. A user's folder (EMULATOR_FIXTURES_DIR) may replace
+ * any of them file by file; each is validated at start so a broken one stops the start with its field named.
+ */
 import { isAbsolute } from 'node:path';
 import * as z from 'zod';
 import { TAG_NAMES } from '../audio/text/tokens.js';
 import { CAPABILITIES } from './accounts.js';
 
-/**
- * The shape of every fixture file under fixtures/. A user's folder (EMULATOR_FIXTURES_DIR) may replace
- * any of them file by file; each is validated at start so a broken one stops the start with its field named.
- */
 const voice = z.object({
   voice_id: z.string().min(1),
   name: z.string().min(1),

@@ -1,7 +1,3 @@
-import { Writable } from 'node:stream';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
-
 /**
  * Bounded memory while a large body streams through.
  *
@@ -14,6 +10,10 @@ import { runInNewContext } from 'node:vm';
  * The collector comes from V8's `gc` extension, switched on for new contexts only: the process's own
  * global object gets no `gc`, and a user who started Node with `--expose-gc` keeps theirs.
  */
+import { Writable } from 'node:stream';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+
 type Collector = (options: { type: 'minor' | 'major' }) => void;
 
 let collector: Collector | null | undefined;

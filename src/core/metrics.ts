@@ -1,10 +1,10 @@
-import { Counter, Gauge, Registry } from 'prom-client';
-
 /**
  * Prometheus metrics of one emulator instance, in its own registry (several instances share a test
  * process; the global default registry is never used). Counters are fed by the request pipeline and by
  * synthesis; gauges read the state when scraped.
  */
+import { Counter, Gauge, Registry } from 'prom-client';
+
 export interface MetricsSources {
   /** Open WebSockets by path. */
   sockets(): Map<string, number>;

@@ -1,25 +1,32 @@
+/**
+ * The plumbing every WebSocket of the emulator shares: JSON events and binary audio out (journaled), the open
+ * socket registry, clock timers and clean-up hooks that run once when the socket closes for any reason
+ * (client close, abrupt disconnect, server close, reset). Chunks of a stream (audio, results) leave
+ * through the socket's stream guard (core/stream-guard.ts), which counts them and applies its faults.
+ */
 import type { FastifyRequest } from 'fastify';
-import type { WebSocket } from 'ws';
+import type { RawData, WebSocket } from 'ws';
 import type { Emulator } from './emulator.js';
 import { pathOf } from './request-context.js';
 import { finishEntry } from './request-finish.js';
 import { recordFrame } from './journal.js';
+import { AUDIO_CHUNK, guardStream, type FrameKind, type StreamEnd } from './stream-guard.js';
 
-/**
- * The plumbing every WebSocket of the emulator shares: JSON events and binary audio out (journaled), the open
- * socket registry, the `cut_after_chunks` fault, clock timers and clean-up hooks that run once when
- * the socket closes for any reason (client close, abrupt disconnect, server close, reset).
- */
 export interface SocketWire {
   readonly signal: AbortSignal;
   readonly closed: boolean;
-  /** Sends one JSON text frame; `event` names it in the journal. */
-  sendJson(body: object, event?: string): void;
-  /** Sends one binary audio frame; false when the socket is gone (or was cut by a fault). */
+  /** How the socket's stream ended when its guard ended it (`cut` by the fault, client `left`…); null while open. */
+  readonly streamEnded: StreamEnd | null;
+  /**
+   * Sends one JSON text frame; `event` names it in the journal. With a `kind`, the frame is a chunk of
+   * the socket's stream and goes through its guard: false once the stream ended (gone, or cut by a fault).
+   */
+  sendJson(body: object, event?: string, kind?: FrameKind): boolean;
+  /** Sends one binary audio frame through the guard; false when the socket is gone (or was cut by a fault). */
   sendAudio(chunk: Buffer): boolean;
   /** Closes with a close frame; codes that cannot be sent (1005, 1006, 1015…) drop the connection instead. */
   close(code: number, reason: string): void;
-  /** Drops the connection without a close frame (the `cut_after_chunks` fault). */
+  /** Drops the connection without a close frame (how the guard cuts a socket). */
   terminate(): void;
   /** Runs `fn` once when the socket closes. */
   onClose(fn: () => void): void;
@@ -38,16 +45,15 @@ export const OVERSIZE_REASON = `message over ${MAX_FRAME_BYTES} bytes (8 MiB)`;
 
 /**
  * `onOversize` sends the socket's own error event for a frame over MAX_FRAME_BYTES; it goes out just
- * before the 1009 close frame.
+ * before the 1009 close frame. The socket's `cut_after_chunks` is read by its stream guard.
  */
-export function openSocketWire(emu: Emulator, socket: WebSocket, req: FastifyRequest, cutAfterChunks?: number, onOversize?: () => void): SocketWire {
+export function openSocketWire(emu: Emulator, socket: WebSocket, req: FastifyRequest, onOversize?: () => void): SocketWire {
   const entry = req.ctx?.entry;
   const accountId = req.ctx?.account?.id ?? null;
   const controller = new AbortController();
   const timers = new Set<number>();
   const cleanups: (() => void)[] = [];
   let closed = false;
-  let audioSent = 0;
 
   const registered = emu.sockets.add({
     accountId,
@@ -96,29 +102,50 @@ export function openSocketWire(emu: Emulator, socket: WebSocket, req: FastifyReq
     if (socket.readyState !== socket.CLOSING) socket.terminate();
   });
 
+  const sendText = (body: object, event: string | undefined): boolean => {
+    if (!isOpen()) return false;
+    const text = JSON.stringify(body);
+    socket.send(text);
+    recordFrame(entry, { dir: 'out', type: 'text', size: Buffer.byteLength(text), event, at_ms: emu.clock.now() });
+    return true;
+  };
+  let chunkEvent: string | undefined;
+  // Synchronous writes: the guard answers each send with a boolean. The journal entry finishes when the socket closes.
+  const guard = guardStream<object | Buffer>(
+    req,
+    {
+      write: (frame) => {
+        if (!Buffer.isBuffer(frame)) return sendText(frame, chunkEvent);
+        if (!isOpen()) return false;
+        socket.send(frame, { binary: true });
+        recordFrame(entry, { dir: 'out', type: 'binary', size: frame.length, at_ms: emu.clock.now() });
+        return true;
+      },
+      // The fault imitates a dropped connection: no close frame.
+      cut: () => wire.terminate(),
+      endForShutdown: () => wire.close(1001, 'emulator shutting down'),
+    },
+    { closing: emu.closing },
+  );
+
   const wire: SocketWire = {
     signal: controller.signal,
     get closed() {
       return closed || socket.readyState !== socket.OPEN;
     },
-    sendJson(body, event) {
-      if (!isOpen()) return;
-      const text = JSON.stringify(body);
-      socket.send(text);
-      recordFrame(entry, { dir: 'out', type: 'text', size: Buffer.byteLength(text), event, at_ms: emu.clock.now() });
+    get streamEnded() {
+      return guard.ended;
+    },
+    sendJson(body, event, kind) {
+      if (kind) {
+        // The guard's writer takes the text only: the event name waits here (no object per chunk).
+        chunkEvent = event;
+        return guard.send(body, kind) as boolean;
+      }
+      return sendText(body, event);
     },
     sendAudio(chunk) {
-      if (!isOpen()) return false;
-      socket.send(chunk, { binary: true });
-      recordFrame(entry, { dir: 'out', type: 'binary', size: chunk.length, at_ms: emu.clock.now() });
-      if (entry) entry.chunks = (entry.chunks ?? 0) + 1;
-      audioSent += 1;
-      if (cutAfterChunks !== undefined && audioSent >= cutAfterChunks) {
-        // The fault imitates a dropped connection: no close frame.
-        wire.terminate();
-        return false;
-      }
-      return true;
+      return guard.send(chunk, AUDIO_CHUNK) as boolean;
     },
     close(code, reason) {
       if (closed) return;
@@ -164,6 +191,13 @@ export function openSocketWire(emu: Emulator, socket: WebSocket, req: FastifyReq
     },
   };
   return wire;
+}
+
+/** One client message's bytes, whatever shape `ws` handed them in. */
+export function messageBytes(data: RawData): Buffer {
+  if (Buffer.isBuffer(data)) return data;
+  if (Array.isArray(data)) return Buffer.concat(data);
+  return Buffer.from(data);
 }
 
 /** Close codes a close frame may carry (RFC 6455 7.4; `ws` refuses the others). */

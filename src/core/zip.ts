@@ -1,10 +1,10 @@
-import { inflateRawSync } from 'node:zlib';
-
 /**
  * A minimal zip reader: the central directory, stored and deflated entries, no encryption, no zip64.
  * Enough for the text archives users upload (async synthesis inputs). `maxBytes` bounds the total
  * uncompressed size, so a small hostile archive cannot blow up in memory.
  */
+import { inflateRawSync } from 'node:zlib';
+
 export class ZipError extends Error {}
 
 export interface ZipEntry {

@@ -134,6 +134,8 @@ describe('faults', () => {
     expect(closed.code).toBe(1006);
     expect(c.messages.filter((m) => m.kind === 'audio')).toHaveLength(2);
     expect(c.events().some((e) => e.type === 'done')).toBe(false);
+    const j = await ctl.journal({ path: TEXT, limit: 1 });
+    expect(j.body.entries[0]).toMatchObject({ chunks: 2, note: 'connection cut after 2 chunks (fault)' });
     const a = await waitForState(emu.platformUrl, key, (s) => s.open_websockets.length === 0);
     expect(a.pending_timers).toHaveLength(0);
     expect(a.resources.conversation.live_sessions).toHaveLength(0);

@@ -57,6 +57,28 @@ describe('recognition stream: auth before the upgrade', () => {
   });
 });
 
+describe('recognition stream: cut_after_chunks', () => {
+  test('N result events leave, then the connection drops without a close frame; 0 drops it before the first', async () => {
+    const key = 'stt-cut';
+    await ctl.putAccount(key, { balance_micro: 1_000_000 });
+    const { pcm } = await spokenPcm(emu.emulator, 'Please call me back after lunch today.');
+    const c = await connect(wsUrl(emu.platformUrl, PATH, key), { 'x-emulator-fault': 'cut_after_chunks=2' });
+    c.sendJson({ meta: { audio_format: 'pcm_16000', language: 'en' } });
+    await sendFrames(c.ws, pcm, 3200);
+    c.sendJson({ is_final: true });
+    expect((await c.closed).code).toBe(1006);
+    expect(c.events().map((e) => e.type)).toEqual(['asr_partial', 'asr_partial']);
+    const j = await ctl.journal({ path: PATH, limit: 1 });
+    expect(j.body.entries[0]).toMatchObject({ chunks: 2, note: 'connection cut after 2 chunks (fault)' });
+
+    const none = await connect(wsUrl(emu.platformUrl, PATH, key), { 'x-emulator-fault': 'cut_after_chunks=0' });
+    none.sendJson({ meta: { audio_format: 'pcm16' } });
+    none.sendJson({ is_final: true });
+    expect((await none.closed).code).toBe(1006);
+    expect(none.events()).toEqual([]);
+  });
+});
+
 describe('recognition stream: partials, final, done', () => {
   test("the emulator's own speech: growing asr_partial events while audio arrives, one asr_final, done, then close", async () => {
     const key = 'stt-speech';

@@ -76,7 +76,7 @@ const CONTROL_PAGES: Omit<Endpoint, 'service'>[] = [
 /** `GET /` on each listener: a browser is sent to the inspector, anything else gets a JSON index. */
 const ROOT: Omit<Endpoint, 'service'> = { method: 'GET', url: '/', shape: 'raw', statuses: [200, 302] };
 
-/** Synthesis and recognition carry HTTP statuses (design.md: 400, 401, 402, 429). */
+/** Synthesis and recognition carry HTTP statuses (400, 401, 402, 429; README, "Voice platform service"). */
 const WITH_STATUSES = [200, 400, 401, 402, 429];
 
 const PLATFORM: Omit<Endpoint, 'service'>[] = [

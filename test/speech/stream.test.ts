@@ -242,6 +242,7 @@ describe('streaming while synthesizing', () => {
     expect(events.every((e) => e.data.status === 1)).toBe(true);
     const j = await ctl.journal({ path: '/v1/t2a_v2', limit: 1 });
     expect(j.body.entries[0].chunks).toBe(2);
+    expect(j.body.entries[0].note).toBe('connection cut after 2 chunks (fault)');
     const none = await open(req({ stream: true }, 'Cut at once'), 'speech-cut-key', { 'x-emulator-fault': 'cut_after_chunks=0' });
     const zero = await readAll(none);
     expect(zero).toEqual({ text: '', broken: true });

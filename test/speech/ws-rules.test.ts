@@ -139,6 +139,9 @@ describe('authentication (rule 12.2) and faults on the upgrade', () => {
     });
     expect(r.messages.filter((m) => m.data?.audio)).toHaveLength(2);
     expect(r.close.code).toBe(1006);
+    // The socket's stream guard counts the audio messages and notes the cut, as for every streamed answer.
+    const j = await ctl.journal({ path: '/ws/v1/t2a_v2', limit: 1 });
+    expect(j.body.entries[0]).toMatchObject({ chunks: 2, note: 'connection cut after 2 chunks (fault)' });
   });
 
   it('a plain GET without Upgrade is 426 in the speech error shape', async () => {

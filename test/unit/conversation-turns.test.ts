@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { appendPcm, INPUT_RATE, MAX_UTTERANCE_MS, newUtterance } from '../../src/services/platform/shared/utterance.js';
-import { afterAudio, beforeMeta, endOfUtterance, PAUSE_MS, SILENCE_END_MS } from '../../src/services/platform/conversation/turns.js';
+import { afterAudio, beforeMeta, endOfUtterance, PAUSE_MS, SILENCE_END_MS } from '../../src/services/platform/conversation/turn-taking.js';
 
 /** PCM16 mono at the sockets' input rate: a loud tone, or silence. */
 function pcm(ms: number, loud: boolean): Buffer {

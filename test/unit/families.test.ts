@@ -19,7 +19,7 @@ describe('httpStatusOfCode', () => {
 });
 
 describe('codeOfHttpStatus', () => {
-  it('synthesis and recognition: 400 → 10001, 401 → 10003, 402 → 20003, 429 → 10014, else 10000 (design.md)', () => {
+  it('synthesis and recognition: 400 → 10001, 401 → 10003, 402 → 20003, 429 → 10014, else 10000', () => {
     for (const family of [FAMILIES.tts, FAMILIES.recognition]) {
       expect([400, 401, 402, 429, 500, 503].map((status) => codeOfHttpStatus(family, status))).toEqual([10001, 10003, 20003, 10014, 10000, 10000]);
     }

@@ -5,7 +5,7 @@ import {
   codePoints,
   countText,
   invisibleRatio,
-  languageOf,
+  languageByHanMajority,
   parsePronunciations,
   withoutMarkers,
 } from '../../src/services/speech/text.js';
@@ -70,9 +70,9 @@ describe('speech text rules', () => {
   });
 
   test('language: the boost when it names one, else Han against other letters', () => {
-    expect(languageOf('hello', 'Japanese')).toBe('ja');
-    expect(languageOf('hello', 'auto')).toBe('en');
-    expect(languageOf('你好你好 hi', null)).toBe('zh');
-    expect(languageOf('hello 你好', undefined)).toBe('en');
+    expect(languageByHanMajority('hello', 'Japanese')).toBe('ja');
+    expect(languageByHanMajority('hello', 'auto')).toBe('en');
+    expect(languageByHanMajority('你好你好 hi', null)).toBe('zh');
+    expect(languageByHanMajority('hello 你好', undefined)).toBe('en');
   });
 });

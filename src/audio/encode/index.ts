@@ -24,6 +24,7 @@
  * ./pcm.ts, μ-law ./mulaw.ts, Opus ./opus.ts (with Ogg pages from ./ogg.ts); a further format adds
  * its file and one case in `run`.
  */
+import { deferred, nextTurn } from '../event-loop.js';
 import type { AudioFormat, AudioMeta, EncodedAudio, EncodedStream, EncodeOptions, PcmSource } from '../types.js';
 import { flacHeader, flacWriter, type FlacWriter } from './flac.js';
 import { frameAt, mp3Bitrate, mp3FrameSamples, mp3Writer, type Mp3Writer } from './mp3.js';
@@ -59,7 +60,6 @@ export interface StreamEncodeOptions extends EncodeOptions {
 
 const SLICE_FRAMES = 4608;
 const YIELD_AFTER_MS = 8;
-const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 async function* blocksOf(source: EncodeSource, channels: number): AsyncGenerator<Int16Array> {
   if (!('pcm' in source)) {
@@ -71,7 +71,7 @@ async function* blocksOf(source: EncodeSource, channels: number): AsyncGenerator
   for (let at = 0; at < source.pcm.length; at += step) {
     yield source.pcm.subarray(at, Math.min(source.pcm.length, at + step));
     if (performance.now() - last > YIELD_AFTER_MS) {
-      await tick();
+      await nextTurn();
       last = performance.now();
     }
   }
@@ -131,17 +131,6 @@ function* pack(units: Buffer[], cap: number, align: number): Generator<Buffer> {
 export function encodeAudioStream(format: AudioFormat, source: EncodeSource, opts: StreamEncodeOptions): EncodedStream {
   checkSource(source, opts);
   return encodeInternal(format, source, opts);
-}
-
-function deferred<T>() {
-  let resolve!: (v: T) => void;
-  let reject!: (e: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  promise.catch(() => undefined);
-  return { promise, resolve, reject };
 }
 
 function encodeInternal(format: AudioFormat, source: EncodeSource, opts: StreamEncodeOptions): EncodedStream {
@@ -207,7 +196,7 @@ function encodeInternal(format: AudioFormat, source: EncodeSource, opts: StreamE
           if (mp3) units.push(...mp3Frames(mp3.push(sub)));
           else units.push(...flac!.push(sub));
           if (performance.now() - lastYield > YIELD_AFTER_MS) {
-            await tick();
+            await nextTurn();
             lastYield = performance.now();
           }
         }

@@ -20,7 +20,7 @@ import { mcpRoutes } from './mcp/routes.js';
 import { podcastRoutes } from './podcast/routes.js';
 import { recognitionRoutes } from './recognition/routes.js';
 import { sessionRoutes } from './sessions/routes.js';
-import { issueText } from './shared/validation.js';
+import { fieldRuleText } from './shared/validation.js';
 import { ttsRoutes } from './tts/routes.js';
 import { voiceRoutes } from './voices/routes.js';
 
@@ -104,5 +104,5 @@ function validationText(err: Error & { validation?: unknown }): string {
   const first = items[0];
   if (!first) return err.message;
   const field = (first.instancePath ?? '').replace(/^\//, '').replace(/\//g, '.');
-  return issueText(field, first.message ?? err.message);
+  return fieldRuleText(field, first.message ?? err.message);
 }

@@ -1,12 +1,12 @@
+/**
+ * The platform's envelope `{error_code, error_message, succeed, data}` and its errors. Models throw
+ * PlatformError with a kind (`param`, `balance`…) or an explicit code; the route's family shapes it.
+ */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { noteSpecCode, sendJson } from '../../core/request-context.js';
 import { FAMILIES, httpStatusOfCode, type ErrorKind, type Family, type FamilyName } from './families.js';
 import { ExpectedError } from '../../core/expected-error.js';
 
-/**
- * The platform's envelope `{error_code, error_message, succeed, data}` and its errors. Models throw
- * PlatformError with a kind (`param`, `balance`…) or an explicit code; the route's family shapes it.
- */
 export interface Envelope<T> {
   error_code: number;
   error_message: string;

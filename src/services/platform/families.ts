@@ -26,7 +26,7 @@ export const FAMILIES = {
 
 export type FamilyName = keyof typeof FAMILIES;
 
-/** HTTP status of an error code in families that use statuses (design.md). */
+/** HTTP status of an error code in families that use statuses (README, "Voice platform service"). */
 export function httpStatusOfCode(code: number): number {
   switch (code) {
     case 10001:

@@ -1,12 +1,12 @@
-import type { z } from 'zod';
-import { dottedPath, firstProblemOf, parseFirst, readerValidator, type FieldProblem } from '../../core/validation.js';
-import { PlatformError } from './envelope.js';
-
 /**
  * The platform's wording of a validation problem: `field: rule`, the field dotted. Options say how a
  * caller names things the field does not: a `prefix` before the field (`meta.`), a name for the whole
  * value when no field is named (else the rule alone), unknown keys named after the field.
  */
+import type { z } from 'zod';
+import { dottedPath, firstProblemOf, parseFirst, readerValidator, type FieldProblem } from '../../core/validation.js';
+import { PlatformError } from './envelope.js';
+
 export interface IssueWording {
   prefix?: string;
   whole?: string;
@@ -24,7 +24,7 @@ export function problemText(problem: FieldProblem | undefined, opts: IssueWordin
 }
 
 /** `field: rule` of the first issue of a failed parse. */
-export function issueText(error: z.ZodError, opts: IssueWording = {}): string {
+export function firstIssueText(error: z.ZodError, opts: IssueWording = {}): string {
   return problemText(firstProblemOf(error), opts);
 }
 

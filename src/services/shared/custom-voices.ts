@@ -1,6 +1,3 @@
-import { areaOf } from '../../core/areas.js';
-import type { Emulator, StateArea } from '../../core/emulator.js';
-
 /**
  * An account's custom voices: what both services read and neither owns. The platform makes them
  * (voice cloning, `services/platform/voices/`); the speech service accepts them as voices of the same
@@ -10,6 +7,9 @@ import type { Emulator, StateArea } from '../../core/emulator.js';
  * API: `registerCustomVoices` at start-up; `findCustomVoice`, `listCustomVoices`, `customVoiceCount`
  * to read; `putCustomVoice`, `removeCustomVoice` to write (the caller has checked its rules).
  */
+import { areaOf } from '../../core/areas.js';
+import type { Emulator, StateArea } from '../../core/emulator.js';
+
 export interface CustomVoice {
   voiceId: string;
   accountId: string;

@@ -58,8 +58,13 @@ export function isSilent(samples: Float32Array): boolean {
   return true;
 }
 
-/** `zh` when the text has Han characters, else `en`. */
-export function languageOf(text: string): string {
+/**
+ * Language of a text the emulator spoke or heard: `zh` when it has any Han character, else `en`;
+ * `emptyText` when there is nothing to judge. (Synthesis plans its voice by the Han majority instead:
+ * speech/text.ts `languageByHanMajority`.)
+ */
+export function languageByAnyHan(text: string, emptyText = 'en'): string {
+  if (!text.trim()) return emptyText;
   return /\p{Script=Han}/u.test(text) ? 'zh' : 'en';
 }
 
@@ -120,7 +125,7 @@ export function recognizeWithSource(
   if (record) {
     // What was heard of the recorded audio: its duration less where it starts (decoder delay, padding).
     const text = spokenText(record, duration_ms - Math.max(0, signatureOffsetMs(float, sampleRate)));
-    return { text, language: lang(record.language ?? languageOf(text)), confidence: 0.98, duration_ms, source: 'signature' };
+    return { text, language: lang(record.language ?? languageByAnyHan(text)), confidence: 0.98, duration_ms, source: 'signature' };
   }
 
   const fixture = emu.fixtures.data['recognition.json'];

@@ -1,9 +1,3 @@
-import { readFile } from 'node:fs/promises';
-import { isIP } from 'node:net';
-import type { Account } from '../../core/accounts.js';
-import { DOWNLOAD_PREFIX } from '../../core/blobs.js';
-import type { Emulator } from '../../core/emulator.js';
-
 /**
  * The offline resolver for audio handed over by URL or object key (voice cloning `ref_audio`, detection
  * `audio_url`, diarization `url`/`object_key`, podcast prompts). The emulator never reaches the network:
@@ -13,6 +7,12 @@ import type { Emulator } from '../../core/emulator.js';
  * - a host that is loopback, private-range, link-local or `localhost` is "not public";
  * - any other URL is a download failure.
  */
+import { readFile } from 'node:fs/promises';
+import { isIP } from 'node:net';
+import type { Account } from '../../core/accounts.js';
+import { DOWNLOAD_PREFIX } from '../../core/blobs.js';
+import type { Emulator } from '../../core/emulator.js';
+
 export type Fetched =
   | { ok: true; bytes: Buffer; name: string; contentType?: string }
   | { ok: false; problem: 'not-http' | 'not-public' | 'download-failed' | 'expired' | 'not-found'; message: string };

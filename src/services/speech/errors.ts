@@ -106,7 +106,7 @@ export function sendSpeechError(emu: Emulator, req: FastifyRequest, reply: Fasti
   return reply.code(err.httpStatus).header('Trace-Id', traceId).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(body));
 }
 
-/** The `status=N` fault: HTTP N with a base_resp code that fits it (design.md). */
+/** The `status=N` fault: HTTP N with a base_resp code that fits it (docs/speech.md, Order of checks). */
 export function codeForHttpStatus(status: number): number {
   if (status === 429) return 1002;
   if (status === 504 || status === 408) return 1001;

@@ -33,7 +33,7 @@ import {
   countText,
   hasPronounceable,
   invisibleRatio,
-  languageOf,
+  languageByHanMajority,
   MAX_INVISIBLE_RATIO,
   MAX_TEXT_CHARS,
   parsePronunciations,
@@ -240,7 +240,7 @@ export function planRequest(emu: Emulator, account: Account, request: T2aRequest
     input,
     voiceIds: mix.map((v) => v.voiceId),
     textNormalizationMode: normalization,
-    language: languageOf(text, request.language_boost),
+    language: languageByHanMajority(text, request.language_boost),
     invisibleRatio: ratio,
     usageCharacters: counts.usageCharacters,
     wordCount: counts.wordCount,
@@ -303,7 +303,7 @@ function voicesOf(emu: Emulator, account: Account, request: T2aRequest, asOfMs?:
 /**
  * The audio engine's tone of a voice id: a system voice of the catalogue speaks with its own tone
  * (voices/system.ts; looked up exactly, two spellings of one voice share one); a custom
- * voice of the caller's account on the platform (its cloned voices, design.md) sounds like its
+ * voice of the caller's account on the platform (its cloned voices, docs/speech.md) sounds like its
  * reference audio. Undefined when neither.
  */
 export function toneOf(emu: Emulator, account: Account, voiceId: string, asOfMs?: number): string | undefined {

@@ -4,13 +4,15 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { encodeAudio, encodeAudioStream, type SynthStream } from '../../audio/index.js';
 import type { Emulator } from '../../core/emulator.js';
 import { readerValidator } from '../../core/validation.js';
-import { countChunk, faultIgnoredHeader, noteSpecCode, takeFault } from '../../core/request-context.js';
+import { faultIgnoredHeader, noteSpecCode } from '../../core/request-context.js';
 import { finishEntry } from '../../core/request-finish.js';
+import { AUDIO_CHUNK, FINAL_AUDIO_CHUNK, guardStream } from '../../core/stream-guard.js';
 import { refusalError, SpeechError, STATUS_MSG, traceIdOf } from './errors.js';
 import { encodeOptionsOf, readRequest, recordSignature, startSynthesis, subtitleSegments, synthesizeAgain, URL_TTL_MS, type SynthesisPlan } from './model.js';
 import { fileExtension } from './formats.js';
 import { t2aRequestSchema, type T2aRequest } from './schema.js';
 import { countingFrames, SubtitleFeed, withSubtitles } from './ws/subtitles.js';
+import { signedLink } from './reply.js';
 import { speechArea, type SpeechArea } from './state.js';
 import { extraInfo, finalEvent, intermediateEvent, MAX_EVENT_AUDIO_BYTES, sseEvent } from './stream.js';
 
@@ -82,13 +84,6 @@ function abortOnClose(res: ServerResponse): AbortController {
   return ac;
 }
 
-function downloadLink(emu: Emulator, req: FastifyRequest, rel: string): string {
-  const expires = emu.clock.now() + URL_TTL_MS;
-  // A link is served by the listener that handed it out (the backup may be the only one up).
-  if (!emu.config.publicUrl && req.ctx.listener === 'speech-backup') return emu.urls.speechBackup + emu.blobs.signedPath(rel, expires);
-  return emu.downloadUrl('speech', rel, expires);
-}
-
 type Synthesis = SynthStream;
 
 async function wholeSynthesis(
@@ -119,14 +114,14 @@ async function wholeSynthesis(
   if (plan.outputUrl) {
     const rel = `speech/${account.id}/${traceId}.${fileExtension(plan.format)}`;
     await emu.blobs.put(rel, encoded.bytes);
-    audio = downloadLink(emu, req, rel);
+    audio = signedLink(emu, req, rel, emu.clock.now() + URL_TTL_MS);
   }
   let subtitleFile: string | undefined;
   if (plan.subtitles) {
     const type = plan.subtitles;
     const rel = `speech/${account.id}/${traceId}-subtitles.json`;
     await emu.blobs.put(rel, JSON.stringify(subtitleSegments(synth, type)));
-    subtitleFile = downloadLink(emu, req, rel);
+    subtitleFile = signedLink(emu, req, rel, emu.clock.now() + URL_TTL_MS);
   }
   const body = {
     data: { audio, status: 2, ced: '', ...(subtitleFile ? { subtitle_file: subtitleFile } : {}) },
@@ -143,25 +138,31 @@ async function* plainChunks(chunks: AsyncIterable<Buffer>): AsyncGenerator<[Buff
   for await (const chunk of chunks) yield [chunk, undefined];
 }
 
-/** Writes and resolves once the bytes were handed to the socket (or the client is gone). */
-/** The client went away while its stream was being written: routine, not a failure. */
-class ClientGone extends Error {}
-
-function write(res: ServerResponse, text: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    if (res.destroyed || res.writableEnded) return resolve(false);
-    const onClose = () => resolve(false);
-    res.once('close', onClose);
-    res.write(text, (err) => {
-      res.off('close', onClose);
-      resolve(!err);
+/**
+ * Writes one event and resolves once its bytes were handed to the socket; false when the client is
+ * gone. One close listener serves the whole stream (a write waits for one event at a time).
+ */
+function eventWriter(res: ServerResponse): (text: string) => Promise<boolean> {
+  let pending: ((ok: boolean) => void) | null = null;
+  res.once('close', () => pending?.(false));
+  return (text) =>
+    new Promise((resolve) => {
+      if (res.destroyed || res.writableEnded) return resolve(false);
+      pending = resolve;
+      res.write(text, (err) => {
+        pending = null;
+        resolve(!err);
+      });
     });
-  });
 }
+
+/** How a guarded stream's end reads in the speech area's stream view. */
+const RUN_STATUS = { done: 'done', cut: 'cut', left: 'aborted', shutdown: 'aborted', failed: 'failed' } as const;
 
 /**
  * The event stream, produced as synthesis advances: each encoder chunk leaves as soon as it exists.
- * A `cut_after_chunks` fault destroys the socket after N events; a client that leaves aborts synthesis.
+ * Its events go through the stream guard (core/stream-guard.ts): chunk count, `cut_after_chunks`, a
+ * client that left (which also aborts the synthesis), shutdown between two events.
  */
 async function streamSynthesis(
   emu: Emulator,
@@ -173,7 +174,6 @@ async function streamSynthesis(
   ac: AbortController,
   synth: Synthesis,
 ) {
-  const cut = takeFault(req, 'cut_after_chunks');
   const res = reply.raw;
   const account = req.ctx.account!;
   // Whatever can fail before audio runs before the headers leave: such a failure is plain JSON (A2),
@@ -191,6 +191,27 @@ async function streamSynthesis(
   });
   // The plan is known up front: even a stream cut short carries a signature the emulator knows.
   recordSignature(emu, plan, synth);
+  const run = area.startStream(account.id, traceId);
+  const write = eventWriter(res);
+  const guard = guardStream<string>(
+    req,
+    {
+      write,
+      cut: () => {
+        ac.abort(new Error('connection cut by fault'));
+        res.socket?.destroy();
+      },
+      // A final error event, then a clean end of the body (never a cut mid-event).
+      endForShutdown: async () => {
+        ac.abort(new Error('emulator shutting down'));
+        await write(
+          sseEvent({ data: null, trace_id: traceId, base_resp: { status_code: 1000, status_msg: `${STATUS_MSG[1000]}, the emulator is shutting down` } }),
+        );
+        res.end();
+      },
+    },
+    { status: 200, closing: emu.closing, logger: emu.logger, onEnd: (end, events) => run.end(RUN_STATUS[end], events) },
+  );
   reply.hijack();
   // The pipeline's onSend hook never runs for a hijacked reply: report ignored fields and a bad header here.
   const ignored = faultIgnoredHeader(req);
@@ -206,37 +227,11 @@ async function streamSynthesis(
   res.flushHeaders();
   req.ctx.entry?.markStream('text/event-stream', { trace_id: traceId });
 
-  const run = area.startStream(account.id, traceId);
-  let events = 0;
-  const cutNow = () => {
-    run.end('cut', events);
-    ac.abort(new Error('connection cut by fault'));
-    finishEntry(req, 200);
-    res.socket?.destroy();
-  };
-  // Shutdown between two events: a final error event, then a clean end of the body (never a cut mid-event).
-  const endForShutdown = async () => {
-    ac.abort(new Error('emulator shutting down'));
-    await write(
-      res,
-      sseEvent({ data: null, trace_id: traceId, base_resp: { status_code: 1000, status_msg: `${STATUS_MSG[1000]}, the emulator is shutting down` } }),
-    );
-    events++;
-    run.end('aborted', events);
-    req.ctx.entry?.setNote('stream ended by shutdown');
-    finishEntry(req, 200);
-    res.end();
-  };
   try {
-    if (cut === 0) return cutNow();
     const chunks = feed ? withSubtitles(encoded, feed, () => (madeFrames * 1000) / plan.sampleRate) : plainChunks(encoded);
     for await (const [chunk, subtitle] of chunks) {
-      if (emu.closing.aborted) return await endForShutdown();
-      if (!(await write(res, intermediateEvent(chunk, traceId, subtitle)))) throw new ClientGone('client disconnected');
-      events++;
-      countChunk(req);
-      run.progress(events);
-      if (cut !== undefined && events >= cut) return cutNow();
+      if (!(await guard.send(intermediateEvent(chunk, traceId, subtitle), AUDIO_CHUNK))) return;
+      run.progress(guard.chunks);
     }
     const meta = await encoded.meta();
     emu.metrics.audioSynthesized(plan.format, meta.durationMs / 1000);
@@ -244,21 +239,16 @@ async function streamSynthesis(
     const whole = plan.excludeAggregated ? undefined : await encoded.wholeFile();
     if (whole) keepAnswerAudio(emu, req, plan, whole.length);
     const aggregated = whole ? whole.toString('hex') : '';
-    await write(res, finalEvent(aggregated, extraInfo(meta, plan), traceId));
-    events++;
-    countChunk(req);
-    run.end('done', events);
+    if (!(await guard.send(finalEvent(aggregated, extraInfo(meta, plan), traceId), FINAL_AUDIO_CHUNK))) return;
+    guard.end('done');
     res.end();
   } catch (err) {
-    if (err instanceof ClientGone || ac.signal.aborted || res.destroyed) {
-      emu.logger.debug('client left before the end of the speech stream');
-      run.end('aborted', events);
-      finishEntry(req, 200);
-      return;
-    }
+    // The synthesis stops with the connection (a client that left, a cut, shutdown): routine, not a failure.
+    if (guard.ended) return;
+    if (ac.signal.aborted || res.destroyed) return void guard.end('left');
     emu.logger.error({ err }, 'speech stream failed');
-    run.end('failed', events);
-    await write(res, sseEvent({ data: null, trace_id: traceId, base_resp: { status_code: 1000, status_msg: STATUS_MSG[1000] } }));
+    guard.end('failed');
+    await write(sseEvent({ data: null, trace_id: traceId, base_resp: { status_code: 1000, status_msg: STATUS_MSG[1000] } }));
     res.end();
   }
 }

@@ -1,12 +1,12 @@
-import { areaOf } from '../../core/areas.js';
-import type { Emulator, StateArea } from '../../core/emulator.js';
-import type { SynthesisPlan } from './model.js';
-
 /**
  * The speech service's own state, per account: usage counters and the streams in flight (so a test
  * can see that a client who left stopped the work). Generated files live in the blob store under
  * `speech/<account id>/`; reset removes them.
  */
+import { areaOf } from '../../core/areas.js';
+import type { Emulator, StateArea } from '../../core/emulator.js';
+import type { SynthesisPlan } from './model.js';
+
 export type StreamEnd = 'done' | 'aborted' | 'cut' | 'failed';
 
 interface StreamRun {

@@ -1,3 +1,8 @@
+/**
+ * Agent sessions: `connecting` at create, `in_call` at the first heartbeat, `ended` by end (or when the
+ * balance runs out), `failed` on a fault or after 30 s without a heartbeat. In-call time is billed per
+ * second at the agent price. Rules are documented in docs/platform-sessions.md.
+ */
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { PlatformError } from '../envelope.js';
@@ -5,11 +10,6 @@ import * as hb from '../shared/heartbeat-sessions.js';
 import { budgetMs, newMeter, remainingSeconds, seconds, type Meter } from '../shared/meter.js';
 import type { AgentStatus, CheckItem, CloseReason, CreateBody, CreateItem, EndItem, HeartbeatItem } from './schema.js';
 
-/**
- * Agent sessions: `connecting` at create, `in_call` at the first heartbeat, `ended` by end (or when the
- * balance runs out), `failed` on a fault or after 30 s without a heartbeat. In-call time is billed per
- * second at the agent price. Rules are documented in docs/platform-sessions.md.
- */
 export const AGENT_HEARTBEAT_TIMEOUT_MS = hb.HEARTBEAT_TIMEOUT_MS;
 export const AGENT_TOKEN_TTL_SEC = 2 * 3600;
 

@@ -1,6 +1,6 @@
+/** Wire shapes of agent sessions (`/api/v1/agents/openapi/sessions/*`). */
 import * as z from 'zod';
 
-/** Wire shapes of agent sessions (`/api/v1/agents/openapi/sessions/*`). */
 const optionalText = (max: number) =>
   z
     .string({ error: 'must be a string' })
@@ -53,7 +53,7 @@ export interface EndItem {
   shouldClose: boolean;
 }
 
-/** Our choice for the check response (the spec does not show it; design.md). */
+/** Our choice for the check response (the spec does not show it; docs/platform-sessions.md). */
 export interface CheckItem {
   sessionId: string;
   status: AgentStatus;

@@ -1,3 +1,7 @@
+/**
+ * Real-time call sessions: start (nonce window, limits, room credentials), heartbeats (30 s timeout on
+ * the emulator clock), stop (settled billing, idempotent). Rules are documented in docs/platform-sessions.md.
+ */
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { PlatformError } from '../envelope.js';
@@ -7,10 +11,6 @@ import { budgetMs, newMeter, remainingSeconds, seconds, type Meter } from '../sh
 import { requireRole } from '../shared/roles.js';
 import type { HeartbeatData, StartBody, StartData, StopData } from './schema.js';
 
-/**
- * Real-time call sessions: start (nonce window, limits, room credentials), heartbeats (30 s timeout on
- * the emulator clock), stop (settled billing, idempotent). Rules are documented in docs/platform-sessions.md.
- */
 export const NONCE_WINDOW_MS = 30_000;
 export const HEARTBEAT_TIMEOUT_MS = hb.HEARTBEAT_TIMEOUT_MS;
 export const TOKEN_TTL_SEC = 2 * 3600;

@@ -1,6 +1,6 @@
+/** Wire shapes of the real-time call operations (`/v1/audio/assistant/*`). */
 import * as z from 'zod';
 
-/** Wire shapes of the real-time call operations (`/v1/audio/assistant/*`). */
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Sample rates a client may announce for its uploaded audio. */

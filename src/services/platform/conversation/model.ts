@@ -1,15 +1,15 @@
+/**
+ * Rules of the conversation WebSockets, nothing of the wire: the meta rules that open a session, live
+ * sessions, roles, scripted replies, billing and the latency profile. Refusals are ConversationError
+ * (named constructors below); the socket sends them as `error` events.
+ */
 import { createHash } from 'node:crypto';
 import type { Account } from '../../../core/accounts.js';
 import { areaOf } from '../../../core/areas.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { findRole, roles, type Role } from '../shared/roles.js';
 import { appendTurn, getSession } from '../shared/conversation-sessions.js';
-
-/**
- * Rules of the conversation WebSockets, nothing of the wire: the meta rules that open a session, live
- * sessions, roles, scripted replies, billing and the latency profile. Refusals are ConversationError
- * (named constructors below); the socket sends them as `error` events.
- */
+import { languageByAnyHan } from '../../shared/recognize.js';
 
 export type ConversationMode = 'stream' | 'text';
 
@@ -87,12 +87,6 @@ export function roleIds(emu: Emulator): string[] {
   return roles(emu).map((r) => r.id);
 }
 
-/** `zh` when the text holds Han characters, else `en`; `fallback` for an empty text. */
-export function languageOf(text: string, fallback: string): string {
-  if (!text.trim()) return fallback;
-  return /\p{Script=Han}/u.test(text) ? 'zh' : 'en';
-}
-
 /**
  * The scripted reply: the first rule of `conversation.json` whose regex matches the user's text, else
  * a default of the text's language picked by a hash of the text (same text, same reply).
@@ -106,13 +100,13 @@ export function chooseReply(emu: Emulator, userText: string, language: string): 
     } catch {
       continue; // a rule the user wrote wrong never matches
     }
-    if (re.test(userText)) return { text: rule.reply, language: rule.language ?? languageOf(rule.reply, language) };
+    if (re.test(userText)) return { text: rule.reply, language: rule.language ?? languageByAnyHan(rule.reply, language) };
   }
-  const lang = languageOf(userText, language);
-  const sameLanguage = fixture.defaults.filter((d) => (d.language ?? languageOf(d.reply, 'en')) === lang);
+  const lang = languageByAnyHan(userText, language);
+  const sameLanguage = fixture.defaults.filter((d) => (d.language ?? languageByAnyHan(d.reply)) === lang);
   const pool = sameLanguage.length ? sameLanguage : fixture.defaults;
   const pick = pool[createHash('sha256').update(userText).digest().readUInt32BE(0) % pool.length]!;
-  return { text: pick.reply, language: pick.language ?? languageOf(pick.reply, lang) };
+  return { text: pick.reply, language: pick.language ?? languageByAnyHan(pick.reply, lang) };
 }
 
 /** Reply text as tokens: one Unicode code point each (`first_token` + `llm_token`s = `reply_text`). */

@@ -1,10 +1,10 @@
-import * as z from 'zod';
-import type { KeyTexts, Refusal } from '../../../core/admission.js';
-
 /**
  * Wire shapes of the conversation WebSockets. The first text message is `meta`, accepted flat
  * (`{"voice_id":…}`) and wrapped (`{"meta":{…}}`); unknown fields are ignored.
  */
+import * as z from 'zod';
+import type { KeyTexts, Refusal } from '../../../core/admission.js';
+
 const sessionId = z.string().max(128, 'must be at most 128 characters');
 const voiceId = z.string({ error: 'is required (a role id of GET /api/v1/audio/characters)' }).min(1, 'must not be empty');
 const language = z.enum(['zh', 'en'], { error: 'must be "zh" or "en"' });

@@ -1,3 +1,7 @@
+/**
+ * The two conversation sockets: this file reads frames and sends events. The rules of each message
+ * live in model.ts (meta, replies) and turn-taking.ts (when an utterance ends and whether it is answered).
+ */
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyRequest } from 'fastify';
@@ -5,11 +9,10 @@ import type { RawData, WebSocket } from 'ws';
 import type { Account } from '../../../core/accounts.js';
 import { admitRequest } from '../../../core/admission.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { takeFault } from '../../../core/request-context.js';
-import { issueText } from '../issues.js';
+import { firstIssueText } from '../issues.js';
 import { isFinalMessage, parseJsonObject, unwrapMeta } from '../shared/socket-messages.js';
-import { MAX_FRAME_BYTES } from '../../../core/wire.js';
-import { openWire, toBuffer, type Wire } from '../shared/socket-wire.js';
+import { MAX_FRAME_BYTES, messageBytes } from '../../../core/wire.js';
+import { openWire, type Wire } from '../shared/socket-wire.js';
 import { appendPcm, INPUT_RATE, newUtterance, nextPartial, recognizeUtterance, type Utterance } from '../shared/utterance.js';
 import {
   addLive,
@@ -23,15 +26,11 @@ import {
   type LiveSession,
 } from './model.js';
 import { CLOSE_FAULT, CLOSE_POLICY, socketRefusal, streamMetaSchema, textMetaSchema } from './schema.js';
-import { runReply, type ReplyContext } from './turn.js';
-import { afterAudio, beforeMeta, endOfUtterance } from './turns.js';
+import { runReply, type ReplyContext } from './reply.js';
+import { afterAudio, beforeMeta, endOfUtterance } from './turn-taking.js';
 
-/**
- * The two conversation sockets: this file reads frames and sends events. The rules of each message
- * live in model.ts (meta, replies) and turns.ts (when an utterance ends and whether it is answered).
- */
 export function conversationSocket(emu: Emulator, state: ConversationState, socket: WebSocket, req: FastifyRequest, mode: ConversationMode): void {
-  const wire = openWire(emu, socket, req, takeFault(req, 'cut_after_chunks'), () =>
+  const wire = openWire(emu, socket, req, () =>
     wire.send({ type: 'error', code: '20003', message: `message: a frame is at most ${MAX_FRAME_BYTES} bytes (8 MiB)` }),
   );
   const fail = (code: string, message: string, closeCode = CLOSE_POLICY) => {
@@ -50,7 +49,7 @@ export function conversationSocket(emu: Emulator, state: ConversationState, sock
   const conv = new Conversation(emu, state, admission.account, wire, mode, fail);
   socket.on('message', (data: RawData, isBinary: boolean) => {
     try {
-      conv.onMessage(toBuffer(data), isBinary);
+      conv.onMessage(messageBytes(data), isBinary);
     } catch (err) {
       emu.logger.error({ err }, 'conversation socket failed');
       fail('INTERNAL', 'internal error while handling a message', CLOSE_FAULT);
@@ -96,7 +95,7 @@ class Conversation {
     const inner = unwrapMeta(msg);
     const prefix = inner === msg ? '' : 'meta.';
     const parsed = (this.mode === 'text' ? textMetaSchema : streamMetaSchema).safeParse(inner);
-    if (!parsed.success) return this.fail('20003', issueText(parsed.error, { prefix, whole: prefix.replace(/\.$/, '') || 'message' }));
+    if (!parsed.success) return this.fail('20003', firstIssueText(parsed.error, { prefix, whole: prefix.replace(/\.$/, '') || 'message' }));
     const meta: ConversationMeta = parsed.data;
     let opened;
     try {

@@ -1,3 +1,8 @@
+/**
+ * AI-audio detection. Verdict: audio carrying the emulator's signature → `Fake` with a confidence of
+ * 0.9500–0.9989; else a detection fixture rule by SHA-256 of the file; else `Real` with a confidence
+ * of 0.5000–0.9999 taken from the content hash (same file, same answer).
+ */
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { PlatformError } from '../envelope.js';
@@ -5,11 +10,6 @@ import { chargeOrRefuse, priceOf } from '../shared/billing.js';
 import { fetchUrl, readInputAudio, type InputAudio } from '../shared/input-audio.js';
 import { DETECTION_EXTENSIONS, type DetectionData } from './schema.js';
 
-/**
- * AI-audio detection. Verdict: audio carrying the emulator's signature → `Fake` with a confidence of
- * 0.9500–0.9989; else a detection fixture rule by SHA-256 of the file; else `Real` with a confidence
- * of 0.5000–0.9999 taken from the content hash (same file, same answer).
- */
 export function descriptorOf(confidence: string): DetectionData['descriptor'] {
   const c = Number(confidence);
   if (c > 0.9) return 'Definitely';

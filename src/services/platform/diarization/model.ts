@@ -1,3 +1,10 @@
+/**
+ * Speaker diarization. Emulator audio → its real turns (a podcast: one speaker per voice with its
+ * line times; a single synthesis: one speaker over its sentences), shifted by where the audio really
+ * starts (MP3 encoder delay, trimming). Other audio → the diarization fixture by SHA-256 of the file,
+ * else one speaker over the non-silent stretches of an energy detector. Speaker labels are
+ * `SPEAKER_00`, `SPEAKER_01`… in order of first appearance; times are seconds with 3 decimals.
+ */
 import { speechActivity } from '../../../audio/index.js';
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
@@ -7,13 +14,6 @@ import { chargeOrRefuse, priceOf } from '../shared/billing.js';
 import { fetchObjectKey, fetchUrl, readInputAudio, signatureOffsetMs, type InputAudio } from '../shared/input-audio.js';
 import type { DiarizationData, DiarizationSpeaker, DiarizeBody } from './schema.js';
 
-/**
- * Speaker diarization. Emulator audio → its real turns (a podcast: one speaker per voice with its
- * line times; a single synthesis: one speaker over its sentences), shifted by where the audio really
- * starts (MP3 encoder delay, trimming). Other audio → the diarization fixture by SHA-256 of the file,
- * else one speaker over the non-silent stretches of an energy detector. Speaker labels are
- * `SPEAKER_00`, `SPEAKER_01`… in order of first appearance; times are seconds with 3 decimals.
- */
 const secs = (ms: number) => Math.round(Math.max(0, ms)) / 1000;
 
 export function speakerLabel(index: number): string {

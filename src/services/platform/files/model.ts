@@ -1,3 +1,7 @@
+/**
+ * Upload rules: scenes and their size limits, the hourly window, object keys, and the record of what
+ * each account uploaded (state view, reset). The bytes themselves are blobs named by the object key.
+ */
 import { rm } from 'node:fs/promises';
 import type { Account } from '../../../core/accounts.js';
 import { areaOf } from '../../../core/areas.js';
@@ -5,10 +9,6 @@ import type { Emulator, StateArea } from '../../../core/emulator.js';
 import { uploadKeyPrefix } from '../../shared/remote.js';
 import { PlatformError } from '../envelope.js';
 
-/**
- * Upload rules: scenes and their size limits, the hourly window, object keys, and the record of what
- * each account uploaded (state view, reset). The bytes themselves are blobs named by the object key.
- */
 /** The spec writes MB: decimal megabytes (10 MB = 10,000,000 bytes), as the spec's unit says. */
 const MB = 1_000_000;
 export const SCENE_LIMITS = { image: 10 * MB, audio: 50 * MB, video: 200 * MB } as const;
@@ -115,7 +115,7 @@ export interface UploadForm<F extends { size: number }> {
 }
 
 /**
- * The checks of a received form, in order (design.md: a parameter error of the form answers before
+ * The checks of a received form, in order (docs/platform-http.md, Uploads: a parameter error of the form answers before
  * the upload window): a streaming problem other than the window; scene (10001); the window (10005);
  * file present (10001); its scene's size limit (20010); not empty (10001). Answers scene and file.
  */

@@ -1,3 +1,8 @@
+/**
+ * `POST /v1/files/upload`: multipart `scene` + `file`. The file is streamed to disk and stopped at the
+ * scene's limit when `scene` came first (else at the largest limit, then checked against the scene).
+ * `?with_url=true` adds a signed download `url` to `data`.
+ */
 import { pipeline } from 'node:stream/promises';
 import type { MultipartFile } from '@fastify/multipart';
 import type { FastifyInstance } from 'fastify';
@@ -23,11 +28,6 @@ import {
 } from './model.js';
 import { uploadQuery } from './schema.js';
 
-/**
- * `POST /v1/files/upload`: multipart `scene` + `file`. The file is streamed to disk and stopped at the
- * scene's limit when `scene` came first (else at the largest limit, then checked against the scene).
- * `?with_url=true` adds a signed download `url` to `data`.
- */
 const config = { family: 'upload', capability: 'upload' } as const;
 
 interface Received {

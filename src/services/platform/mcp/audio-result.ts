@@ -1,13 +1,13 @@
-import type { Account } from '../../../core/accounts.js';
-import { areaOf, type StateArea } from '../../../core/areas.js';
-import type { Emulator } from '../../../core/emulator.js';
-import type { TtsFormat } from '../tts/wav.js';
-
 /**
  * Audio results of the generation tools. MCP results here are text only, so the audio travels as
  * Base64 inside a JSON text, beside what a decoder will find and a signed link to the same file
  * (kept as a blob of the account under `mcp/{account}/`, dropped on reset).
  */
+import type { Account } from '../../../core/accounts.js';
+import { areaOf, type StateArea } from '../../../core/areas.js';
+import type { Emulator } from '../../../core/emulator.js';
+import type { TtsFormat } from '../tts/model.js';
+
 export const MCP_AREA = 'platform-mcp';
 /** Validity of the download link (emulator rule: as long as the T2A `url` links, 24 hours). */
 export const MCP_LINK_MS = 24 * 60 * 60 * 1000;

@@ -1,19 +1,19 @@
+/**
+ * The MCP methods of /mcp: `initialize`, `ping`, `tools/list`, `tools/call`. Nothing of HTTP: the route
+ * passes the request's fault directive and learns the account a tool call resolved.
+ */
 import type { Account } from '../../../core/accounts.js';
 import { admit, type AdmissionFaultField, type KeyTexts } from '../../../core/admission.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { VERSION } from '../../../version.js';
 import { failure as envelopeFailure, PlatformError, resolveCode } from '../envelope.js';
 import { FAMILIES, type Family } from '../families.js';
-import { issueText } from '../issues.js';
+import { firstIssueText } from '../issues.js';
 import { refusalError } from '../refusal.js';
 import { RPC_ERRORS, RpcFault, type Dispatcher } from './jsonrpc.js';
 import { LATEST_PROTOCOL_VERSION, PROTOCOL_VERSIONS, SERVER_NAME, textResult, toolsCallParams, type ToolResult } from './schema.js';
 import { argumentSchema, listEntry, type ToolDef } from './tool-kit.js';
 
-/**
- * The MCP methods of /mcp: `initialize`, `ping`, `tools/list`, `tools/call`. Nothing of HTTP: the route
- * passes the request's fault directive and learns the account a tool call resolved.
- */
 export interface CallHooks {
   /** A field of the request's fault directive, taken (marked expressed) when a tool call asks for it. */
   fault(field: AdmissionFaultField): number | undefined;
@@ -48,7 +48,7 @@ export function dispatcher(emu: Emulator, tools: ToolDef[], hooks: CallHooks): D
         if (!parsed.success || Array.isArray(params)) {
           throw new RpcFault(
             RPC_ERRORS.invalidParams,
-            `invalid params: ${parsed.success ? 'params must be an object' : issueText(parsed.error, ARGUMENT_WORDING)}`,
+            `invalid params: ${parsed.success ? 'params must be an object' : firstIssueText(parsed.error, ARGUMENT_WORDING)}`,
           );
         }
         const tool = byName.get(parsed.data.name);
@@ -88,7 +88,7 @@ export async function callTool(emu: Emulator, tool: ToolDef, rawArgs: unknown, h
     if (!admission.ok) throw refusalError(admission.refusal, family, TOOL_KEY_TEXTS);
 
     const checked = argumentSchema(tool).safeParse(args);
-    if (!checked.success) throw new PlatformError('param', issueText(checked.error, ARGUMENT_WORDING));
+    if (!checked.success) throw new PlatformError('param', firstIssueText(checked.error, ARGUMENT_WORDING));
     const { apiKey: _key, ...operationArgs } = checked.data;
     return textResult(await tool.run({ emu }, admission.account, operationArgs), false);
   } catch (err) {

@@ -1,9 +1,8 @@
-import * as z from 'zod';
-
 /**
  * Wire shapes of /mcp (JSON-RPC 2.0, MCP methods). The tool argument schemas are not here: each tool
  * reuses the zod schema of the HTTP operation of the same name (tools.ts).
  */
+import * as z from 'zod';
 
 /** Protocol versions echoed by `initialize`; anything else is answered with the first (addendum B1). */
 export const PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'] as const;

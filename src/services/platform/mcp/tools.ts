@@ -1,3 +1,7 @@
+/**
+ * The tools of /mcp. Each mirrors the HTTP operation of the same name: its zod schema (plus apiKey),
+ * its capability, its error codes, and its model function called directly (no HTTP loop).
+ */
 import type { Emulator } from '../../../core/emulator.js';
 import { ok } from '../envelope.js';
 import { diarize } from '../diarization/model.js';
@@ -8,10 +12,6 @@ import { audioResult, registerMcpArea, sealStreamedWav } from './audio-result.js
 import { defineTool, type ToolDef } from './tool-kit.js';
 import { voiceTools } from './voice-tools.js';
 
-/**
- * The tools of /mcp. Each mirrors the HTTP operation of the same name: its zod schema (plus apiKey),
- * its capability, its error codes, and its model function called directly (no HTTP loop).
- */
 const AUDIO_NOTE =
   'The result is one text content holding JSON: audio_format, content_type, sample_rate (24000), channels (1), bit_depth (16), ' +
   'duration_ms, size_bytes, download_url (a signed link, no key needed, valid 24 hours), download_expires_at (Unix seconds) and ' +

@@ -1,12 +1,12 @@
+/**
+ * voice_save, voice_list, voice_delete: the voice cloning operations (capability `cloning`, codes of
+ * the voice table, success text `success`). Results are the operation's envelope as JSON text.
+ */
 import * as z from 'zod';
 import { ok, PlatformError } from '../envelope.js';
 import { deleteVoice, listVoices, MAX_PAGE_SIZE, saveVoice, voiceDeleteParamsSchema, voiceSaveSchema } from '../voices/model.js';
 import { defineTool, type ToolDef } from './tool-kit.js';
 
-/**
- * voice_save, voice_list, voice_delete: the voice cloning operations (capability `cloning`, codes of
- * the voice table, success text `success`). Results are the operation's envelope as JSON text.
- */
 const ENVELOPE_NOTE =
   'The result text is the JSON envelope of the HTTP operation ({error_code, error_message, succeed, data}); failures come back with isError true: ' +
   '10001 bad argument, 10003 bad key or missing cloning capability';

@@ -1,3 +1,9 @@
+/**
+ * Podcast generation: the rules of the request, then two-voice dialogue audio (MP3 24 kHz mono
+ * 128 kbps) stored as `podcasts/{account}/{id}.mp3` with a signed link valid 1 hour on the emulator
+ * clock, and a signature record whose segments are the turns (so diarization and recognition know
+ * what was said and by whom).
+ */
 import { createHash } from 'node:crypto';
 import { encodeAudio, synthesizeDialogueStream, type DialogueInput } from '../../../audio/index.js';
 import type { Account } from '../../../core/accounts.js';
@@ -6,16 +12,10 @@ import { dialogueRecord } from '../../../core/signatures.js';
 import { fetchRemote, podcastKeyPrefix } from '../../shared/remote.js';
 import { PlatformError } from '../envelope.js';
 import { priceOf } from '../shared/billing.js';
-import { languageOf } from '../shared/language.js';
+import { languageByAnyHan } from '../../shared/recognize.js';
 import { podcastStore } from './store.js';
 import { CUSTOM, PODCAST_AUDIO, SPEED_DEFAULT, URL_VALIDITY_MS, type PodcastBody, type PodcastData } from './schema.js';
 
-/**
- * Podcast generation: the rules of the request, then two-voice dialogue audio (MP3 24 kHz mono
- * 128 kbps) stored as `podcasts/{account}/{id}.mp3` with a signed link valid 1 hour on the emulator
- * clock, and a signature record whose segments are the turns (so diarization and recognition know
- * what was said and by whom).
- */
 export interface PodcastPlan {
   lines: string[];
   /** Voice ids of speaker 1 and speaker 2. */
@@ -138,7 +138,7 @@ export async function generatePodcast(emu: Emulator, account: Account, plan: Pod
   emu.accounts.charge(account, price);
 
   const text = plan.lines.join('\n');
-  emu.signatures.put(dialogueRecord({ text, language: languageOf(text), voices: plan.voices, audio: stream, atMs: emu.clock.now() }));
+  emu.signatures.put(dialogueRecord({ text, language: languageByAnyHan(text), voices: plan.voices, audio: stream, atMs: emu.clock.now() }));
   const durationSec = Math.round(meta.durationMs) / 1000;
   const expiresAt = emu.clock.now() + URL_VALIDITY_MS;
   podcastStore(emu).add(account.id, {

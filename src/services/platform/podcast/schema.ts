@@ -5,7 +5,7 @@ export const MAX_DIALOGUE_CHARS = 4000;
 export const SPEED_MIN = 200;
 export const SPEED_MAX = 500;
 export const SPEED_DEFAULT = 250;
-/** Podcast audio (design.md): MP3, 24 kHz, mono, 128 kbps. */
+/** Podcast audio (docs/platform-http.md, Podcast): MP3, 24 kHz, mono, 128 kbps. */
 export const PODCAST_AUDIO = { sampleRate: 24_000, channels: 1 as const, bitrate: 128_000 };
 export const URL_VALIDITY_MS = 60 * 60 * 1000;
 export const CUSTOM = 'Custom';

@@ -1,3 +1,10 @@
+/**
+ * Rules of `POST /v1/speech-to-text`, after the route's schema (schema.ts, 10001), in order: the audio's Base64, size and
+ * sample alignment (10001), its length (20014 under 2 s), the balance (20003), the account's request
+ * window (10014), the charge, then the recognizer (shared/recognizer.ts). Errors are PlatformError of
+ * the `recognition` family, which gives them their HTTP statuses. The stream's end (`finishStream`) has
+ * its own: at least 2 s (20014), then the balance (20003).
+ */
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { chargeOrRefuse, priceOf } from '../shared/billing.js';
@@ -6,13 +13,6 @@ import { recognitionPrice, recognizePcm, type Recognition } from '../shared/reco
 import { durationMs, MAX_UTTERANCE_MS, recognizeUtterance, type Utterance } from '../shared/utterance.js';
 import { MAX_AUDIO_BYTES, MIN_AUDIO_BYTES, RECOGNITION_RATE, type SpeechToTextRequest } from './schema.js';
 
-/**
- * Rules of `POST /v1/speech-to-text`, after the route's schema (schema.ts, 10001), in order: the audio's Base64, size and
- * sample alignment (10001), its length (20014 under 2 s), the balance (20003), the account's request
- * window (10014), the charge, then the recognizer (shared/recognizer.ts). Errors are PlatformError of
- * the `recognition` family, which gives them their HTTP statuses. The stream's end (`finishStream`) has
- * its own: at least 2 s (20014), then the balance (20003).
- */
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /** Decodes strict Base64 (standard or URL-safe alphabet, padding optional); null when malformed. */

@@ -1,3 +1,10 @@
+/**
+ * Speech recognition stream `/v1/speech-to-text/stream`: key by `X-API-Key` or `?api_key=`,
+ * `{meta:{audio_format, language}}`, binary PCM16 16 kHz chunks, `{is_final:true}` → `asr_partial`…
+ * `asr_final` `done`, then the server closes. The admission path decides in its order; a refusal that
+ * speaks HTTP (fault status, key, capability) refuses the upgrade with the recognition envelope, one
+ * that speaks WebSocket (close_ws, fault code) is given after it.
+ */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
 import type { Account } from '../../../core/accounts.js';
@@ -6,22 +13,16 @@ import type { Emulator } from '../../../core/emulator.js';
 import { sendJson, takeFault } from '../../../core/request-context.js';
 import { failure, PlatformError, resolveCode } from '../envelope.js';
 import { FAMILIES } from '../families.js';
-import { issueText } from '../issues.js';
+import { firstIssueText } from '../issues.js';
 import { refusalError } from '../refusal.js';
 import { isFinalMessage, parseJsonObject, unwrapMeta } from '../shared/socket-messages.js';
-import { MAX_FRAME_BYTES } from '../../../core/wire.js';
-import { openWire, toBuffer } from '../shared/socket-wire.js';
+import { EVENT_CHUNK } from '../../../core/stream-guard.js';
+import { MAX_FRAME_BYTES, messageBytes } from '../../../core/wire.js';
+import { openWire } from '../shared/socket-wire.js';
 import { appendPcm, durationMs, INPUT_RATE, newUtterance, nextPartial } from '../shared/utterance.js';
 import { finishStream, streamAudioRefusal, streamBeforeMeta } from './model.js';
 import { streamMetaSchema } from './schema.js';
 
-/**
- * Speech recognition stream `/v1/speech-to-text/stream`: key by `X-API-Key` or `?api_key=`,
- * `{meta:{audio_format, language}}`, binary PCM16 16 kHz chunks, `{is_final:true}` → `asr_partial`…
- * `asr_final` `done`, then the server closes. The admission path decides in its order; a refusal that
- * speaks HTTP (fault status, key, capability) refuses the upgrade with the recognition envelope, one
- * that speaks WebSocket (close_ws, fault code) is given after it.
- */
 export const RECOGNITION_STREAM_PATH = '/v1/speech-to-text/stream';
 const STREAM_KEY_TEXTS: KeyTexts = {
   missing: 'X-API-Key header (or api_key query parameter) is missing',
@@ -60,7 +61,7 @@ export async function recognitionStreamRoutes(app: FastifyInstance, opts: { emu:
 }
 
 function recognitionSocket(emu: Emulator, socket: WebSocket, req: FastifyRequest): void {
-  const wire = openWire(emu, socket, req, undefined, () => {
+  const wire = openWire(emu, socket, req, () => {
     event(
       'error',
       { text: '', language: language ?? 'auto', confidence: 0 },
@@ -68,25 +69,25 @@ function recognitionSocket(emu: Emulator, socket: WebSocket, req: FastifyRequest
     );
     phase = 'finished';
   });
-  const cutAfter = takeFault(req, 'cut_after_chunks');
   let language: string | null = null;
   let phase: 'meta' | 'audio' | 'finished' = 'meta';
-  let sent = 0;
   const utterance = newUtterance();
 
   const event = (type: string, r: { text: string; language: string; confidence: number }, extra: Record<string, unknown> = {}) => {
     if (phase === 'finished' && type === 'asr_partial') return;
-    wire.send({
-      type,
-      text: r.text,
-      asr_text: r.text,
-      language: language ?? r.language,
-      confidence: r.confidence,
-      audio_duration_ms: Math.round(durationMs(utterance)),
-      ...extra,
-    });
-    // `cut_after_chunks` counts the events sent, then drops the connection.
-    if (cutAfter !== undefined && ++sent >= cutAfter) wire.terminate();
+    // Each result is a chunk of the stream: the guard counts it (and `cut_after_chunks` drops the connection).
+    wire.send(
+      {
+        type,
+        text: r.text,
+        asr_text: r.text,
+        language: language ?? r.language,
+        confidence: r.confidence,
+        audio_duration_ms: Math.round(durationMs(utterance)),
+        ...extra,
+      },
+      EVENT_CHUNK,
+    );
   };
   const fail = (code: number, message: string, closeCode = 1008) => {
     event('error', { text: '', language: language ?? 'auto', confidence: 0 }, { code, message });
@@ -146,7 +147,7 @@ function recognitionSocket(emu: Emulator, socket: WebSocket, req: FastifyRequest
     const meta = streamMetaSchema.safeParse(inner);
     if (!meta.success) {
       const prefix = inner === parsed.value ? '' : 'meta.';
-      return fail(10001, issueText(meta.error, { prefix, whole: prefix.replace(/\.$/, '') || 'message' }));
+      return fail(10001, firstIssueText(meta.error, { prefix, whole: prefix.replace(/\.$/, '') || 'message' }));
     }
     language = meta.data.language && meta.data.language !== 'auto' ? meta.data.language : null;
     phase = 'audio';
@@ -154,7 +155,7 @@ function recognitionSocket(emu: Emulator, socket: WebSocket, req: FastifyRequest
 
   socket.on('message', (data: RawData, isBinary: boolean) => {
     try {
-      onMessage(toBuffer(data), isBinary);
+      onMessage(messageBytes(data), isBinary);
     } catch (err) {
       emu.logger.error({ err }, 'recognition stream failed');
       fail(10000, 'internal error while recognising', 1011);

@@ -1,13 +1,12 @@
-import type { Account } from '../../../core/accounts.js';
-import type { Emulator } from '../../../core/emulator.js';
-import { conversationSessions, type ConversationSession } from '../shared/conversation-sessions.js';
-import { requireRole } from '../shared/roles.js';
-
 /**
  * REST conversation sessions (`/api/v1/audio/sessions`). The sessions themselves are kept in
  * `shared/conversation-sessions.ts` (the conversation WebSockets add turns to them, calls copy them);
  * here are the rules of creating and deleting them (see docs/platform-sessions.md).
  */
+import type { Account } from '../../../core/accounts.js';
+import type { Emulator } from '../../../core/emulator.js';
+import { conversationSessions, type ConversationSession } from '../shared/conversation-sessions.js';
+import { requireRole } from '../shared/roles.js';
 
 /** Sessions kept per account; the oldest go first. */
 const MAX_PER_ACCOUNT = 500;

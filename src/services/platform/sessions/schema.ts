@@ -1,6 +1,6 @@
+/** Wire shapes of REST conversation sessions and characters. */
 import * as z from 'zod';
 
-/** Wire shapes of REST conversation sessions and characters. */
 export const createBody = z.object(
   { voice_id: z.string({ error: 'is required and must be a string (a role id)' }).min(1, { error: 'must not be empty' }) },
   { error: 'request body must be a JSON object' },

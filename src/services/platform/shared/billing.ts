@@ -1,8 +1,7 @@
+/** Billing of audio-priced operations (podcast, recognition, detection, diarization). Units are micro-units. */
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { PlatformError } from '../envelope.js';
-
-/** Billing of audio-priced operations (podcast, recognition, detection, diarization). Units are micro-units. */
 
 /** Micro-units for `durationMs` of audio at a per-second price (prorated, rounded up). */
 export function priceOf(perSecondMicro: number, durationMs: number): number {

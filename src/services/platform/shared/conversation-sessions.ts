@@ -1,11 +1,11 @@
-import type { Emulator, StateArea } from '../../../core/emulator.js';
-import { areaOf, recordViews } from '../../../core/areas.js';
-
 /**
  * REST conversation sessions as data: a voice (role) plus the turns spoken so far. Three areas read
  * them: `sessions/` creates and deletes them (its rules), the conversation WebSockets append turns,
  * and a call started with `previous_session_id` copies them (see docs/platform-sessions.md).
  */
+import type { Emulator, StateArea } from '../../../core/emulator.js';
+import { areaOf, recordViews } from '../../../core/areas.js';
+
 export interface Turn {
   user: string;
   reply: string;

@@ -1,15 +1,14 @@
-import type { Account } from '../../../core/accounts.js';
-import { areaOf, recordViews } from '../../../core/areas.js';
-import type { Emulator, StateArea } from '../../../core/emulator.js';
-import { mintRoomToken } from '../../shared/livekit.js';
-import { budgetMs, settleMeters, type Meter } from './meter.js';
-
 /**
  * The mechanism that call sessions and agent sessions share: a store registered as a state area, a
  * heartbeat deadline per session, one balance-exhaustion timer per account, and `advance`, which bills
  * an account's sessions up to a moment and ends those whose heartbeat or money ran out. Each model keeps
  * its own states, codes and fields, and tells this module how to read and end its sessions (`Rules`).
  */
+import type { Account } from '../../../core/accounts.js';
+import { areaOf, recordViews } from '../../../core/areas.js';
+import type { Emulator, StateArea } from '../../../core/emulator.js';
+import { mintRoomToken } from '../../shared/livekit.js';
+import { budgetMs, settleMeters, type Meter } from './meter.js';
 
 /** A session ends at the first millisecond past this much time without a heartbeat, billed up to it. */
 export const HEARTBEAT_TIMEOUT_MS = 30_000;

@@ -1,3 +1,8 @@
+/**
+ * Audio handed to detection, diarization and recognition: fetched (URL or object key), probed and
+ * decoded to mono, with what the emulator knows of it (its own signature record and where its audio
+ * starts). Problems are parameter errors (10001) that name the field.
+ */
 import { createHash } from 'node:crypto';
 import { AudioProbeError, decodeToMono, probeAudio, type ProbedFormat } from '../../../audio/index.js';
 import type { Account } from '../../../core/accounts.js';
@@ -7,11 +12,6 @@ import { readSignature } from '../../../audio/index.js';
 import { fetchRemote, readObjectKey } from '../../shared/remote.js';
 import { PlatformError } from '../envelope.js';
 
-/**
- * Audio handed to detection, diarization and recognition: fetched (URL or object key), probed and
- * decoded to mono, with what the emulator knows of it (its own signature record and where its audio
- * starts). Problems are parameter errors (10001) that name the field.
- */
 export interface InputAudio {
   bytes: Buffer;
   /** SHA-256 of the file bytes as received (what the fixtures' `sha256` match). */

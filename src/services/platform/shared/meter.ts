@@ -1,11 +1,11 @@
-import type { Account } from '../../../core/accounts.js';
-
 /**
  * Per-second billing of running sessions (calls, agent sessions). Every running meter of an account is
  * settled to the same moment before any rule reads the balance, so concurrent sessions share the free
  * pool and the balance fairly, and a balance that runs out ends them at the exact moment it does.
  * Plain data: a meter is part of its session record and is saved with it.
  */
+import type { Account } from '../../../core/accounts.js';
+
 export interface Meter {
   /** Emulator time (ms) up to which this meter has been billed. */
   settledToMs: number;

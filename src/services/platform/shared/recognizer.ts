@@ -1,10 +1,10 @@
-import type { Emulator } from '../../../core/emulator.js';
-
 /**
  * The recognizer of the platform's HTTP recognition and its WebSocket areas (streaming recognition,
  * conversation) is the one both services share (`services/shared/recognize.ts`: silence, then the
  * emulator's own signature, then the recognition fixture); what is the platform's own is its price.
  */
+import type { Emulator } from '../../../core/emulator.js';
+
 export * from '../../shared/recognize.js';
 
 /** Micro-units for `seconds` of recognised audio (billing fixture). */

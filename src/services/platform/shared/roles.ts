@@ -1,10 +1,10 @@
-import type { Emulator } from '../../../core/emulator.js';
-import { PlatformError } from '../envelope.js';
-
 /**
  * The roles (characters) of the conversation fixture: REST sessions, calls (`timbre`) and the
  * conversation WebSockets all speak with one, and GET /api/v1/audio/characters lists them.
  */
+import type { Emulator } from '../../../core/emulator.js';
+import { PlatformError } from '../envelope.js';
+
 export interface Role {
   id: string;
   name: string;

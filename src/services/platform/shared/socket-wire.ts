@@ -1,25 +1,20 @@
 import type { FastifyRequest } from 'fastify';
-import type { RawData, WebSocket } from 'ws';
+import type { WebSocket } from 'ws';
 import type { Emulator } from '../../../core/emulator.js';
+import type { FrameKind } from '../../../core/stream-guard.js';
 import { openSocketWire, type SocketWire } from '../../../core/wire.js';
 
 export { sendableCloseCode } from '../../../core/wire.js';
 
 /** The platform sockets' wire: JSON events named by their `type`, over the shared socket plumbing. */
 export interface Wire extends SocketWire {
-  send(event: { type: string } & Record<string, unknown>): void;
+  /** Sends one event; with a `kind` it is a chunk of the socket's stream (see SocketWire.sendJson). */
+  send(event: { type: string } & Record<string, unknown>, kind?: FrameKind): boolean;
 }
 
 /** `onOversize` sends the socket's `error` event for a frame over 8 MiB, just before the 1009 close. */
-export function openWire(emu: Emulator, socket: WebSocket, req: FastifyRequest, cutAfterChunks: number | undefined, onOversize: () => void): Wire {
-  const wire = openSocketWire(emu, socket, req, cutAfterChunks, onOversize) as Wire;
-  wire.send = (event) => wire.sendJson(event, event.type);
+export function openWire(emu: Emulator, socket: WebSocket, req: FastifyRequest, onOversize: () => void): Wire {
+  const wire = openSocketWire(emu, socket, req, onOversize) as Wire;
+  wire.send = (event, kind) => wire.sendJson(event, event.type, kind);
   return wire;
-}
-
-/** One message's bytes, whatever shape `ws` handed them in. */
-export function toBuffer(data: RawData): Buffer {
-  if (Buffer.isBuffer(data)) return data;
-  if (Array.isArray(data)) return Buffer.concat(data);
-  return Buffer.from(data);
 }

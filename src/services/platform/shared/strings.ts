@@ -1,9 +1,9 @@
-import * as z from 'zod';
-
 /**
  * String schemas of the platform's JSON bodies, with messages that name the rule and what came
  * instead ("must be a string, got an array"). `null` counts as absent for optional fields.
  */
+import * as z from 'zod';
+
 export function received(input: unknown): string {
   if (input === null) return 'null';
   if (Array.isArray(input)) return 'an array';

@@ -1,11 +1,11 @@
-import type { Emulator } from '../../../core/emulator.js';
-import type { SignatureRecord } from '../../../core/signatures.js';
-import { findRecord, recognizePcm, toFloat, type Recognition } from './recognizer.js';
-
 /**
  * One utterance of PCM16 16 kHz mono arriving in binary frames: the samples, a small energy detector
  * (for the trailing-silence rule) and the progressive reveal of partial recognition.
  */
+import type { Emulator } from '../../../core/emulator.js';
+import type { SignatureRecord } from '../../../core/signatures.js';
+import { findRecord, recognizePcm, toFloat, type Recognition } from './recognizer.js';
+
 export const INPUT_RATE = 16_000;
 /** A partial is considered after every 200 ms of new audio, or 10% of the audio so far when that is more
  * (each look recognises all of the audio: the growing step keeps long streams from costing O(n²)). */
@@ -18,7 +18,7 @@ const WINDOW = 320;
 const VOICED_RMS = 0.01;
 /** The signature sits in the first 0.56 s; it is looked for until this much audio has arrived. */
 const SIGNATURE_SEARCH_MS = 1700;
-/** Speaking rates used to reveal text of audio the emulator did not make (design.md): chars per second. */
+/** Speaking rates used to reveal text of audio the emulator did not make (docs/audio.md, the duration model): chars per second. */
 const LATIN_CPS = 14;
 const HAN_CPS = 4;
 

@@ -1,3 +1,8 @@
+/**
+ * Platform synthesis rules. The route's schema types the body; the rules, voice resolution and
+ * billing live here; routes.ts only moves bytes. The `/mcp` tools call `synthesizeTts` with an
+ * authenticated account and arguments parsed by the same schema.
+ */
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { speechRecord } from '../../../core/signatures.js';
@@ -7,11 +12,9 @@ import { findCustomVoice } from '../../shared/custom-voices.js';
 import type { TtsRequest } from './schema.js';
 import { pcmChunks, wholeFile, type TtsFormat } from './wav.js';
 
-/**
- * Platform synthesis rules. The route's schema types the body; the rules, voice resolution and
- * billing live here; routes.ts only moves bytes. The `/mcp` tools call `synthesizeTts` with an
- * authenticated account and arguments parsed by the same schema.
- */
+/** The format of a synthesis as its callers (the route, the /mcp tool) name it. */
+export type { TtsFormat };
+
 export const TTS_SAMPLE_RATE = 24000;
 export const TTS_CHANNELS = 1;
 export const TTS_BIT_DEPTH = 16;

@@ -1,17 +1,16 @@
-import { Readable } from 'node:stream';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { Emulator } from '../../../core/emulator.js';
-import { countChunk, takeFault } from '../../../core/request-context.js';
-import { finishEntry } from '../../../core/request-finish.js';
-import { planTts, startTtsStream, synthesizeTts, TTS_BIT_DEPTH, TTS_CHANNELS, TTS_SAMPLE_RATE } from './model.js';
-import { ttsBody } from './schema.js';
-
 /**
  * `POST /v1/text-to-speech` (whole body) and `/v1/text-to-speech/stream` (chunked transfer, rendered
  * while sent). Errors before audio are the envelope with an HTTP status; after audio began, the
  * connection is cut (`cut_after_chunks` fault).
  */
+import { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { Emulator } from '../../../core/emulator.js';
+import { AUDIO_CHUNK, guardStream, type StreamGuard } from '../../../core/stream-guard.js';
+import { planTts, startTtsStream, synthesizeTts, TTS_BIT_DEPTH, TTS_CHANNELS, TTS_SAMPLE_RATE } from './model.js';
+import { ttsBody } from './schema.js';
+
 const CHUNK = 8192;
 const config = { family: 'tts', capability: 'tts' } as const;
 
@@ -23,34 +22,26 @@ function audioHeaders(reply: FastifyReply, contentType: string): void {
     .header('x-audio-bit-depth', String(TTS_BIT_DEPTH));
 }
 
-/** Waits until the socket handed everything written so far to the system, then cuts it. */
-async function cut(req: FastifyRequest, chunks: number): Promise<void> {
-  const socket = req.raw.socket;
-  for (let i = 0; i < 200 && socket.writableLength > 0 && !socket.destroyed; i++) await new Promise((r) => setTimeout(r, 5));
-  req.ctx.entry?.setNote(`connection cut after ${chunks} chunks (fault)`);
-  finishEntry(req, 200);
-  socket.destroy();
-}
-
 /**
- * Passes chunks on, counting them in the journal and cutting the connection after `cutAfter`. On
- * shutdown the chunked body ends cleanly after a whole chunk (never a cut in the middle of one).
+ * The guard of one chunked audio body (core/stream-guard.ts): chunk count, `cut_after_chunks`, shutdown
+ * after a whole chunk (the chunked body then ends cleanly), a client that left.
  */
-async function* sent(req: FastifyRequest, chunks: AsyncIterable<Buffer>, cutAfter: number | undefined, closing?: AbortSignal): AsyncGenerator<Buffer> {
-  let sentChunks = 0;
-  if (cutAfter === 0) return void (await cut(req, 0));
-  for await (const chunk of chunks) {
-    if (closing?.aborted) {
-      req.ctx.entry?.setNote('stream ended by shutdown');
-      return;
-    }
-    countChunk(req);
-    yield chunk;
-    if (cutAfter !== undefined && ++sentChunks >= cutAfter) {
-      await cut(req, sentChunks);
-      return;
-    }
-  }
+function guardBody(emu: Emulator, req: FastifyRequest): StreamGuard<Buffer> {
+  const socket = req.raw.socket;
+  return guardStream<Buffer>(
+    req,
+    {
+      // The body is pulled (guard.frames): nothing is written through the guard.
+      write: () => true,
+      // Waits until the socket handed everything written so far to the system, then cuts it.
+      cut: async () => {
+        for (let i = 0; i < 200 && socket.writableLength > 0 && !socket.destroyed; i++) await new Promise((r) => setTimeout(r, 5));
+        socket.destroy();
+      },
+      endForShutdown: () => undefined,
+    },
+    { status: 200, closing: emu.closing, logger: emu.logger },
+  );
 }
 
 function* slices(bytes: Buffer): Generator<Buffer> {
@@ -75,17 +66,16 @@ export async function ttsRoutes(app: FastifyInstance, { emu }: { emu: Emulator }
     const audio = await emu.synthesis.run(() => synthesizeTts(emu, req.ctx.account!, req.body));
     audioHeaders(reply, audio.contentType);
     reply.header('content-length', String(audio.bytes.length));
-    const cutAfter = takeFault(req, 'cut_after_chunks');
-    if (cutAfter === undefined) return reply.send(audio.bytes);
+    const guard = guardBody(emu, req);
+    if (guard.cutAt === undefined) return reply.send(audio.bytes);
     // Sent in slices so the fault can cut it part way, as a failure after audio began would.
     return reply.send(
       Readable.from(
-        sent(
-          req,
+        guard.frames(
           (async function* () {
             yield* slices(audio.bytes);
           })(),
-          cutAfter,
+          AUDIO_CHUNK,
         ),
         { highWaterMark: 1 },
       ),
@@ -95,7 +85,7 @@ export async function ttsRoutes(app: FastifyInstance, { emu }: { emu: Emulator }
   r.post('/v1/text-to-speech/stream', route, async (req, reply) => {
     const account = req.ctx.account!;
     const plan = planTts(emu, account, req.body);
-    const cutAfter = takeFault(req, 'cut_after_chunks');
+    const guard = guardBody(emu, req);
     const abort = new AbortController();
     const { stream, chunks } = startTtsStream(emu, account, plan, abort.signal);
     // A client that goes away stops the rendering, and its half-sent response is not kept open.
@@ -103,23 +93,20 @@ export async function ttsRoutes(app: FastifyInstance, { emu }: { emu: Emulator }
     reply.raw.on('close', () => {
       if (reply.raw.writableFinished) return;
       abort.abort();
-      req.ctx.entry?.noteOnce('client left before the end of the stream');
-      finishEntry(req, 200);
+      void guard.end('left');
       socket.destroy();
     });
     audioHeaders(reply, plan.contentType);
     reply.header('x-accel-buffering', 'no');
     return reply.send(
       Readable.from(
-        sent(
-          req,
+        guard.frames(
           inSlot(
             emu,
             counted(chunks, () => emu.metrics.audioSynthesized(plan.format, stream.durationMs / 1000)),
             abort.signal,
           ),
-          cutAfter,
-          emu.closing,
+          AUDIO_CHUNK,
         ),
         { highWaterMark: 1 },
       ),

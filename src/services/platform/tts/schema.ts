@@ -1,10 +1,10 @@
-import * as z from 'zod';
-import { optionalString, received, requiredString } from '../shared/strings.js';
-
 /**
  * Wire shapes of platform synthesis (`POST /v1/text-to-speech` and `/stream`). Types only, with
  * messages that name the rule; ranges and catalogues are checked by the model. `null` counts as absent.
  */
+import * as z from 'zod';
+import { optionalString, received, requiredString } from '../shared/strings.js';
+
 export const ttsRequestSchema = z.object(
   {
     voice_id: requiredString().describe('A platform system voice or a custom voice of the account.'),

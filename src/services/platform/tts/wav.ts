@@ -1,9 +1,9 @@
-import { encodeAudio, encodeAudioStream, type SynthResult } from '../../../audio/index.js';
-
 /**
  * WAV and raw PCM framing of platform synthesis, by the audio engine's encoders: a whole file has true
  * sizes; a streamed WAV starts with a header whose RIFF and data sizes are 0xFFFFFFFF (addendum B).
  */
+import { encodeAudio, encodeAudioStream, type SynthResult } from '../../../audio/index.js';
+
 export type TtsFormat = 'wav' | 'pcm';
 
 /** Chunks of a streamed response, each produced as the synthesis advances. */

@@ -1,11 +1,3 @@
-import type { Account } from '../../../core/accounts.js';
-import type { Emulator } from '../../../core/emulator.js';
-import { customVoiceCount, findCustomVoice, listCustomVoices, putCustomVoice, removeCustomVoice, type CustomVoice } from '../../shared/custom-voices.js';
-import { toneOfSample } from '../../shared/sample-tone.js';
-import { PlatformError } from '../envelope.js';
-import { loadReference } from './reference.js';
-import { VOICE_ID, type VoiceListData, type VoiceSaveRequest } from './schema.js';
-
 /**
  * Voice cloning rules: save (create or overwrite), list (cursor paging), delete (idempotent).
  * Nothing of HTTP here: callers pass an authenticated account and a body the route's schema has
@@ -14,6 +6,14 @@ import { VOICE_ID, type VoiceListData, type VoiceSaveRequest } from './schema.js
  * audio). The voices themselves are kept in `services/shared/custom-voices.ts` (the speech service
  * reads them too).
  */
+import type { Account } from '../../../core/accounts.js';
+import type { Emulator } from '../../../core/emulator.js';
+import { customVoiceCount, findCustomVoice, listCustomVoices, putCustomVoice, removeCustomVoice, type CustomVoice } from '../../shared/custom-voices.js';
+import { toneOfSample } from '../../shared/sample-tone.js';
+import { PlatformError } from '../envelope.js';
+import { loadReference } from './reference.js';
+import { VOICE_ID, type VoiceListData, type VoiceSaveRequest } from './schema.js';
+
 export { voiceSaveSchema, voiceListQuerySchema, voiceDeleteParamsSchema } from './schema.js';
 
 export const MAX_CUSTOM_VOICES = 5;

@@ -1,3 +1,4 @@
+/** Voice cloning: save, list, delete. Always HTTP 200; success text `success`. */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Emulator } from '../../../core/emulator.js';
@@ -6,7 +7,6 @@ import { ok, PlatformError } from '../envelope.js';
 import { deleteVoice, listVoices, saveVoice } from './model.js';
 import { voiceDeleteParamsSchema, voiceListQuerySchema, voiceSaveSchema } from './schema.js';
 
-/** Voice cloning: save, list, delete. Always HTTP 200; success text `success`. */
 const config = { family: 'voice', capability: 'cloning' } as const;
 
 export async function voiceRoutes(app: FastifyInstance, { emu }: { emu: Emulator }): Promise<void> {

@@ -1,7 +1,7 @@
+/** Wire shapes of voice cloning. Types only (with messages naming the rule); the model checks the rest. */
 import * as z from 'zod';
 import { optionalString, requiredString } from '../shared/strings.js';
 
-/** Wire shapes of voice cloning. Types only (with messages naming the rule); the model checks the rest. */
 export const VOICE_ID = /^[a-z0-9_-]{1,64}$/;
 
 export const voiceSaveSchema = z.object(

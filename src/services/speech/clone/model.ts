@@ -1,3 +1,4 @@
+/** Voice cloning rules, in the order they are checked (rule 12.10). */
 import { decodeToMono, probeAudio } from '../../../audio/index.js';
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
@@ -13,7 +14,6 @@ import { addSpeechVoice, voiceStore } from '../voices/store.js';
 import type { CloneBody } from './schema.js';
 import { similarity } from './similarity.js';
 
-/** Voice cloning rules, in the order they are checked (rule 12.10). */
 export const MIN_SAMPLE_MS = 10_000;
 export const MAX_SAMPLE_MS = 5 * 60_000;
 export const MAX_PROMPT_MS = 8_000;

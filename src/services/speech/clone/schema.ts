@@ -1,7 +1,7 @@
+/** `POST /v1/voice_clone` (speech-beyond.md section 4, rule 12.10). Unknown keys are accepted and ignored. */
 import * as z from 'zod';
 import { idField } from '../files/schema.js';
 
-/** `POST /v1/voice_clone` (speech-beyond.md section 4, rule 12.10). Unknown keys are accepted and ignored. */
 const str = (max?: number) => {
   const s = z.string({ error: (i) => (i.input === undefined ? 'is required' : 'must be a string') });
   return max === undefined ? s : s.max(max, `must be at most ${max} characters`);

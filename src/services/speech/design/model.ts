@@ -1,3 +1,4 @@
+/** Voice design (rule 12.11): an id, a tone from the prompt's words, a preview read with it. */
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { checkNewVoiceId, checkVoiceIdFree } from '../voices/ids.js';
@@ -6,7 +7,6 @@ import { addSpeechVoice, voiceRecord, voiceStore } from '../voices/store.js';
 import type { DesignBody } from './schema.js';
 import { designedTone } from './timbre.js';
 
-/** Voice design (rule 12.11): an id, a tone from the prompt's words, a preview read with it. */
 const PREVIEW_MODEL = 'speech-02-hd';
 const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 

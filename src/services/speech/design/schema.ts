@@ -1,6 +1,6 @@
+/** `POST /v1/voice_design` (speech-beyond.md section 5, rule 12.11). */
 import * as z from 'zod';
 
-/** `POST /v1/voice_design` (speech-beyond.md section 5, rule 12.11). */
 const required = (i: { input: unknown }) => (i.input === undefined ? 'is required' : 'must be a string');
 
 export const designBody = z.looseObject({

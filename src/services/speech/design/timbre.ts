@@ -1,12 +1,12 @@
-import { createHash } from 'node:crypto';
-import { voiceShape } from '../../../audio/voice.js';
-
 /**
  * The tone of a designed voice, derived from the words of its prompt: gender words choose the pitch
  * band, age and depth words move the pitch inside it, brightness words move the upper harmonics. The
  * audio engine shapes a voice from its tone id, so the tone is the candidate id whose shape lies nearest
  * the target; a little of the prompt's hash keeps different prompts apart. Same prompt, same tone.
  */
+import { createHash } from 'node:crypto';
+import { voiceShape } from '../../../audio/voice.js';
+
 const FEMALE = /\b(female|woman|women|girl|lady|feminine|mother|grandmother|she|her)\b|女/i;
 const MALE = /\b(male|man|men|boy|gentleman|masculine|father|grandfather|he|his)\b|男/i;
 const LOWER = /\b(deep|low|old|elderly|aged|mature|baritone|bass|husky|gravelly|senior|grandmother|grandfather|serious)\b|低沉|老/gi;

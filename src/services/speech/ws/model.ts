@@ -7,6 +7,7 @@ import { parseFirst } from '../../../core/validation.js';
 import { encodeAudioStream, type SynthStream } from '../../../audio/index.js';
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
+import type { StreamEnd } from '../../../core/stream-guard.js';
 import { invalidParams, SpeechError, STATUS_MSG } from '../errors.js';
 import { encodeOptionsOf, planRequest, readRequest, recordSignature, startSynthesis, type SynthesisPlan } from '../model.js';
 import { firstProblem } from '../schema.js';
@@ -41,9 +42,14 @@ export interface SessionPort {
   readonly signal: AbortSignal;
   readonly closed: boolean;
   send(body: object, event: string): void;
+  /**
+   * Sends one audio message through the socket's stream guard (chunk count, `cut_after_chunks`);
+   * false once the stream ended (client gone, cut by the fault).
+   */
+  sendAudio(body: object, isFinal: boolean): boolean;
+  /** Why the guard ended the stream (`cut` by the fault…); null while it runs. */
+  readonly streamEnded: StreamEnd | null;
   close(code: number, reason: string): void;
-  /** Drops the connection without a close frame (the `cut_after_chunks` fault). */
-  terminate(): void;
   after(ms: number, fn: () => void, label: string): number;
   cancel(id: number | null): void;
 }
@@ -53,8 +59,6 @@ export interface SessionContext {
   sessionId: string;
   traceId: string;
   area: SpeechArea;
-  /** The fault's `cut_after_chunks`: the connection drops after this many audio messages. */
-  cutAfterChunks?: number;
 }
 
 type Phase = 'connected' | 'started' | 'finishing' | 'ended';
@@ -80,8 +84,6 @@ export function openSession(emu: Emulator, port: SessionPort, ctx: SessionContex
   const queue: Item[] = [];
   let busy = false;
   let idle: number | null = null;
-  let audioSent = 0;
-  let cutByFault = false;
 
   const send = (name: string, code = 0, msg = STATUS_MSG[0]!, extra: object = {}) => port.send(event(name, ctx, code, msg, extra), name);
 
@@ -205,7 +207,7 @@ export function openSession(emu: Emulator, port: SessionPort, ctx: SessionContex
     try {
       const audio = encodePiece(plan, synth, source);
       for await (const chunk of audio) {
-        if (held && !sendChunk(held, false, undefined, subtitles?.take(heldMs))) return run.end(cutByFault ? 'cut' : 'aborted', sent);
+        if (held && !sendChunk(held, false, undefined, subtitles?.take(heldMs))) return run.end(port.streamEnded === 'cut' ? 'cut' : 'aborted', sent);
         if (held) sent++;
         held = chunk;
         heldMs = madeMs();
@@ -215,11 +217,11 @@ export function openSession(emu: Emulator, port: SessionPort, ctx: SessionContex
       // What the last audio says travels with it; the is_final message that follows then has no audio.
       const lastSubtitle = subtitles?.rest();
       if (held && lastSubtitle) {
-        if (!sendChunk(held, false, undefined, lastSubtitle)) return run.end(cutByFault ? 'cut' : 'aborted', sent);
+        if (!sendChunk(held, false, undefined, lastSubtitle)) return run.end(port.streamEnded === 'cut' ? 'cut' : 'aborted', sent);
         sent++;
         held = Buffer.alloc(0);
       }
-      if (!held || !sendChunk(held, true, extra)) return run.end(cutByFault ? 'cut' : 'aborted', sent);
+      if (!held || !sendChunk(held, true, extra)) return run.end(port.streamEnded === 'cut' ? 'cut' : 'aborted', sent);
       run.end('done', sent + 1);
     } catch (err) {
       run.end(port.signal.aborted ? 'aborted' : 'failed', sent);
@@ -227,18 +229,11 @@ export function openSession(emu: Emulator, port: SessionPort, ctx: SessionContex
     }
   }
 
-  /** Sends one audio message; false once the `cut_after_chunks` fault has dropped the connection. */
+  /** Sends one audio message; false once the stream ended (the client left, or a fault cut it). */
   function sendChunk(audio: Buffer, isFinal: boolean, extra?: ExtraInfo, subtitle?: WsSubtitle): boolean {
     if (port.closed) return false;
-    if (ctx.cutAfterChunks !== undefined && audioSent >= ctx.cutAfterChunks) {
-      cutByFault = true;
-      port.terminate();
-      return false;
-    }
     const data = subtitle ? { audio: audio.toString('hex'), subtitle } : { audio: audio.toString('hex') };
-    send('task_continued', 0, STATUS_MSG[0]!, { data, is_final: isFinal, ...(extra ? { extra_info: extra } : {}) });
-    audioSent++;
-    return true;
+    return port.sendAudio(event('task_continued', ctx, 0, STATUS_MSG[0]!, { data, is_final: isFinal, ...(extra ? { extra_info: extra } : {}) }), isFinal);
   }
 
   return {

@@ -1,26 +1,14 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
-import { admitRequest, type Admission, type Refusal } from '../../../core/admission.js';
+import { admitRequest, type Admission } from '../../../core/admission.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { takeFault } from '../../../core/request-context.js';
-import { MAX_FRAME_BYTES, openSocketWire } from '../../../core/wire.js';
-import { codeForHttpStatus, sendSpeechError, SpeechError, STATUS_MSG, traceIdOf } from '../errors.js';
+import { AUDIO_CHUNK, FINAL_AUDIO_CHUNK } from '../../../core/stream-guard.js';
+import { MAX_FRAME_BYTES, messageBytes, openSocketWire } from '../../../core/wire.js';
+import { codeForHttpStatus, refusalError, sendSpeechError, SpeechError, STATUS_MSG, traceIdOf } from '../errors.js';
 import { speechArea } from '../state.js';
 import { closeCodeFor, event, openSession, type SessionPort } from './model.js';
 import { taskContinueSchema, taskStartSchema, WS_PATH } from './schema.js';
-
-const LOGIN_FAIL: Record<string, string> = {
-  missing: STATUS_MSG[1004]!,
-  invalid: 'login fail: the API secret key in the Authorization header is not valid',
-  disabled: 'login fail: the API secret key in the Authorization header is disabled',
-};
-
-/** The refusal of an upgraded socket as the `task_failed` code and text it sends. */
-function refusalCodeOf(refusal: Exclude<Refusal, { kind: 'close_ws' | 'fault_status' }>): [number, string] {
-  if (refusal.kind === 'fault_code') return [refusal.code, STATUS_MSG[refusal.code] ?? STATUS_MSG[1000]!];
-  if (refusal.kind === 'key') return [1004, LOGIN_FAIL[refusal.problem]!];
-  return [1004, `login fail: the API secret key has no access to speech synthesis (capability ${refusal.capability})`];
-}
 
 /**
  * `/ws/v1/t2a_v2` on both speech listeners. Admission runs once, before the upgrade: an injected HTTP
@@ -51,12 +39,13 @@ export async function speechSocketRoutes(app: FastifyInstance, opts: { emu: Emul
 function speechSocket(emu: Emulator, socket: WebSocket, req: FastifyRequest, admission: Admission, area: ReturnType<typeof speechArea>): void {
   const ids = { sessionId: sessionIdOf(emu, admission.ok ? admission.account.id : 'anonymous'), traceId: traceIdOf(emu, req) };
   const oversize = `invalid params, a message is at most ${MAX_FRAME_BYTES} bytes (8 MiB)`;
-  const wire = openSocketWire(emu, socket, req, undefined, () => wire.sendJson(event('task_failed', ids, 2013, oversize), 'task_failed'));
+  const wire = openSocketWire(emu, socket, req, () => wire.sendJson(event('task_failed', ids, 2013, oversize), 'task_failed'));
   if (!admission.ok) {
     const refusal = admission.refusal;
     if (refusal.kind === 'close_ws') return wire.close(refusal.closeCode, 'injected fault: close_ws');
     if (refusal.kind === 'fault_status') return wire.close(1011, 'injected fault');
-    const [code, msg] = refusalCodeOf(refusal);
+    // The same code and text an HTTP request gets (errors.ts), spoken as task_failed.
+    const { code, message: msg } = refusalError(refusal);
     wire.sendJson(event('task_failed', ids, code, msg), 'task_failed');
     return wire.close(closeCodeFor(code), msg);
   }
@@ -67,16 +56,19 @@ function speechSocket(emu: Emulator, socket: WebSocket, req: FastifyRequest, adm
     get closed() {
       return wire.closed;
     },
+    get streamEnded() {
+      return wire.streamEnded;
+    },
     send: (body, name) => wire.sendJson(body, name),
+    sendAudio: (body, isFinal) => wire.sendJson(body, 'task_continued', isFinal ? FINAL_AUDIO_CHUNK : AUDIO_CHUNK),
     close: (code, reason) => wire.close(code, reason),
-    terminate: () => wire.terminate(),
     after: (ms, fn, label) => wire.after(ms, fn, label),
     cancel: (id) => wire.cancel(id),
   };
   // Attached at once: a client may send task_start before it has read connected_success.
-  const session = openSession(emu, port, { account: admission.account, area, ...ids, cutAfterChunks: takeFault(req, 'cut_after_chunks') });
+  const session = openSession(emu, port, { account: admission.account, area, ...ids });
   socket.on('message', (data: RawData, isBinary: boolean) => {
-    const bytes = toBuffer(data);
+    const bytes = messageBytes(data);
     if (isBinary) {
       wire.recordIn(bytes.length, true);
       return session.onBinary();
@@ -91,10 +83,4 @@ function speechSocket(emu: Emulator, socket: WebSocket, req: FastifyRequest, adm
 /** A session id as the service prints them: 15 digits, from the account's seeded stream. */
 function sessionIdOf(emu: Emulator, account: string): string {
   return String(100_000_000_000_000 + Math.floor(emu.ids.stream(account).next() * 899_999_999_999_999));
-}
-
-function toBuffer(data: RawData): Buffer {
-  if (Buffer.isBuffer(data)) return data;
-  if (Array.isArray(data)) return Buffer.concat(data);
-  return Buffer.from(data);
 }

@@ -1,6 +1,3 @@
-import { durationMs, MAX_UTTERANCE_MS, trailingSilenceMs, type Utterance } from '../shared/utterance.js';
-import { badParameter, type ConversationError, type ConversationMode } from './model.js';
-
 /**
  * Turn-taking of the conversation sockets, in the order the socket applies them. `/stream`: an
  * utterance ends with `{is_final:true}`, after PAUSE_MS without audio (emulator clock) or with
@@ -8,6 +5,9 @@ import { badParameter, type ConversationError, type ConversationMode } from './m
  * connection. `/stream-text`: one turn per connection. Pure rules over the utterance heard so far; the
  * socket reads frames, keeps the timer and sends events.
  */
+import { durationMs, MAX_UTTERANCE_MS, trailingSilenceMs, type Utterance } from '../shared/utterance.js';
+import { badParameter, type ConversationError, type ConversationMode } from './model.js';
+
 export const PAUSE_MS = 1500;
 export const SILENCE_END_MS = 1000;
 

@@ -1,3 +1,7 @@
+/**
+ * One reply of a conversation turn: scripted reply text, its tokens, the reply audio synthesized
+ * with the role's voice and streamed as MP3 frames while it is encoded, billing, and `done`.
+ */
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { encodeAudioStream, synthesizeStream, type SynthInput } from '../../../audio/index.js';
@@ -8,10 +12,6 @@ import { chooseReply, conversationPrice, latencyProfile, tokensOf, type Role } f
 import type { TurnTimings } from './schema.js';
 import type { Wire } from '../shared/socket-wire.js';
 
-/**
- * One reply of a conversation turn: scripted reply text, its tokens, the reply audio synthesized
- * with the role's voice and streamed as MP3 frames while it is encoded, billing, and `done`.
- */
 export const REPLY_SAMPLE_RATE = 24_000;
 export const REPLY_BITRATE = 64_000;
 /** Margin added to the planned PCM length for the balance check: MP3 decoders see the encoder delay and padding. */

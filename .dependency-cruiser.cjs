@@ -1,0 +1,91 @@
+/**
+ * The corridors of the README's "Architecture" section, checked on every import of src/ (`npm run lint:deps`,
+ * run by CI before the tests). A rule names the corridor it keeps; each named exception is its own rule.
+ */
+module.exports = {
+  forbidden: [
+    {
+      name: 'core-and-audio-stay-below-services',
+      comment: 'core/ and audio/ never import from services/: they know nothing of a service.',
+      severity: 'error',
+      from: { path: '^src/(core|audio)/' },
+      to: { path: '^src/services/' },
+    },
+    {
+      name: 'shared-stays-below-services',
+      comment: 'services/shared/ holds what both services read and neither owns: it imports neither.',
+      severity: 'error',
+      from: { path: '^src/services/shared/' },
+      to: { path: '^src/services/(speech|platform)/' },
+    },
+    {
+      name: 'speech-and-platform-apart',
+      comment: 'The two services never import each other; what both need lives in services/shared/.',
+      severity: 'error',
+      from: { path: '^src/services/speech/' },
+      to: { path: '^src/services/platform/' },
+    },
+    {
+      name: 'platform-and-speech-apart',
+      comment: 'The two services never import each other; what both need lives in services/shared/.',
+      severity: 'error',
+      from: { path: '^src/services/platform/' },
+      to: { path: '^src/services/speech/' },
+    },
+    {
+      name: 'platform-area-not-to-sibling',
+      comment:
+        'A platform area imports core/, audio/, services/shared/, platform/shared/, the envelope and the families, ' +
+        'never a sibling area (mcp/ has its own rule below).',
+      severity: 'error',
+      from: { path: '^src/services/platform/([^/]+)/', pathNot: '^src/services/platform/(shared|mcp)/' },
+      to: { path: '^src/services/platform/[^/]+/', pathNot: ['^src/services/platform/shared/', '^src/services/platform/$1/'] },
+    },
+    {
+      name: 'mcp-only-to-the-operations-it-mirrors',
+      comment:
+        'The named exception of the README: each /mcp tool is an HTTP operation called directly, so mcp/ imports ' +
+        'the models and schemas of tts/, voices/ and diarization/ (a copy would drift), and no other area.',
+      severity: 'error',
+      from: { path: '^src/services/platform/mcp/' },
+      to: {
+        path: '^src/services/platform/[^/]+/',
+        pathNot: ['^src/services/platform/(shared|mcp)/', '^src/services/platform/(tts|voices|diarization)/(model|schema)[.]ts$'],
+      },
+    },
+    {
+      name: 'speech-area-not-to-sibling',
+      comment:
+        "A speech area imports core/, audio/, services/shared/ and the service's own top-level files (model, schema, " +
+        'errors, state…), never a sibling area (the stores of voices/ and files/ have their own rule below).',
+      severity: 'error',
+      from: { path: '^src/services/speech/([^/]+)/' },
+      to: {
+        path: '^src/services/speech/[^/]+/',
+        pathNot: ['^src/services/speech/$1/', '^src/services/speech/(voices|files)/'],
+      },
+    },
+    {
+      name: 'speech-stores-not-their-routes',
+      comment:
+        'The named exception of the speech service: voices/ and files/ keep the records that voice cloning, voice ' +
+        'design and async synthesis make and read, so those areas use their models and stores, never their routes.',
+      severity: 'error',
+      from: { path: '^src/services/speech/([^/]+)/' },
+      to: { path: '^src/services/speech/(voices|files)/routes[.]ts$', pathNot: '^src/services/speech/$1/' },
+    },
+    {
+      name: 'every-import-resolves',
+      comment: 'An import the checker cannot resolve would pass every rule unseen.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    includeOnly: '^src/',
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { extensions: ['.ts', '.js'] },
+  },
+};
