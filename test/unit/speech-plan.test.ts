@@ -88,7 +88,7 @@ describe('planRequest: the checks in order', () => {
   });
 
   it('text: too many invisible characters (1042)', () => {
-    expect(refusal({ text: `Hi${'\u200b'.repeat(40)}` })).toMatchObject({ code: 1042 });
+    expect(refusal({ text: `Hi${'\u0007'.repeat(40)}` })).toMatchObject({ code: 1042 });
   });
 
   it('text: nothing to pronounce', () => {

@@ -1,13 +1,14 @@
 // The stream guard on its own: a recording transport stands for SSE, chunked bodies and sockets.
 import { describe, expect, it } from 'vitest';
 import { AUDIO_CHUNK, EVENT_CHUNK, FINAL_AUDIO_CHUNK, StreamGuard, type StreamEnd, type StreamGuardOptions } from '../../src/core/stream-guard.js';
-import type { JournalEntry } from '../../src/core/journal.js';
+import { JournalEntry, JournalRequest } from '../../src/core/journal-entry.js';
 
 function setUp(options: Partial<StreamGuardOptions> = {}, writeResult: (n: number) => boolean = () => true) {
   const written: string[] = [];
   const actions: string[] = [];
   const ends: [StreamEnd, number][] = [];
-  const entry = {} as JournalEntry;
+  // A real entry: the guard writes on it through its methods only.
+  const entry = new JournalEntry(0, 'speech', 'POST', '/v1/t2a_v2', null, undefined, new JournalRequest(null, null, null), undefined);
   let finished = 0;
   const guard = new StreamGuard<string>(
     {

@@ -25,14 +25,15 @@ describe('subtitle feed of a speech WebSocket piece', () => {
     expect(feed.rest()).toBeUndefined();
   });
 
-  it('word lists the words of the sentences handed out; word_streaming hands out words; several units make one span', () => {
+  it('word lists the words of the sentences handed out; word_streaming carries the current segment so far; several units make one span', () => {
     const words = new SubtitleFeed(timeline, 'word', TEXT);
     expect(words.take(2000)).toMatchObject({ text: TEXT, text_begin: 0, text_end: 18, time_begin: 0, time_end: 1500 });
     const streaming = new SubtitleFeed(timeline, 'word_streaming', TEXT);
+    // The segment whose audio has been made, whole once it is done (its punctuation included).
     expect(streaming.take(1000)).toEqual({
-      text: 'Hé there',
+      text: 'Hé there.',
       text_begin: 0,
-      text_end: 8,
+      text_end: 9,
       time_begin: 0,
       time_end: 700,
       timestamped_words: [
@@ -40,6 +41,8 @@ describe('subtitle feed of a speech WebSocket piece', () => {
         { word: 'there', word_begin: 3, word_end: 8, time_begin: 300, time_end: 700 },
       ],
     });
+    // The next segment so far: its first word, cumulative as more of it is made.
+    expect(streaming.take(1300)).toMatchObject({ text: 'Bye', text_begin: 10, text_end: 13, time_begin: 900, time_end: 1200 });
     expect(streaming.take(1300)?.timestamped_words?.map((w) => w.word)).toEqual(['Bye']);
   });
 });
