@@ -18,6 +18,8 @@ export interface SignatureRecord {
   speakers: { speaker: number; voices: string[] }[];
   /** Sentence segments or dialogue turns with their true times. */
   segments: SpokenSegment[];
+  /** Word spans with their true times (plain synthesis; speech to text's `word` level). */
+  words?: SpokenSegment[];
   durationMs: number;
   createdAtMs: number;
 }
@@ -26,6 +28,7 @@ export interface SignatureRecord {
 function weightOf(r: SignatureRecord): number {
   let w = r.text.length + 64;
   for (const s of r.segments) w += s.text.length + 64;
+  for (const s of r.words ?? []) w += s.text.length + 48;
   return w;
 }
 
@@ -88,7 +91,10 @@ export class SignatureRecords {
 export interface SpokenAudio {
   signatureId: string;
   durationMs: number;
-  timeline: { sentences: readonly { text: string; startMs: number; endMs: number }[] };
+  timeline: {
+    sentences: readonly { text: string; startMs: number; endMs: number }[];
+    words?: readonly { text: string; startMs: number; endMs: number }[];
+  };
 }
 
 /** The record of a synthesis: one speaker (a voice or a mix of voices) saying the timeline's sentences. */
@@ -101,6 +107,7 @@ export function speechRecord(input: { text: string; language?: string; voices: s
     language: input.language,
     speakers: [{ speaker: 1, voices: input.voices }],
     segments: summary.timeline.sentences.map((sentence) => ({ text: sentence.text, startMs: sentence.startMs, endMs: sentence.endMs, speaker: 1 })),
+    words: summary.timeline.words?.map((word) => ({ text: word.text, startMs: word.startMs, endMs: word.endMs })),
     durationMs: summary.durationMs,
     createdAtMs: input.atMs,
   };
