@@ -10,7 +10,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Refusal } from '../../../core/admission.js';
 import { admitRequest } from '../../../core/admission.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { countChunk, faultIgnoredHeader, finishEntry, journalBody, noteSpecCode, takeFault } from '../../../core/http.js';
+import { countChunk, faultIgnoredHeader, finishEntry, noteSpecCode, takeFault } from '../../../core/http.js';
 import type { ContainerInfo } from '../../../audio/container.js';
 import { traceIdOf } from '../errors.js';
 import { jsonBody, sseLine, srtBody, streamEvents, verboseBody, vttBody } from './format.js';
@@ -149,8 +149,8 @@ function journalForm(req: FastifyRequest, form: ReceivedForm, info: ContainerInf
         ...(info ? { container: info.container, codec: info.codec, duration: Math.round(info.duration * 1000) / 1000 } : {}),
       }
     : undefined;
-  (req as { body: unknown }).body = { ...Object.fromEntries(form.fields), ...(file ? { file } : {}) };
-  journalBody(req);
+  // The pipeline journaled the multipart body as nothing (it is read as a stream): this is its record.
+  if (req.emu.entry) req.emu.entry.request.body = { ...Object.fromEntries(form.fields), ...(file ? { file } : {}) };
 }
 
 function answer(emu: Emulator, req: FastifyRequest, reply: FastifyReply, request: SttRequest, transcript: Transcript, durationMs: number) {
