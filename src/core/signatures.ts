@@ -118,10 +118,16 @@ export function dialogueRecord(input: {
   text: string;
   language?: string;
   voices: readonly string[];
-  audio: { signatureId: string; durationMs: number; turns?: readonly SpokenSegment[] };
+  audio: {
+    signatureId: string;
+    durationMs: number;
+    turns?: readonly SpokenSegment[];
+    timeline?: { words?: readonly { text: string; startMs: number; endMs: number; turn?: number }[] };
+  };
   atMs: number;
 }): SignatureRecord {
   const { audio } = input;
+  const speakerOf = (turn: number | undefined) => (turn === undefined ? undefined : audio.turns?.[turn]?.speaker);
   return {
     id: audio.signatureId,
     kind: 'dialogue',
@@ -129,6 +135,7 @@ export function dialogueRecord(input: {
     language: input.language,
     speakers: input.voices.map((voice, index) => ({ speaker: index + 1, voices: [voice] })),
     segments: (audio.turns ?? []).map((turn) => ({ text: turn.text, startMs: turn.startMs, endMs: turn.endMs, speaker: turn.speaker })),
+    words: audio.timeline?.words?.map((word) => ({ text: word.text, startMs: word.startMs, endMs: word.endMs, speaker: speakerOf(word.turn) })),
     durationMs: audio.durationMs,
     createdAtMs: input.atMs,
   };

@@ -4,7 +4,7 @@
 // each response_format and timestamp_level; the event stream.
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { emulatorForFile } from '../helpers/emulator.js';
+import { call, emulatorForFile } from '../helpers/emulator.js';
 import { ffprobe } from '../helpers/ffprobe.js';
 import { KINDS, toneWav, transcode, type Kind } from '../helpers/transcode.js';
 import { speak, sttFile, sttStream, type Spoken } from './stt-helpers.js';
@@ -78,6 +78,34 @@ describe("the emulator's own audio", () => {
     expect(sentences.body.segments.map((s: { text: string }) => s.text)).toEqual(['你好，世界。', '今天很好！']);
     const words = await sttFile(emu.speechUrl, zh.wav, { response_format: 'verbose_json', timestamp_level: 'word' });
     expect(words.body.segments.map((s: { text: string }) => s.text)).toEqual([...'你好世界今天很好']);
+  });
+
+  it('a dialogue (a platform podcast, MP3): one speaker per voice in order of appearance, turns cut at sentence ends, word times per speaker', async () => {
+    const lines = ['Is this real? I wonder.', 'Not at all.', 'Are you sure?'];
+    const pod = await call(`${emu.platformUrl}/v1/audio/podcast`, { json: { dialogueText: lines.join('\n') }, headers: { 'x-api-key': 'stt-podcast' } });
+    expect(pod.body.error_code).toBe(0);
+    const mp3 = Buffer.from(await (await fetch(pod.body.data.audioUrl)).arrayBuffer());
+    const res = await sttFile(emu.speechUrl, mp3, { response_format: 'verbose_json' });
+    expect(res.body.text).toBe(lines.join(' '));
+    expect(res.body.n_speakers).toBe(2);
+    const segments = res.body.segments as { start: number; end: number; speaker: string; text: string }[];
+    expect(segments.map((s) => `${s.speaker}:${s.text}`)).toEqual(['S1:Is this real?', 'S1:I wonder.', 'S2:Not at all.', 'S1:Are you sure?']);
+    for (let i = 1; i < segments.length; i++) expect(segments[i]!.start).toBeGreaterThan(segments[i - 1]!.end);
+    const words = await sttFile(emu.speechUrl, mp3, { response_format: 'verbose_json', timestamp_level: 'word' });
+    expect(words.body.segments.map((s: { speaker: string; text: string }) => `${s.speaker}:${s.text}`)).toEqual([
+      'S1:Is',
+      'S1:this',
+      'S1:real',
+      'S1:I',
+      'S1:wonder',
+      'S2:Not',
+      'S2:at',
+      'S2:all',
+      'S1:Are',
+      'S1:you',
+      'S1:sure',
+    ]);
+    expect(Math.abs(words.body.duration - pod.body.data.durationSec)).toBeLessThan(0.08);
   });
 
   it('audio cut short gives the sentences it holds, and its own duration', async () => {

@@ -117,6 +117,28 @@ function spreadWords(piece: Piece): Piece[] {
   });
 }
 
+/** Sentences of a text: each up to its final mark (and the closing quotes after it), the tail as one. */
+function sentencesOf(text: string): string[] {
+  return (text.match(/[^.!?。！？…]+(?:[.!?。！？…]+["'”’)\]」』）]*|$)/gu) ?? [text]).map((t) => t.trim()).filter(Boolean);
+}
+
+/**
+ * A fragment holding several sentences (a dialogue turn) cut at its sentence ends, each part timed by
+ * its own words; left whole when its words do not line up with the text.
+ */
+function splitAtSentences(piece: Piece, words: readonly Piece[]): Piece[] {
+  const parts = sentencesOf(piece.text);
+  if (parts.length < 2) return [piece];
+  const inside = words.filter((w) => w.startMs >= piece.startMs - 1 && w.endMs <= piece.endMs + 1);
+  const counts = parts.map((p) => wordsOf(p).length);
+  if (counts.some((n) => n === 0) || counts.reduce((a, b) => a + b, 0) !== inside.length) return [piece];
+  let at = 0;
+  return parts.map((text, i) => {
+    const own = inside.slice(at, (at += counts[i]!));
+    return { startMs: own[0]!.startMs, endMs: own.at(-1)!.endMs, speaker: piece.speaker, text };
+  });
+}
+
 /**
  * The transcript of the emulator's own audio: the record's segments heard within `heardMs` of audio,
  * shifted by `offsetMs` (where the emulator's audio starts in the file).
@@ -124,21 +146,20 @@ function spreadWords(piece: Piece): Piece[] {
 export function recordTranscript(record: SignatureRecord, heardMs: number, offsetMs: number): Transcript {
   const name = speakerNames();
   const heard = (s: SpokenSegment) => s.endMs <= heardMs + END_TOLERANCE_MS;
-  const shift = (s: SpokenSegment, speaker: string, text: string): Piece => ({ startMs: s.startMs + offsetMs, endMs: s.endMs + offsetMs, speaker, text });
+  const shift = (s: SpokenSegment, text: string): Piece => ({ startMs: s.startMs + offsetMs, endMs: s.endMs + offsetMs, speaker: name(s.speaker), text });
   const fragments = record.segments
     .filter(heard)
-    .map((s) => shift(s, name(s.speaker), spokenOf(s.text)))
+    .map((s) => shift(s, spokenOf(s.text)))
     .filter((p) => p.text);
-  const sentences = mergeSentences(fragments);
   let words: Piece[];
-  if (record.words?.length && record.kind === 'speech') {
-    const speaker = sentences[0]?.speaker ?? 'S1';
+  if (record.words?.length) {
     words = record.words.filter(heard).flatMap((w) => {
-      const inner = wordsOf(spokenOf(w.text));
       // A span of several words (Chinese characters read as one burst) shares its time evenly.
-      return spreadWords({ ...shift(w, speaker, inner.join(' ')), text: inner.join(' ') });
+      const inner = wordsOf(spokenOf(w.text)).join(' ');
+      return inner ? spreadWords(shift(w, inner)) : [];
     });
   } else words = fragments.flatMap(spreadWords);
+  const sentences = mergeSentences(fragments.flatMap((f) => splitAtSentences(f, words)));
   return { sentences, words, source: 'signature' };
 }
 
