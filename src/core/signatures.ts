@@ -18,8 +18,10 @@ export interface SignatureRecord {
   speakers: { speaker: number; voices: string[] }[];
   /** Sentence segments or dialogue turns with their true times. */
   segments: SpokenSegment[];
-  /** Word spans with their true times (plain synthesis; speech to text's `word` level). */
+  /** Word spans with their true times (speech to text's `word` level). */
   words?: SpokenSegment[];
+  /** Pronunciation replacements of the synthesis (the spans' texts are the original text's). */
+  pronunciations?: { text: string; replacement: string }[];
   durationMs: number;
   createdAtMs: number;
 }
@@ -98,9 +100,17 @@ export interface SpokenAudio {
 }
 
 /** The record of a synthesis: one speaker (a voice or a mix of voices) saying the timeline's sentences. */
-export function speechRecord(input: { text: string; language?: string; voices: string[]; summary: SpokenAudio; atMs: number }): SignatureRecord {
+export function speechRecord(input: {
+  text: string;
+  language?: string;
+  voices: string[];
+  summary: SpokenAudio;
+  atMs: number;
+  pronunciations?: readonly { text: string; replacement: string }[];
+}): SignatureRecord {
   const { summary } = input;
   return {
+    ...(input.pronunciations?.length ? { pronunciations: input.pronunciations.map((p) => ({ text: p.text, replacement: p.replacement })) } : {}),
     id: summary.signatureId,
     kind: 'speech',
     text: input.text,

@@ -80,6 +80,13 @@ describe("the emulator's own audio", () => {
     expect(words.body.segments.map((s: { text: string }) => s.text)).toEqual([...'你好世界今天很好']);
   });
 
+  it('plain-text pronunciation replacements appear as spoken; tone annotations keep the written text', async () => {
+    const own = await speak(emu.speechUrl, 'OMG, this works. 处理好了。', { pronunciation_dict: { tone: ['OMG/oh my god', '处理/(chu3)(li3)'] } });
+    const res = await sttFile(emu.speechUrl, own.wav, { response_format: 'verbose_json', timestamp_level: 'word' });
+    expect(res.body.text).toBe('oh my god, this works.处理好了。');
+    expect(res.body.segments.map((s: { text: string }) => s.text)).toEqual(['oh', 'my', 'god', 'this', 'works', '处', '理', '好', '了']);
+  });
+
   it('a dialogue (a platform podcast, MP3): one speaker per voice in order of appearance, turns cut at sentence ends, word times per speaker', async () => {
     const lines = ['Is this real? I wonder.', 'Not at all.', 'Are you sure?'];
     const pod = await call(`${emu.platformUrl}/v1/audio/podcast`, { json: { dialogueText: lines.join('\n') }, headers: { 'x-api-key': 'stt-podcast' } });

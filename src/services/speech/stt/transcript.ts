@@ -32,9 +32,30 @@ const END_TOLERANCE_MS = 300;
 
 const TAGS = new RegExp(`[(\\[](?:${TAG_NAMES.map((t) => t.replace(/ /g, '\\s+')).join('|')})[)\\]]`, 'giu');
 
-/** What was said of a span of synthesis text: pause markers and interjection tags left out. */
-export function spokenOf(text: string): string {
-  return text
+type Pronunciations = SignatureRecord['pronunciations'];
+
+/**
+ * What was said of a span of synthesis text: pause markers and interjection tags left out, plain-text
+ * pronunciation replacements as spoken (tone annotations such as `(chu3)(li3)` keep the written text).
+ */
+export function spokenOf(text: string, pronunciations: Pronunciations = []): string {
+  const found: { start: number; end: number; replacement: string }[] = [];
+  for (const p of pronunciations) {
+    if (!p.text || /[()]/.test(p.replacement)) continue;
+    for (let at = text.indexOf(p.text); at >= 0; at = text.indexOf(p.text, at + p.text.length))
+      found.push({ start: at, end: at + p.text.length, replacement: p.replacement });
+  }
+  // As the synthesis reads them: left to right, the longer first where two start together, no overlaps.
+  found.sort((a, b) => a.start - b.start || b.end - a.end);
+  let out = '';
+  let at = 0;
+  for (const f of found) {
+    if (f.start < at) continue;
+    out += text.slice(at, f.start) + f.replacement;
+    at = f.end;
+  }
+  out += text.slice(at);
+  return out
     .replace(/<#[^#]*#>/g, ' ')
     .replace(TAGS, ' ')
     .replace(/\s+/g, ' ')
@@ -149,13 +170,13 @@ export function recordTranscript(record: SignatureRecord, heardMs: number, offse
   const shift = (s: SpokenSegment, text: string): Piece => ({ startMs: s.startMs + offsetMs, endMs: s.endMs + offsetMs, speaker: name(s.speaker), text });
   const fragments = record.segments
     .filter(heard)
-    .map((s) => shift(s, spokenOf(s.text)))
+    .map((s) => shift(s, spokenOf(s.text, record.pronunciations)))
     .filter((p) => p.text);
   let words: Piece[];
   if (record.words?.length) {
     words = record.words.filter(heard).flatMap((w) => {
       // A span of several words (Chinese characters read as one burst) shares its time evenly.
-      const inner = wordsOf(spokenOf(w.text)).join(' ');
+      const inner = wordsOf(spokenOf(w.text, record.pronunciations)).join(' ');
       return inner ? spreadWords(shift(w, inner)) : [];
     });
   } else words = fragments.flatMap(spreadWords);
