@@ -268,16 +268,8 @@ export function chargeRequest(emu: Emulator, account: Account, plan: SynthesisPl
 /** Records what the audio says, so the platform's recognition, detection and diarization know it. */
 export function recordSignature(emu: Emulator, plan: SynthesisPlan, summary: SynthSummary): void {
   markVoicesUsed(emu, plan.voiceIds); // a cloned or designed voice is kept and listed once it spoke
-  emu.signatures.put(
-    speechRecord({
-      text: plan.input.text,
-      language: plan.language,
-      voices: plan.voiceIds,
-      summary,
-      atMs: emu.clock.now(),
-      pronunciations: plan.input.pronunciations,
-    }),
-  );
+  const { text, pronunciations } = plan.input;
+  emu.signatures.put(speechRecord({ text, pronunciations, language: plan.language, voices: plan.voiceIds, summary, atMs: emu.clock.now() }));
   emu.markDirty();
 }
 
