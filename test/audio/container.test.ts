@@ -73,3 +73,23 @@ describe('readContainer', () => {
     expect(sniffContainer(bufferSource(Buffer.from('ID3\x03\x00\x00\x00\x00\x00\x00', 'latin1')))).toBe('mp3');
   });
 });
+
+describe('broken input', () => {
+  it('every truncation and byte damage of each container gives a duration or a ContainerError, never another exception', async () => {
+    let seed = 7;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    for (const kind of Object.keys(KINDS) as Kind[]) {
+      const bytes = await transcode(toneWav(0.5, 16000), kind);
+      for (let i = 0; i < 60; i++) {
+        const damaged = Buffer.from(bytes.subarray(0, Math.floor(random() * bytes.length)));
+        for (let j = 0; j < 4 && damaged.length; j++) damaged[Math.floor(random() * Math.min(damaged.length, 256))] = Math.floor(random() * 256);
+        try {
+          const info = readContainer(bufferSource(damaged));
+          expect(Number.isFinite(info.duration), `${kind} #${i}`).toBe(true);
+        } catch (e) {
+          expect(e, `${kind} #${i}: ${(e as Error).message}`).toBeInstanceOf(ContainerError);
+        }
+      }
+    }
+  });
+});

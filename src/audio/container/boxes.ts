@@ -45,6 +45,7 @@ export function readMp4(src: ByteSource): ContainerInfo {
     if (!codec) throw new ContainerError('unsupported', `MP4 audio codec ${JSON.stringify(entry?.type ?? '')} is not AAC or ALAC`);
     const m = src.bytes(mdhd.body, 32);
     const v1 = m[0] === 1;
+    if (m.length < (v1 ? 32 : 20)) throw undecodable('truncated MP4 mdhd box');
     const timescale = v1 ? m.readUInt32BE(20) : m.readUInt32BE(12);
     const units = v1 ? Number(m.readBigUInt64BE(24)) : m.readUInt32BE(16);
     if (!timescale) throw undecodable('MP4 mdhd with a zero timescale');

@@ -131,8 +131,8 @@ export function readAudio(src: ByteSource): ContainerInfo {
   try {
     info = readContainer(src);
   } catch (err) {
-    if (err instanceof ContainerError) throw badParams(err.kind === 'unsupported' ? 'unsupported audio format' : 'audio could not be decoded');
-    throw err;
+    // A header that ends where a field should be is a broken file too, whatever the reader threw.
+    throw badParams(err instanceof ContainerError && err.kind === 'unsupported' ? 'unsupported audio format' : 'audio could not be decoded');
   }
   if (!Number.isFinite(info.duration)) throw badParams('audio could not be decoded');
   // Compared at 0.1 s, as the message states it: 500.0 s is accepted.
