@@ -226,6 +226,27 @@ describe('both listeners, journal, usage, reset, document', () => {
     });
   });
 
+  it('a streamed answer is journaled with its form, file and events; a refused one with what was read', async () => {
+    await ctl.clearJournal();
+    const res = await sttFile(emu.speechUrl, wav, { stream: 'true' });
+    expect(res.status).toBe(200);
+    await sttFile(emu.speechUrl, Buffer.from('not audio at all'), { response_format: 'vtt' });
+    const entries = (await ctl.journal({ path: '/v1/speech_to_text' })).body.entries as {
+      status: number;
+      chunks?: number;
+      request: { body: Record<string, unknown> };
+      response: { content_type?: string };
+    }[];
+    const streamed = entries.find((e) => e.request.body.stream === 'true')!;
+    expect(streamed.status).toBe(200);
+    expect(streamed.chunks).toBe(1);
+    expect(streamed.response.content_type).toBe('text/event-stream');
+    expect(streamed.request.body.file).toEqual({ filename: 'audio.bin', bytes: wav.length, container: 'wav', codec: 'pcm', duration: 1 });
+    const refused = entries.find((e) => e.request.body.response_format === 'vtt')!;
+    expect(refused.status).toBe(400);
+    expect(refused.request.body.file).toEqual({ filename: 'audio.bin', bytes: 16 });
+  });
+
   it('usage is recorded in seconds per account and cleared by a reset', async () => {
     await ctl.reset();
     await sttFile(emu.speechUrl, toneWav(1.5));

@@ -108,6 +108,11 @@ export async function speechToTextRoutes(app: FastifyInstance, { emu }: { emu: E
         throw badParams(`multipart body could not be read (${(err as Error).message})`);
       }
       let info: ContainerInfo | undefined;
+      let journaled = false;
+      const journal = () => {
+        if (!journaled) journalForm(req, form, info);
+        journaled = true;
+      };
       try {
         const request = checkForm({ fields: form.fields, fileParts: form.fileParts, languageHeader: header(req, 'language') });
         if (!form.file) throw tooLarge(form.fileSize);
@@ -116,6 +121,7 @@ export async function speechToTextRoutes(app: FastifyInstance, { emu }: { emu: E
         let price: number;
         try {
           info = readAudio(src);
+          journal();
           price = admitAudio(emu, account, info.duration * 1000);
           transcript = await transcribe(emu, src, info, form.file.sha256, request.language);
         } finally {
@@ -125,7 +131,7 @@ export async function speechToTextRoutes(app: FastifyInstance, { emu }: { emu: E
         charge(emu, account, price, info.duration * 1000);
         return answer(emu, req, reply, request, transcript, info.duration * 1000);
       } finally {
-        journalForm(req, form, info);
+        journal();
         if (form.file) await emu.blobs.remove(form.file.rel).catch(() => undefined);
       }
     },
@@ -143,7 +149,7 @@ function header(req: FastifyRequest, name: string): string | undefined {
 function journalForm(req: FastifyRequest, form: ReceivedForm, info: ContainerInfo | undefined): void {
   const file = form.fileParts
     ? {
-        filename: form.file?.filename,
+        filename: form.filename,
         bytes: form.fileSize,
         ...(form.fileSize > MAX_FILE_BYTES ? { over_limit: true } : {}),
         ...(info ? { container: info.container, codec: info.codec, duration: Math.round(info.duration * 1000) / 1000 } : {}),

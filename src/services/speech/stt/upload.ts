@@ -25,6 +25,8 @@ export interface ReceivedForm {
   file?: { rel: string; filename: string; size: number; sha256: string };
   /** Size of the first `file` part, counted to its end even past the limit. */
   fileSize: number;
+  /** Filename of the first `file` part. */
+  filename?: string;
 }
 
 async function* counting(source: AsyncIterable<Buffer>, seen: { size: number }, hash: ReturnType<typeof createHash>) {
@@ -49,6 +51,7 @@ export async function receiveForm(emu: Emulator, req: FastifyRequest, account: A
         await pipeline(part.file, discardStream());
         continue;
       }
+      form.filename = part.filename ?? '';
       const rel = `speech-stt/${account.id}/incoming-${emu.ids.stream(`${account.id}:stt`).hex(16)}`;
       const seen = { size: 0 };
       const hash = createHash('sha256');
