@@ -222,7 +222,7 @@ describe('both listeners, journal, usage, reset, document', () => {
       model: 'asr-1.0',
       response_format: 'srt',
       timestamp_level: 'word',
-      file: { filename: 'audio.bin', bytes: wav.length, container: 'wav', codec: 'pcm', duration: 1 },
+      file: { filename: 'audio.bin', bytes: wav.length, container: 'wav', codec: 'pcm', duration: 1, transcript: 'none' },
     });
   });
 
@@ -241,7 +241,7 @@ describe('both listeners, journal, usage, reset, document', () => {
     expect(streamed.status).toBe(200);
     expect(streamed.chunks).toBe(1);
     expect(streamed.response.content_type).toBe('text/event-stream');
-    expect(streamed.request.body.file).toEqual({ filename: 'audio.bin', bytes: wav.length, container: 'wav', codec: 'pcm', duration: 1 });
+    expect(streamed.request.body.file).toEqual({ filename: 'audio.bin', bytes: wav.length, container: 'wav', codec: 'pcm', duration: 1, transcript: 'none' });
     const refused = entries.find((e) => e.request.body.response_format === 'vtt')!;
     expect(refused.status).toBe(400);
     expect(refused.request.body.file).toEqual({ filename: 'audio.bin', bytes: 16 });

@@ -109,8 +109,8 @@ export async function speechToTextRoutes(app: FastifyInstance, { emu }: { emu: E
       }
       let info: ContainerInfo | undefined;
       let journaled = false;
-      const journal = () => {
-        if (!journaled) journalForm(req, form, info);
+      const journal = (source?: Transcript['source']) => {
+        if (!journaled) journalForm(req, form, info, source);
         journaled = true;
       };
       try {
@@ -121,9 +121,9 @@ export async function speechToTextRoutes(app: FastifyInstance, { emu }: { emu: E
         let price: number;
         try {
           info = readAudio(src);
-          journal();
           price = admitAudio(emu, account, info.duration * 1000);
           transcript = await transcribe(emu, src, info, form.file.sha256, request.language);
+          journal(transcript.source);
         } finally {
           src.close();
         }
@@ -145,14 +145,16 @@ function header(req: FastifyRequest, name: string): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
-/** The journal's view of the body: the text parts, then the file's size, container and duration. */
-function journalForm(req: FastifyRequest, form: ReceivedForm, info: ContainerInfo | undefined): void {
+/** The journal's view of the body: the text parts, then the file's size, container, duration and transcript source. */
+function journalForm(req: FastifyRequest, form: ReceivedForm, info: ContainerInfo | undefined, source: Transcript['source'] | undefined): void {
   const file = form.fileParts
     ? {
         filename: form.filename,
         bytes: form.fileSize,
         ...(form.fileSize > MAX_FILE_BYTES ? { over_limit: true } : {}),
         ...(info ? { container: info.container, codec: info.codec, duration: Math.round(info.duration * 1000) / 1000 } : {}),
+        // Which rule gave the transcript: the emulator's own audio, the fixture, or none.
+        ...(source ? { transcript: source } : {}),
       }
     : undefined;
   // The pipeline journaled the multipart body as nothing (it is read as a stream): this is its record.
