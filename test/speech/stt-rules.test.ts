@@ -150,6 +150,16 @@ describe('keys, balance, limits, content, faults', () => {
     expectSttError(await sttFile(emu.speechUrl, wav, {}, { key: 'stt-disabled' }), 401, 'authorized_error', LOGIN);
   });
 
+  it('a key without the speech capability (tts): 401 1004 naming it', async () => {
+    await ctl.putAccount('stt-no-tts', { capabilities: ['recognition'] });
+    expectSttError(
+      await sttFile(emu.speechUrl, wav, {}, { key: 'stt-no-tts' }),
+      401,
+      'authorized_error',
+      'login fail: the API secret key has no access to speech to text (capability tts) (1004)',
+    );
+  });
+
   it('a balance under 2.50 per audio hour: 402 insufficient_balance_error 1008; the charge is the duration at that price', async () => {
     // 1 s costs ceil(2,500,000 / 3,600) = 695 micro-units.
     await ctl.putAccount('stt-poor', { balance_micro: 694 });
