@@ -34,7 +34,7 @@ import {
 } from './model.js';
 import { STT_PATH, sttRouteSchema } from './schema.js';
 import type { Transcript } from './transcript.js';
-import { fileSource, receiveForm, type ReceivedForm } from './upload.js';
+import { dropForm, fileSource, receiveForm, type ReceivedForm } from './upload.js';
 
 /** An admission refusal in this endpoint's terms. */
 function refusalError(refusal: Refusal): SttError {
@@ -102,7 +102,7 @@ export async function speechToTextRoutes(app: FastifyInstance, { emu }: { emu: E
       if (!req.isMultipart()) throw notMultipart();
       let form: ReceivedForm;
       try {
-        form = await receiveForm(emu, req, account);
+        form = await receiveForm(req);
       } catch (err) {
         if (err instanceof SttError) throw err;
         throw badParams(`multipart body could not be read (${(err as Error).message})`);
@@ -116,7 +116,7 @@ export async function speechToTextRoutes(app: FastifyInstance, { emu }: { emu: E
       try {
         const request = checkForm({ fields: form.fields, fileParts: form.fileParts, languageHeader: header(req, 'language') });
         if (!form.file) throw tooLarge(form.fileSize);
-        const src = fileSource(emu.blobs.file(form.file.rel), form.file.size);
+        const src = fileSource(form.file.path, form.file.size);
         let transcript: Transcript;
         let price: number;
         try {
@@ -132,7 +132,7 @@ export async function speechToTextRoutes(app: FastifyInstance, { emu }: { emu: E
         return answer(emu, req, reply, request, transcript, info.duration * 1000);
       } finally {
         journal();
-        if (form.file) await emu.blobs.remove(form.file.rel).catch(() => undefined);
+        await dropForm(form);
       }
     },
   );

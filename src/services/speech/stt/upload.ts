@@ -1,19 +1,19 @@
 /**
  * Reading the multipart body of `POST /v1/speech_to_text`: text parts kept by name (the first of
- * each), the `file` part streamed to a temporary blob while its SHA-256 and size are taken (nothing past
+ * each), the `file` part streamed to a temporary file while its SHA-256 and size are taken (nothing past
  * 52,428,800 bytes is kept or hashed; the rest is drained so the client still gets its 413), other
  * file parts drained. Then random access to the stored file for the container reader, through a small
- * window so only the headers of a long file are read.
+ * window so only the headers of a long file are read. The file lives in the system's temporary folder,
+ * never in the data dir: it is gone when the answer is.
  */
 import { createHash } from 'node:crypto';
-import { closeSync, openSync, readSync } from 'node:fs';
-import { Readable } from 'node:stream';
+import { closeSync, createWriteStream, openSync, readSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
-import type { Account } from '../../../core/accounts.js';
-import { BlobTooLargeError } from '../../../core/blobs.js';
-import type { Emulator } from '../../../core/emulator.js';
-import { discardStream } from '../../../core/memory.js';
+import { chunkReleaser, discardStream } from '../../../core/memory.js';
 import type { ByteSource } from '../../../audio/container.js';
 import { MAX_FILE_BYTES } from './model.js';
 
@@ -22,25 +22,36 @@ export interface ReceivedForm {
   /** File parts named `file`. */
   fileParts: number;
   /** The first `file` part, stored (absent when none, or when it passed the size limit). */
-  file?: { rel: string; filename: string; size: number; sha256: string };
+  file?: { path: string; size: number; sha256: string };
   /** Size of the first `file` part, counted to its end even past the limit. */
   fileSize: number;
   /** Filename of the first `file` part. */
   filename?: string;
+  /** The temporary folder to remove once answered. */
+  dir?: string;
 }
 
-async function* counting(source: AsyncIterable<Buffer>, seen: { size: number }, hash: ReturnType<typeof createHash>) {
-  for await (const chunk of source) {
-    seen.size += chunk.length;
-    if (seen.size <= MAX_FILE_BYTES) hash.update(chunk);
-    yield chunk;
+/** Writes a part to `path` up to the limit, hashing what it keeps and counting all of it. */
+async function storePart(source: AsyncIterable<Buffer>, path: string): Promise<{ size: number; sha256: string }> {
+  const hash = createHash('sha256');
+  const release = chunkReleaser();
+  let size = 0;
+  async function* kept(chunks: AsyncIterable<Buffer>) {
+    for await (const chunk of chunks) {
+      release(chunk.length);
+      size += chunk.length;
+      if (size > MAX_FILE_BYTES) continue; // drained so the client reads its 413, nothing kept
+      hash.update(chunk);
+      yield chunk;
+    }
   }
+  await pipeline(source, kept, createWriteStream(path));
+  return { size, sha256: hash.digest('hex') };
 }
 
-/** Reads every part; throws what the parts iterator throws (a broken body), after removing the blob. */
-export async function receiveForm(emu: Emulator, req: FastifyRequest, account: Account): Promise<ReceivedForm> {
+/** Reads every part; throws what the parts iterator throws (a broken body), after removing the file. */
+export async function receiveForm(req: FastifyRequest): Promise<ReceivedForm> {
   const form: ReceivedForm = { fields: new Map(), fileParts: 0, fileSize: 0 };
-  let stored: string | undefined;
   try {
     for await (const part of req.parts()) {
       if (part.type === 'field') {
@@ -52,24 +63,22 @@ export async function receiveForm(emu: Emulator, req: FastifyRequest, account: A
         continue;
       }
       form.filename = part.filename ?? '';
-      const rel = `speech-stt/${account.id}/incoming-${emu.ids.stream(`${account.id}:stt`).hex(16)}`;
-      const seen = { size: 0 };
-      const hash = createHash('sha256');
-      try {
-        stored = rel;
-        await emu.blobs.putStream(rel, Readable.from(counting(part.file, seen, hash)), MAX_FILE_BYTES);
-        form.file = { rel, filename: part.filename ?? '', size: seen.size, sha256: hash.digest('hex') };
-      } catch (err) {
-        stored = undefined;
-        if (!(err instanceof BlobTooLargeError)) throw err;
-      }
-      form.fileSize = seen.size;
+      form.dir = await mkdtemp(join(tmpdir(), 'emulator-stt-'));
+      const path = join(form.dir, 'audio');
+      const { size, sha256 } = await storePart(part.file, path);
+      form.fileSize = size;
+      if (size <= MAX_FILE_BYTES) form.file = { path, size, sha256 };
     }
   } catch (err) {
-    if (stored) await emu.blobs.remove(stored).catch(() => undefined);
+    await dropForm(form);
     throw err;
   }
   return form;
+}
+
+/** Removes the form's temporary file. */
+export async function dropForm(form: ReceivedForm): Promise<void> {
+  if (form.dir) await rm(form.dir, { recursive: true, force: true }).catch(() => undefined);
 }
 
 const WINDOW = 64 * 1024;
