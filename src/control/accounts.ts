@@ -17,6 +17,7 @@ export const accountBody = z
       .object({
         requests_per_minute: z.int().min(1).nullable().optional(),
         characters_per_minute: z.int().min(1).nullable().optional(),
+        speech_to_text_per_minute: z.int().min(1).nullable().optional(),
         max_concurrent_calls: z.int().min(1).nullable().optional(),
         single_channel: z.boolean().optional(),
       })

@@ -10,6 +10,8 @@ export type Capability = (typeof CAPABILITIES)[number];
 export interface AccountLimits {
   requests_per_minute?: number;
   characters_per_minute?: number;
+  /** Speech-to-text requests a minute (off unless set). */
+  speech_to_text_per_minute?: number;
   max_concurrent_calls?: number;
   single_channel?: boolean;
 }

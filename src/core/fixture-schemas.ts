@@ -36,6 +36,17 @@ const speechVoice = z.preprocess(
     .transform(({ voice_id, name, voice_name, ...rest }) => ({ voice_id, voice_name: voice_name ?? name, ...rest })),
 );
 
+/** One timed segment of a transcript (seconds, speaker `S1`, `S2`, …). */
+const transcriptSegment = z.object({
+  start: z.number().min(0),
+  end: z.number().min(0),
+  speaker: z
+    .string()
+    .regex(/^S[1-9][0-9]*$/)
+    .default('S1'),
+  text: z.string(),
+});
+
 export const fixtureSchemas = {
   'accounts.json': z.array(
     z.object({
@@ -49,6 +60,7 @@ export const fixtureSchemas = {
         .object({
           requests_per_minute: z.int().min(1).optional(),
           characters_per_minute: z.int().min(1).optional(),
+          speech_to_text_per_minute: z.int().min(1).optional(),
           max_concurrent_calls: z.int().min(1).optional(),
           single_channel: z.boolean().optional(),
         })
@@ -126,6 +138,10 @@ export const fixtureSchemas = {
         text: z.string(),
         language: z.string().default('en'),
         confidence: z.number().min(0).max(1).default(0.9),
+        /** Speech to text: the timed segments of the file (else one segment of `text` over the whole audio). */
+        segments: z.array(transcriptSegment).optional(),
+        /** Speech to text: what the file says under a `language` hint, by code. */
+        languages: z.record(z.string().min(1), z.object({ text: z.string(), segments: z.array(transcriptSegment).optional() })).optional(),
       }),
     ),
     defaults: z.array(z.object({ text: z.string(), language: z.string().default('en'), confidence: z.number().min(0).max(1).default(0.85) })).min(1),

@@ -58,7 +58,7 @@ export function installLifecycle(app: FastifyInstance, emu: Emulator, opts: Life
       ctx.routeConfig = config;
       if (!ctx.entry || !admittedByLifecycle(config)) return done();
       const admission = admitRequest(emu, req, config.capability);
-      done(admission.ok ? undefined : opts.refusal(req, admission.refusal));
+      done(admission.ok ? undefined : (config.refusal ?? opts.refusal)(req, admission.refusal));
     };
     route.onRequest = [enterRoute, ...[route.onRequest ?? []].flat()];
   });

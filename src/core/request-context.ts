@@ -43,6 +43,8 @@ export interface RequestContext {
   metered: boolean;
 }
 
+import type { Refusal } from './admission.js';
+
 declare module 'fastify' {
   interface FastifyRequest {
     ctx: RequestContext;
@@ -54,6 +56,11 @@ declare module 'fastify' {
     selfAuth?: boolean;
     /** A socket's client messages that have a schema, by name, first one first (the AsyncAPI document reads them). */
     messages?: Record<string, z.ZodType>;
+    /**
+     * The route's own rendering of a refusal of admission, for an operation whose errors differ from its
+     * service's (speech-to-text answers with real HTTP statuses); the service's renderer otherwise.
+     */
+    refusal?: (req: FastifyRequest, refusal: Refusal) => Error;
   }
 }
 

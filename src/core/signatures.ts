@@ -18,6 +18,10 @@ export interface SignatureRecord {
   speakers: { speaker: number; voices: string[] }[];
   /** Sentence segments or dialogue turns with their true times. */
   segments: SpokenSegment[];
+  /** Word spans with their true times (speech to text's `word` level). */
+  words?: SpokenSegment[];
+  /** Pronunciation replacements of the synthesis (the spans' texts are the original text's). */
+  pronunciations?: { text: string; replacement: string }[];
   durationMs: number;
   createdAtMs: number;
 }
@@ -26,6 +30,7 @@ export interface SignatureRecord {
 function weightOf(r: SignatureRecord): number {
   let w = r.text.length + 64;
   for (const s of r.segments) w += s.text.length + 64;
+  for (const s of r.words ?? []) w += s.text.length + 48;
   return w;
 }
 
@@ -88,19 +93,31 @@ export class SignatureRecords {
 export interface SpokenAudio {
   signatureId: string;
   durationMs: number;
-  timeline: { sentences: readonly { text: string; startMs: number; endMs: number }[] };
+  timeline: {
+    sentences: readonly { text: string; startMs: number; endMs: number }[];
+    words?: readonly { text: string; startMs: number; endMs: number }[];
+  };
 }
 
 /** The record of a synthesis: one speaker (a voice or a mix of voices) saying the timeline's sentences. */
-export function speechRecord(input: { text: string; language?: string; voices: string[]; summary: SpokenAudio; atMs: number }): SignatureRecord {
+export function speechRecord(input: {
+  text: string;
+  language?: string;
+  voices: string[];
+  summary: SpokenAudio;
+  atMs: number;
+  pronunciations?: readonly { text: string; replacement: string }[];
+}): SignatureRecord {
   const { summary } = input;
   return {
+    ...(input.pronunciations?.length ? { pronunciations: input.pronunciations.map((p) => ({ text: p.text, replacement: p.replacement })) } : {}),
     id: summary.signatureId,
     kind: 'speech',
     text: input.text,
     language: input.language,
     speakers: [{ speaker: 1, voices: input.voices }],
     segments: summary.timeline.sentences.map((sentence) => ({ text: sentence.text, startMs: sentence.startMs, endMs: sentence.endMs, speaker: 1 })),
+    words: summary.timeline.words?.map((word) => ({ text: word.text, startMs: word.startMs, endMs: word.endMs })),
     durationMs: summary.durationMs,
     createdAtMs: input.atMs,
   };
@@ -111,10 +128,16 @@ export function dialogueRecord(input: {
   text: string;
   language?: string;
   voices: readonly string[];
-  audio: { signatureId: string; durationMs: number; turns?: readonly SpokenSegment[] };
+  audio: {
+    signatureId: string;
+    durationMs: number;
+    turns?: readonly SpokenSegment[];
+    timeline?: { words?: readonly { text: string; startMs: number; endMs: number; turn?: number }[] };
+  };
   atMs: number;
 }): SignatureRecord {
   const { audio } = input;
+  const speakerOf = (turn: number | undefined) => (turn === undefined ? undefined : audio.turns?.[turn]?.speaker);
   return {
     id: audio.signatureId,
     kind: 'dialogue',
@@ -122,6 +145,7 @@ export function dialogueRecord(input: {
     language: input.language,
     speakers: input.voices.map((voice, index) => ({ speaker: index + 1, voices: [voice] })),
     segments: (audio.turns ?? []).map((turn) => ({ text: turn.text, startMs: turn.startMs, endMs: turn.endMs, speaker: turn.speaker })),
+    words: audio.timeline?.words?.map((word) => ({ text: word.text, startMs: word.startMs, endMs: word.endMs, speaker: speakerOf(word.turn) })),
     durationMs: audio.durationMs,
     createdAtMs: input.atMs,
   };

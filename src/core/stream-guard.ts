@@ -26,6 +26,8 @@ export const AUDIO_CHUNK: FrameKind = Object.freeze({ chunk: true, audio: true, 
 export const FINAL_AUDIO_CHUNK: FrameKind = Object.freeze({ chunk: true, audio: true, final: true });
 /** An event that is the stream's content without audio (the recognition stream's results). */
 export const EVENT_CHUNK: FrameKind = Object.freeze({ chunk: true, audio: false, final: false });
+/** The last event of an answer without audio (speech-to-text's `finish: true`). */
+export const FINAL_EVENT_CHUNK: FrameKind = Object.freeze({ chunk: true, audio: false, final: true });
 
 /** How a transport writes its frames: the only part that differs between SSE, chunked bodies and sockets. */
 export interface StreamTransport<F> {

@@ -14,6 +14,8 @@ export type Shape =
   | 'control'
   /** /mcp: JSON-RPC 2.0 bodies (202 with no body for notifications). */
   | 'jsonrpc'
+  /** speech to text: real HTTP statuses with {type: "error", error: {type, message, http_code}, request_id}. */
+  | 'speech-to-text'
   /** answers the spec gives without a body shape (detection's 405). */
   | 'raw';
 
@@ -133,6 +135,8 @@ const SPEECH: Omit<Endpoint, 'service'>[] = [
   { method: 'POST', url: '/v1/t2a_async_v2', shape: 'speech', statuses: [200] },
   { method: 'GET', url: '/v1/query/t2a_async_query_v2', shape: 'speech', statuses: [200] },
   { method: 'POST', url: '/v1/query/t2a_async_query_v2', shape: 'speech', statuses: [200] },
+  // speech-current.md 1.6: errors with their real statuses.
+  { method: 'POST', url: '/v1/speech_to_text', shape: 'speech-to-text', statuses: [200, 400, 401, 402, 413, 422, 429, 500], multipart: true },
 ];
 
 function withControl(service: 'speech' | 'platform', own: Omit<Endpoint, 'service'>[]): Endpoint[] {
@@ -198,6 +202,13 @@ export function problemOf(e: Endpoint, a: Answer, method = e.method): string | n
       if (a.status >= 400 && !(isObject(body) && isObject(body.error) && typeof body.error.message === 'string'))
         return `control error without {error:{message}}: ${a.text.slice(0, 120)}`;
       return null;
+    case 'speech-to-text': {
+      if (a.status === 200) return isObject(body) && typeof body.text === 'string' ? null : `no text: ${a.text.slice(0, 120)}`;
+      const error = isObject(body) ? body.error : undefined;
+      if (!isObject(body) || body.type !== 'error' || !isObject(error) || typeof error.message !== 'string' || error.http_code !== String(a.status))
+        return `not the error body of 1.6: ${a.text.slice(0, 120)}`;
+      return null;
+    }
     case 'jsonrpc': {
       const items = Array.isArray(body) ? body : [body];
       return items.every((x) => isObject(x) && x.jsonrpc === '2.0') ? null : `not JSON-RPC 2.0: ${a.text.slice(0, 120)}`;

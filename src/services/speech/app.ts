@@ -14,6 +14,7 @@ import { speechDesignRoutes } from './design/routes.js';
 import { speechFileRoutes } from './files/routes.js';
 import { speechRoutes } from './routes.js';
 import { speechVoiceRoutes } from './voices/routes.js';
+import { speechToTextRoutes } from './stt/routes.js';
 import { speechSocketRoutes } from './ws/socket.js';
 
 /** Bearer key of the speech service (`Authorization: Bearer <key>`). */
@@ -61,4 +62,5 @@ export async function setupSpeechApp(app: FastifyInstance, emu: Emulator): Promi
   await app.register(speechSocketRoutes, { emu });
   // Voices, files, cloning, design and async synthesis: each its own encapsulated plugin.
   for (const routes of [speechVoiceRoutes, speechFileRoutes, speechCloneRoutes, speechDesignRoutes, speechAsyncRoutes]) await app.register(routes, { emu });
+  await app.register(speechToTextRoutes, { emu });
 }

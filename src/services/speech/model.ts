@@ -331,7 +331,8 @@ export function chargeRequest(emu: Emulator, account: Account, plan: SynthesisPl
 export function recordSignature(emu: Emulator, plan: SynthesisPlan, summary: SynthSummary): void {
   // A cloned or designed voice is kept and listed once it spoke; its first synthesis pays the voice fee.
   plan.usageVoiceCount = markVoicesUsed(emu, plan.voiceIds);
-  emu.signatures.put(speechRecord({ text: plan.input.text, language: plan.language, voices: plan.voiceIds, summary, atMs: emu.clock.now() }));
+  const { text, pronunciations } = plan.input;
+  emu.signatures.put(speechRecord({ text, pronunciations, language: plan.language, voices: plan.voiceIds, summary, atMs: emu.clock.now() }));
   emu.markDirty();
 }
 
