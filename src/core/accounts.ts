@@ -1,4 +1,5 @@
 import { sha256Hex } from './ids.js';
+import type { SpeechSettings } from './speech-settings.js';
 
 /**
  * API key -> account. Keys are never stored: an account is known by the hash of its key (`id`),
@@ -24,6 +25,8 @@ export interface AccountSettings {
   limits?: AccountLimits;
   /** Identity verification done (speech voice cloning needs it: 2038 otherwise). Default true. */
   real_name_verified?: boolean;
+  /** Settings of the speech service (the bidi socket's buffering); a PUT merges each group. */
+  speech_settings?: SpeechSettings;
 }
 
 export interface Account {
@@ -40,6 +43,8 @@ export interface Account {
   freeCallSeconds: number;
   /** True when the account comes from the fixture or a PUT (strict mode accepts only these). */
   listed: boolean;
+  /** The values set; the service applies its defaults to the others. */
+  speechSettings?: SpeechSettings;
 }
 
 export type Resolution = { ok: true; account: Account } | { ok: false; problem: 'missing' | 'invalid' | 'disabled' };
@@ -122,6 +127,8 @@ export class Accounts {
     if (settings.disabled !== undefined) account.disabled = settings.disabled;
     if (settings.limits !== undefined) account.limits = { ...account.limits, ...settings.limits };
     if (settings.real_name_verified !== undefined) account.realNameVerified = settings.real_name_verified;
+    if (settings.speech_settings?.bidi)
+      account.speechSettings = { ...account.speechSettings, bidi: { ...account.speechSettings?.bidi, ...settings.speech_settings.bidi } };
     return account;
   }
 
@@ -189,6 +196,7 @@ export class Accounts {
       realNameVerified: listed?.real_name_verified ?? true,
       freeCallSeconds: this.opts.freeCallSeconds,
       listed: listed !== undefined,
+      ...(listed?.speech_settings ? { speechSettings: structuredClone(listed.speech_settings) } : {}),
     };
   }
 }
@@ -204,5 +212,6 @@ export function accountView(a: Account) {
     disabled: a.disabled,
     limits: a.limits,
     real_name_verified: a.realNameVerified !== false,
+    speech_settings: a.speechSettings ?? {},
   };
 }

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { TAG_NAMES } from '../audio/text/tokens.js';
 import { CAPABILITIES } from './accounts.js';
+import { speechSettingsSchema } from './speech-settings.js';
 
 /**
  * The shape of every fixture file under fixtures/. A user's folder (EMULATOR_FIXTURES_DIR) may replace
@@ -24,6 +25,7 @@ export const fixtureSchemas = {
       project: z.string().min(1).optional(),
       disabled: z.boolean().optional(),
       real_name_verified: z.boolean().optional(),
+      speech_settings: speechSettingsSchema.optional(),
       limits: z
         .object({
           requests_per_minute: z.int().min(1).optional(),

@@ -17,6 +17,7 @@ import { speechFileRoutes } from './files/routes.js';
 import { gate, speechRoutes, T2A_PATH } from './routes.js';
 import { speechVoiceRoutes } from './voices/routes.js';
 import { speechSocketRoutes } from './ws/socket.js';
+import { bidiSocketRoutes } from './bidi/socket.js';
 
 /** Bearer key of the speech service (`Authorization: Bearer <key>`). */
 export function bearerKey(header: string | undefined): string | undefined {
@@ -59,6 +60,7 @@ export async function setupSpeechApp(app: FastifyInstance, emu: Emulator): Promi
   await app.register(controlPlane, { prefix: '/_emulator', emu });
   await app.register(speechRoutes, { emu });
   await app.register(speechSocketRoutes, { emu });
+  await app.register(bidiSocketRoutes, { emu });
   // Voices, files, cloning, design and async synthesis: each its own encapsulated plugin.
   for (const routes of [speechVoiceRoutes, speechFileRoutes, speechCloneRoutes, speechDesignRoutes, speechAsyncRoutes]) await app.register(routes, { emu });
 }
