@@ -5,6 +5,7 @@ import * as z from 'zod';
 import type { Emulator } from '../core/emulator.js';
 import { streamMetaSchema, textMetaSchema } from '../services/platform/conversation/schema.js';
 import { streamMetaSchema as recognitionMetaSchema } from '../services/platform/recognition/schema.js';
+import { BIDI_PATH, bidiClientMessages } from '../services/speech/bidi/schema.js';
 import { taskContinueSchema, taskStartSchema, WS_PATH } from '../services/speech/ws/schema.js';
 import { VERSION } from '../version.js';
 
@@ -132,6 +133,7 @@ const CLIENT_MESSAGES: Record<string, Record<string, z.ZodType>> = {
   '/api/v1/audio/conversation/stream-text': { meta: textMetaSchema },
   '/v1/speech-to-text/stream': { meta: recognitionMetaSchema },
   [WS_PATH]: { task_start: taskStartSchema, task_continue: taskContinueSchema },
+  [BIDI_PATH]: bidiClientMessages,
 };
 
 const channelId = (path: string) => path.replace(/^\//, '').replace(/[^A-Za-z0-9]+/g, '_');

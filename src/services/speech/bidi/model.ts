@@ -126,6 +126,8 @@ export function openBidiSession(emu: Emulator, port: SessionPort, ctx: BidiConte
     idle = { id, dueMs: ctx.now() + IDLE_MS };
   };
   armIdle();
+  // The socket sends connected_success as soon as the session is open (ws/socket.ts).
+  log({ dir: 'out', event: 'connected_success' });
 
   /** Drops the buffer, the queue and the sentence in progress (cancel, failure, close). */
   function stopAll() {

@@ -19,7 +19,14 @@ export const bidiTaskContinueSchema = z.looseObject({
   text: z.string('must be a string'),
 });
 
-export const bidiControlSchema = z.looseObject({ event: z.enum(['task_flush', 'task_cancel', 'task_finish']) });
+/** `task_flush`, `task_cancel`, `task_finish`: only the event. */
+const onlyEvent = (name: string) => z.looseObject({ event: z.literal(name) });
 
-/** The events a client may send, in the words of an illegal-event message. */
-export const BIDI_CLIENT_EVENTS = ['task_start', 'task_continue', 'task_flush', 'task_cancel', 'task_finish'] as const;
+/** Every client message, for the AsyncAPI document. */
+export const bidiClientMessages = {
+  task_start: bidiTaskStartSchema,
+  task_continue: bidiTaskContinueSchema,
+  task_flush: onlyEvent('task_flush'),
+  task_cancel: onlyEvent('task_cancel'),
+  task_finish: onlyEvent('task_finish'),
+};
