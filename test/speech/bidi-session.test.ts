@@ -150,6 +150,22 @@ describe('each sentence is an independent file of its format (E7)', () => {
   });
 });
 
+describe('subtitles per sentence (E7)', () => {
+  it('offsets are relative to the sentence text and times to its start; never on is_final', async () => {
+    const r = await bidiSession(emu.speechUrl, [{ ...withFormat({ format: 'pcm', sample_rate: 8000 }), subtitle_enable: true }, ...PIECES.map(text), finish]);
+    const sentences = sentencesOf(r.messages);
+    expect(sentences).toHaveLength(3);
+    for (const [i, s] of sentences.entries()) {
+      const subs = s.chunks.filter((c) => c.data.subtitle).map((c) => c.data.subtitle);
+      expect(subs).toEqual([expect.objectContaining({ text: SENTENCES[i], text_begin: 0, text_end: [...SENTENCES[i]!].length })]);
+      // The sentence's own time line (a short lead-in), not the session's.
+      expect(subs[0].time_begin).toBeLessThan(1000);
+      expect(subs[0].time_end).toBeLessThanOrEqual(s.extra.audio_length);
+      expect(s.chunks.at(-1).data.subtitle).toBeUndefined();
+    }
+  });
+});
+
 describe('billing per sentence', () => {
   it('each sentence is charged as an HTTP request of its text', async () => {
     const key = 'speech-bidi-billing';
