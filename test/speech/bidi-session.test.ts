@@ -7,7 +7,6 @@ import { BIDI_START, bidiSession, sentencesOf } from './bidi-helpers.js';
 const { emu, ctl } = emulatorForFile({ plane: 'speech' });
 
 const text = (t: unknown) => ({ event: 'task_continue', text: t });
-const flush = { event: 'task_flush' };
 const finish = { event: 'task_finish' };
 const withFormat = (audio_setting: Record<string, unknown>) => ({ ...BIDI_START, audio_setting });
 const SENTENCES = ['Hello there, this is the first sentence.', 'And here comes a second one!', 'Finally the third?'];

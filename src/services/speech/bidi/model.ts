@@ -274,7 +274,7 @@ export function openBidiSession(emu: Emulator, port: SessionPort, ctx: BidiConte
         log({ dir: 'out', event: 'task_continued', sentence: sentence.index, is_final: isFinal, audio_bytes: bytes.length });
         return true;
       },
-      stopped: () => (audio.cut ? 'cut' : 'aborted'),
+      stopped: () => audio.stopped,
     };
   }
 

@@ -22,6 +22,7 @@ import {
   readClientFrame,
   SOCKET_CODE_MSG,
   synthesizePiece,
+  type PieceOut,
   type SessionPort,
 } from './piece.js';
 import { taskContinueSchema, type TaskStart } from './schema.js';
@@ -144,8 +145,8 @@ export function openSession(emu: Emulator, port: SessionPort, ctx: SessionContex
   }
 
   /** Each audio message of a piece, counted by the one audio sender. */
-  const out = {
-    chunk: (bytes: Buffer, isFinal: boolean, extra?: Parameters<typeof audioBody>[2], subtitle?: Parameters<typeof audioBody>[3]) =>
+  const out: PieceOut = {
+    chunk: (bytes, isFinal, extra, subtitle) =>
       audio.send(event('task_continued', ctx, 0, STATUS_MSG[0]!, audioBody(bytes, isFinal, extra, subtitle)), 'task_continued'),
     stopped: () => audio.stopped,
   };
