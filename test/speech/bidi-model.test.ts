@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { openBidiSession } from '../../src/services/speech/bidi/model.js';
-import { DEFAULT_MAX_PENDING_CHARS } from '../../src/services/speech/bidi/settings.js';
+import { Accounts } from '../../src/core/accounts.js';
+import { bidiSettingsOf, DEFAULT_MAX_PENDING_CHARS } from '../../src/services/speech/bidi/settings.js';
 import { DEFAULT_BUFFER_SETTINGS } from '../../src/services/speech/bidi/buffer.js';
 import { speechArea } from '../../src/services/speech/state.js';
 import type { SessionPort } from '../../src/services/speech/ws/piece.js';
@@ -140,5 +141,17 @@ describe('the order of checks of the bidi session model (E8, E9)', () => {
       'out:task_canceled',
     ]);
     expect(record.cuts).toEqual([]);
+  });
+});
+
+describe('bidi settings of an account', () => {
+  it('the accounts fixture and a PUT set them over the defaults; a PUT merges', () => {
+    const accounts = new Accounts({ strict: false, fixture: [{ key: 'listed', speech_settings: { bidi: { silence_ms: 250 } } }], freeCallSeconds: 0 });
+    const listed = accounts.put('listed', {});
+    expect(bidiSettingsOf(listed)).toEqual({ ...DEFAULT_BUFFER_SETTINGS, silenceMs: 250, maxPendingChars: DEFAULT_MAX_PENDING_CHARS });
+    accounts.put('listed', { speech_settings: { bidi: { max_pending_chars: 99 } } });
+    expect(bidiSettingsOf(listed)).toMatchObject({ silenceMs: 250, maxPendingChars: 99, backstopMs: 5_000 });
+    const plain = accounts.put('plain', {});
+    expect(bidiSettingsOf(plain)).toEqual({ ...DEFAULT_BUFFER_SETTINGS, maxPendingChars: 20_000 });
   });
 });

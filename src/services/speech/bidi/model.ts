@@ -90,7 +90,7 @@ export function openBidiSession(emu: Emulator, port: SessionPort, ctx: BidiConte
 
   const log = (frame: Omit<FrameRecord, 'at_ms'>) => journal.frame({ ...frame, at_ms: ctx.now() });
 
-  /** Every control event: the connection's trace (E5). */
+  /** Every event but audio: on the connection's trace (E5) unless a sentence's trace is given. */
   const send = (name: string, code = 0, msg = STATUS_MSG[0]!, extra: object = {}, traceId = ids.traceId, sentence?: number) => {
     if (port.closed) return;
     port.send(event(name, { ...ids, traceId }, code, msg, extra), name);
