@@ -79,6 +79,9 @@ export function cutSentences(text: string, settings: CutSettings, flush?: CutRea
   const spans = protectedSpans(chars);
   const spanAt = new Map(spans.map((s) => [s.start, s]));
   const inside = (pos: number) => spans.find((s) => pos > s.start && (s.end === null || pos < s.end));
+  // Non-space code points before each position, so a clause is measured in constant time.
+  const nonSpaceBefore = [0];
+  for (const c of chars) nonSpaceBefore.push(nonSpaceBefore.at(-1)! + (SPACE.test(c) ? 0 : 1));
   const cuts: Cut[] = [];
   let start = 0;
   let i = 0;
@@ -115,7 +118,7 @@ export function cutSentences(text: string, settings: CutSettings, flush?: CutRea
         continue;
       }
       i++;
-      if (SECONDARY.has(c) && nonSpaceCount(chars, start, i) >= settings.minClauseChars) {
+      if (SECONDARY.has(c) && nonSpaceBefore[i]! - nonSpaceBefore[start]! >= settings.minClauseChars) {
         cut(i, 'secondary');
         continue;
       }
