@@ -28,11 +28,16 @@ async function buffered(c: { key: string }, expected: string): Promise<void> {
   await until(async () => (await sockets(c.key))[0]?.buffer === expected);
 }
 
-/** Sentence texts as the journal's cuts show them (dropped fragments have sentence null). */
-async function cutsOf(key: string): Promise<any[]> {
+/** The journal record of the account's bidi socket. */
+async function recordOf(key: string): Promise<any> {
   const account = (await ctl.accountState(key)).account;
   const entries = (await ctl.journal({ path: '/ws/v1/t2a_v2_bidi' })).body.entries;
-  return entries.find((e: any) => e.account === account).response.summary.cuts;
+  return entries.find((e: any) => e.account === account).response.summary;
+}
+
+/** Sentence texts as the journal's cuts show them (dropped fragments have sentence null). */
+async function cutsOf(key: string): Promise<any[]> {
+  return (await recordOf(key)).cuts;
 }
 
 const starts = (c: BidiClient) => c.messages.filter((m) => m.event === 'sentence_start').length;
@@ -146,7 +151,8 @@ describe('buffering through the socket, on the emulator clock (E6)', () => {
     c.send(text('   '));
     c.send(text(''));
     c.send(text('\n'));
-    await until(async () => (await ctl.journal({ path: '/ws/v1/t2a_v2_bidi' })).body.entries.some((e: any) => e.response.summary?.frames_total >= 6));
+    // connected_success, task_start, task_started and four task_continue frames have reached the server.
+    await until(async () => (await recordOf(c.key)).frames_total === 7);
     await ctl.advance(100);
     await c.waitFor((m) => m.event === 'sentence_end');
     expect(c.events().filter((e) => e !== 'sentence_start' && e !== 'task_continued' && e !== 'sentence_end')).toEqual(['connected_success', 'task_started']);
