@@ -152,6 +152,23 @@ describe('idle time and pings on the emulator clock (E9)', () => {
     expect(entry.response.summary.frames.some((f: any) => f.dir === 'in' && f.event === '(ping)')).toBe(true);
   });
 
+  it('the idle clock does not run while a sentence is being synthesised; it restarts when the queue is done', async () => {
+    const key = 'speech-bidi-idle-busy';
+    await ctl.putAccount(key, { speech_settings: { bidi: { max_sentence_chars: 9_000 } } });
+    const c = await startedClient(emu.speechUrl, PCM, { key });
+    c.send(text(`${'A long sentence that keeps the synthesis busy '.repeat(80)}for a while.`));
+    await c.waitFor((m) => m.event === 'task_continued');
+    await ctl.advance(200_000);
+    expect(c.events()).not.toContain('task_failed');
+    c.send({ event: 'task_cancel' });
+    await c.waitFor((m) => m.event === 'task_canceled');
+    await ctl.advance(119_999);
+    expect(c.events().at(-1)).toBe('task_canceled');
+    await ctl.advance(1);
+    await c.closed;
+    expect(c.messages.at(-1).base_resp.status_code).toBe(2201);
+  });
+
   it('the server never pings', async () => {
     const c = await startedClient(emu.speechUrl, PCM);
     let pinged = false;
