@@ -2,7 +2,7 @@
 # Build:  docker build -t speech-emulator .
 # Run:    docker run --rm -p 8900:8900 -p 8901:8901 -p 8910:8910 speech-emulator
 
-FROM node:20-slim AS build
+FROM node:24-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY scripts/patch-lamejs.mjs scripts/bundle.mjs scripts/boot.mjs ./scripts/
@@ -14,7 +14,7 @@ COPY fixtures ./fixtures
 RUN npm run build
 RUN npm prune --omit=dev --no-audit --no-fund
 
-FROM node:20-slim
+FROM node:24-slim
 WORKDIR /app
 ENV NODE_ENV=production \
     EMULATOR_HOST=0.0.0.0 \

@@ -96,6 +96,15 @@ function freePort(): Promise<number> {
 
 const OS_LEVEL = /^(apt-get|apk|useradd|adduser|groupadd|addgroup|chown|chmod|mkdir\s+-p\s+\/)/;
 
+/** The image's Node major must be one that package.json's `engines` accepts (">=22.13" accepts 22 and up). */
+function checkEngines(image: string, major: number): void {
+  const range = (JSON.parse(readFileSync(join(context, 'package.json'), 'utf8')) as { engines?: { node?: string } }).engines?.node;
+  const least = /^>=\s*(\d+)/.exec(range ?? '')?.[1];
+  if (!least) fail(`package.json engines.node is ${JSON.stringify(range)}: expected a ">=N" range to check the base image against`);
+  if (major < Number(least)) fail(`base image ${image} runs Node ${major}, but package.json engines.node is "${range}"`);
+  log(`FROM ${image}: Node ${major} is within engines.node "${range}"`);
+}
+
 async function main() {
   const instructions = parseDockerfile(readFileSync(join(context, 'Dockerfile'), 'utf8'));
   const ignored = dockerignore();
@@ -114,6 +123,7 @@ async function main() {
         const [image, as, name] = ins.args.split(/\s+/);
         const major = /^node:(\d+)/.exec(image ?? '')?.[1];
         if (major && process.versions.node.split('.')[0] !== major) fail(`base image ${image} wants Node ${major}, this machine has ${process.version}`);
+        if (major) checkEngines(image!, Number(major));
         const root = mkdtempSync(join(tmpdir(), 'docker-verify-'));
         stages.push({ name: as?.toUpperCase() === 'AS' ? name : undefined, image: image!, root, workdir: '/', env: {} });
         log(`FROM ${image}${name ? ` AS ${name}` : ''}: stage root ${root} (this machine's Node ${process.version} stands in for the base image)`);

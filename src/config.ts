@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { describeValue } from './core/describe.js';
+import { VERSION } from './version.js';
 
 /** One place that knows every setting: CLI flag, environment twin, default and rule. */
 const boolish = z
@@ -38,29 +39,70 @@ export const configSchema = z.object({
 export type Config = z.infer<typeof configSchema>;
 export type ConfigInput = z.input<typeof configSchema>;
 
-/** Flag name, environment variable and config key of every setting. */
-export const settings: { key: keyof Config; flag: string; env: string; help: string }[] = [
-  { key: 'host', flag: '--host', env: 'EMULATOR_HOST', help: 'address to listen on' },
-  { key: 'speechPort', flag: '--speech-port', env: 'EMULATOR_SPEECH_PORT', help: 'speech synthesis service port' },
-  { key: 'speechBackupPort', flag: '--speech-backup-port', env: 'EMULATOR_SPEECH_BACKUP_PORT', help: 'backup base URL of the speech service' },
-  { key: 'platformPort', flag: '--platform-port', env: 'EMULATOR_PLATFORM_PORT', help: 'voice platform service port' },
-  { key: 'seed', flag: '--seed', env: 'EMULATOR_SEED', help: 'seed of ids, tokens and probabilistic faults' },
-  { key: 'dataDir', flag: '--data-dir', env: 'EMULATOR_DATA_DIR', help: 'persist state and files here' },
-  { key: 'fixturesDir', flag: '--fixtures-dir', env: 'EMULATOR_FIXTURES_DIR', help: 'folder overriding files of fixtures/' },
-  { key: 'publicUrl', flag: '--public-url', env: 'EMULATOR_PUBLIC_URL', help: 'base of the download links handed out' },
-  { key: 'strictKeys', flag: '--strict-keys', env: 'EMULATOR_STRICT_KEYS', help: 'accept only listed keys' },
-  { key: 'journalLimit', flag: '--journal-limit', env: 'EMULATOR_JOURNAL_LIMIT', help: 'journal entries kept' },
-  { key: 'logLevel', flag: '--log-level', env: 'LOG_LEVEL', help: 'pino log level' },
-  { key: 'controlToken', flag: '--control-token', env: 'EMULATOR_CONTROL_TOKEN', help: 'bearer token required by /_emulator' },
-  { key: 'globalLimits', flag: '--global-limits', env: 'EMULATOR_GLOBAL_LIMITS', help: 'global (all-account) rate limits on/off' },
-  { key: 'latency', flag: '--latency', env: 'EMULATOR_LATENCY', help: 'none | realistic' },
-  { key: 'livekitApiKey', flag: '--livekit-api-key', env: 'EMULATOR_LIVEKIT_API_KEY', help: 'key that signs room tokens' },
-  { key: 'livekitApiSecret', flag: '--livekit-api-secret', env: 'EMULATOR_LIVEKIT_API_SECRET', help: 'secret that signs room tokens' },
-  { key: 'rtcUrl', flag: '--rtc-url', env: 'EMULATOR_RTC_URL', help: 'rtc_url / wsUrl handed to clients' },
-  { key: 'corsOrigins', flag: '--cors-origins', env: 'EMULATOR_CORS_ORIGINS', help: 'browser origins allowed (comma list; * = any)' },
+/** Flag name, environment variable, config key, what a value must be, and meaning of every setting. */
+export interface Setting {
+  key: keyof Config;
+  flag: string;
+  env: string;
+  /** What a valid value looks like, for error messages and --help. */
+  expects: string;
+  help: string;
+  /** A switch: the bare flag means true. Every other flag needs a value. */
+  switch?: true;
+}
+
+const PORT = 'a port number from 0 to 65535 (0 = any free port)';
+const BOOL = 'one of true, false, 1, 0, on, off, yes, no';
+
+export const settings: Setting[] = [
+  { key: 'host', flag: '--host', env: 'EMULATOR_HOST', expects: 'an address such as 127.0.0.1 or 0.0.0.0', help: 'address to listen on' },
+  { key: 'speechPort', flag: '--speech-port', env: 'EMULATOR_SPEECH_PORT', expects: PORT, help: 'speech synthesis service port' },
+  { key: 'speechBackupPort', flag: '--speech-backup-port', env: 'EMULATOR_SPEECH_BACKUP_PORT', expects: PORT, help: 'backup base URL of the speech service' },
+  { key: 'platformPort', flag: '--platform-port', env: 'EMULATOR_PLATFORM_PORT', expects: PORT, help: 'voice platform service port' },
+  { key: 'seed', flag: '--seed', env: 'EMULATOR_SEED', expects: 'any text', help: 'seed of ids, tokens and probabilistic faults' },
+  { key: 'dataDir', flag: '--data-dir', env: 'EMULATOR_DATA_DIR', expects: 'a writable folder', help: 'persist state and files here' },
+  {
+    key: 'fixturesDir',
+    flag: '--fixtures-dir',
+    env: 'EMULATOR_FIXTURES_DIR',
+    expects: 'a folder of fixture files',
+    help: 'folder overriding files of fixtures/',
+  },
+  {
+    key: 'publicUrl',
+    flag: '--public-url',
+    env: 'EMULATOR_PUBLIC_URL',
+    expects: 'an http(s) URL such as http://emulator:8900',
+    help: 'base of the download links handed out',
+  },
+  { key: 'strictKeys', flag: '--strict-keys', env: 'EMULATOR_STRICT_KEYS', expects: BOOL, help: 'accept only listed keys', switch: true },
+  { key: 'journalLimit', flag: '--journal-limit', env: 'EMULATOR_JOURNAL_LIMIT', expects: 'a whole number from 1 to 1000000', help: 'journal entries kept' },
+  { key: 'logLevel', flag: '--log-level', env: 'LOG_LEVEL', expects: 'one of fatal, error, warn, info, debug, trace, silent', help: 'pino log level' },
+  { key: 'controlToken', flag: '--control-token', env: 'EMULATOR_CONTROL_TOKEN', expects: 'a non-empty token', help: 'bearer token required by /_emulator' },
+  { key: 'globalLimits', flag: '--global-limits', env: 'EMULATOR_GLOBAL_LIMITS', expects: BOOL, help: 'global (all-account) rate limits on/off', switch: true },
+  { key: 'latency', flag: '--latency', env: 'EMULATOR_LATENCY', expects: 'none or realistic', help: 'none | realistic' },
+  { key: 'livekitApiKey', flag: '--livekit-api-key', env: 'EMULATOR_LIVEKIT_API_KEY', expects: 'a non-empty key', help: 'key that signs room tokens' },
+  {
+    key: 'livekitApiSecret',
+    flag: '--livekit-api-secret',
+    env: 'EMULATOR_LIVEKIT_API_SECRET',
+    expects: 'a non-empty secret',
+    help: 'secret that signs room tokens',
+  },
+  { key: 'rtcUrl', flag: '--rtc-url', env: 'EMULATOR_RTC_URL', expects: 'a non-empty URL', help: 'rtc_url / wsUrl handed to clients' },
+  {
+    key: 'corsOrigins',
+    flag: '--cors-origins',
+    env: 'EMULATOR_CORS_ORIGINS',
+    expects: 'a comma list of http(s) origins such as http://localhost:5173, or *',
+    help: 'browser origins allowed (comma list; * = any)',
+  },
 ];
 
 export class ConfigError extends Error {}
+
+/** Not an error: what `--help` or `--version` answers (printed on stdout, exit 0). */
+export class CliAnswer extends Error {}
 
 /** Reads flags (`--x value`, `--x=value`, bare `--flag` = true) over environment variables over defaults. */
 export function readConfig(argv: string[], env: NodeJS.ProcessEnv, defaults: Partial<ConfigInput> = {}): Config {
@@ -75,14 +117,17 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv, defaults: Par
   }
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
-    if (arg === '--help' || arg === '-h') throw new ConfigError(usage());
+    if (arg === '--help' || arg === '-h') throw new CliAnswer(usage());
+    if (arg === '--version' || arg === '-v') throw new CliAnswer(`speech-emulator ${VERSION}`);
     const [name, inline] = arg.split(/=(.*)/s, 2) as [string, string | undefined];
     const s = settings.find((x) => x.flag === name);
     if (!s) throw new ConfigError(`unknown option ${name} (see --help)`);
     let value: string | undefined = inline;
     if (value === undefined) {
       const next = argv[i + 1];
-      value = next !== undefined && !next.startsWith('--') ? (i++, next) : 'true';
+      if (next !== undefined && !next.startsWith('--')) value = (i++, next);
+      else if (s.switch) value = 'true';
+      else throw new ConfigError(`${s.flag} needs a value: ${s.expects}`);
     }
     raw[s.key] = value;
     origin[s.key] = s.flag;
@@ -94,9 +139,19 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv, defaults: Par
     const key = String(issue.path[0] ?? '');
     const s = settings.find((x) => x.key === key);
     const where = origin[key] ?? (s ? `${s.flag} / ${s.env}` : key);
-    throw new ConfigError(`invalid ${where}=${describeValue(raw[key])}: ${issue.message}`);
+    throw new ConfigError(`invalid ${where}=${describeValue(raw[key])}: expected ${s?.expects ?? issue.message}`);
   }
   return parsed.data;
+}
+
+/** The setting a port of the configuration came from, for messages about the port itself. */
+export function portSettings(config: Config): { setting: Setting; service: string; port: number }[] {
+  const services: Partial<Record<keyof Config, string>> = {
+    speechPort: 'speech synthesis service',
+    speechBackupPort: 'speech backup',
+    platformPort: 'voice platform service',
+  };
+  return settings.filter((s) => services[s.key]).map((setting) => ({ setting, service: services[setting.key]!, port: config[setting.key] as number }));
 }
 
 export function usage(): string {
@@ -106,5 +161,19 @@ export function usage(): string {
     const shown = Array.isArray(d) ? (d.length ? d.join(',') : '*') : String(d);
     return `  ${s.flag.padEnd(22)} ${s.env.padEnd(30)} ${s.help}${d === undefined ? '' : ` (default ${shown})`}`;
   });
-  return ['usage: speech-emulator [options]', '', '  flag                   environment variable           meaning', ...rows].join('\n');
+  return [
+    'speech-emulator: a self-hostable emulator of a speech synthesis API and a voice platform API, for offline tests.',
+    '',
+    'usage: speech-emulator [options]',
+    '',
+    'examples:',
+    '  speech-emulator                                   speech :8900, backup :8901, platform :8910, state in memory',
+    '  speech-emulator --data-dir ./emulator-data        keep state and files across restarts',
+    '  speech-emulator --speech-port 0 --platform-port 0 --speech-backup-port 0 --seed ci   free ports, fixed ids',
+    '',
+    '  flag                   environment variable           meaning',
+    ...rows,
+    '  --version, -v                                         print the version',
+    '  --help, -h                                            print this help',
+  ].join('\n');
 }

@@ -1,23 +1,26 @@
 #!/usr/bin/env node
-import { ConfigError, readConfig } from './config.js';
+import { createServer } from 'node:net';
+import { CliAnswer, ConfigError, portSettings, readConfig, type Config } from './config.js';
+import { dataDirProblem } from './core/data-dir.js';
 
 /** CLI: read flags and environment, start the three listeners, close gracefully on SIGINT/SIGTERM. */
 async function main(): Promise<void> {
-  let config;
+  let config: Config;
   try {
     config = readConfig(process.argv.slice(2), process.env);
   } catch (err) {
-    if (err instanceof ConfigError) {
-      // --help is an answer, not an error: stdout and exit 0, so `--help | less` works.
-      if (/^usage:/.test(err.message)) {
-        console.log(err.message);
-        process.exit(0);
-      }
-      console.error(`speech-emulator: ${err.message}`);
-      process.exit(2);
+    // --help and --version are answers, not errors: stdout and exit 0, so `--help | less` works.
+    if (err instanceof CliAnswer) {
+      console.log(err.message);
+      process.exit(0);
     }
+    if (err instanceof ConfigError) refuse(err.message);
     throw err;
   }
+  // Everything that can be known before a listener opens is checked first: no "listening" line precedes a refusal.
+  const problem = (await portProblem(config)) ?? (config.dataDir !== undefined ? dataDirRefusal(config.dataDir) : null);
+  if (problem) refuse(problem);
+
   // Loaded only once the configuration is valid: a bad flag or --help answers at once.
   const [{ runEmulator }, { FixtureError }, { createLogger }] = await Promise.all([import('./app.js'), import('./core/fixtures.js'), import('./logger.js')]);
   const logger = createLogger(config.logLevel);
@@ -25,17 +28,28 @@ async function main(): Promise<void> {
   try {
     running = await runEmulator(config, logger);
   } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    const reason = err instanceof FixtureError ? err.message : e.code === 'EADDRINUSE' ? `port already in use (${e.message})` : e.message;
+    const e = err as NodeJS.ErrnoException & { port?: number };
+    const busy = e.code === 'EADDRINUSE' ? portSettings(config).find((p) => p.port !== 0 && e.message.includes(`:${p.port}`)) : undefined;
+    const reason =
+      err instanceof FixtureError
+        ? err.message
+        : busy
+          ? `${busy.setting.flag} ${busy.port} (${busy.service}) is already in use; choose another with ${busy.setting.flag} or ${busy.setting.env}`
+          : e.code === 'EADDRINUSE'
+            ? `port already in use (${e.message})`
+            : e.message;
     console.error(`speech-emulator: cannot start: ${reason}`);
-    process.exit(1);
+    process.exit(busy ? 2 : 1);
   }
-  // Handlers first: whoever reads the banner may signal at once.
+  // Handlers first: whoever reads the banner may signal at once. A second signal ends the process at once.
   let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      console.error(`speech-emulator: ${signal} again: exiting without waiting for open connections`);
+      process.exit(signal === 'SIGINT' ? 130 : 143);
+    }
     stopping = true;
-    logger.info({ signal }, 'closing');
+    logger.info({ signal }, 'closing (send the signal again to exit at once)');
     const force = setTimeout(() => process.exit(1), 10_000);
     force.unref();
     running
@@ -52,9 +66,44 @@ async function main(): Promise<void> {
       `  speech backup     ${running.speechBackupUrl}`,
       `  voice platform    ${running.platformUrl}`,
       `  control plane     ${running.speechUrl}/_emulator (on every listener)`,
+      `  inspector         ${running.speechUrl}/_emulator/ (open in a browser)`,
       `  data              ${running.emulator.persistent ? running.emulator.dataDir : 'in memory (temporary folder, removed at exit)'}`,
     ].join('\n'),
   );
+}
+
+function refuse(message: string): never {
+  console.error(`speech-emulator: ${message}`);
+  process.exit(2);
+}
+
+function dataDirRefusal(dir: string): string | null {
+  const problem = dataDirProblem(dir);
+  return problem ? `--data-dir ${dir} cannot hold the emulator's state: ${problem}` : null;
+}
+
+/** Two settings asking for one port, or a port another process holds: named by flag and service. */
+async function portProblem(config: Config): Promise<string | null> {
+  const ports = portSettings(config).filter((p) => p.port !== 0);
+  for (const [i, a] of ports.entries()) {
+    const b = ports.slice(i + 1).find((p) => p.port === a.port);
+    if (b) return `${a.setting.flag} and ${b.setting.flag} both ask for port ${a.port}; the ${a.service} and the ${b.service} need one each`;
+  }
+  for (const p of ports) {
+    const code = await tryListen(config.host, p.port);
+    if (code === 'EADDRINUSE') return `${p.setting.flag} ${p.port} (${p.service}) is already in use; choose another with ${p.setting.flag} or ${p.setting.env}`;
+    if (code) return `${p.setting.flag} ${p.port} (${p.service}) cannot be listened on at ${config.host} (${code})`;
+  }
+  return null;
+}
+
+/** Opens and closes a listener on host:port: the error code when that fails, else null. */
+function tryListen(host: string, port: number): Promise<string | null> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+    server.listen({ port, host, exclusive: true }, () => server.close(() => resolve(null)));
+  });
 }
 
 void main();

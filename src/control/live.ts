@@ -12,6 +12,28 @@ export function entryView(entry: JournalEntry): Omit<JournalEntry, 'accountId'> 
 const KEEPALIVE_MS = 15_000;
 
 /**
+ * How far a subscriber may fall behind: bytes written but not yet taken by the client. A feed past it is
+ * cut (EventSource reconnects after `retry`, and the journal itself has what was missed), so a subscriber
+ * that never reads cannot make the emulator hold every event since it stopped.
+ */
+export const LIVE_BACKLOG_BYTES = 1024 * 1024;
+
+/** Writes to a feed until its unread backlog passes `limit`, then destroys it once and calls `onCut`. */
+export function boundedFeed(out: NodeJS.WritableStream & { writableLength: number; destroy(): void }, limit: number, onCut: () => void) {
+  let cut = false;
+  return (text: string): void => {
+    if (cut) return;
+    if (out.writableLength > limit) {
+      cut = true;
+      out.destroy();
+      onCut();
+      return;
+    }
+    out.write(text);
+  };
+}
+
+/**
  * `GET /_emulator/journal/live`: the journal as Server-Sent Events, one `entry` event each time an entry
  * starts or finishes (`{"event":"new"|"finished","entry":{…}}`). EventSource cannot send headers, so
  * this route also takes the control token as `?token=` (checked by the control plane's hook).
@@ -40,11 +62,15 @@ export async function liveJournal(app: FastifyInstance, opts: { emu: Emulator })
         ...(reply.getHeaders() as Record<string, string>),
       });
       res.write(`retry: 1000\n: journal feed\n\n`);
+      const write = boundedFeed(res, LIVE_BACKLOG_BYTES, () => {
+        emu.logger.info({ path: '/_emulator/journal/live' }, `a live journal subscriber fell ${LIVE_BACKLOG_BYTES} bytes behind: its feed is cut`);
+        end();
+      });
       const send = (event: JournalEvent, entry: JournalEntry) => {
-        res.write(`event: entry\ndata: ${JSON.stringify({ event, entry: entryView(entry) })}\n\n`);
+        write(`event: entry\ndata: ${JSON.stringify({ event, entry: entryView(entry) })}\n\n`);
       };
       const unwatch = emu.journal.watch(send);
-      const keepalive = setInterval(() => res.write(': keepalive\n\n'), KEEPALIVE_MS).unref();
+      const keepalive = setInterval(() => write(': keepalive\n\n'), KEEPALIVE_MS).unref();
       const end = () => {
         if (!open.delete(end)) return;
         unwatch();

@@ -21,6 +21,7 @@ export class Clock {
   private nextId = 1;
   private wake: NodeJS.Timeout | null = null;
   private firing = false;
+  private readonly inFlight = new Set<Promise<unknown>>();
 
   constructor(private readonly wall: () => number = () => Date.now()) {}
 
@@ -55,6 +56,24 @@ export class Clock {
     if (this.frozenAt !== null) this.frozenAt = ms;
     else this.offsetMs = ms - this.wall();
     this.fireDue();
+  }
+
+  /**
+   * Work started now whose outcome shows at a later time on this clock (async synthesis makes its audio in
+   * the background, and the task reads Success from a time that depends on that audio). A move of the clock
+   * through the control plane waits for it (`settled`), so what is due has happened when the move is answered.
+   */
+  track(work: Promise<unknown>): void {
+    const done: Promise<unknown> = work.then(
+      () => this.inFlight.delete(done),
+      () => this.inFlight.delete(done),
+    );
+    this.inFlight.add(done);
+  }
+
+  /** Resolves once no tracked work is in flight (work that starts meanwhile is waited for too). */
+  async settled(): Promise<void> {
+    while (this.inFlight.size) await Promise.all(this.inFlight);
   }
 
   /** Back to real time, flowing; pending timers stay and fire when due. */

@@ -1,6 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { mkdir, open, readFile, rename, writeFile } from 'node:fs/promises';
+import { open, readFile, rename } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
@@ -17,6 +16,8 @@ import { Metrics } from './metrics.js';
 import { SignatureRecords } from './signatures.js';
 import { Sockets } from './sockets.js';
 import { SlotQueue } from './queue.js';
+import { loadUrlSecret, URL_SECRET_FILE } from './url-secret.js';
+import { makeDirs } from './data-dir.js';
 
 /**
  * A part of the state owned by one service area (custom voices, uploads, sessions…). Areas register
@@ -134,15 +135,11 @@ export class Emulator {
   static async create(config: Config, fixtures: LoadedFixtures, logger: Logger): Promise<Emulator> {
     const persistent = config.dataDir !== undefined;
     const dataDir = config.dataDir ?? mkdtempSync(join(tmpdir(), 'speech-emulator-'));
-    await mkdir(dataDir, { recursive: true });
-    let secret: Buffer;
-    const secretFile = join(dataDir, 'url-secret');
-    if (persistent && existsSync(secretFile)) secret = await readFile(secretFile);
-    else {
-      secret = randomBytes(32);
-      if (persistent) await writeFile(secretFile, secret, { mode: 0o600 });
-    }
-    return new Emulator(config, fixtures, logger, dataDir, persistent, secret);
+    makeDirs(dataDir);
+    const secret = await loadUrlSecret(dataDir, persistent, existsSync(join(dataDir, SNAPSHOT)));
+    if (secret.replacedMissing)
+      logger.warn(`${join(dataDir, URL_SECRET_FILE)} was missing: a new download-link secret is made, and links handed out before no longer verify`);
+    return new Emulator(config, fixtures, logger, dataDir, persistent, secret.key);
   }
 
   /**

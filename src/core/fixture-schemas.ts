@@ -1,3 +1,4 @@
+import { isAbsolute } from 'node:path';
 import * as z from 'zod';
 import { TAG_NAMES } from '../audio/text/tokens.js';
 import { CAPABILITIES } from './accounts.js';
@@ -15,6 +16,26 @@ const voice = z.object({
   /** One sentence for voice listings (`get_voice`); a default is built from gender and language. */
   description: z.string().optional(),
 });
+
+/**
+ * A system voice of the speech service (speech-current.md E21): `voice_id` verbatim, `voice_name` (the
+ * English display name; `name` is read as its older spelling), a one-sentence `description`, the
+ * fixture-only `language`, and `same_voice_as` for a second spelling of one voice (it sounds the same).
+ */
+const speechVoice = z.preprocess(
+  (v) => (v && typeof v === 'object' && !Array.isArray(v) && !('name' in v) && 'voice_name' in v ? { ...v, name: v.voice_name } : v),
+  z
+    .object({
+      voice_id: z.string().min(1),
+      name: z.string({ error: 'voice_name (the display name) is required' }).min(1),
+      voice_name: z.string().min(1).optional(),
+      language: z.string().min(1),
+      description: z.string().min(1).optional(),
+      gender: z.enum(['male', 'female', 'neutral']).optional(),
+      same_voice_as: z.string().min(1).optional(),
+    })
+    .transform(({ voice_id, name, voice_name, ...rest }) => ({ voice_id, voice_name: voice_name ?? name, ...rest })),
+);
 
 export const fixtureSchemas = {
   'accounts.json': z.array(
@@ -50,7 +71,12 @@ export const fixtureSchemas = {
     }),
     free_call_seconds: z.int().min(0).default(0),
   }),
-  'speech-voices.json': z.array(voice),
+  'speech-voices.json': z
+    .array(speechVoice)
+    .refine(
+      (list) => list.every((v) => !v.same_voice_as || list.some((o) => o.voice_id === v.same_voice_as && !o.same_voice_as)),
+      'same_voice_as must name another voice_id of the file',
+    ),
   /** Models of the speech service: emotions each accepts, interjection tags, legacy aliases. */
   'speech-models.json': z
     .object({
@@ -157,7 +183,13 @@ export const fixtureSchemas = {
   'remote-audio.json': z.array(
     z.object({
       url: z.url({ protocol: /^https?$/ }),
-      file: z.string().min(1),
+      // Read from the fixtures folder only: a path that leaves it would hand any host file to a client.
+      file: z
+        .string()
+        .min(1)
+        .refine((f) => !isAbsolute(f) && !/^[A-Za-z]:/.test(f) && !f.split(/[/\\]/).includes('..'), {
+          message: 'must be a path inside the fixtures folder (relative, without "..")',
+        }),
       content_type: z.string().optional(),
     }),
   ),

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fixtureSchemas, type FixtureName, type Fixtures } from './fixture-schemas.js';
 
@@ -61,6 +61,10 @@ export async function loadFixtures(overrideDir?: string): Promise<LoadedFixtures
     data[name] = parsed.data;
     sources[name] = path;
   }
-  const resolveFile = (rel: string) => (user && existsSync(join(user, rel)) ? join(user, rel) : join(base, rel));
+  const resolveFile = (rel: string) => {
+    // The schema already refuses such names; this keeps any caller inside the two folders.
+    if (isAbsolute(rel) || rel.split(/[/\\]/).includes('..')) throw new FixtureError(`fixture file ${rel} is outside the fixtures folder`);
+    return user && existsSync(join(user, rel)) ? join(user, rel) : join(base, rel);
+  };
   return { data: data as Fixtures, sources, resolveFile };
 }

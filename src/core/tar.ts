@@ -25,7 +25,13 @@ function splitName(name: string): { prefix: string; base: string } {
   return { prefix, base };
 }
 
+/** A member name that an extractor would write outside its target folder is a bug of the caller: never written. */
+function assertConfined(name: string): void {
+  if (name.startsWith('/') || name.split(/[/\\]/).some((s) => s === '..')) throw new Error(`tar entry name leaves its folder: ${name}`);
+}
+
 function header(entry: TarEntry): Buffer {
+  assertConfined(entry.name);
   const h = Buffer.alloc(BLOCK);
   const { prefix, base } = splitName(entry.name);
   h.write(base, 0, 100, 'utf8');

@@ -3,13 +3,16 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
 
-/** Debian's chromium package; never a downloaded browser. */
-export const CHROMIUM = '/usr/bin/chromium';
+/** A system Chromium (Debian's chromium package by default; CHROMIUM_PATH for another); never a downloaded browser. */
+export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 export const SCREENSHOTS = new URL('../../test-output/screenshots/', import.meta.url);
 
 /** Launches the system Chromium headless; a machine without it fails here, naming the package to install. */
 export async function launchChromium(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium); the browser tests need it`);
+  if (!existsSync(CHROMIUM))
+    throw new Error(
+      `${CHROMIUM} is missing, and the browser tests need it: Debian/Ubuntu: apt-get install chromium; elsewhere set CHROMIUM_PATH to a Chromium or Chrome binary`,
+    );
   mkdirSync(SCREENSHOTS, { recursive: true });
   return chromium.launch({
     executablePath: CHROMIUM,

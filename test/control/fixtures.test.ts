@@ -59,6 +59,21 @@ describe('fixtures at run time', () => {
     });
   }
 
+  describe('remote-audio.json files stay in the fixtures folder', () => {
+    const { ctl } = emulatorForFile();
+    it('a file path that leaves the folder is refused with 400 naming the entry; the old file stays', async () => {
+      const before = (await ctl.call('GET', '/fixtures/remote-audio.json')).body.content;
+      for (const file of ['../../../../etc/passwd', '/etc/passwd', 'remote/../../outside.mp3', 'remote\\..\\..\\x.mp3']) {
+        const put = await ctl.call('PUT', '/fixtures/remote-audio.json', [...before, { url: 'https://example.com/a.mp3', file }]);
+        expect(put.status, file).toBe(400);
+        expect(put.body.error.message).toContain(`remote-audio.json: field ${before.length}.file: must be a path inside the fixtures folder`);
+      }
+      expect((await ctl.call('GET', '/fixtures/remote-audio.json')).body.content).toEqual(before);
+      const inside = await ctl.call('PUT', '/fixtures/remote-audio.json', [...before, { url: 'https://example.com/b.mp3', file: 'remote/ref-5s.wav' }]);
+      expect(inside.status).toBe(200);
+    });
+  });
+
   // A restart on the same data dir: two emulators, one after the other, started here.
   it('fixtures set at run time are saved with the state of a data dir', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'fx-data-'));

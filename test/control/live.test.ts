@@ -1,5 +1,7 @@
+import { Writable } from 'node:stream';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { describe, expect, it } from 'vitest';
+import { boundedFeed, LIVE_BACKLOG_BYTES } from '../../src/control/live.js';
 import { call, emulatorForFile, startTestEmulator } from '../helpers/emulator.js';
 
 const { emu } = emulatorForFile();
@@ -66,5 +68,33 @@ describe('GET /_emulator/journal/live', () => {
     await run.close();
     // The emulator ended the stream itself.
     for (;;) if ((await reader.read()).done) break;
+  });
+});
+
+describe('a live subscriber that does not read', () => {
+  it('is cut once its unread backlog passes the bound: nothing more is buffered for it', () => {
+    const held: Buffer[] = [];
+    // A client that never takes anything: every write stays in the stream's buffer.
+    const out = new Writable({ highWaterMark: 16, write: (chunk: Buffer) => void held.push(chunk) });
+    let cuts = 0;
+    const write = boundedFeed(out, 64 * 1024, () => cuts++);
+    const event = `event: entry\ndata: ${'x'.repeat(1000)}\n\n`;
+    for (let i = 0; i < 10_000; i++) write(event);
+    expect(cuts).toBe(1);
+    expect(out.destroyed).toBe(true);
+    // the backlog stopped growing at the bound (plus the one event that crossed it)
+    expect(out.writableLength).toBeLessThan(64 * 1024 + 2 * event.length);
+  });
+
+  it('a reader that keeps up is never cut', async () => {
+    const out = new Writable({ write: (_chunk, _enc, done) => setImmediate(done) });
+    let cuts = 0;
+    const write = boundedFeed(out, LIVE_BACKLOG_BYTES, () => cuts++);
+    for (let i = 0; i < 200; i++) {
+      write(`event: entry\ndata: ${'y'.repeat(500)}\n\n`);
+      if (i % 20 === 0) await new Promise((r) => setImmediate(r));
+    }
+    expect(cuts).toBe(0);
+    expect(out.destroyed).toBe(false);
   });
 });

@@ -102,11 +102,26 @@ describe('control clock', () => {
       [{ freeze: 'yes' }, 'freeze'],
       [{ set_ms: 1.5 }, 'set_ms'],
       [{ rewind: 1 }, 'rewind'],
+      [{ set_ms: 9007199254740991 }, 'set_ms'],
+      [{ set_ms: 253_402_300_800_000 }, 'set_ms'],
+      [{ set_ms: 253_402_300_799_999 - 10, advance_ms: 11 }, 'advance_ms'],
+      [{ advance_ms: 253_402_300_800_000 }, 'advance_ms'],
     ] as const) {
       const r = await ctl.call('POST', '/clock', body);
       expect(r.status, JSON.stringify(body)).toBe(400);
       expect(r.body.error.message).toContain(word);
     }
+    // a refused body changes nothing; the last instant itself is a valid time, and a voice designed then is answered
+    expect((await ctl.clock()).body.now_ms).toBeLessThan(253_402_300_799_999 - 1e12);
+    const last = await ctl.call('POST', '/clock', { set_ms: 253_402_300_799_999, freeze: true });
+    expect(last.status).toBe(200);
+    expect(new Date(last.body.now_ms).toISOString()).toBe('9999-12-31T23:59:59.999Z');
+    const design = await fetch(`${emu.speechUrl}/v1/voice_design`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer clock-end', 'content-type': 'application/json' },
+      body: JSON.stringify({ prompt: 'A calm narrator with a warm low voice.', preview_text: 'Hello there.' }),
+    });
+    expect(((await design.json()) as { base_resp: { status_code: number } }).base_resp.status_code).toBe(0);
     const bad = await fetch(`${emu.platformUrl}/_emulator/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"advance_ms":' });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: { message: string } }).error.message).toMatch(/JSON/);

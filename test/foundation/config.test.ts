@@ -1,8 +1,9 @@
 // Options refused at start and the CLI as a process: no emulator for the file.
 import { spawn } from 'node:child_process';
+import { connect, createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, readConfig, settings } from '../../src/config.js';
+import { CliAnswer, ConfigError, readConfig, settings } from '../../src/config.js';
 import { startEmulator } from '../../src/index.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -91,6 +92,42 @@ describe('readConfig', () => {
     }
   });
 
+  it('a flag that needs a value and has none is an error naming the flag and what it takes; switches may stand alone', () => {
+    for (const s of settings.filter((x) => !x.switch)) {
+      for (const argv of [[s.flag], [s.flag, '--strict-keys']]) {
+        const msg = configError(() => readConfig(argv, {}));
+        expect(msg).toBe(`${s.flag} needs a value: ${s.expects}`);
+      }
+    }
+    expect(readConfig(['--strict-keys', '--global-limits'], {})).toMatchObject({ strictKeys: true, globalLimits: true });
+    // a bad value says what was expected, not the schema's words
+    expect(configError(() => readConfig(['--speech-port', 'abc'], {}))).toBe(
+      'invalid --speech-port="abc": expected a port number from 0 to 65535 (0 = any free port)',
+    );
+    expect(configError(() => readConfig([], { LOG_LEVEL: 'loud' }))).toBe(
+      'invalid LOG_LEVEL="loud": expected one of fatal, error, warn, info, debug, trace, silent',
+    );
+  });
+
+  it('--version and --help are answers, not errors', () => {
+    const answer = (argv: string[]) => {
+      try {
+        readConfig(argv, {});
+      } catch (err) {
+        expect(err).toBeInstanceOf(CliAnswer);
+        return (err as Error).message;
+      }
+      throw new Error('no answer');
+    };
+    expect(answer(['--version'])).toMatch(/^speech-emulator \d+\.\d+\.\d+/);
+    expect(answer(['-v'])).toBe(answer(['--version']));
+    const help = answer(['--help']);
+    expect(help.split('\n')[0]).toMatch(/^speech-emulator: a self-hostable emulator/);
+    expect(help).toContain('examples:');
+    expect(help.split('\n').filter((l) => /^  speech-emulator/.test(l))).toHaveLength(3);
+    for (const s of settings) expect(help).toContain(s.flag);
+  });
+
   it('startEmulator names a bad option too', async () => {
     await expect(startEmulator({ speechPort: 'abc' as unknown as number })).rejects.toThrow(/speechPort/);
     await expect(startEmulator({ speechPort: 'abc' as unknown as number })).rejects.toBeInstanceOf(ConfigError);
@@ -109,27 +146,122 @@ interface Run {
   stderr: string;
 }
 
-function runCli(args: string[], env: Record<string, string>, during?: (out: () => string, kill: () => void) => Promise<void>): Promise<Run> {
+const pidOf = new WeakMap<() => string, number>();
+
+function runCli(
+  args: string[],
+  env: Record<string, string>,
+  during?: (out: () => string, kill: () => void) => Promise<void>,
+  // Through tsx's own CLI by default; `node --import tsx` where signals must reach the emulator itself.
+  runner: string[] = [],
+): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(TSX, ['src/main.ts', ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = runner.length
+      ? spawn(process.execPath, [...runner, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn(TSX, ['src/main.ts', ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d));
     child.stderr.on('data', (d: Buffer) => (stderr += d));
     child.on('error', reject);
     child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    const out = () => stdout;
+    pidOf.set(out, child.pid!);
     if (during)
-      during(
-        () => stdout,
-        () => child.kill('SIGTERM'),
-      ).catch((err) => {
+      during(out, () => child.kill('SIGTERM')).catch((err) => {
         child.kill('SIGKILL');
         reject(err);
       });
   });
 }
 
+/** Runs the CLI until it exits by itself (a refusal), with a time bound that fails the test if it hangs. */
+async function refusal(args: string[]): Promise<Run> {
+  let timer: NodeJS.Timeout | undefined;
+  const r = await runCli(args, {}, async (_out, kill) => {
+    timer = setTimeout(kill, 20_000);
+  });
+  clearTimeout(timer);
+  return r;
+}
+
+const FREE = ['--speech-port', '0', '--speech-backup-port', '0', '--platform-port', '0'];
+
+describe('CLI refusals before any listener opens', () => {
+  it('one port asked for twice: exit 2, one line naming both flags, nothing listening', async () => {
+    const r = await refusal(['--speech-port', '0', '--speech-backup-port', '28901', '--platform-port', '28901']);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim()).toBe(
+      'speech-emulator: --speech-backup-port and --platform-port both ask for port 28901; the speech backup and the voice platform service need one each',
+    );
+    expect(r.stdout).not.toMatch(/listening/i);
+  }, 30_000);
+
+  it('a busy port: exit 2 naming the flag, the service and the variable, before any listening line', async () => {
+    const holder: Server = createServer();
+    await new Promise<void>((res) => holder.listen(0, '127.0.0.1', res));
+    const port = (holder.address() as { port: number }).port;
+    try {
+      const r = await refusal(['--speech-port', '0', '--speech-backup-port', '0', '--platform-port', String(port)]);
+      expect(r.code).toBe(2);
+      expect(r.stderr.trim()).toBe(
+        `speech-emulator: --platform-port ${port} (voice platform service) is already in use; choose another with --platform-port or EMULATOR_PLATFORM_PORT`,
+      );
+      expect(r.stdout).not.toMatch(/listening/i);
+    } finally {
+      holder.close();
+    }
+  }, 30_000);
+
+  it('a data dir that cannot hold state fails fast with one line (a folder under /proc used to spin a CPU forever)', async () => {
+    for (const [dir, why] of [
+      ['/proc/speech-emulator-x', 'it cannot be created'],
+      ['/etc/hostname', 'it is not a folder'],
+    ]) {
+      const r = await refusal([...FREE, '--data-dir', dir!]);
+      expect(r.code, dir).toBe(2);
+      expect(r.stderr.trim()).toMatch(new RegExp(`^speech-emulator: --data-dir ${dir} cannot hold the emulator's state: ${why}`));
+      expect(r.stdout).not.toMatch(/listening/i);
+    }
+  }, 45_000);
+
+  it('--version prints the version on stdout and exits 0', async () => {
+    const r = await refusal(['--version']);
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim()).toMatch(/^speech-emulator \d+\.\d+\.\d+$/);
+  }, 30_000);
+});
+
 describe('CLI', () => {
+  it("a second SIGINT ends the process at once, with the signal's exit code", async () => {
+    const r = await runCli(
+      FREE,
+      { LOG_LEVEL: 'warn' },
+      async (out) => {
+        const deadline = Date.now() + 45_000;
+        while (!/inspector\s+http/.test(out())) {
+          if (Date.now() > deadline) throw new Error(`no start-up banner: ${out()}`);
+          await new Promise((res) => setTimeout(res, 50));
+        }
+        expect(out()).toMatch(/inspector\s+http:\/\/127\.0\.0\.1:\d+\/_emulator\/ \(open in a browser\)/);
+        // A request whose body never finishes keeps the first close waiting (its grace period).
+        const speech = new URL(/speech synthesis\s+(http:\S+)/.exec(out())![1]!);
+        const slow = connect(Number(speech.port), speech.hostname);
+        slow.on('error', () => undefined);
+        slow.write(`POST /v1/t2a_v2 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"te`);
+        await new Promise((res) => setTimeout(res, 300));
+        const pid = pidOf.get(out)!;
+        process.kill(pid, 'SIGINT');
+        await new Promise((res) => setTimeout(res, 300));
+        process.kill(pid, 'SIGINT');
+        setTimeout(() => slow.destroy(), 15_000).unref();
+      },
+      ['--import', 'tsx', 'src/main.ts'],
+    );
+    expect(r.code).toBe(130);
+    expect(r.stderr).toContain('SIGINT again: exiting without waiting for open connections');
+  }, 60_000);
+
   it('a bad flag exits non-zero with one line naming it', async () => {
     const r = await runCli(['--speech-port', 'abc'], {});
     expect(r.code).not.toBe(0);

@@ -11,7 +11,7 @@ export async function run(cmd: string, args: string[], input?: Buffer): Promise<
   try {
     return await new Promise<Buffer>((resolve, reject) => {
       const p = execFile(cmd, args, { encoding: 'buffer', maxBuffer: 1 << 28 }, (err, stdout, stderr) =>
-        err ? reject(new Error(`${cmd} ${args.join(' ')}: ${stderr.toString()}`)) : resolve(stdout),
+        err ? reject(toolError(cmd, args, err as NodeJS.ErrnoException, stderr)) : resolve(stdout),
       );
       if (input) p.stdin!.end(input);
     });
@@ -19,4 +19,17 @@ export async function run(cmd: string, args: string[], input?: Buffer): Promise<
     running--;
     queue.shift()?.();
   }
+}
+
+/** How to get each tool the tests run, for the one line a missing tool fails with. */
+const INSTALL: Record<string, string> = {
+  ffmpeg: 'Debian/Ubuntu: apt-get install ffmpeg; macOS: brew install ffmpeg',
+  ffprobe: 'it comes with ffmpeg (Debian/Ubuntu: apt-get install ffmpeg; macOS: brew install ffmpeg)',
+  flac: 'Debian/Ubuntu: apt-get install flac; macOS: brew install flac',
+  sox: 'Debian/Ubuntu: apt-get install sox; macOS: brew install sox',
+};
+
+function toolError(cmd: string, args: string[], err: NodeJS.ErrnoException, stderr: Buffer): Error {
+  if (err.code === 'ENOENT') return new Error(`${cmd} is not installed, and the audio checks need it: ${INSTALL[cmd] ?? `install ${cmd}`}`);
+  return new Error(`${cmd} ${args.join(' ')}: ${stderr.toString() || err.message}`);
 }

@@ -172,4 +172,28 @@ describe('HTTP methods', () => {
       await res.text();
     }
   });
+
+  it('PUT, PATCH and DELETE with a body of any type: 405 in JSON-RPC shape, never an internal error', async () => {
+    for (const method of ['PUT', 'PATCH', 'DELETE'])
+      for (const type of ['application/json', 'application/json, text/plain', 'not a type']) {
+        const res = await fetch(url, { method, headers: { 'content-type': type }, body: '{}' });
+        expect(res.status, `${method} ${type}`).toBe(405);
+        expect(((await res.json()) as { error: { code: number } }).error.code).toBe(-32000);
+      }
+  });
+});
+
+describe('Content-Type', () => {
+  it('a header that lists several types is read by its first: the request is answered', async () => {
+    const r = await post(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list' }), { 'content-type': 'application/json, text/plain' });
+    expect(r.status).toBe(200);
+    expect(r.json.result.tools.length).toBeGreaterThan(0);
+  });
+
+  it('a header that is no media type: -32700 naming the header, not -32603', async () => {
+    const r = await post(JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/list' }), { 'content-type': 'not a type' });
+    expect(r.status).toBe(200);
+    expect(r.json.error.code).toBe(-32700);
+    expect(r.json.error.message).toContain('Content-Type');
+  });
 });

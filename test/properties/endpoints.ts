@@ -121,6 +121,7 @@ const SPEECH: Omit<Endpoint, 'service'>[] = [
   { method: 'GET', url: '/download/*', shape: 'speech', statuses: [200, 403, 404] },
   // Voices, files, cloning, design and async synthesis (speech-beyond.md): HTTP 200 with base_resp.
   { method: 'POST', url: '/v1/get_voice', shape: 'speech', statuses: [200] },
+  { method: 'POST', url: '/v1/delete_voice', shape: 'speech', statuses: [200] },
   { method: 'POST', url: '/v1/files/upload', shape: 'speech', statuses: [200], multipart: true },
   { method: 'GET', url: '/v1/files/list', shape: 'speech', statuses: [200] },
   { method: 'GET', url: '/v1/files/retrieve', shape: 'speech', statuses: [200] },

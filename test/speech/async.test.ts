@@ -141,6 +141,50 @@ describe('async synthesis', () => {
     expect(msgOf(r2)).toContain('b.json has no non-empty title, content or extra string');
   });
 
+  it('a clock advance past a task ready time is answered once its audio is made: a query right after it reads Success', async () => {
+    const api = speechApi(emu.speechUrl, 'async-advance');
+    for (let i = 0; i < 3; i++) {
+      const c = await api.post('/v1/t2a_async_v2', { model: 'speech-02-hd', text: `${PANGRAM} Round ${i}.`, voice_setting: VOICE });
+      expect(codeOf(c), c.text).toBe(0);
+      expect((await ctl.advance(60_000)).status).toBe(200);
+      // no waiting here: the advance itself waited for the audio it made due
+      const items = await resourcesOf(emu.speechUrl, 'speech-async', (ts) => ts.some((t) => t.task_id === c.body.task_id && t.status !== 'Processing'));
+      expect(items.find((t) => t.task_id === c.body.task_id)).toMatchObject({ status: 'Success', audio_ready: true });
+      expect((await api.get(`/v1/query/t2a_async_query_v2?task_id=${c.body.task_id}`)).body.status).toBe('Success');
+    }
+  });
+
+  it('a query that finds a task due while its audio is still being made waits for it (no advance through the control plane)', async () => {
+    const api = speechApi(emu.speechUrl, 'async-due');
+    await ctl.advance(0);
+    const c = await api.post('/v1/t2a_async_v2', { model: 'speech-02-hd', text: `${PANGRAM} ${PANGRAM}`, voice_setting: VOICE });
+    expect(codeOf(c), c.text).toBe(0);
+    // the clock moved by the emulator itself: set straight on the instance, as a timer-driven move would
+    emu.emulator.clock.advance(3_600_000);
+    expect((await api.get(`/v1/query/t2a_async_query_v2?task_id=${c.body.task_id}`)).body.status).toBe('Success');
+  });
+
+  it('zip entry names stay inside the task folder: `..` segments resolve within it, a name that climbs out is 2013', async () => {
+    const api = speechApi(emu.speechUrl, 'async-slip');
+    const inside = await api.upload('t2a_async_input', zipOf({ 'x/../y/./z.txt': 'Inside.' }), 'in.zip');
+    const c = await api.post('/v1/t2a_async_v2', { model: 'speech-02-hd', text_file_id: inside.body.file.file_id, voice_setting: VOICE });
+    expect(codeOf(c), c.text).toBe(0);
+    const task = await madeTask(c.body.task_id);
+    await ctl.advance(Math.max(0, task.ready_at_ms - (await now())));
+    const id = c.body.task_id;
+    const names = [...untar((await api.getBytes(`/v1/files/retrieve_content?file_id=${c.body.file_id}`)).bytes).keys()];
+    expect(names).toEqual(['mp3', 'titles', 'extra'].map((x) => `${id}/y/z/content-${id}.${x}`));
+
+    for (const name of ['x/../../../escaped.txt', '../up.txt', 'a\\..\\..\\b.txt']) {
+      const out = await api.upload('t2a_async_input', zipOf({ [name]: 'Out.' }), 'in.zip');
+      const r = await api.post('/v1/t2a_async_v2', { model: 'speech-02-hd', text_file_id: out.body.file.file_id, voice_setting: VOICE });
+      expect([codeOf(r), msgOf(r)], name).toEqual([
+        2013,
+        `invalid params, text_file_id ${out.body.file.file_id}: the zip entry name ${JSON.stringify(name)} leaves its folder ("..")`,
+      ]);
+    }
+  });
+
   it('a cut_after_chunks fault on the request makes the task Failed', async () => {
     const api = speechApi(emu.speechUrl, 'async-fail');
     const c = await api.post(

@@ -172,7 +172,7 @@ describe('text and voice settings shape the audio', () => {
     const as = await framesOf(req(pcm16(), 'Say omg now'));
     const replaced = await audioOf(req(pcm16({ pronunciation_dict: { tone: ['omg/oh my goodness gracious'] } }), 'Say omg now'));
     expect(replaced.bytes.length / 2).toBeGreaterThan(as);
-    expect(replaced.extra.usage_characters).toBe(9); // billed on the text sent, not the replacement
+    expect(replaced.extra.usage_characters).toBe(11); // billed on the text sent, not the replacement
     const tone = await framesOf(req(pcm16({ pronunciation_dict: { tone: ['处理/(chu3)(li3)'] } }), '处理好'));
     expect(tone).toBeGreaterThan(0);
   });

@@ -91,11 +91,11 @@ describe('the model catalogue of /v1/t2a_v2', () => {
     expect(msg(both)).toBe('invalid params, timber_weights and timbre_weights are two spellings of one field: give only one of them');
   });
 
-  it('pronunciation_dict given as an array is 2013 naming the object shape', async () => {
+  it("pronunciation_dict given as an array is 2013 with the real service's text (E17)", async () => {
     const url = emu.speechUrl;
     const r = await t2a(url, req({ ...pcm8k, pronunciation_dict: [{ tone: ['omg/oh my god'], text: 'omg' }] }, 'omg'));
     expect(code(r)).toBe(2013);
-    expect(msg(r)).toBe('invalid params, pronunciation_dict must be an object {"tone": ["<text>/<replacement>", ...]} (an array is not accepted)');
+    expect(msg(r)).toBe('invalid params, Mismatch type open_platform.PronunciationDict with value array');
   });
 
   it('a user adds a model and an emotion through the fixtures folder, without code', async () => {

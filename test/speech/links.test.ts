@@ -102,7 +102,7 @@ describe('backup listener and failover', () => {
     const rule = await ctl.addFault({ service: 'speech', path: '/v1/t2a_v2', times: 'always', fault: { status: 503 } });
     expect(rule.status).toBe(201);
     await ctl.putAccount('speech-failover', { balance_micro: 10_000 });
-    const body = req({ output_format: 'url', audio_setting: { format: 'mp3', sample_rate: 16000 } }, 'Fail over');
+    const body = req({ output_format: 'url', audio_setting: { format: 'mp3', sample_rate: 16000 } }, 'Failover');
 
     // The client recipe: try the primary, on a 5xx or a non-zero base_resp try the backup.
     const tried: string[] = [];

@@ -40,9 +40,9 @@ describe('authentication and accounts', () => {
   it('balance 0 and a price over the balance are 1008; usage is charged per billed character', async () => {
     expectError(await t2a(url, req(), { key: 'emulator-broke-key' }), 1008, 'insufficient balance');
     await ctl.putAccount('speech-poor', { balance_micro: 500 });
-    // 10 billed characters at 100 micro each = 1000 > 500.
+    // 11 billed characters at 100 micro each = 1100 > 500.
     expectError(await t2a(url, req({}, 'Hello world'), { key: 'speech-poor' }), 1008, 'insufficient balance');
-    const ok = await t2a(url, req(pcm8k, 'Hi you'), { key: 'speech-poor' });
+    const ok = await t2a(url, req(pcm8k, 'Hi yo'), { key: 'speech-poor' });
     expect(ok.body.base_resp.status_code).toBe(0);
     expect(ok.body.extra_info.usage_characters).toBe(5);
     expect((await ctl.account('speech-poor')).body.balance_micro).toBe(0);
@@ -88,7 +88,7 @@ describe('fault directives and rate windows', () => {
 
   it('characters_per_minute gives 1039 and reopens when the clock moves a minute', async () => {
     await ctl.putAccount('speech-cpm', { limits: { characters_per_minute: 20 } });
-    for (let i = 0; i < 2; i++) expect((await t2a(url, req(pcm8k, 'Hello world'), { key: 'speech-cpm' })).body.base_resp.status_code).toBe(0);
+    for (let i = 0; i < 2; i++) expect((await t2a(url, req(pcm8k, 'Helloworld'), { key: 'speech-cpm' })).body.base_resp.status_code).toBe(0);
     expectError(await t2a(url, req(pcm8k, 'Hi'), { key: 'speech-cpm' }), 1039, 'token limit');
     await ctl.advance(60_001);
     expect((await t2a(url, req(pcm8k, 'Hello world'), { key: 'speech-cpm' })).body.base_resp.status_code).toBe(0);
@@ -210,7 +210,7 @@ describe('request validation (2013 names the field and the rule)', () => {
     expectError(await t2a(url, badSpeed, { key: 'speech-order-no-tts' }), 1004);
     expectError(await t2a(url, badSpeed, { key: 'emulator-broke-key' }), 2013, 'invalid params, voice_setting.speed must be in [0.5, 2]');
     expectError(await t2a(url, req({ voice_setting: { voice_id: 'nobody' } }), { key: 'emulator-broke-key' }), 2054);
-    expectError(await t2a(url, req({}, 'Hi\u200b\u200c'), { key: 'emulator-broke-key' }), 1042);
+    expectError(await t2a(url, req({}, 'Hi\u0001\u0002'), { key: 'emulator-broke-key' }), 1042);
     // A refused body does not use up a request of the window; a refused balance neither.
     await ctl.putAccount('speech-order-rpm', { limits: { requests_per_minute: 1 } });
     expectError(await t2a(url, badSpeed, { key: 'speech-order-rpm' }), 2013);
@@ -288,20 +288,20 @@ describe('request validation (2013 names the field and the rule)', () => {
   });
 
   it('invisible characters: ratio reported up to 10%, 1042 above', async () => {
-    const ok = await t2a(url, req(pcm8k, `Hello world, how are you${'\u200b'.repeat(1)}?`)); // 1 of 26
+    const ok = await t2a(url, req(pcm8k, `Hello world, how are you${'\u0001'.repeat(1)}?`)); // 1 of 26, to 4 decimals
     expect(ok.body.base_resp.status_code).toBe(0);
-    expect(ok.body.extra_info.invisible_character_ratio).toBeCloseTo(1 / 26, 10);
+    expect(ok.body.extra_info.invisible_character_ratio).toBe(0.0385);
     const clean = await t2a(url, req(pcm8k, 'Hello\nworld\tagain'));
     expect(clean.body.extra_info.invisible_character_ratio).toBe(0);
-    const edge = await t2a(url, req(pcm8k, `abcdefghi\u200b`)); // exactly 10%
-    expect(edge.body.extra_info.invisible_character_ratio).toBeCloseTo(0.1, 10);
-    expectError(await t2a(url, req(pcm8k, 'Hello\u200b\u200c\u0007\ue000\u0378')), 1042, 'invisible character ratio limit');
+    const edge = await t2a(url, req(pcm8k, `abcdefghi\r`)); // exactly 10%
+    expect(edge.body.extra_info.invisible_character_ratio).toBe(0.1);
+    expectError(await t2a(url, req(pcm8k, 'Hello\u0001\u0002\u0007\u007f\u0378')), 1042, 'invisible character ratio limit');
   });
 
-  it('usage_characters and word_count follow the README definition', async () => {
+  it('usage_characters and word_count follow the E20 definition', async () => {
     const r = await t2a(url, req(pcm8k, "Hello world, 你好 42! Don't <#0.5#> stop."));
-    // letters/digits: Hello 5, world 5, 你好 2, 42 2, Dont 4, stop 4 = 22; words: Hello world 你 好 4 2 Don't stop = 8
-    expect(r.body.extra_info.usage_characters).toBe(22);
+    // 32 code points once the marker is gone, and 你好 counted twice: 34; words: Hello world 你 好 4 2 Don't stop = 8
+    expect(r.body.extra_info.usage_characters).toBe(34);
     expect(r.body.extra_info.word_count).toBe(8);
   });
 

@@ -185,7 +185,7 @@ describe('streaming framing (addendum A1)', () => {
       [req(stream), null, 1004],
       [req(stream), 'emulator-broke-key', 1008],
       [req({ ...stream, voice_setting: { voice_id: 'nobody-here' } }), 'speech-stream-key', 2054],
-      [req(stream, 'Hello\u200b\u200c\u200d'), 'speech-stream-key', 1042],
+      [req(stream, 'Hello\u0001\u0002\u0003'), 'speech-stream-key', 1042],
     ];
     for (const [body, key, code] of cases) {
       const r = await t2a(url, body, { key });

@@ -155,7 +155,7 @@ describe('billing per piece', () => {
     const before = (await ctl.account(key)).body.balance_micro;
     const r = await session(emu.speechUrl, [start, text('Hello world.'), text('Again.'), finish], { key });
     const used = r.messages.filter((m) => m.extra_info).reduce((a, m) => a + m.extra_info.usage_characters, 0);
-    expect(used).toBe(15);
+    expect(used).toBe(18);
     expect((await ctl.account(key)).body.balance_micro).toBe(before - used * 100);
     await ctl.putAccount(key, { balance_micro: 500 });
     const poor = await session(emu.speechUrl, [start, text('Hi.'), text('This one costs more than is left.'), finish], { key });

@@ -48,19 +48,25 @@ describe('speech text rules', () => {
     expect(parsePronunciations(['a/b/c'])).toEqual([{ text: 'a', replacement: 'b/c' }]);
   });
 
-  test('invisible ratio: control, format and private-use characters count; tab and line breaks do not', () => {
+  test('invisible ratio (E20): ASCII control characters but tab and newline, over code points, 4 decimals', () => {
     expect(invisibleRatio('')).toBe(0);
     expect(invisibleRatio('ab\n\t')).toBe(0);
-    expect(invisibleRatio('a\u200bb\u200b')).toBe(0.5);
-    expect(invisibleRatio('abc\ue000')).toBe(0.25);
+    expect(invisibleRatio('a\rb\u0001')).toBe(0.5);
+    expect(invisibleRatio('abc\u007f')).toBe(0.25);
+    expect(invisibleRatio('ab\u0000')).toBe(0.3333);
+    // Zero-width, format, private-use characters and emoji sequences are not invisible characters.
+    expect(invisibleRatio('a\u200bb\u200b')).toBe(0);
+    expect(invisibleRatio('abc\ue000\ufe0f\u2060')).toBe(0);
   });
 
-  test('counts: billed letters and digits, words as Latin runs, CJK characters and digits', () => {
-    expect(countText('Hello, world!')).toEqual({ usageCharacters: 10, wordCount: 2 });
-    expect(countText("don't stop")).toEqual({ usageCharacters: 8, wordCount: 2 });
-    expect(countText('你好 world 42')).toEqual({ usageCharacters: 9, wordCount: 5 });
-    expect(countText('Hi <#1#> there')).toEqual({ usageCharacters: 7, wordCount: 2 });
-    expect(countText('... !!!')).toEqual({ usageCharacters: 0, wordCount: 0 });
+  test('counts: every code point billed once and a Chinese character twice (E20), words as Latin runs, CJK characters and digits', () => {
+    expect(countText('Hello, world!')).toEqual({ usageCharacters: 13, wordCount: 2 });
+    expect(countText("don't stop")).toEqual({ usageCharacters: 10, wordCount: 2 });
+    expect(countText('你好 world 42')).toEqual({ usageCharacters: 13, wordCount: 5 });
+    expect(countText('Hi <#1#> there')).toEqual({ usageCharacters: 9, wordCount: 2 });
+    expect(countText('... !!!')).toEqual({ usageCharacters: 7, wordCount: 0 });
+    expect(countText('今天是不是很开心呀(laughs)，当然了！').usageCharacters).toBe(34);
+    expect(countText('ひらがな한국어\u3400\uf900\u{20000}').usageCharacters).toBe(7 + 2 + 2 + 1);
   });
 
   test('language: the boost when it names one, else Han against other letters', () => {

@@ -12,6 +12,11 @@ import { noteSpecCode } from '../../core/http.js';
  */
 const LOGIN_MISSING = "login fail: Please carry the API secret key in the 'Authorization' field of the request header";
 
+/**
+ * The text of each documented code (speech-beyond.md 7.1, speech-current.md 9.1): what an error of
+ * that code says, and what a fault `code=N` answers. Where the official page gives two texts, the
+ * first; the socket codes use the WebSocket page's words.
+ */
 export const STATUS_MSG: Record<number, string> = {
   0: 'success',
   1000: 'unknown error',
@@ -19,8 +24,13 @@ export const STATUS_MSG: Record<number, string> = {
   1002: 'rate limit exceeded(RPM)',
   1004: LOGIN_MISSING,
   1008: 'insufficient balance',
-  1039: 'token limit',
   1013: 'internal service error',
+  1024: 'internal error',
+  1026: 'input new_sensitive',
+  1027: 'output new_sensitive',
+  1033: 'system error',
+  1039: 'token limit',
+  1041: 'conn limit',
   1042: 'invisible character ratio limit',
   1043: 'The asr similarity check failed',
   1044: 'clone prompt similarity check failed',
@@ -30,9 +40,17 @@ export const STATUS_MSG: Record<number, string> = {
   2038: 'user voice clone forbidden, should complete real-name verification',
   2039: 'voice clone voice id duplicate',
   2042: "You don't have access to this voice_id",
+  2045: 'rate growth limit',
   2048: 'prompt audio too long',
   2049: 'invalid api key',
   2054: 'voice id not exist',
+  2056: 'usage limit exceeded',
+  2201: 'timeout disconnect',
+  2202: 'illegal event',
+  2203: 'empty text, skipped',
+  2204: 'character limit exceeded, skipped',
+  2205: 'request limit exceeded',
+  2206: 'illegal event order',
 };
 
 export class SpeechError extends ExpectedError {

@@ -22,11 +22,13 @@ import { insufficientBalance, invalidParams, rateLimited, textRatioLimit, tokenL
 import type { SpeechArea } from './state.js';
 import { firstProblem, t2aRequestSchema, type T2aRequest } from './schema.js';
 import { markVoicesUsed, speechVoiceTone } from './voices/store.js';
+import { systemVoiceTone } from './voices/system.js';
 import {
   checkLatex,
   checkPauseMarkers,
   codePoints,
   countText,
+  hasPronounceable,
   invisibleRatio,
   languageOf,
   MAX_INVISIBLE_RATIO,
@@ -91,8 +93,8 @@ export function checkOutputSize(plan: SynthesisPlan, durationMs: number): void {
  * size cap, the balance and rate windows (then the charge), the usage count. Throws the SpeechError of
  * the first step that refuses; nothing is charged or counted before the last check passed.
  */
-export async function startSynthesis(emu: Emulator, area: SpeechArea, account: Account, request: T2aRequest, signal: AbortSignal) {
-  const plan = planRequest(emu, account, request);
+export async function startSynthesis(emu: Emulator, area: SpeechArea, account: Account, request: T2aRequest, signal: AbortSignal, options: PlanOptions = {}) {
+  const plan = planRequest(emu, account, request, options);
   // Planning is pull-based (the duration is known before any sample is rendered) and sliced, so a long
   // text never holds the event loop.
   const synth = await synthesizeStreamSliced(plan.input, { signal });
@@ -120,13 +122,32 @@ export async function synthesizeAgain(emu: Emulator, account: Account, request: 
  */
 export function readRequest(body: unknown): T2aRequest {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalidParams('request body must be a JSON object');
+  checkPronunciationDictType((body as Record<string, unknown>).pronunciation_dict);
   const parsed = parseFirst(t2aRequestSchema, body);
   if (!parsed.success) throw invalidParams(firstProblem(parsed.problem));
   return parsed.data;
 }
 
+export interface PlanOptions {
+  /** Async synthesis allows longer texts. */
+  maxTextChars?: number;
+  /** A socket's piece: the session started then, and a voice deleted since keeps speaking in it (E11). */
+  voicesAsOf?: number;
+}
+
+/**
+ * `pronunciation_dict` must be the object `{tone: [...]}` (E17). Anything else fails as the real
+ * service's decoding does, before any field rule, with its own text (observed for an array, as old
+ * official CLIs sent it); `null` means not given.
+ */
+function checkPronunciationDictType(dict: unknown): void {
+  if (dict === undefined || dict === null || (typeof dict === 'object' && !Array.isArray(dict))) return;
+  const kind = Array.isArray(dict) ? 'array' : typeof dict;
+  throw invalidParams(`Mismatch type open_platform.PronunciationDict with value ${kind}`);
+}
+
 /** Checks a typed request: every rule of the request object, in the order a reader expects. */
-export function planRequest(emu: Emulator, account: Account, request: T2aRequest, limits: { maxTextChars?: number } = {}): SynthesisPlan {
+export function planRequest(emu: Emulator, account: Account, request: T2aRequest, limits: PlanOptions = {}): SynthesisPlan {
   const entry = modelOf(emu, request.model);
   const model = entry.model;
   const stream = request.stream === true;
@@ -154,13 +175,13 @@ export function planRequest(emu: Emulator, account: Account, request: T2aRequest
   const pronunciations = parsePronunciations(request.pronunciation_dict?.tone ?? []);
   if (typeof pronunciations === 'string') throw invalidParams(pronunciations);
 
-  const mix = voicesOf(emu, account, request);
+  const mix = voicesOf(emu, account, request, limits.voicesAsOf);
   const voices = mix.map(({ id, weight }) => ({ id, weight }));
 
   const ratio = invisibleRatio(text);
   if (ratio > MAX_INVISIBLE_RATIO) throw textRatioLimit();
   const counts = countText(text);
-  if (counts.usageCharacters === 0) throw invalidParams('text must contain at least one letter or digit to pronounce');
+  if (!hasPronounceable(text)) throw invalidParams('text must contain at least one letter or digit to pronounce');
 
   // voice_modify applies to non-streaming mp3/wav/flac and streaming mp3; elsewhere it is accepted and ignored.
   const modifyApplies = stream ? format === 'mp3' : format !== 'pcm';
@@ -219,14 +240,14 @@ function voiceModifyOf(request: T2aRequest): VoiceModify | undefined {
 }
 
 /** The voice mix: `timber_weights` (or `timbre_weights`) when given, else `voice_setting.voice_id`. */
-function voicesOf(emu: Emulator, account: Account, request: T2aRequest): (VoiceTone & { voiceId: string })[] {
+function voicesOf(emu: Emulator, account: Account, request: T2aRequest, asOfMs?: number): (VoiceTone & { voiceId: string })[] {
   if (request.timber_weights != null && request.timbre_weights != null)
     throw invalidParams('timber_weights and timbre_weights are two spellings of one field: give only one of them');
   const weights = request.timber_weights ?? request.timbre_weights;
   const field = request.timber_weights ? 'timber_weights' : 'timbre_weights';
   if (weights && weights.length) {
     return weights.map((entry, index) => {
-      const tone = toneOf(emu, account, entry.voice_id);
+      const tone = toneOf(emu, account, entry.voice_id, asOfMs);
       if (!tone) throw voiceNotFound(`${field}[${index}].voice_id ${entry.voice_id}`);
       return { id: tone, weight: entry.weight, voiceId: entry.voice_id };
     });
@@ -235,20 +256,22 @@ function voicesOf(emu: Emulator, account: Account, request: T2aRequest): (VoiceT
   const id = request.voice_setting.voice_id;
   if (id === undefined || id === null) throw invalidParams('voice_setting.voice_id is required');
   if (!id) throw invalidParams('voice_setting.voice_id must not be empty unless timber_weights is given');
-  const tone = toneOf(emu, account, id);
+  const tone = toneOf(emu, account, id, asOfMs);
   if (!tone) throw voiceNotFound(`voice_setting.voice_id ${id}`);
   return [{ id: tone, weight: 1, voiceId: id }];
 }
 
 /**
- * The audio engine's tone of a voice id: a system voice of the catalogue is its own tone; a custom
+ * The audio engine's tone of a voice id: a system voice of the catalogue speaks with its own tone
+ * (voices/system.ts; looked up exactly, two spellings of one voice share one); a custom
  * voice of the caller's account on the platform (its cloned voices, design.md) sounds like its
  * reference audio. Undefined when neither.
  */
-export function toneOf(emu: Emulator, account: Account, voiceId: string): string | undefined {
-  if (emu.fixtures.data['speech-voices.json'].some((v) => v.voice_id === voiceId)) return voiceId;
+export function toneOf(emu: Emulator, account: Account, voiceId: string, asOfMs?: number): string | undefined {
+  const system = systemVoiceTone(emu, voiceId);
+  if (system) return system;
   // --- voices cloned or designed on the speech service (voices/store.ts): 2042 for another account's ---
-  const made = speechVoiceTone(emu, account, voiceId);
+  const made = speechVoiceTone(emu, account, voiceId, asOfMs);
   if (made) return made;
   // ---
   return findCustomVoice(emu, account.id, voiceId)?.toneId;

@@ -1,6 +1,6 @@
 /**
  * Text rules of the T2A operation: length, pause markers, LaTeX delimiters, pronunciation entries,
- * invisible characters and the two counts reported in `extra_info` (defined in README.md).
+ * invisible characters and the two counts reported in `extra_info` (speech-current.md E20; docs/speech.md).
  * Every function returns a problem text (the part after `invalid params, `) or a value; no HTTP here.
  */
 
@@ -13,9 +13,6 @@ export const MAX_INVISIBLE_RATIO = 0.1;
 const MARKER = /<#([^#<>]*)#>/gu;
 const MARKER_VALUE = /^\d{1,2}(\.\d{1,2})?$/;
 const PRONOUNCEABLE = /[\p{L}\p{N}]/u;
-/** Control, format (zero-width…), private-use, unassigned and lone surrogates; tab and line breaks are layout. */
-const INVISIBLE = /[\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Cs}]/u;
-const LAYOUT = new Set(['\n', '\r', '\t']);
 const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
 const DIGIT = /\p{N}/u;
 const LETTER = /[\p{L}\p{M}]/u;
@@ -86,19 +83,25 @@ export function parsePronunciations(tone: readonly string[]): Pronunciation[] | 
   return out;
 }
 
-/** Share of invisible code points in the whole text (0 for an empty text). */
+/**
+ * Share of invisible characters in the whole text, rounded to 4 decimals (0 for an empty text): the
+ * ASCII control characters U+0000–U+001F and U+007F except tab and newline (so `\r` counts), over all
+ * code points. Zero-width and other format characters (ZWJ, ZWSP, variation selectors) are not
+ * invisible characters: emoji sequences never raise it.
+ */
 export function invisibleRatio(text: string): number {
   let total = 0;
   let invisible = 0;
   for (const c of text) {
     total++;
-    if (!LAYOUT.has(c) && INVISIBLE.test(c)) invisible++;
+    const code = c.charCodeAt(0);
+    if ((code < 0x20 && code !== 0x09 && code !== 0x0a) || code === 0x7f) invisible++;
   }
-  return total ? invisible / total : 0;
+  return total ? Math.round((invisible / total) * 10_000) / 10_000 : 0;
 }
 
 export interface TextCounts {
-  /** Billed characters: letters and digits, one per code point; markers, punctuation, spaces, invisible excluded. */
+  /** Billed characters: every code point once, a CJK unified ideograph twice; pause markers removed. */
   usageCharacters: number;
   /** Pronounced words: each CJK character, each digit, each run of other letters (a Latin word). */
   wordCount: number;
@@ -118,8 +121,31 @@ function kindOf(c: string): 'cjk' | 'digit' | 'letter' | 'mark' | 'other' {
   return 'other';
 }
 
-export function countText(text: string): TextCounts {
+/**
+ * A CJK unified ideograph of the basic block, Extension A or the compatibility block: the pricing
+ * page's Chinese character, billed twice. Kana, Hangul and the rarer extensions count once.
+ */
+function isBilledTwice(code: number): boolean {
+  return (code >= 0x4e00 && code <= 0x9fff) || (code >= 0x3400 && code <= 0x4dbf) || (code >= 0xf900 && code <= 0xfaff);
+}
+
+/**
+ * `usage_characters` by the official pricing rule (E20): every code point of the text once its pause
+ * markers are removed (letters, digits, punctuation, spaces, line breaks and interjection tags alike),
+ * plus one more for each Chinese character. `今天是不是很开心呀(laughs)，当然了！` is 34.
+ */
+export function usageCharacters(text: string): number {
   let usage = 0;
+  for (const c of text.replace(MARKER, '')) usage += isBilledTwice(c.codePointAt(0)!) ? 2 : 1;
+  return usage;
+}
+
+/** Whether the text has anything to pronounce (a letter or a digit). */
+export function hasPronounceable(text: string): boolean {
+  return PRONOUNCEABLE.test(withoutMarkers(text));
+}
+
+export function countText(text: string): TextCounts {
   let words = 0;
   let inWord = false;
   const chars = [...withoutMarkers(text)];
@@ -127,23 +153,17 @@ export function countText(text: string): TextCounts {
   for (let i = 0; i < chars.length; i++) {
     const c = chars[i] ?? '';
     const kind = kinds[i];
-    if (kind === 'cjk') {
-      usage++;
-      words++;
-      inWord = false;
-    } else if (kind === 'digit') {
-      usage++;
+    if (kind === 'cjk' || kind === 'digit') {
       words++;
       inWord = false;
     } else if (kind === 'letter' || kind === 'mark') {
-      if (kind === 'letter') usage++;
       if (!inWord) words++;
       inWord = true;
     } else if (inWord && (c === "'" || c === '’') && (kinds[i + 1] === 'letter' || kinds[i + 1] === 'mark')) {
       // an apostrophe inside a word (don't) keeps the word whole
     } else inWord = false;
   }
-  return { usageCharacters: usage, wordCount: words };
+  return { usageCharacters: usageCharacters(text), wordCount: words };
 }
 
 /** Language of the text for the signature record: the boost when it names one, else Han vs the rest. */

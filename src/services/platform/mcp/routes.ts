@@ -18,7 +18,25 @@ export async function mcpRoutes(app: FastifyInstance, { emu }: { emu: Emulator }
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, parseBody(body as string)));
 
+  // A Content-Type that lists several types ("application/json, text/plain", sent by some HTTP stacks) is read
+  // by its first, as the JSON-RPC body is parsed here whatever the type says.
+  app.addHook('onRequest', async (req) => {
+    const type = req.headers['content-type'];
+    if (type?.includes(',')) req.headers['content-type'] = type.slice(0, type.indexOf(',')).trim();
+  });
+
   app.setErrorHandler((err: Error & { code?: string; statusCode?: number }, req, reply) => {
+    if (req.method !== 'POST') return notAllowed(req, reply);
+    if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || err.statusCode === 415)
+      return sendJson(
+        reply,
+        200,
+        failure(
+          null,
+          RPC_ERRORS.parse,
+          `parse error: Content-Type ${JSON.stringify(req.headers['content-type'] ?? '')} is not a media type; send application/json`,
+        ),
+      );
     if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
       return sendJson(reply, 200, failure(null, RPC_ERRORS.invalidRequest, 'invalid request: the body exceeds the 1 MB limit'));
     if (err.statusCode === 400) return sendJson(reply, 200, failure(null, RPC_ERRORS.parse, `parse error: ${err.message}`));
@@ -40,11 +58,14 @@ export async function mcpRoutes(app: FastifyInstance, { emu }: { emu: Emulator }
     return sendJson(reply, 200, answer);
   });
 
-  const notAllowed = async (_req: unknown, reply: FastifyReply) =>
-    sendJson(
-      reply.header('allow', 'POST'),
-      405,
-      failure(null, -32000, 'method not allowed: /mcp accepts POST only (no server-sent event stream, no session to delete)'),
-    );
   app.route({ method: ['GET', 'DELETE', 'PUT', 'PATCH'], url: '/mcp', config: { selfAuth: true }, handler: notAllowed });
+}
+
+/** Every method but POST: 405 in JSON-RPC shape, whatever the request carried. */
+async function notAllowed(_req: unknown, reply: FastifyReply) {
+  return sendJson(
+    reply.header('allow', 'POST'),
+    405,
+    failure(null, -32000, 'method not allowed: /mcp accepts POST only (no server-sent event stream, no session to delete)'),
+  );
 }

@@ -95,6 +95,25 @@ interface Piece {
 
 const JSON_FIELDS = ['title', 'content', 'extra'] as const;
 
+/**
+ * The result folder of a zip entry: its name without the extension, characters outside [A-Za-z0-9._-] folded
+ * to `_`, and `.`/`..` segments resolved so the folder stays inside the task's folder of the tar (a member
+ * named `x/../../escaped` would otherwise be written outside the folder a client extracts into). Null when
+ * the name climbs above its root.
+ */
+export function folderOfEntry(name: string): string | null {
+  const segments: string[] = [];
+  for (const raw of name.replace(/\.(txt|json)$/i, '').split(/[/\\]+/)) {
+    const segment = raw.replace(/[^A-Za-z0-9._-]+/g, '_');
+    if (segment === '' || segment === '.') continue;
+    if (segment === '..') {
+      if (!segments.length) return null;
+      segments.pop();
+    } else segments.push(segment);
+  }
+  return segments.join('/').slice(0, 100).replace(/\/+$/, '') || 'file';
+}
+
 /** A zip input: files of one type, txt or json; one folder per file (section 6.4). */
 function piecesOfZip(fileId: number, bytes: Buffer): Piece[] {
   let entries: ZipEntry[];
@@ -107,12 +126,8 @@ function piecesOfZip(fileId: number, bytes: Buffer): Piece[] {
   const kinds = new Set(entries.map((e) => /\.(txt|json)$/i.exec(e.name)?.[1]?.toLowerCase() ?? 'other'));
   if (kinds.has('other') || kinds.size > 1) throw invalidParams(`text_file_id ${fileId}: the zip must hold files of one type, all .txt or all .json`);
   return entries.flatMap((e) => {
-    const folder =
-      e.name
-        .replace(/\.(txt|json)$/i, '')
-        .replace(/[^A-Za-z0-9._/-]+/g, '_')
-        .replace(/^[/.]+/, '')
-        .slice(0, 100) || 'file';
+    const folder = folderOfEntry(e.name);
+    if (folder === null) throw invalidParams(`text_file_id ${fileId}: the zip entry name ${JSON.stringify(e.name.slice(0, 200))} leaves its folder ("..")`);
     const text = e.data.toString('utf8');
     if (kinds.has('txt')) return [{ folder, field: 'content', text }];
     let doc: unknown;
@@ -204,11 +219,13 @@ export async function createTask(emu: Emulator, account: Account, body: AsyncBod
   area.byId.set(taskId, task);
   emu.markDirty();
   if (!opts.fail) {
-    void produce(emu, account, task, planned).catch((err) => {
+    const making = produce(emu, account, task, planned).catch((err) => {
       emu.logger.error({ err }, 'async synthesis failed');
       task.state = 'failed';
       task.note = 'synthesis failed';
     });
+    production.set(task, making);
+    emu.clock.track(making);
   }
   return task;
 }
@@ -261,12 +278,21 @@ async function produce(emu: Emulator, account: Account, task: AsyncTask, planned
   emu.markDirty();
 }
 
-/** A task of the account, counted against the 10 queries a second; 2013 naming task_id when unknown. */
-export function queryTask(emu: Emulator, account: Account, taskId: number): { task: AsyncTask; status: TaskStatus } {
+/** The audio being made for a task still running: a query that may find it due waits for it. */
+const production = new WeakMap<AsyncTask, Promise<void>>();
+
+/**
+ * A task of the account, counted against the 10 queries a second; 2013 naming task_id when unknown.
+ * A task whose audio is still being made when the clock already stands past its earliest ready time
+ * (1 s after creation) waits for the audio, so its status is the one its time gives.
+ */
+export async function queryTask(emu: Emulator, account: Account, taskId: number): Promise<{ task: AsyncTask; status: TaskStatus }> {
   if (!emu.limits.hit(emu.windowKey(account, 'speech:async-query'), 1000, QUERIES_PER_SECOND).allowed) {
     throw new SpeechError(1002, `rate limit exceeded: at most ${QUERIES_PER_SECOND} task queries a second`);
   }
   const task = taskArea(emu).byId.get(taskId);
   if (!task || task.account_id !== account.id) throw invalidParams(`task_id ${taskId} is not a task of this account`);
+  const making = production.get(task);
+  if (task.state === 'running' && making && emu.clock.now() >= task.created_at_ms + 1000) await making;
   return { task, status: statusOf(emu, task) };
 }

@@ -24,7 +24,7 @@ export async function speechAsyncRoutes(app: FastifyInstance, { emu }: { emu: Em
 
   r.get('/v1/query/t2a_async_query_v2', { schema: { querystring: queryParams } }, async (req, reply) => {
     const { task_id } = parseWith(queryParams, req.query, 'query');
-    const { task, status } = queryTask(emu, req.emu.account!, task_id);
+    const { task, status } = await queryTask(emu, req.emu.account!, task_id);
     return sendOk(emu, req, reply, { task_id: task.task_id, status, file_id: task.file_id });
   });
 }

@@ -77,6 +77,8 @@ export function openBidiSession(emu: Emulator, port: SessionPort, ctx: BidiConte
   const journal = new BidiJournal(ids.connectId, settingsView(ctx.settings));
   let phase: Phase = 'connected';
   let start: TaskStart | null = null;
+  /** When task_start was accepted: the session keeps the voices it started with (E11). */
+  let startedAtMs = 0;
   const queue: Sentence[] = [];
   let current: { sentence: Sentence; abort: AbortController } | null = null;
   /** Sentences made so far, and the highest number finished or dropped: a flush waits for its number. */
@@ -171,6 +173,7 @@ export function openBidiSession(emu: Emulator, port: SessionPort, ctx: BidiConte
       return failWith(err);
     }
     if (own.data.session_id !== undefined) ids.sessionId = own.data.session_id;
+    startedAtMs = ctx.now();
     phase = 'started';
     send('task_started');
   }
@@ -243,7 +246,7 @@ export function openBidiSession(emu: Emulator, port: SessionPort, ctx: BidiConte
         try {
           done = await synthesizePiece(
             emu,
-            { account: ctx.account, area: ctx.area, traceId: sentence.traceId, start: start!, signal },
+            { account: ctx.account, area: ctx.area, traceId: sentence.traceId, start: start!, signal, voicesAsOf: startedAtMs },
             sentence.text,
             out(sentence, signal),
           );

@@ -2,7 +2,7 @@ import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { checkNewVoiceId, checkVoiceIdFree } from '../voices/ids.js';
 import { synthesizePreview } from '../voices/preview.js';
-import { addSpeechVoice, findSpeechVoice, voiceStore } from '../voices/store.js';
+import { addSpeechVoice, voiceRecord, voiceStore } from '../voices/store.js';
 import type { DesignBody } from './schema.js';
 import { designedTone } from './timbre.js';
 
@@ -18,7 +18,7 @@ function generatedId(emu: Emulator, account: Account): string {
     const digits = String(bytes[0]! % 100).padStart(2, '0');
     const tail = [...bytes.subarray(2)].map((b) => ALNUM[b % ALNUM.length]).join('');
     const id = `ttv-voice-${stamp}${digits}-${tail}`;
-    if (!findSpeechVoice(emu, id)) return id;
+    if (!voiceRecord(emu, id)) return id;
   }
 }
 

@@ -1,6 +1,7 @@
 import type { Emulator } from '../../../core/emulator.js';
 import { invalidParams, SpeechError } from '../errors.js';
-import { findSpeechVoice } from './store.js';
+import { voiceRecord } from './store.js';
+import { findSystemVoice } from './system.js';
 
 /**
  * The documented rules of a caller-chosen voice id (cloning, and a custom id in voice design):
@@ -15,8 +16,10 @@ export function checkNewVoiceId(emu: Emulator, voiceId: string, field = 'voice_i
   if (/[-_]$/.test(voiceId)) throw invalidParams(`${field} must not end with - or _`);
 }
 
-/** 2039 when the id is taken (checked after the account's permission, like the real service). */
+/**
+ * 2039 when the id is taken (checked after the account's permission, like the real service): a system
+ * voice, any account's voice, or a deleted voice's id (E11: never used again until reset).
+ */
 export function checkVoiceIdFree(emu: Emulator, voiceId: string): void {
-  const system = emu.fixtures.data['speech-voices.json'].some((v) => v.voice_id === voiceId);
-  if (system || findSpeechVoice(emu, voiceId)) throw new SpeechError(2039, `voice clone voice id duplicate: ${voiceId}`);
+  if (findSystemVoice(emu, voiceId) || voiceRecord(emu, voiceId)) throw new SpeechError(2039, `voice clone voice id duplicate: ${voiceId}`);
 }

@@ -1,6 +1,7 @@
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { usedVoices, type VoiceKind } from './store.js';
+import { systemVoices } from './system.js';
 
 /**
  * `get_voice`: only the keys `voice_type` asks for, each an array. System voices come from the speech
@@ -8,11 +9,18 @@ import { usedVoices, type VoiceKind } from './store.js';
  */
 const LANGUAGES: Record<string, string> = { zh: 'Mandarin Chinese', en: 'English', ja: 'Japanese', ko: 'Korean', yue: 'Cantonese' };
 
-function systemVoices(emu: Emulator) {
-  return emu.fixtures.data['speech-voices.json'].map((v) => ({
+/** `A female Korean voice.`, `An English voice.`: for an entry the fixture gives no sentence. */
+function defaultDescription(gender: string | undefined, language: string): string {
+  const words = `${!gender || gender === 'neutral' ? '' : `${gender} `}${language} voice.`;
+  return `${/^[aeiou]/i.test(words) ? 'An' : 'A'} ${words}`;
+}
+
+/** Every fixture entry in file order; `language` stays in the fixture (get_voice has no such field). */
+function listSystemVoices(emu: Emulator) {
+  return systemVoices(emu).map((v) => ({
     voice_id: v.voice_id,
-    voice_name: v.name,
-    description: [v.description ?? `A ${v.gender === 'neutral' ? '' : `${v.gender} `}${LANGUAGES[v.language] ?? v.language} voice.`],
+    voice_name: v.voice_name,
+    description: [v.description ?? defaultDescription(v.gender, LANGUAGES[v.language] ?? v.language)],
     created_time: '1970-01-01',
   }));
 }
@@ -28,7 +36,7 @@ function made(emu: Emulator, account: Account, kind: VoiceKind) {
 
 export function listVoices(emu: Emulator, account: Account, voiceType: 'system' | 'voice_cloning' | 'voice_generation' | 'all') {
   const out: Record<string, unknown[]> = {};
-  if (voiceType === 'system' || voiceType === 'all') out.system_voice = systemVoices(emu);
+  if (voiceType === 'system' || voiceType === 'all') out.system_voice = listSystemVoices(emu);
   if (voiceType === 'voice_cloning' || voiceType === 'all') out.voice_cloning = made(emu, account, 'clone');
   if (voiceType === 'voice_generation' || voiceType === 'all') out.voice_generation = made(emu, account, 'design');
   return out;

@@ -7,6 +7,8 @@ import { SpeechError } from '../errors.js';
  * Voices made on the speech service: cloned (`/v1/voice_clone`) and designed (`/v1/voice_design`).
  * Ids are global (a second account cannot take one: 2039; using another's: 2042). A voice not used in a
  * synthesis within 7 days on the emulator clock is deleted; once used it is kept and listed.
+ * `POST /v1/delete_voice` leaves a tombstone (the record with `deleted_at_ms`) until reset: the id is
+ * never free again, and sockets started before the deletion keep speaking with it.
  */
 export type VoiceKind = 'clone' | 'design';
 
@@ -20,6 +22,8 @@ export interface SpeechVoice {
   /** Deleted at this time unless used before. */
   expires_at_ms: number;
   used: boolean;
+  /** Set by `delete_voice`: the record stays as a tombstone. */
+  deleted_at_ms?: number;
 }
 
 export const UNUSED_VOICE_TTL_MS = 7 * 24 * 3600 * 1000;
@@ -46,7 +50,14 @@ export function voiceStore(emu: Emulator): VoiceArea {
         return byId.values();
       },
       (v) => v.account_id,
-      (v) => ({ voice_id: v.voice_id, kind: v.kind, used: v.used, created_at_ms: v.created_at_ms, expires_at_ms: v.used ? null : v.expires_at_ms }),
+      (v) => ({
+        voice_id: v.voice_id,
+        kind: v.kind,
+        used: v.used,
+        created_at_ms: v.created_at_ms,
+        expires_at_ms: v.used || v.deleted_at_ms !== undefined ? null : v.expires_at_ms,
+        ...(v.deleted_at_ms !== undefined ? { deleted_at_ms: v.deleted_at_ms } : {}),
+      }),
     ),
     save: () => [...byId.values()],
     load(data) {
@@ -63,16 +74,29 @@ function sweep(emu: Emulator): void {
   const now = emu.clock.now();
   const { byId } = voiceStore(emu);
   for (const [id, v] of byId) {
-    if (!v.used && now >= v.expires_at_ms) {
+    if (!v.used && v.deleted_at_ms === undefined && now >= v.expires_at_ms) {
       byId.delete(id);
       emu.markDirty();
     }
   }
 }
 
+/** A live cloned or designed voice (a deleted one is not found). */
 export function findSpeechVoice(emu: Emulator, voiceId: string): SpeechVoice | undefined {
+  const v = voiceRecord(emu, voiceId);
+  return v && v.deleted_at_ms === undefined ? v : undefined;
+}
+
+/** The record of an id, a tombstone included (an id in it is taken). */
+export function voiceRecord(emu: Emulator, voiceId: string): SpeechVoice | undefined {
   sweep(emu);
   return voiceStore(emu).byId.get(voiceId);
+}
+
+/** Deletes a voice: it leaves the lists and synthesis, and its id stays taken until reset. */
+export function deleteSpeechVoice(emu: Emulator, voice: SpeechVoice): void {
+  voice.deleted_at_ms = emu.clock.now();
+  emu.markDirty();
 }
 
 export function addSpeechVoice(emu: Emulator, account: Account, voiceId: string, kind: VoiceKind, toneId: string): SpeechVoice {
@@ -93,10 +117,13 @@ export function addSpeechVoice(emu: Emulator, account: Account, voiceId: string,
 
 /**
  * The tone of a cloned or designed voice for a synthesis by `account`: undefined when no such voice
- * exists (the caller answers 2054), 2042 when it belongs to another account.
+ * exists (the caller answers 2054), 2042 when it belongs to another account. `asOfMs`: the synthesis
+ * belongs to a session that started then, so a voice deleted since still speaks in it.
  */
-export function speechVoiceTone(emu: Emulator, account: Account, voiceId: string): string | undefined {
-  const v = findSpeechVoice(emu, voiceId);
+export function speechVoiceTone(emu: Emulator, account: Account, voiceId: string, asOfMs?: number): string | undefined {
+  const record = voiceRecord(emu, voiceId);
+  const keptBySession = record?.deleted_at_ms !== undefined && asOfMs !== undefined && record.deleted_at_ms >= asOfMs;
+  const v = record && (record.deleted_at_ms === undefined || keptBySession) ? record : undefined;
   if (!v) return undefined;
   if (v.account_id !== account.id) throw new SpeechError(2042, `You don't have access to this voice_id: ${voiceId}`);
   return v.tone_id;
@@ -121,6 +148,6 @@ export function markVoicesUsed(emu: Emulator, voiceIds: readonly string[]): void
 export function usedVoices(emu: Emulator, account: Account, kind: VoiceKind): SpeechVoice[] {
   sweep(emu);
   return [...voiceStore(emu).byId.values()]
-    .filter((v) => v.account_id === account.id && v.kind === kind && v.used)
+    .filter((v) => v.account_id === account.id && v.kind === kind && v.used && v.deleted_at_ms === undefined)
     .sort((a, b) => a.created_at_ms - b.created_at_ms || (a.voice_id < b.voice_id ? -1 : 1));
 }

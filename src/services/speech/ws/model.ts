@@ -56,6 +56,8 @@ export interface Session {
 export function openSession(emu: Emulator, port: SessionPort, ctx: SessionContext): Session {
   let phase: Phase = 'connected';
   let start: TaskStart | null = null;
+  /** When task_start was accepted: the session keeps the voices it started with (E11). */
+  let startedAtMs = 0;
   const queue: Item[] = [];
   let busy = false;
   let idle: number | null = null;
@@ -90,6 +92,7 @@ export function openSession(emu: Emulator, port: SessionPort, ctx: SessionContex
     } catch (err) {
       return failWith(err);
     }
+    startedAtMs = emu.clock.now();
     phase = 'started';
     send('task_started');
   }
@@ -128,7 +131,13 @@ export function openSession(emu: Emulator, port: SessionPort, ctx: SessionContex
       while (queue.length && phase !== 'ended' && !port.closed) {
         const item = queue.shift()!;
         if (item.kind === 'soft') send('task_continued', item.code, `${SOCKET_CODE_MSG[item.code]}: ${item.detail}`, { data: null, is_final: true });
-        else await synthesizePiece(emu, { account: ctx.account, area: ctx.area, traceId: ctx.traceId, start: start!, signal: port.signal }, item.text, out);
+        else
+          await synthesizePiece(
+            emu,
+            { account: ctx.account, area: ctx.area, traceId: ctx.traceId, start: start!, signal: port.signal, voicesAsOf: startedAtMs },
+            item.text,
+            out,
+          );
       }
     } catch (err) {
       if (!port.signal.aborted) failWith(err);

@@ -143,6 +143,8 @@ export interface PieceContext {
   start: TaskStart;
   /** Aborts the piece: the client left, or (bidi) cancelled it. */
   signal: AbortSignal;
+  /** When the session started: a voice deleted since keeps speaking in it (E11). */
+  voicesAsOf?: number;
 }
 
 /**
@@ -151,7 +153,9 @@ export interface PieceContext {
  * Throws the SpeechError of the first rule that refuses it, before anything is billed.
  */
 export async function synthesizePiece(emu: Emulator, ctx: PieceContext, text: string, out: PieceOut): Promise<boolean> {
-  const { plan, synth } = await startSynthesis(emu, ctx.area, ctx.account, readRequest(pieceBody(ctx.start, text)), ctx.signal);
+  const { plan, synth } = await startSynthesis(emu, ctx.area, ctx.account, readRequest(pieceBody(ctx.start, text)), ctx.signal, {
+    voicesAsOf: ctx.voicesAsOf,
+  });
   recordSignature(emu, plan, synth);
   // A client that leaves while the piece waits frees its place in line.
   const release = await emu.synthesis.acquire(ctx.signal);
