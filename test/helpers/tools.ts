@@ -29,7 +29,7 @@ const INSTALL: Record<string, string> = {
   sox: 'Debian/Ubuntu: apt-get install sox; macOS: brew install sox',
 };
 
-function toolError(cmd: string, args: string[], err: NodeJS.ErrnoException, stderr: Buffer): Error {
+function toolError(cmd: string, args: string[], err: { code?: unknown; message: string }, stderr: Buffer): Error {
   if (err.code === 'ENOENT') return new Error(`${cmd} is not installed, and the audio checks need it: ${INSTALL[cmd] ?? `install ${cmd}`}`);
   return new Error(`${cmd} ${args.join(' ')}: ${stderr.toString() || err.message}`);
 }

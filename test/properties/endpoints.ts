@@ -122,7 +122,8 @@ const SPEECH: Omit<Endpoint, 'service'>[] = [
   // Voices, files, cloning, design and async synthesis (speech-beyond.md): HTTP 200 with base_resp.
   { method: 'POST', url: '/v1/get_voice', shape: 'speech', statuses: [200] },
   { method: 'POST', url: '/v1/delete_voice', shape: 'speech', statuses: [200] },
-  { method: 'POST', url: '/v1/files/upload', shape: 'speech', statuses: [200], multipart: true },
+  // A refused video upload is HTTP 400 with base_resp 2013 (rule E18).
+  { method: 'POST', url: '/v1/files/upload', shape: 'speech', statuses: [200, 400], multipart: true },
   { method: 'GET', url: '/v1/files/list', shape: 'speech', statuses: [200] },
   { method: 'GET', url: '/v1/files/retrieve', shape: 'speech', statuses: [200] },
   // The bytes of a file on success (its own content type); the envelope on failure.
@@ -132,6 +133,7 @@ const SPEECH: Omit<Endpoint, 'service'>[] = [
   { method: 'POST', url: '/v1/voice_design', shape: 'speech', statuses: [200] },
   { method: 'POST', url: '/v1/t2a_async_v2', shape: 'speech', statuses: [200] },
   { method: 'GET', url: '/v1/query/t2a_async_query_v2', shape: 'speech', statuses: [200] },
+  { method: 'POST', url: '/v1/query/t2a_async_query_v2', shape: 'speech', statuses: [200] },
 ];
 
 function withControl(service: 'speech' | 'platform', own: Omit<Endpoint, 'service'>[]): Endpoint[] {

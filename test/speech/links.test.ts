@@ -54,6 +54,7 @@ describe('output_format url and subtitles (addendum A3)', () => {
         'text_end',
         'time_begin',
         'time_end',
+        'timestamped_words', // null for sentence subtitles (rule E16)
       ]);
       expect(cps.slice(s.text_begin, s.text_end).join('')).toBe(s.text);
       expect(s.is_final_segment).toBe(i === segs.length - 1);

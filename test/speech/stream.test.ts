@@ -151,7 +151,8 @@ describe('streaming framing (addendum A1)', () => {
     const { last, pieces } = checkFraming((await readAll(await open(body))).text);
     expect(last.data.audio).toBe('');
     const plain = Buffer.concat(pieces);
-    const extras = { ...body, output_format: 'url', subtitle_enable: true, aigc_watermark: true, audio_setting: { format: 'pcm', sample_rate: 16000 } };
+    // subtitle_enable now streams subtitles (rule E16, subtitles-http.test.ts); the others stay ignored.
+    const extras = { ...body, output_format: 'url', aigc_watermark: true, audio_setting: { format: 'pcm', sample_rate: 16000 } };
     const r = checkFraming((await readAll(await open(extras))).text);
     expect(r.last.data.subtitle_file).toBeUndefined();
     expect(Buffer.concat(r.pieces).equals(plain)).toBe(true); // no watermark, hex not url

@@ -54,7 +54,15 @@ describe('subtitles on the speech WebSocket', () => {
       .map((m) => m.data.subtitle);
     // More messages than sentences carry words: a subtitle need not wait for its sentence's end.
     expect(streaming.length).toBeGreaterThan(3);
-    expect(streaming.flatMap((s) => s.timestamped_words).length).toBe(TEXT.repeat(6).match(/[A-Za-z]+/g)!.length);
+    // Each carries the cumulative subtitle of its segment (section 2.10): a client that overwrites what it
+    // holds per text_begin ends with every word once.
+    const held = new Map<number, any>();
+    for (const s of streaming) {
+      const before = held.get(s.text_begin);
+      if (before) expect(s.timestamped_words.slice(0, before.timestamped_words.length)).toEqual(before.timestamped_words);
+      held.set(s.text_begin, s);
+    }
+    expect([...held.values()].flatMap((s) => s.timestamped_words).length).toBe(TEXT.repeat(6).match(/[A-Za-z]+/g)!.length);
   });
 
   it('a short piece gets its subtitle on an audio message before is_final; without subtitle_enable the audio is the same', async () => {

@@ -20,9 +20,10 @@ import { findCustomVoice } from '../shared/custom-voices.js';
 import { checkEmotion, checkLanguageBoost, interjectionsOf, modelOf } from './catalogue.js';
 import { insufficientBalance, invalidParams, rateLimited, textRatioLimit, tokenLimit, voiceNotFound } from './errors.js';
 import type { SpeechArea } from './state.js';
-import { firstProblem, t2aRequestSchema, type T2aRequest } from './schema.js';
+import { firstProblem, t2aRequestSchema, type T2aRequest, type TextNormalizationMode } from './schema.js';
 import { markVoicesUsed, speechVoiceTone } from './voices/store.js';
 import { systemVoiceTone } from './voices/system.js';
+import { wordsWithin, type SubtitleType } from './ws/subtitles.js';
 import {
   checkLatex,
   checkPauseMarkers,
@@ -49,10 +50,15 @@ export interface SynthesisPlan {
   channels: 1 | 2;
   bitrate: number;
   outputUrl: boolean;
-  subtitles: boolean;
+  /** With `subtitle_enable`: the subtitle type (`word_streaming` is `word` without streaming, rule E16). */
+  subtitles: SubtitleType | undefined;
   input: SynthInput;
   /** The voice ids as the request named them (the input holds the engine's tones). */
   voiceIds: string[];
+  /** The normalisation this request gets, when it asked for one (rule E10); the audio is the same for both. */
+  textNormalizationMode: TextNormalizationMode | undefined;
+  /** Cloned or designed voices this synthesis used for the first time (set when it is recorded; the voice fee). */
+  usageVoiceCount?: number;
   language: string;
   invisibleRatio: number;
   usageCharacters: number;
@@ -189,6 +195,7 @@ export function planRequest(emu: Emulator, account: Account, request: T2aRequest
   const sampleRate = audioSetting.sample_rate ?? 32000;
   const interjections = interjectionsOf(emu, entry);
   const channels = audioSetting.channel ?? 1;
+  const normalization = normalizationOf(request, model, stream);
   const input: SynthInput = {
     text,
     voices,
@@ -197,7 +204,7 @@ export function planRequest(emu: Emulator, account: Account, request: T2aRequest
     pitch: voiceSetting.pitch ?? 0,
     ...(voiceSetting.emotion ? { emotion: voiceSetting.emotion } : {}),
     ...(voiceModify ? { voiceModify } : {}),
-    textNormalization: voiceSetting.text_normalization === true,
+    textNormalization: normalization !== undefined,
     pauseMarkers: true,
     tags: false,
     ...(interjections ? { interjections } : {}),
@@ -217,15 +224,35 @@ export function planRequest(emu: Emulator, account: Account, request: T2aRequest
     channels,
     bitrate: audioSetting.bitrate ?? 128000,
     outputUrl: !stream && request.output_format === 'url',
-    subtitles: !stream && request.subtitle_enable === true,
+    subtitles: subtitlesOf(request, stream),
     input,
     voiceIds: mix.map((v) => v.voiceId),
+    textNormalizationMode: normalization,
     language: languageOf(text, request.language_boost),
     invisibleRatio: ratio,
     usageCharacters: counts.usageCharacters,
     wordCount: counts.wordCount,
     priceMicro: price,
   };
+}
+
+/**
+ * The normalisation a request gets (rule E10): `text_normalization_mode` wins over the deprecated
+ * booleans, whose `true` means `basic`. `quality` holds only for non-streaming HTTP with the 2.8 and
+ * 2.6 models (the socket plans its pieces as streams); elsewhere it is `basic`.
+ */
+function normalizationOf(request: T2aRequest, model: string, stream: boolean): TextNormalizationMode | undefined {
+  const vs = request.voice_setting;
+  const mode = request.text_normalization_mode ?? (vs?.text_normalization === true || vs?.english_normalization === true ? 'basic' : undefined);
+  if (mode === 'quality' && (stream || !/^speech-2\.[68]-/.test(model))) return 'basic';
+  return mode ?? undefined;
+}
+
+/** `subtitle_type` counts only with `subtitle_enable` (rule E16); the old `subtitle: true` is an unknown field. */
+function subtitlesOf(request: T2aRequest, stream: boolean): SubtitleType | undefined {
+  if (request.subtitle_enable !== true) return undefined;
+  const type = request.subtitle_type ?? 'sentence';
+  return type === 'word_streaming' && !stream ? 'word' : type;
 }
 
 function voiceModifyOf(request: T2aRequest): VoiceModify | undefined {
@@ -290,13 +317,17 @@ export function chargeRequest(emu: Emulator, account: Account, plan: SynthesisPl
 
 /** Records what the audio says, so the platform's recognition, detection and diarization know it. */
 export function recordSignature(emu: Emulator, plan: SynthesisPlan, summary: SynthSummary): void {
-  markVoicesUsed(emu, plan.voiceIds); // a cloned or designed voice is kept and listed once it spoke
+  // A cloned or designed voice is kept and listed once it spoke; its first synthesis pays the voice fee.
+  plan.usageVoiceCount = markVoicesUsed(emu, plan.voiceIds);
   emu.signatures.put(speechRecord({ text: plan.input.text, language: plan.language, voices: plan.voiceIds, summary, atMs: emu.clock.now() }));
   emu.markDirty();
 }
 
-/** Subtitle file of addendum A3: one segment per timeline sentence, with its true times. */
-export function subtitleSegments(summary: SynthSummary) {
+/**
+ * Subtitle file of addendum A3: one segment per timeline sentence, with its true times; `word` adds the
+ * sentence's words as `timestamped_words` (null for `sentence`, rule E16).
+ */
+export function subtitleSegments(summary: SynthSummary, type?: SubtitleType) {
   const sentences = summary.timeline.sentences;
   return sentences.map((s, i) => ({
     text: s.text,
@@ -308,5 +339,7 @@ export function subtitleSegments(summary: SynthSummary) {
     pronounce_text_begin: s.charStart,
     pronounce_text_end: s.charEnd,
     is_final_segment: i === sentences.length - 1,
+    // HTTP's file (a type given) always has the field; async's `.titles` keep their shape.
+    ...(type === undefined ? {} : { timestamped_words: type === 'sentence' ? null : wordsWithin(summary.timeline, s.charStart, s.charEnd) }),
   }));
 }

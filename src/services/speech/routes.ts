@@ -9,6 +9,7 @@ import { countChunk, faultIgnoredHeader, finishEntry, journalBody, noteSpecCode,
 import { refusalError, SpeechError, STATUS_MSG, traceIdOf } from './errors.js';
 import { readRequest, recordSignature, startSynthesis, subtitleSegments, synthesizeAgain, URL_TTL_MS, type SynthesisPlan } from './model.js';
 import { t2aRequestSchema, type T2aRequest } from './schema.js';
+import { countingFrames, SubtitleFeed, withSubtitles } from './ws/subtitles.js';
 import { speechArea, type SpeechArea } from './state.js';
 import { extraInfo, finalEvent, intermediateEvent, MAX_EVENT_AUDIO_BYTES, sseEvent } from './stream.js';
 
@@ -135,8 +136,9 @@ async function wholeSynthesis(
   }
   let subtitleFile: string | undefined;
   if (plan.subtitles) {
+    const type = plan.subtitles;
     const rel = `speech/${account.id}/${traceId}-subtitles.json`;
-    await emu.blobs.put(rel, JSON.stringify(subtitleSegments(synth)));
+    await emu.blobs.put(rel, JSON.stringify(subtitleSegments(synth, type)));
     subtitleFile = downloadLink(emu, req, rel);
   }
   const body = {
@@ -147,6 +149,11 @@ async function wholeSynthesis(
   };
   noteSpecCode(req, 0);
   return reply.code(200).header('Trace-Id', traceId).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(body));
+}
+
+/** Chunks without subtitles, in the shape `withSubtitles` gives. */
+async function* plainChunks(chunks: AsyncIterable<Buffer>): AsyncGenerator<[Buffer, undefined]> {
+  for await (const chunk of chunks) yield [chunk, undefined];
 }
 
 /** Writes and resolves once the bytes were handed to the socket (or the client is gone). */
@@ -184,7 +191,11 @@ async function streamSynthesis(
   const account = req.emu.account!;
   // Whatever can fail before audio runs before the headers leave: such a failure is plain JSON (A2),
   // never an event stream left open.
-  const encoded = encodeAudioStream(plan.format, synth, {
+  // With subtitle_enable, each chunk carries what its audio completes (rule E16, the socket's rules).
+  const feed = plan.subtitles ? new SubtitleFeed(synth.timeline, plan.subtitles, plan.input.text) : null;
+  let madeFrames = 0;
+  const source = feed ? countingFrames(synth, plan.channels, (n) => (madeFrames += n)) : synth;
+  const encoded = encodeAudioStream(plan.format, source, {
     sampleRate: plan.sampleRate,
     channels: plan.channels,
     bitrate: plan.bitrate,
@@ -231,9 +242,10 @@ async function streamSynthesis(
   };
   try {
     if (cut === 0) return cutNow();
-    for await (const chunk of encoded) {
+    const chunks = feed ? withSubtitles(encoded, feed, () => (madeFrames * 1000) / plan.sampleRate) : plainChunks(encoded);
+    for await (const [chunk, subtitle] of chunks) {
       if (emu.closing.aborted) return await endForShutdown();
-      if (!(await write(res, intermediateEvent(chunk, traceId)))) throw new ClientGone('client disconnected');
+      if (!(await write(res, intermediateEvent(chunk, traceId, subtitle)))) throw new ClientGone('client disconnected');
       events++;
       countChunk(req);
       run.progress(events);

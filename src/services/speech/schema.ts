@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { bracketPath, type FieldProblem } from '../../core/validation.js';
+import { SUBTITLE_TYPES } from './ws/subtitles.js';
 
 /**
  * Wire shapes of `POST /v1/t2a_v2` (spec: speech-t2a-api.md). Objects are plain (unknown keys are
@@ -11,6 +12,9 @@ export const EMOTIONS = ['happy', 'sad', 'angry', 'fearful', 'disgusted', 'surpr
 export const SAMPLE_RATES = [8000, 16000, 22050, 24000, 32000, 44100] as const;
 export const BITRATES = [32000, 64000, 128000, 256000] as const;
 export const FORMATS = ['mp3', 'pcm', 'flac', 'wav'] as const;
+/** `text_normalization_mode` (rule E10); the deprecated booleans set to true mean `basic`. */
+export const TEXT_NORMALIZATION_MODES = ['basic', 'quality'] as const;
+export type TextNormalizationMode = (typeof TEXT_NORMALIZATION_MODES)[number];
 export const SOUND_EFFECTS = ['spacious_echo', 'auditorium_echo', 'lofi_telephone', 'robotic'] as const;
 export const LANGUAGE_BOOSTS = [
   'Chinese',
@@ -69,6 +73,8 @@ export const voiceSettingSchema = z.object({
   // Checked against the model's emotions in the catalogue, so the message lists what that model accepts.
   emotion: opt(z.string('must be a string')),
   text_normalization: bool(),
+  /** The WebSocket's name for `text_normalization`, also read on HTTP (rule E10: `true` means `basic`). */
+  english_normalization: bool(),
   latex_read: bool(),
 });
 
@@ -118,6 +124,8 @@ export const t2aRequestSchema = z.object({
     }),
   ),
   subtitle_enable: bool(),
+  subtitle_type: opt(z.enum(SUBTITLE_TYPES, oneOf(SUBTITLE_TYPES))),
+  text_normalization_mode: opt(z.enum(TEXT_NORMALIZATION_MODES, oneOf(TEXT_NORMALIZATION_MODES))),
   output_format: opt(z.enum(['url', 'hex'], oneOf(['url', 'hex']))),
   aigc_watermark: bool(),
 });

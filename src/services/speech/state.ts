@@ -18,6 +18,8 @@ interface StreamRun {
 interface AccountUsage {
   requests: number;
   usage_characters: number;
+  /** Requests (socket pieces included) by the text normalisation they got (rule E10); absent until one asks. */
+  text_normalization_modes?: Partial<Record<'basic' | 'quality', number>>;
   streams: StreamRun[];
 }
 
@@ -66,6 +68,11 @@ function newSpeechArea(emu: Emulator): StateArea & SpeechArea {
       const record = usageOf(accountId);
       record.requests++;
       record.usage_characters += plan.usageCharacters;
+      const mode = plan.textNormalizationMode;
+      if (mode) {
+        const modes = (record.text_normalization_modes ??= {});
+        modes[mode] = (modes[mode] ?? 0) + 1;
+      }
       emu.markDirty();
     },
     startStream(accountId, traceId) {

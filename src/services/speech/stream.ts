@@ -18,9 +18,14 @@ export interface ExtraInfo {
   usage_characters: number;
   audio_format: string;
   audio_channel: number;
+  /** Only when the request paid a voice fee: its cloned or designed voices used for the first time (rule E10). */
+  usage_voice_count?: number;
 }
 
-export function extraInfo(meta: AudioMeta, counts: { wordCount: number; usageCharacters: number; invisibleRatio: number }): ExtraInfo {
+export function extraInfo(
+  meta: AudioMeta,
+  counts: { wordCount: number; usageCharacters: number; invisibleRatio: number; usageVoiceCount?: number },
+): ExtraInfo {
   return {
     audio_length: meta.durationMs,
     audio_sample_rate: meta.sampleRate,
@@ -31,6 +36,7 @@ export function extraInfo(meta: AudioMeta, counts: { wordCount: number; usageCha
     usage_characters: counts.usageCharacters,
     audio_format: meta.format,
     audio_channel: meta.channels,
+    ...(counts.usageVoiceCount ? { usage_voice_count: counts.usageVoiceCount } : {}),
   };
 }
 
@@ -38,8 +44,10 @@ export function sseEvent(body: unknown): string {
   return `data: ${JSON.stringify(body)}\n\n`;
 }
 
-export function intermediateEvent(audio: Buffer, traceId: string): string {
-  return sseEvent({ data: { audio: audio.toString('hex'), status: 1, ced: '' }, trace_id: traceId, base_resp: { status_code: 0, status_msg: '' } });
+/** An intermediate chunk; `subtitle` is what its audio completes (with `subtitle_enable`). */
+export function intermediateEvent(audio: Buffer, traceId: string, subtitle?: unknown): string {
+  const data = { audio: audio.toString('hex'), status: 1, ced: '', ...(subtitle ? { subtitle } : {}) };
+  return sseEvent({ data, trace_id: traceId, base_resp: { status_code: 0, status_msg: '' } });
 }
 
 export function finalEvent(audioHex: string, extra: ExtraInfo, traceId: string): string {

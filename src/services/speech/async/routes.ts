@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Emulator } from '../../../core/emulator.js';
 import { takeFault } from '../../../core/http.js';
@@ -6,7 +6,7 @@ import { parseWith, sendOk, speechOperations } from '../reply.js';
 import { createTask, queryTask, taskArea } from './model.js';
 import { asyncBody, queryParams } from './schema.js';
 
-/** `POST /v1/t2a_async_v2` and `GET /v1/query/t2a_async_query_v2`. */
+/** `POST /v1/t2a_async_v2` and `GET` (or `POST`) `/v1/query/t2a_async_query_v2`. */
 export async function speechAsyncRoutes(app: FastifyInstance, { emu }: { emu: Emulator }): Promise<void> {
   taskArea(emu);
   speechOperations(app, emu, 'tts');
@@ -22,9 +22,15 @@ export async function speechAsyncRoutes(app: FastifyInstance, { emu }: { emu: Em
     return sendOk(emu, req, reply, { task_id: task.task_id, task_token: token, file_id: task.file_id, usage_characters: task.usage_characters });
   });
 
-  r.get('/v1/query/t2a_async_query_v2', { schema: { querystring: queryParams } }, async (req, reply) => {
-    const { task_id } = parseWith(queryParams, req.query, 'query');
-    const { task, status } = await queryTask(emu, req.emu.account!, task_id);
+  const answerQuery = async (req: FastifyRequest, reply: FastifyReply, taskId: number) => {
+    const { task, status } = await queryTask(emu, req.emu.account!, taskId);
     return sendOk(emu, req, reply, { task_id: task.task_id, status, file_id: task.file_id });
-  });
+  };
+  r.get('/v1/query/t2a_async_query_v2', { schema: { querystring: queryParams } }, async (req, reply) =>
+    answerQuery(req, reply, parseWith(queryParams, req.query, 'query').task_id),
+  );
+  // The official CLI polls with POST and a JSON body `{task_id}` (rule E19): the same answer.
+  r.post('/v1/query/t2a_async_query_v2', { schema: { body: queryParams } }, async (req, reply) =>
+    answerQuery(req, reply, parseWith(queryParams, req.body).task_id),
+  );
 }

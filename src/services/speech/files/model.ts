@@ -1,30 +1,22 @@
-import { recordViews } from '../../../core/areas.js';
-import { open } from 'node:fs/promises';
-import { sniffFormat } from '../../../audio/probe.js';
-import type { Account } from '../../../core/accounts.js';
-import type { Emulator, StateArea } from '../../../core/emulator.js';
-import { invalidParams, SpeechError } from '../errors.js';
-import { numericId } from '../reply.js';
-
 /**
  * The speech service's files (`/v1/files/*`): uploads of clone samples, prompt audio and async text,
  * and the outputs of async synthesis. A file belongs to one account; ids are seeded integers below 2^53.
  * Bytes are blobs under `speech-files/<account>/`. An async output becomes visible when its task
- * succeeds and is gone 9 h later (both on the emulator clock).
+ * succeeds and is gone 9 h later; video uploads are gone 7 days after their upload (both on the emulator
+ * clock). What each upload purpose accepts is in `purposes.ts`.
  */
-export const UPLOAD_PURPOSES = ['voice_clone', 'prompt_audio', 't2a_async_input'] as const;
-export const LIST_PURPOSES = [...UPLOAD_PURPOSES, 't2a_async'] as const;
-export const DELETE_PURPOSES = ['voice_clone', 'prompt_audio', 't2a_async', 't2a_async_input', 'video_generation'] as const;
-export type UploadPurpose = (typeof UPLOAD_PURPOSES)[number];
+import { open } from 'node:fs/promises';
+import { recordViews } from '../../../core/areas.js';
+import type { Account } from '../../../core/accounts.js';
+import type { Emulator, StateArea } from '../../../core/emulator.js';
+import { invalidParams, SpeechError } from '../errors.js';
+import { numericId } from '../reply.js';
+import { CONTENT_TYPES, type FileFormat } from './purposes.js';
 
-/** Largest upload (the documented voice limit; the emulator applies it to text inputs too). */
-export const MAX_UPLOAD_BYTES = 20 * 1024 * 1024;
 /** Validity of a `download_url` for an uploaded file. */
 export const FILE_URL_TTL_MS = 24 * 3600 * 1000;
 /** Life of an async output from the moment its task succeeded. */
 export const ASYNC_OUTPUT_TTL_MS = 9 * 3600 * 1000;
-
-export type FileFormat = 'mp3' | 'm4a' | 'wav' | 'txt' | 'zip' | 'tar';
 
 export interface FileRecord {
   file_id: number;
@@ -38,7 +30,7 @@ export interface FileRecord {
   blob: string;
   /** Async outputs: visible from this time (the task's success) … */
   ready_at_ms?: number;
-  /** … until this one, when the file is gone. */
+  /** … until this one, when the file is gone (async outputs and video uploads). */
   expires_at_ms?: number;
 }
 
@@ -94,7 +86,7 @@ function visible(emu: Emulator, f: FileRecord): boolean {
   return f.expires_at_ms === undefined || now < f.expires_at_ms;
 }
 
-/** Drops async outputs whose 9 h are over, with their bytes. */
+/** Drops files whose time is over (async outputs, video uploads), with their bytes. */
 function sweep(emu: Emulator): void {
   const area = filesArea(emu);
   const now = emu.clock.now();
@@ -112,32 +104,51 @@ export function addFile(emu: Emulator, record: FileRecord): void {
   emu.markDirty();
 }
 
+/** A file id as a request gives it: ids beyond 2^53 are well-formed but name no file (ours are smaller). */
+export type FileIdValue = number | bigint;
+
 /**
- * The account's file of that id, or the error the operation gives (2013 naming the field by default;
- * voice cloning passes 20132). Another account's file is answered exactly like an unknown one.
+ * The account's file of that id for the file operations themselves (list, retrieve, delete), or 2013
+ * naming the field. Another account's file is answered exactly like an unknown one.
  */
-export function findFile(emu: Emulator, account: Account, fileId: number, opts: { field?: string; code?: number } = {}): FileRecord {
+export function ownFile(emu: Emulator, account: Account, fileId: FileIdValue, opts: { field?: string; code?: number } = {}): FileRecord {
   sweep(emu);
-  const f = filesArea(emu).byId.get(fileId);
+  const f = typeof fileId === 'number' ? filesArea(emu).byId.get(fileId) : undefined;
   if (f && f.account_id === account.id && visible(emu, f)) return f;
   const field = opts.field ?? 'file_id';
   const detail = `${field} ${fileId} is not a file of this account (unknown, deleted, expired or not ready yet)`;
   throw opts.code && opts.code !== 2013 ? new SpeechError(opts.code, `invalid samples or voice_id, ${detail}`) : invalidParams(detail);
 }
 
-export function listFiles(emu: Emulator, account: Account, purpose: string): FileRecord[] {
-  sweep(emu);
-  return [...filesArea(emu).byId.values()]
-    .filter((f) => f.account_id === account.id && f.purpose === purpose && visible(emu, f))
-    .sort((a, b) => a.created_at - b.created_at || a.file_id - b.file_id);
+/**
+ * The account's file of that id for an operation that uses its content (synthesis, cloning), or the
+ * error the operation gives (2013 naming the field by default; voice cloning passes 20132). Files of
+ * purpose `retrieval` are stored unchecked, so every such use refuses them with 2013 naming the field.
+ */
+export function findFile(emu: Emulator, account: Account, fileId: number, opts: { field?: string; code?: number } = {}): FileRecord {
+  const f = ownFile(emu, account, fileId, opts);
+  if (f.purpose === 'retrieval')
+    throw invalidParams(`${opts.field ?? 'file_id'} ${fileId} was uploaded with purpose retrieval, which synthesis and voice cloning do not accept`);
+  return f;
 }
 
-export async function deleteFile(emu: Emulator, account: Account, fileId: number, purpose: string): Promise<void> {
-  const f = findFile(emu, account, fileId);
-  if (f.purpose !== purpose) throw invalidParams(`purpose ${purpose} does not match the file's purpose ${f.purpose}`);
-  filesArea(emu).byId.delete(fileId);
+/** The account's files of a purpose, oldest first; without a purpose, all of them, newest first. */
+export function listFiles(emu: Emulator, account: Account, purpose?: string): FileRecord[] {
+  sweep(emu);
+  const mine = [...filesArea(emu).byId.values()].filter((f) => f.account_id === account.id && visible(emu, f));
+  if (purpose !== undefined) return mine.filter((f) => f.purpose === purpose).sort((a, b) => a.created_at - b.created_at || a.file_id - b.file_id);
+  // Insertion order breaks ties of one second: the later upload comes first (the sort is stable).
+  return mine.reverse().sort((a, b) => b.created_at - a.created_at);
+}
+
+/** Deletes the account's file; a given purpose must be the file's own. */
+export async function deleteFile(emu: Emulator, account: Account, fileId: FileIdValue, purpose: string | undefined): Promise<FileRecord> {
+  const f = ownFile(emu, account, fileId);
+  if (purpose !== undefined && f.purpose !== purpose) throw invalidParams(`purpose ${purpose} does not match the file's purpose ${f.purpose}`);
+  filesArea(emu).byId.delete(f.file_id);
   await emu.blobs.remove(f.blob).catch(() => undefined);
   emu.markDirty();
+  return f;
 }
 
 /** The documented FileObject. */
@@ -146,9 +157,7 @@ export function fileObject(f: FileRecord) {
 }
 
 export function contentTypeOfFile(f: FileRecord): string {
-  return { mp3: 'audio/mpeg', m4a: 'audio/mp4', wav: 'audio/wav', txt: 'text/plain; charset=utf-8', zip: 'application/zip', tar: 'application/x-tar' }[
-    f.format
-  ];
+  return CONTENT_TYPES[f.format];
 }
 
 /** Reads the first bytes of a blob (content sniffing never needs the whole file). */
@@ -161,27 +170,4 @@ export async function headOf(emu: Emulator, rel: string, bytes = 65536): Promise
   } finally {
     await fh.close();
   }
-}
-
-/** Whether bytes read as UTF-8 text (a multi-byte character cut at the end of the head is fine). */
-function looksLikeText(head: Buffer, whole: boolean): boolean {
-  if (head.includes(0)) return false;
-  try {
-    new TextDecoder('utf-8', { fatal: true }).decode(whole ? head : head.subarray(0, Math.max(0, head.length - 3)));
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** The format of an upload by its bytes, or 2013 saying what the purpose accepts. */
-export function sniffUpload(purpose: UploadPurpose, head: Buffer, whole: boolean): FileFormat {
-  if (purpose === 't2a_async_input') {
-    if (head.length >= 4 && head[0] === 0x50 && head[1] === 0x4b && (head[2] === 3 || head[2] === 5)) return 'zip';
-    if (looksLikeText(head, whole)) return 'txt';
-    throw invalidParams('file content is neither UTF-8 text nor a zip archive; purpose t2a_async_input accepts txt or zip');
-  }
-  const format = sniffFormat(head);
-  if (format === 'mp3' || format === 'm4a' || format === 'wav') return format;
-  throw invalidParams(`file content is ${format ?? 'not recognised audio'}; purpose ${purpose} accepts mp3, m4a or wav`);
 }

@@ -13,20 +13,26 @@ import {
   blobOf,
   contentTypeOfFile,
   deleteFile,
-  DELETE_PURPOSES,
   FILE_URL_TTL_MS,
   fileObject,
   filesArea,
-  findFile,
   headOf,
-  LIST_PURPOSES,
   listFiles,
-  MAX_UPLOAD_BYTES,
   newFileId,
-  sniffUpload,
-  UPLOAD_PURPOSES,
-  type UploadPurpose,
+  ownFile,
+  type FileRecord,
 } from './model.js';
+import {
+  checkUpload,
+  DELETE_PURPOSES,
+  LIST_PURPOSES,
+  MAX_ANY_UPLOAD_BYTES,
+  oversizeRefusal,
+  retentionOf,
+  UPLOAD_PURPOSES,
+  uploadRefusal,
+  type UploadPurpose,
+} from './purposes.js';
 import { deleteBody, fileIdQuery, listQuery } from './schema.js';
 
 function oneOf(field: string, value: string, allowed: readonly string[]): void {
@@ -38,7 +44,9 @@ export async function speechFileRoutes(app: FastifyInstance, { emu }: { emu: Emu
   filesArea(emu);
   speechOperations(app, emu, 'tts');
   // One file per upload, streamed to disk and cut at the limit (never held in memory whole).
-  await app.register(multipart, { limits: { fileSize: MAX_UPLOAD_BYTES + 1, files: 1, fields: 8, parts: 16 } });
+  // The purpose may come after the file (the official CLI sends the file first): the largest limit of
+  // any purpose applies while reading, the purpose's own once both are known.
+  await app.register(multipart, { limits: { fileSize: MAX_ANY_UPLOAD_BYTES + 1, files: 1, fields: 8, parts: 16 } });
   const r = app.withTypeProvider<ZodTypeProvider>();
 
   r.post('/v1/files/upload', async (req, reply) => {
@@ -48,18 +56,17 @@ export async function speechFileRoutes(app: FastifyInstance, { emu }: { emu: Emu
     let tmp: string | undefined;
     let size = 0;
     let filename = '';
-    let problem: SpeechError | undefined;
+    let tooLarge = false;
     const receive = async (part: MultipartFile) => {
-      if (part.fieldname !== 'file' || tmp || problem) return void (await pipeline(part.file, discardStream()));
+      if (part.fieldname !== 'file' || tmp || tooLarge) return void (await pipeline(part.file, discardStream()));
       tmp = `speech-files/${account.id}/incoming-${emu.ids.stream(`${account.id}:files`).hex(16)}`;
       filename = part.filename || 'file';
       try {
-        size = await emu.blobs.putStream(tmp, part.file, MAX_UPLOAD_BYTES);
+        size = await emu.blobs.putStream(tmp, part.file, MAX_ANY_UPLOAD_BYTES);
       } catch (err) {
         tmp = undefined;
-        if (err instanceof BlobTooLargeError || (err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') {
-          problem = invalidParams(`file is larger than ${MAX_UPLOAD_BYTES / 1048576} MB, the upload limit`);
-        } else throw err;
+        if (err instanceof BlobTooLargeError || (err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') tooLarge = true;
+        else throw err;
       }
     };
     const drop = () => (tmp ? emu.blobs.remove(tmp).catch(() => undefined) : undefined);
@@ -77,14 +84,16 @@ export async function speechFileRoutes(app: FastifyInstance, { emu }: { emu: Emu
     try {
       if (purpose === undefined || purpose === '') throw invalidParams(`purpose is required; use one of ${UPLOAD_PURPOSES.join(', ')}`);
       oneOf('purpose', purpose, UPLOAD_PURPOSES);
-      if (problem) throw problem;
+      if (tooLarge) throw oversizeRefusal(purpose as UploadPurpose);
       if (!tmp) throw invalidParams('file is required (a file part named file)');
-      if (size === 0) throw invalidParams('file is empty');
-      const format = sniffUpload(purpose as UploadPurpose, await headOf(emu, tmp), size <= 65536);
+      if (size === 0) throw uploadRefusal(purpose, 'file is empty');
+      const format = checkUpload(purpose as UploadPurpose, await headOf(emu, tmp), size, size <= 65536);
       const fileId = newFileId(emu, account);
       const blob = blobOf(account, fileId, format);
       await emu.blobs.move(tmp, blob);
-      const record = { file_id: fileId, account_id: account.id, bytes: size, created_at: emu.clock.nowSec(), filename, purpose, format, blob };
+      const record: FileRecord = { file_id: fileId, account_id: account.id, bytes: size, created_at: emu.clock.nowSec(), filename, purpose, format, blob };
+      const keep = retentionOf(purpose as UploadPurpose);
+      if (keep !== undefined) record.expires_at_ms = emu.clock.now() + keep;
       addFile(emu, record);
       return sendOk(emu, req, reply, { file: fileObject(record) });
     } catch (err) {
@@ -95,18 +104,20 @@ export async function speechFileRoutes(app: FastifyInstance, { emu }: { emu: Emu
 
   r.get('/v1/files/list', { schema: { querystring: listQuery } }, async (req, reply) => {
     const { purpose } = parseWith(listQuery, req.query, 'query');
-    oneOf('purpose', purpose, LIST_PURPOSES);
+    if (purpose !== undefined) oneOf('purpose', purpose, LIST_PURPOSES);
     return sendOk(emu, req, reply, { files: listFiles(emu, req.emu.account!, purpose).map(fileObject) });
   });
 
   r.get('/v1/files/retrieve', { schema: { querystring: fileIdQuery } }, async (req, reply) => {
-    const f = findFile(emu, req.emu.account!, parseWith(fileIdQuery, req.query, 'query').file_id);
-    const expires = f.ready_at_ms !== undefined ? f.ready_at_ms + ASYNC_OUTPUT_TTL_MS : emu.clock.now() + FILE_URL_TTL_MS;
+    const f = ownFile(emu, req.emu.account!, parseWith(fileIdQuery, req.query, 'query').file_id);
+    // A link never outlives its file (async outputs: 9 h after success; video uploads: 7 days).
+    const expires =
+      f.ready_at_ms !== undefined ? f.ready_at_ms + ASYNC_OUTPUT_TTL_MS : Math.min(emu.clock.now() + FILE_URL_TTL_MS, f.expires_at_ms ?? Infinity);
     return sendOk(emu, req, reply, { file: { ...fileObject(f), download_url: signedLink(emu, req, f.blob, expires) } });
   });
 
   r.get('/v1/files/retrieve_content', { schema: { querystring: fileIdQuery } }, async (req, reply) => {
-    const f = findFile(emu, req.emu.account!, parseWith(fileIdQuery, req.query, 'query').file_id);
+    const f = ownFile(emu, req.emu.account!, parseWith(fileIdQuery, req.query, 'query').file_id);
     const size = await emu.blobs.size(f.blob);
     if (size === null) throw invalidParams(`file_id ${f.file_id}: the file's bytes are gone`);
     return reply
@@ -120,9 +131,10 @@ export async function speechFileRoutes(app: FastifyInstance, { emu }: { emu: Emu
   r.post('/v1/files/delete', { schema: { body: deleteBody } }, async (req, reply) => {
     const body = await deleteFields(req);
     const { file_id, purpose } = parseWith(deleteBody, body);
-    oneOf('purpose', purpose, DELETE_PURPOSES);
-    await deleteFile(emu, req.emu.account!, file_id, purpose);
-    return sendOk(emu, req, reply, { file_id });
+    if (purpose !== undefined) oneOf('purpose', purpose, DELETE_PURPOSES);
+    // The answer's id is always a JSON integer, whatever form the request used.
+    const f = await deleteFile(emu, req.emu.account!, file_id, purpose);
+    return sendOk(emu, req, reply, { file_id: f.file_id });
   });
 }
 

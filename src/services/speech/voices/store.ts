@@ -131,17 +131,21 @@ export function speechVoiceTone(emu: Emulator, account: Account, voiceId: string
 
 /**
  * After a successful synthesis: its cloned and designed voices become kept and listed. Planning already
- * refused another account's voice (2042), so the ids are the synthesizing account's.
+ * refused another account's voice (2042), so the ids are the synthesizing account's. Answers how many
+ * voices this synthesis used for the first time (`usage_voice_count`, rule E10).
  */
-export function markVoicesUsed(emu: Emulator, voiceIds: readonly string[]): void {
+export function markVoicesUsed(emu: Emulator, voiceIds: readonly string[]): number {
   const { byId } = voiceStore(emu);
+  let first = 0;
   for (const id of voiceIds) {
     const v = byId.get(id);
     if (v && !v.used) {
       v.used = true;
+      first++;
       emu.markDirty();
     }
   }
+  return first;
 }
 
 /** The account's voices of a kind that were used in a synthesis, in creation order. */

@@ -175,6 +175,12 @@ export function openSession(emu: Emulator, port: SessionPort, ctx: SessionContex
             return onContinue(frame);
           case 'task_finish':
             return onFinish();
+          case 'task_flush':
+          case 'task_cancel':
+            // Events of the bidirectional socket only (rule E10): an illegal event here.
+            return illegal(
+              `unknown event ${JSON.stringify(frame.event)} on this socket: it is an event of /ws/v1/t2a_v2_bidi; expected task_start, task_continue or task_finish`,
+            );
           default:
             return illegal(`unknown event ${JSON.stringify(frame.event.slice(0, 64))}; expected task_start, task_continue or task_finish`);
         }
