@@ -11,7 +11,7 @@ export async function run(cmd: string, args: string[], input?: Buffer): Promise<
   try {
     return await new Promise<Buffer>((resolve, reject) => {
       const p = execFile(cmd, args, { encoding: 'buffer', maxBuffer: 1 << 28 }, (err, stdout, stderr) =>
-        err ? reject(toolError(cmd, args, err as NodeJS.ErrnoException, stderr)) : resolve(stdout),
+        err ? reject(toolError(cmd, args, err, stderr)) : resolve(stdout),
       );
       if (input) p.stdin!.end(input);
     });
