@@ -33,6 +33,8 @@ export const EXTERNAL = [
   // The MP3 encoders, loaded on the first MP3 request (the WebAssembly one inlines its binary as strings).
   'wasm-media-encoders',
   '@breezystack/lamejs',
+  // The Opus encoder, loaded on the first Opus request (it reads its WebAssembly from its own folder).
+  'opusscript',
   // Fastify's default schema compilers (Ajv, fast-json-stringify): the apps give their own (zod), so
   // Fastify never requires these; left out, start-up does not parse them.
   '@fastify/ajv-compiler',

@@ -14,13 +14,16 @@
  * - `encodeAudio(format, source, opts)` whole file `{ bytes, meta }` (source: a SynthResult,
  *                                      any `{pcm, sampleRate, channels}`, or a PCM block stream).
  * - `encodeAudioStream(format, source, opts)` async iterable of Buffers (MP3: whole frames, each
- *                                      chunk starts on a frame sync; PCM/WAV: whole sample frames;
+ *                                      chunk starts on a frame sync; PCM/WAV/μ-law: whole sample frames;
+ *                                      Opus: whole Ogg pages, headers with the first audio page;
  *                                      FLAC: whole frames, first chunk holds fLaC + STREAMINFO),
  *                                      then `meta()`. Concatenation equals the whole file byte for
- *                                      byte for MP3 and PCM; a streamed WAV has RIFF/data sizes
+ *                                      byte for MP3, PCM, μ-law and Opus; a streamed WAV has RIFF/data sizes
  *                                      0xFFFFFFFF, a streamed FLAC has total samples and MD5 zero in
  *                                      STREAMINFO (as real streaming encoders do); otherwise equal.
- * - `mp3Bitrate(sampleRate, requested)` the legal CBR bitrate used for a request.
+ * - `mp3Bitrate(sampleRate, requested)` the legal CBR bitrate used for a request;
+ *   `reportedBitrate(format, …)` the bitrate any format reports.
+ * - `opusEncoderProblem()`             null when Opus can be encoded, else why not.
  * Reading audio
  * - `probeAudio(bytes, hint?)`         format, rate, channels, duration, or throws AudioProbeError.
  * - `decodeToMono(bytes, hint?)`       Float32 mono samples of WAV/MP3/FLAC/raw PCM16.
@@ -30,9 +33,9 @@
 export type * from './types.js';
 export { signatureIdFor } from './signature-id.js';
 export { synthesize, synthesizeDialogue, synthesizeStream, synthesizeStreamSliced, synthesizeDialogueStream, type StreamOptions } from './synth.js';
-export { encodeAudio, encodeAudioStream, mp3Bitrate } from './encode/index.js';
+export { encodeAudio, encodeAudioStream, mp3Bitrate, opusEncoderProblem, OPUS_INPUT_RATES, reportedBitrate } from './encode/index.js';
 export { probeAudio, decodeToMono, AudioProbeError, type AudioProbeErrorCode } from './probe.js';
 export { readSignature } from './marker.js';
 export { speechActivity, type ActivityOptions } from './activity.js';
 export { TAG_NAMES, type TagName } from './text/tokens.js';
-export { encodeMulawStream, mulawByte, type MulawContainer } from './encode/mulaw.js';
+export { mulawByte } from './encode/mulaw.js';

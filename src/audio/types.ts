@@ -1,7 +1,8 @@
 // Shared types of the audio engine. Everything here is plain data.
 import type { TagName } from './text/tokens.js';
 
-export type AudioFormat = 'mp3' | 'wav' | 'flac' | 'pcm';
+/** `pcmu_raw`/`pcmu_wav`: G.711 μ-law, raw or in WAV; `opus`: Ogg/Opus. */
+export type AudioFormat = 'mp3' | 'wav' | 'flac' | 'pcm' | 'pcmu_raw' | 'pcmu_wav' | 'opus';
 
 /** One voice of a mix; a single voice is `[{ id, weight: 1 }]`. */
 export interface VoiceTone {
@@ -139,16 +140,24 @@ export interface EncodeOptions {
   channels: 1 | 2;
   /** MP3 only, bits per second (default 128000). The nearest legal one is used and reported. */
   bitrate?: number;
+  /** Opus only: the Ogg stream's serial number (a new one per stream, from the caller's seeded ids). */
+  serial?: number;
 }
 
 export interface AudioMeta {
   format: AudioFormat;
   sampleRate: number;
   channels: 1 | 2;
-  /** MP3: the true CBR bitrate in bit/s. Others: the PCM bitrate (rate * channels * 16). */
+  /**
+   * MP3: the true CBR bitrate in bit/s. Opus: its CBR rate (32,000 x channels). μ-law: 64,000 x
+   * channels. Others: the PCM bitrate (rate * channels * 16).
+   */
   bitrate: number;
   sizeBytes: number;
-  /** What a decoder (ffprobe) measures, in whole ms (MP3 includes encoder delay and padding). */
+  /**
+   * What a decoder (ffprobe) measures, in whole ms (MP3 includes encoder delay and padding; Opus
+   * does not: its pre-skip and end trimming leave exactly the input).
+   */
   durationMs: number;
 }
 

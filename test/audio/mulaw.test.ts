@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { encodeMulawStream, mulawByte } from '../../src/audio/index.js';
+import { encodeAudio, encodeAudioStream, mulawByte, readSignature, synthesize } from '../../src/audio/index.js';
+import { checkMulaw } from '../helpers/ogg.js';
+import { ffmpegMono, tmpFile } from './helpers.js';
 
 /** The G.711 decoder's value of a μ-law byte (the standard expansion). */
 function expand(byte: number): number {
@@ -25,15 +27,36 @@ describe('G.711 μ-law encoder', () => {
       yield new Int16Array(5);
       yield new Int16Array(4);
     }
-    const stream = encodeMulawStream(blocks(), { sampleRate: 8000, channels: 1, container: 'wav', totalFrames: 9, maxChunkBytes: 4 });
+    const stream = encodeAudioStream('pcmu_wav', blocks(), { sampleRate: 8000, channels: 1, totalFrames: 9, maxChunkBytes: 4 });
     const chunks: Buffer[] = [];
     for await (const c of stream) chunks.push(c);
     const file = Buffer.concat(chunks);
     expect(file.length).toBe(58 + 9 + 1);
-    expect(stream.size()).toBe(file.length);
+    expect((await stream.meta()).sizeBytes).toBe(file.length);
     expect(file.readUInt16LE(20)).toBe(7);
     expect(file.readUInt32LE(54)).toBe(9);
     expect(file.readUInt32LE(4)).toBe(file.length - 8);
     for (const c of chunks.slice(1)) expect(c.length).toBeLessThanOrEqual(4);
   });
+
+  for (const channels of [1, 2] as const)
+    it(`pcmu_raw and pcmu_wav, ${channels} channel(s): decodable, true sizes, streamed equals whole, the signature kept`, async () => {
+      const r = await synthesize({ text: 'Is this ours? Yes.', voices: [{ id: 'female-yujie', weight: 1 }], sampleRate: 8000, channels });
+      for (const kind of ['raw', 'wav'] as const) {
+        const format = kind === 'raw' ? 'pcmu_raw' : 'pcmu_wav';
+        const { bytes, meta } = await encodeAudio(format, r, { sampleRate: 8000, channels });
+        expect(meta).toMatchObject({ format, sampleRate: 8000, channels, bitrate: 64000 * channels, sizeBytes: bytes.length });
+        await checkMulaw(bytes, kind, channels, meta.durationMs);
+        const stream = encodeAudioStream(
+          format,
+          { pcm: r.pcm, sampleRate: 8000, channels },
+          { sampleRate: 8000, channels, totalFrames: r.frames, maxChunkBytes: 1000 },
+        );
+        const chunks: Buffer[] = [];
+        for await (const c of stream) chunks.push(c);
+        expect(Buffer.concat(chunks).equals(bytes)).toBe(true);
+        const inputArgs = kind === 'raw' ? ['-f', 'mulaw', '-ar', '8000', '-ac', String(channels)] : [];
+        expect(readSignature(await ffmpegMono(tmpFile(bytes, kind), [], inputArgs), 8000)).toBe(r.signatureId);
+      }
+    });
 });

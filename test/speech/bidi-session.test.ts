@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decodeToMono, readSignature } from '../../src/audio/index.js';
 import { emulatorForFile } from '../helpers/emulator.js';
+import { checkMulaw, checkOpus, ffmpegVerdict, oggPages } from '../helpers/ogg.js';
 import { ffprobe, flacTest } from './helpers.js';
 import { BIDI_START, bidiSession, sentencesOf } from './bidi-helpers.js';
 
@@ -139,6 +140,29 @@ describe('each sentence is an independent file of its format (E7)', () => {
       expect(s.extra).toMatchObject({ audio_format: 'pcmu_wav', audio_sample_rate: 8000, audio_size: s.audio.length });
       expect(Math.abs(probe.durationMs - s.extra.audio_length)).toBeLessThan(2);
     }
+  });
+
+  it('opus: each sentence is a new Ogg stream with its own serial; the sentences joined are a chained Ogg ffmpeg decodes', async () => {
+    const r = await bidiSession(emu.speechUrl, [withFormat({ format: 'opus', sample_rate: 16000 }), text(SENTENCES[0]), text(SENTENCES[1]), finish]);
+    const sentences = sentencesOf(r.messages);
+    expect(sentences).toHaveLength(2);
+    const serials = [];
+    for (const s of sentences) {
+      expect(s.extra).toMatchObject({ audio_format: 'opus', audio_sample_rate: 16000, audio_size: s.audio.length });
+      const pages = await checkOpus(s.audio, { channels: 1, sampleRate: 16000, audioLengthMs: s.extra.audio_length });
+      serials.push(pages[0]!.serial);
+    }
+    expect(serials[0]).not.toBe(serials[1]);
+    expect(await ffmpegVerdict(Buffer.concat(sentences.map((s) => s.audio)), 'ogg')).toEqual({ code: 0, stderr: '' });
+    expect(oggPages(Buffer.concat(sentences.map((s) => s.audio))).length).toBe(sentences.reduce((n, s) => n + oggPages(s.audio).length, 0));
+  });
+
+  it('pcmu_raw: μ-law at 8 kHz per sentence, and the sentences joined decode as one stream', async () => {
+    const r = await bidiSession(emu.speechUrl, [withFormat({ format: 'pcmu_raw' }), text(SENTENCES[0]), text(SENTENCES[1]), finish]);
+    const sentences = sentencesOf(r.messages);
+    for (const s of sentences) await checkMulaw(s.audio, 'raw', 1, s.extra.audio_length);
+    const joined = Buffer.concat(sentences.map((s) => s.audio));
+    expect(await ffmpegVerdict(joined, 'raw', ['-f', 'mulaw', '-ar', '8000', '-ac', '1'])).toEqual({ code: 0, stderr: '' });
   });
 
   it('wav is refused at task_start as on /ws/v1/t2a_v2 (2013, close 1000)', async () => {

@@ -134,7 +134,7 @@ describe('request validation (2013 names the field and the rule)', () => {
       'invalid params, audio_setting.sample_rate must be one of 8000, 16000, 22050, 24000, 32000, 44100',
     ],
     ['bitrate', req({ audio_setting: { bitrate: 96000 } }), 'invalid params, audio_setting.bitrate must be one of 32000, 64000, 128000, 256000'],
-    ['format', req({ audio_setting: { format: 'ogg' } }), 'invalid params, audio_setting.format must be one of mp3, pcm, flac, wav'],
+    ['format', req({ audio_setting: { format: 'ogg' } }), 'invalid params, audio_setting.format must be one of mp3, pcm, flac, wav, pcmu_raw, pcmu_wav, opus'],
     ['channel', req({ audio_setting: { channel: 3 } }), 'invalid params, audio_setting.channel must be one of 1, 2'],
     [
       'wav streamed',

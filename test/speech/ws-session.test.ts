@@ -113,15 +113,16 @@ describe('/ws/v1/t2a_v2 session', () => {
     }
   });
 
-  it('wav and opus are 2013 naming the reason, then close 1000', async () => {
+  it('wav, and opus at a rate Opus does not take, are 2013 naming the reason, then close 1000', async () => {
     const wav = await session(emu.speechUrl, frames({ format: 'wav' }));
     expect(wav.messages.at(-1)).toMatchObject({ event: 'task_failed', base_resp: { status_code: 2013 } });
     expect(wav.messages.at(-1).base_resp.status_msg).toMatch(/^invalid params, audio_setting\.format wav is supported only in non-streaming output/);
     expect(wav.close.code).toBe(1000);
-    const opus = await session(emu.speechUrl, frames({ format: 'opus' }));
+    const opus = await session(emu.speechUrl, frames({ format: 'opus', sample_rate: 32000 }));
     expect(opus.messages.at(-1).base_resp.status_msg).toBe(
-      'invalid params, audio_setting.format opus cannot be served: the emulator has no Opus encoder; use one of mp3, pcm, flac, pcmu_raw, pcmu_wav',
+      'invalid params, audio_setting.sample_rate 32000 is not supported for opus; use 8000, 16000 or 24000',
     );
+    expect(opus.close.code).toBe(1000);
     const other = await session(emu.speechUrl, frames({ format: 'ogg' }));
     expect(other.messages.at(-1).base_resp.status_msg).toBe(
       'invalid params, audio_setting.format must be one of mp3, pcm, flac, wav, pcmu_raw, pcmu_wav, opus',

@@ -1,6 +1,5 @@
 // G.711 μ-law: one byte per sample, raw (`pcmu_raw`) or in a WAV container (`pcmu_wav`, format tag 7).
-
-export type MulawContainer = 'raw' | 'wav';
+// Framing (chunks, the header in the first one, the pad byte) is the stream encoder's (./index.ts).
 
 const BIAS = 0x84;
 const CLIP = 32635;
@@ -16,6 +15,19 @@ export function mulawByte(sample: number): number {
   for (let mask = 0x4000; (s & mask) === 0 && exponent > 0; mask >>= 1) exponent--;
   const mantissa = (s >> (exponent + 3)) & 0x0f;
   return ~(sign | (exponent << 4) | mantissa) & 0xff;
+}
+
+let table: Uint8Array | null = null;
+
+/** The μ-law bytes of interleaved samples, one per sample (from a table of all 65,536 samples). */
+export function mulawBytes(pcm: Int16Array): Buffer {
+  if (!table) {
+    table = new Uint8Array(65536);
+    for (let s = -32768; s < 32768; s++) table[s & 0xffff] = mulawByte(s);
+  }
+  const out = Buffer.allocUnsafe(pcm.length);
+  for (let i = 0; i < pcm.length; i++) out[i] = table[pcm[i]! & 0xffff]!;
+  return out;
 }
 
 /** The 58-byte header of a μ-law WAV (non-PCM formats carry `cbSize` and a `fact` chunk). */
@@ -40,50 +52,4 @@ export function mulawWavHeader(sampleRate: number, channels: number, frames: num
   h.write('data', 50, 'ascii');
   h.writeUInt32LE(data, 54);
   return h;
-}
-
-export interface MulawStreamOptions {
-  sampleRate: number;
-  channels: 1 | 2;
-  container: MulawContainer;
-  /** Sample frames the source will produce: known up front, so the WAV header carries true sizes. */
-  totalFrames: number;
-  /** Chunks are cut to at most this many bytes, on sample frames (default 8192). */
-  maxChunkBytes?: number;
-}
-
-/**
- * Streams μ-law chunks of whole sample frames as the PCM source advances; the WAV form starts with
- * its header in the first chunk (and a pad byte ends an odd data chunk). `size()` is the bytes so far.
- */
-export function encodeMulawStream(source: AsyncIterable<Int16Array>, o: MulawStreamOptions): AsyncIterable<Buffer> & { size(): number } {
-  const step = Math.max(o.channels, Math.floor((o.maxChunkBytes ?? 8192) / o.channels) * o.channels);
-  let size = 0;
-  async function* run(): AsyncGenerator<Buffer> {
-    let header: Buffer | null = o.container === 'wav' ? mulawWavHeader(o.sampleRate, o.channels, o.totalFrames) : null;
-    let data = 0;
-    for await (const block of source) {
-      const bytes = Buffer.allocUnsafe(block.length);
-      for (let i = 0; i < block.length; i++) bytes[i] = mulawByte(block[i]!);
-      data += bytes.length;
-      for (let at = 0; at < bytes.length; at += step) {
-        let out = bytes.subarray(at, at + step);
-        if (header) {
-          out = Buffer.concat([header, out]);
-          header = null;
-        }
-        size += out.length;
-        yield out;
-      }
-    }
-    const tail: Buffer[] = [];
-    if (header) tail.push(header);
-    if (o.container === 'wav' && data & 1) tail.push(Buffer.alloc(1, 0xff));
-    if (tail.length) {
-      const out = Buffer.concat(tail);
-      size += out.length;
-      yield out;
-    }
-  }
-  return { [Symbol.asyncIterator]: run, size: () => size };
 }

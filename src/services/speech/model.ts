@@ -6,6 +6,7 @@
 import { parseFirst } from '../../core/validation.js';
 import {
   encodeAudio,
+  reportedBitrate,
   synthesizeStreamSliced,
   type AudioFormat,
   type SynthInput,
@@ -21,6 +22,7 @@ import { checkEmotion, checkLanguageBoost, interjectionsOf, modelOf } from './ca
 import { insufficientBalance, invalidParams, rateLimited, textRatioLimit, tokenLimit, voiceNotFound } from './errors.js';
 import type { SpeechArea } from './state.js';
 import { firstProblem, t2aRequestSchema, type T2aRequest, type TextNormalizationMode } from './schema.js';
+import { checkEncoder, oggSerialFor, outputRate, voiceModifyApplies } from './formats.js';
 import { markVoicesUsed, speechVoiceTone } from './voices/store.js';
 import { systemVoiceTone } from './voices/system.js';
 import { wordsWithin, type SubtitleType } from './ws/subtitles.js';
@@ -49,6 +51,8 @@ export interface SynthesisPlan {
   sampleRate: number;
   channels: 1 | 2;
   bitrate: number;
+  /** Opus: the Ogg stream's serial number, minted once the request is accepted (startSynthesis). */
+  serial?: number;
   outputUrl: boolean;
   /** With `subtitle_enable`: the subtitle type (`word_streaming` is `word` without streaming, rule E16). */
   subtitles: SubtitleType | undefined;
@@ -84,7 +88,7 @@ export function checkOutputSize(plan: SynthesisPlan, durationMs: number): void {
   }
   const inline = plan.stream ? !plan.excludeAggregated : !plan.outputUrl;
   if (!inline) return;
-  const bytes = plan.format === 'mp3' ? (seconds * plan.bitrate) / 8 : seconds * plan.sampleRate * plan.channels * 2;
+  const bytes = (seconds * (plan.format === 'mp3' ? plan.bitrate : reportedBitrate(plan.format, plan.sampleRate, plan.channels))) / 8;
   if (bytes > MAX_INLINE_AUDIO_BYTES) {
     const mb = Math.round(bytes / 1048576);
     throw invalidParams(
@@ -107,18 +111,24 @@ export async function startSynthesis(emu: Emulator, area: SpeechArea, account: A
   checkOutputSize(plan, synth.durationMs);
   chargeRequest(emu, account, plan);
   area.count(account.id, plan);
+  plan.serial = oggSerialFor(emu, account, plan.format);
   return { plan, synth };
 }
 
+/** What the encoder needs of a plan: rate, channels, bitrate (mp3) and the Ogg serial (opus). */
+export function encodeOptionsOf(plan: SynthesisPlan) {
+  return { sampleRate: plan.sampleRate, channels: plan.channels, bitrate: plan.bitrate, ...(plan.serial !== undefined ? { serial: plan.serial } : {}) };
+}
+
 /**
- * The audio of a request made again, neither charged nor counted: the same request gives the same
- * bytes (for the journal's answer audio). Throws the SpeechError a request would get now (a voice
- * since deleted, for one).
+ * The audio of a request made again, neither charged nor counted: the same request (and, for Opus,
+ * the same Ogg serial) gives the same bytes (for the journal's answer audio). Throws the SpeechError
+ * a request would get now (a voice since deleted, for one).
  */
-export async function synthesizeAgain(emu: Emulator, account: Account, request: T2aRequest): Promise<Buffer> {
-  const plan = planRequest(emu, account, request);
+export async function synthesizeAgain(emu: Emulator, account: Account, request: T2aRequest, serial?: number): Promise<Buffer> {
+  const plan = { ...planRequest(emu, account, request), serial };
   const synth = await synthesizeStreamSliced(plan.input, {});
-  return (await encodeAudio(plan.format, synth, { sampleRate: plan.sampleRate, channels: plan.channels, bitrate: plan.bitrate })).bytes;
+  return (await encodeAudio(plan.format, synth, encodeOptionsOf(plan))).bytes;
 }
 
 /**
@@ -139,6 +149,8 @@ export interface PlanOptions {
   maxTextChars?: number;
   /** A socket's piece: the session started then, and a voice deleted since keeps speaking in it (E11). */
   voicesAsOf?: number;
+  /** Async synthesis settles its own rate (its Opus rule differs). */
+  sampleRate?: number;
 }
 
 /**
@@ -177,6 +189,8 @@ export function planRequest(emu: Emulator, account: Account, request: T2aRequest
   const audioSetting = request.audio_setting ?? {};
   const format = audioSetting.format ?? 'mp3';
   if (stream && format === 'wav') throw invalidParams('audio_setting.format wav is supported only in non-streaming output');
+  checkEncoder(format);
+  const sampleRate = outputRate(format, audioSetting.sample_rate, limits.sampleRate);
 
   const pronunciations = parsePronunciations(request.pronunciation_dict?.tone ?? []);
   if (typeof pronunciations === 'string') throw invalidParams(pronunciations);
@@ -190,9 +204,7 @@ export function planRequest(emu: Emulator, account: Account, request: T2aRequest
   if (!hasPronounceable(text)) throw invalidParams('text must contain at least one letter or digit to pronounce');
 
   // voice_modify applies to non-streaming mp3/wav/flac and streaming mp3; elsewhere it is accepted and ignored.
-  const modifyApplies = stream ? format === 'mp3' : format !== 'pcm';
-  const voiceModify = modifyApplies ? voiceModifyOf(request) : undefined;
-  const sampleRate = audioSetting.sample_rate ?? 32000;
+  const voiceModify = voiceModifyApplies(format, stream) ? voiceModifyOf(request) : undefined;
   const interjections = interjectionsOf(emu, entry);
   const channels = audioSetting.channel ?? 1;
   const normalization = normalizationOf(request, model, stream);

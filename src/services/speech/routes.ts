@@ -7,7 +7,8 @@ import { admitRequest } from '../../core/admission.js';
 import { readerValidator } from '../../core/validation.js';
 import { countChunk, faultIgnoredHeader, finishEntry, journalBody, noteSpecCode, takeFault } from '../../core/http.js';
 import { refusalError, SpeechError, STATUS_MSG, traceIdOf } from './errors.js';
-import { readRequest, recordSignature, startSynthesis, subtitleSegments, synthesizeAgain, URL_TTL_MS, type SynthesisPlan } from './model.js';
+import { encodeOptionsOf, readRequest, recordSignature, startSynthesis, subtitleSegments, synthesizeAgain, URL_TTL_MS, type SynthesisPlan } from './model.js';
+import { fileExtension } from './formats.js';
 import { t2aRequestSchema, type T2aRequest } from './schema.js';
 import { countingFrames, SubtitleFeed, withSubtitles } from './ws/subtitles.js';
 import { speechArea, type SpeechArea } from './state.js';
@@ -82,7 +83,7 @@ function keepAnswerAudio(emu: Emulator, req: FastifyRequest, plan: SynthesisPlan
     format: plan.format,
     sampleRate: plan.sampleRate,
     channels: plan.channels,
-    make: () => synthesizeAgain(emu, account, request),
+    make: () => synthesizeAgain(emu, account, request, plan.serial),
   });
 }
 
@@ -115,7 +116,7 @@ async function wholeSynthesis(
 ) {
   let encoded: Awaited<ReturnType<typeof encodeAudio>>;
   try {
-    encoded = await encodeAudio(plan.format, synth, { sampleRate: plan.sampleRate, channels: plan.channels, bitrate: plan.bitrate });
+    encoded = await encodeAudio(plan.format, synth, encodeOptionsOf(plan));
   } catch (err) {
     if (!ac.signal.aborted) throw err;
     // The client left: the synthesis stopped with it and nobody is there to answer.
@@ -130,7 +131,7 @@ async function wholeSynthesis(
   let audio = encoded.bytes.toString('hex');
   if (!plan.outputUrl) keepAnswerAudio(emu, req, plan, encoded.bytes.length);
   if (plan.outputUrl) {
-    const rel = `speech/${account.id}/${traceId}.${plan.format}`;
+    const rel = `speech/${account.id}/${traceId}.${fileExtension(plan.format)}`;
     await emu.blobs.put(rel, encoded.bytes);
     audio = downloadLink(emu, req, rel);
   }
@@ -196,9 +197,9 @@ async function streamSynthesis(
   let madeFrames = 0;
   const source = feed ? countingFrames(synth, plan.channels, (n) => (madeFrames += n)) : synth;
   const encoded = encodeAudioStream(plan.format, source, {
-    sampleRate: plan.sampleRate,
-    channels: plan.channels,
-    bitrate: plan.bitrate,
+    ...encodeOptionsOf(plan),
+    // A μ-law WAV's header carries the true sizes from the first chunk (E13).
+    ...(plan.format === 'pcmu_wav' ? { totalFrames: synth.frames } : {}),
     maxChunkBytes: MAX_EVENT_AUDIO_BYTES,
     keepWhole: !plan.excludeAggregated,
   });

@@ -10,8 +10,11 @@ import { SUBTITLE_TYPES } from './ws/subtitles.js';
 /** The emotions the audio engine renders; which model accepts which is the catalogue's business (catalogue.ts). */
 export const EMOTIONS = ['happy', 'sad', 'angry', 'fearful', 'disgusted', 'surprised', 'calm', 'fluent', 'whisper'] as const;
 export const SAMPLE_RATES = [8000, 16000, 22050, 24000, 32000, 44100] as const;
+/** Rates outside the general enum that libopus takes: refused with the Opus rule's words, not the enum's. */
+export const OPUS_ONLY_RATES = [12000, 48000] as const;
 export const BITRATES = [32000, 64000, 128000, 256000] as const;
-export const FORMATS = ['mp3', 'pcm', 'flac', 'wav'] as const;
+/** Every output format (speech-current.md E12); which transport takes which is formats.ts's rule. */
+export const FORMATS = ['mp3', 'pcm', 'flac', 'wav', 'pcmu_raw', 'pcmu_wav', 'opus'] as const;
 /** `text_normalization_mode` (rule E10); the deprecated booleans set to true mean `basic`. */
 export const TEXT_NORMALIZATION_MODES = ['basic', 'quality'] as const;
 export type TextNormalizationMode = (typeof TEXT_NORMALIZATION_MODES)[number];
@@ -79,9 +82,11 @@ export const voiceSettingSchema = z.object({
 });
 
 export const audioSettingSchema = z.object({
+  // Opus's own 12000 and 48000 pass here so that an Opus request hears the Opus rule (formats.ts),
+  // and every other format the general enum's words.
   sample_rate: opt(
     z.union(
-      SAMPLE_RATES.map((r) => z.literal(r)),
+      [...SAMPLE_RATES, ...OPUS_ONLY_RATES].map((r) => z.literal(r)),
       oneOf(SAMPLE_RATES),
     ),
   ),

@@ -1,12 +1,13 @@
 import { recordViews } from '../../../core/areas.js';
-import { encodeAudio, synthesizeStream, type EncodedAudio } from '../../../audio/index.js';
+import { encodeAudio, synthesizeStream, type AudioFormat, type EncodedAudio } from '../../../audio/index.js';
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator, StateArea } from '../../../core/emulator.js';
 import { writeTar } from '../../../core/tar.js';
 import { readZip, type ZipEntry } from '../../../core/zip.js';
 import { invalidParams, SpeechError } from '../errors.js';
 import { addFile, ASYNC_OUTPUT_TTL_MS, blobOf, findFile, newFileId } from '../files/model.js';
-import { chargeRequest, checkOutputSize, planRequest, readRequest, recordSignature, subtitleSegments, type SynthesisPlan } from '../model.js';
+import { chargeRequest, checkOutputSize, encodeOptionsOf, planRequest, readRequest, recordSignature, subtitleSegments, type SynthesisPlan } from '../model.js';
+import { ASYNC_OPUS_RATES, fileExtension, MODIFIABLE_FORMATS, OPUS_DEFAULT_RATE, oggSerialFor } from '../formats.js';
 import { numericId } from '../reply.js';
 import type { AsyncBody } from './schema.js';
 
@@ -167,13 +168,35 @@ async function piecesOf(emu: Emulator, account: Account, body: AsyncBody): Promi
   return { pieces, limit: MAX_FILE_TEXT };
 }
 
-/** The `/v1/t2a_v2` body a piece stands for (same voices, settings and rules). */
+/**
+ * The `/v1/t2a_v2` body a piece stands for (same voices, settings and rules). Opus takes its rate
+ * from the task's own rule (`opusRate`) instead of the HTTP one.
+ */
 function t2aBody(body: AsyncBody, text: string): Record<string, unknown> {
   const { audio_sample_rate, ...audio } = (body.audio_setting ?? {}) as Record<string, unknown>;
   const out: Record<string, unknown> = { ...body, text, output_format: 'url', stream: false };
   delete out.text_file_id;
-  out.audio_setting = { ...audio, ...(audio_sample_rate != null ? { sample_rate: audio_sample_rate } : {}) };
+  const rate = audio.format === 'opus' ? null : audio_sample_rate;
+  out.audio_setting = { ...audio, ...(rate != null ? { sample_rate: rate } : {}) };
   return out;
+}
+
+/**
+ * Opus on async (E12): 8000, 12000, 16000, 24000 or 48000 (24000 when absent); any other rate
+ * leaves the task to fail (`unsupported`; planned at 24000, so every other rule still applies).
+ */
+function asyncOpusRate(body: AsyncBody): { opusRate?: number; unsupported?: string } {
+  const audio = (body.audio_setting ?? {}) as { format?: unknown; audio_sample_rate?: number | null };
+  if (audio.format !== 'opus') return {};
+  const rate = audio.audio_sample_rate ?? OPUS_DEFAULT_RATE;
+  if ((ASYNC_OPUS_RATES as readonly number[]).includes(rate)) return { opusRate: rate };
+  return { opusRate: OPUS_DEFAULT_RATE, unsupported: `audio_sample_rate ${rate} is not supported for opus (use ${ASYNC_OPUS_RATES.join(', ')})` };
+}
+
+/** `voice_modify` on async only with mp3, wav or flac: else 2013 at creation (the newest async page). */
+function checkVoiceModify(body: AsyncBody, format: AudioFormat): void {
+  if ((body as { voice_modify?: unknown }).voice_modify == null || MODIFIABLE_FORMATS.includes(format)) return;
+  throw invalidParams(`voice_modify applies only to mp3, wav and flac; audio_setting.format ${format} does not take it`);
 }
 
 interface Planned {
@@ -183,10 +206,13 @@ interface Planned {
 }
 
 /** Plans every piece by the T2A rules; a rule broken inside a file names the file. */
-function planPieces(emu: Emulator, account: Account, body: AsyncBody, pieces: Piece[], limit: number): Planned[] {
+function planPieces(emu: Emulator, account: Account, body: AsyncBody, pieces: Piece[], limit: number, opusRate?: number): Planned[] {
   return pieces.map((piece) => {
     try {
-      const plan = planRequest(emu, account, readRequest(t2aBody(body, piece.text)), { maxTextChars: limit });
+      const plan = planRequest(emu, account, readRequest(t2aBody(body, piece.text)), {
+        maxTextChars: limit,
+        ...(opusRate !== undefined ? { sampleRate: opusRate } : {}),
+      });
       const synth = synthesizeStream(plan.input);
       checkOutputSize(plan, synth.durationMs);
       return { piece, plan, synth };
@@ -198,9 +224,13 @@ function planPieces(emu: Emulator, account: Account, body: AsyncBody, pieces: Pi
 }
 
 export async function createTask(emu: Emulator, account: Account, body: AsyncBody, opts: { fail?: boolean }): Promise<AsyncTask> {
+  const formats = asyncOpusRate(body);
   const { pieces, limit } = await piecesOf(emu, account, body);
-  const planned = planPieces(emu, account, body, pieces, limit);
+  const planned = planPieces(emu, account, body, pieces, limit, formats.opusRate);
+  checkVoiceModify(body, planned[0]!.plan.format);
   for (const p of planned) chargeRequest(emu, account, p.plan);
+  for (const p of planned) p.plan.serial = oggSerialFor(emu, account, p.plan.format);
+  const fail = opts.fail || formats.unsupported !== undefined;
   const area = taskArea(emu);
   let taskId = numericId(emu, `${account.id}:tasks`);
   while (area.byId.has(taskId)) taskId = numericId(emu, `${account.id}:tasks`);
@@ -212,13 +242,13 @@ export async function createTask(emu: Emulator, account: Account, body: AsyncBod
     file_id: newFileId(emu, account),
     created_at_ms: now,
     ready_at_ms: now + 1000 + Math.round(durationMs / 10),
-    state: opts.fail ? 'failed' : 'running',
+    state: fail ? 'failed' : 'running',
     usage_characters: planned.reduce((sum, p) => sum + p.plan.usageCharacters, 0),
-    ...(opts.fail ? { note: 'synthesis cut by a fault' } : {}),
+    ...(opts.fail ? { note: 'synthesis cut by a fault' } : formats.unsupported ? { note: formats.unsupported } : {}),
   };
   area.byId.set(taskId, task);
   emu.markDirty();
-  if (!opts.fail) {
+  if (!fail) {
     const making = produce(emu, account, task, planned).catch((err) => {
       emu.logger.error({ err }, 'async synthesis failed');
       task.state = 'failed';
@@ -234,7 +264,7 @@ export async function createTask(emu: Emulator, account: Account, body: AsyncBod
 async function produce(emu: Emulator, account: Account, task: AsyncTask, planned: Planned[]): Promise<void> {
   const made: { piece: Piece; plan: SynthesisPlan; synth: Planned['synth']; encoded: EncodedAudio }[] = [];
   for (const { piece, plan, synth } of planned) {
-    const encoded = await encodeAudio(plan.format, synth, { sampleRate: plan.sampleRate, channels: plan.channels, bitrate: plan.bitrate });
+    const encoded = await encodeAudio(plan.format, synth, encodeOptionsOf(plan));
     recordSignature(emu, plan, synth);
     made.push({ piece, plan, synth, encoded });
   }
@@ -253,7 +283,7 @@ async function produce(emu: Emulator, account: Account, task: AsyncTask, planned
       word_count: plan.wordCount,
     };
     return [
-      { name: `${base}.${plan.format}`, data: encoded.bytes, mtimeSec },
+      { name: `${base}.${fileExtension(plan.format)}`, data: encoded.bytes, mtimeSec },
       { name: `${base}.titles`, data: Buffer.from(JSON.stringify(subtitleSegments(synth))), mtimeSec },
       { name: `${base}.extra`, data: Buffer.from(JSON.stringify(extra)), mtimeSec },
     ];

@@ -5,16 +5,16 @@
  * audio messages (the `cut_after_chunks` fault), and one piece's synthesis: planned, billed and signed
  * as one HTTP request, sent as frame-aligned hex chunks, the last one with `extra_info`.
  */
-import { encodeAudioStream, encodeMulawStream, type SynthStream } from '../../../audio/index.js';
+import { encodeAudioStream, type SynthStream } from '../../../audio/index.js';
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { parseFirst } from '../../../core/validation.js';
 import { invalidParams, SpeechError, STATUS_MSG } from '../errors.js';
-import { planRequest, readRequest, recordSignature, startSynthesis, type SynthesisPlan } from '../model.js';
+import { encodeOptionsOf, planRequest, readRequest, recordSignature, startSynthesis, type SynthesisPlan } from '../model.js';
 import { firstProblem } from '../schema.js';
 import type { SpeechArea, StreamEnd } from '../state.js';
 import { extraInfo, MAX_EVENT_AUDIO_BYTES, type ExtraInfo } from '../stream.js';
-import { clientFrameSchema, taskStartSchema, WS_FORMATS, type TaskStart, type WsFormat } from './schema.js';
+import { clientFrameSchema, taskStartSchema, type TaskStart } from './schema.js';
 import { countingFrames, SubtitleFeed, type WsSubtitle } from './subtitles.js';
 
 export const SOCKET_CODE_MSG: Record<number, string> = {
@@ -169,7 +169,6 @@ export async function synthesizePiece(emu: Emulator, ctx: PieceContext, text: st
 async function sendPiece(ctx: PieceContext, plan: SynthesisPlan, synth: SynthStream, text: string, out: PieceOut): Promise<boolean> {
   const run = ctx.area.startStream(ctx.account.id, ctx.traceId);
   const start = ctx.start;
-  const format = wsFormatOf(start);
   // Subtitles: each audio message carries what its audio finished saying (never the is_final one).
   const subtitles =
     (start as { subtitle_enable?: unknown }).subtitle_enable === true ? new SubtitleFeed(synth.timeline, start.subtitle_type ?? 'sentence', text) : null;
@@ -184,17 +183,15 @@ async function sendPiece(ctx: PieceContext, plan: SynthesisPlan, synth: SynthStr
     return false;
   };
   try {
-    const audio = encodePiece(format, plan, synth, source);
-    for await (const chunk of audio.chunks) {
+    const audio = encodePiece(plan, synth, source);
+    for await (const chunk of audio) {
       if (held && !out.chunk(held, false, undefined, subtitles?.take(heldMs))) return stop();
       if (held) sent++;
       held = chunk;
       heldMs = madeMs();
       run.progress(sent);
     }
-    const meta = await audio.meta();
-    // μ-law is planned as PCM; extra_info names the format the client asked for.
-    const extra = { ...extraInfo({ ...meta, format: plan.format }, plan), audio_format: meta.format };
+    const extra = extraInfo(await audio.meta(), plan);
     // What the last audio says travels with it; the is_final message that follows then has no audio.
     const lastSubtitle = subtitles?.rest();
     if (held && lastSubtitle) {
@@ -211,14 +208,10 @@ async function sendPiece(ctx: PieceContext, plan: SynthesisPlan, synth: SynthStr
   }
 }
 
-/** The socket's format: mp3 unless named. */
-export function wsFormatOf(start: TaskStart): WsFormat {
-  return start.audio_setting?.format ?? 'mp3';
-}
-
 /**
  * The HTTP body one piece stands for: `task_start` without its event, the piece's text, streaming on
- * and no aggregate. The socket's names map to the HTTP ones; μ-law is planned as 8 kHz PCM.
+ * and no aggregate. The socket's names map to the HTTP ones; formats and rates follow the HTTP
+ * stream's rules (formats.ts), except `wav`, which the socket refuses with its own hint.
  */
 export function pieceBody(start: TaskStart, text: string): Record<string, unknown> {
   const {
@@ -235,38 +228,16 @@ export function pieceBody(start: TaskStart, text: string): Record<string, unknow
     const { english_normalization, ...v } = vs;
     body.voice_setting = { ...v, text_normalization: v.text_normalization ?? english_normalization ?? text_normalization };
   }
-  const as = start.audio_setting;
-  if (as) {
-    const format = as.format ?? 'mp3';
-    if (format === 'opus')
-      throw invalidParams(
-        `audio_setting.format opus cannot be served: the emulator has no Opus encoder; use one of ${WS_FORMATS.filter((f) => f !== 'opus' && f !== 'wav').join(', ')}`,
-      );
-    if (format === 'wav')
-      throw invalidParams('audio_setting.format wav is supported only in non-streaming output; over the socket use pcm, pcmu_wav, mp3 or flac');
-    body.audio_setting = format.startsWith('pcmu') ? { ...as, format: 'pcm', sample_rate: 8000 } : as;
-  }
+  if (start.audio_setting?.format === 'wav')
+    throw invalidParams('audio_setting.format wav is supported only in non-streaming output; over the socket use pcm, pcmu_wav, mp3 or flac');
   return body;
 }
 
-/** The encoded chunks of a piece (frame-aligned) and, after the last, their true metadata. */
-function encodePiece(format: WsFormat, plan: SynthesisPlan, synth: SynthStream, source: AsyncIterable<Int16Array> = synth) {
-  const opts = { sampleRate: plan.sampleRate, channels: plan.channels, bitrate: plan.bitrate };
-  if (format === 'pcmu_raw' || format === 'pcmu_wav') {
-    const mulaw = encodeMulawStream(source, { ...opts, container: format === 'pcmu_wav' ? 'wav' : 'raw', totalFrames: synth.frames });
-    return {
-      chunks: mulaw,
-      meta: async () => ({
-        format: format as string,
-        sampleRate: plan.sampleRate,
-        channels: plan.channels,
-        bitrate: plan.sampleRate * plan.channels * 8,
-        sizeBytes: mulaw.size(),
-        durationMs: Math.round((synth.frames * 1000) / plan.sampleRate),
-      }),
-    };
-  }
-  // Whole frames of at most one event's size; a piece's FLAC header carries its true length up front.
-  const encoded = encodeAudioStream(plan.format, source, { ...opts, maxChunkBytes: MAX_EVENT_AUDIO_BYTES, totalFrames: synth.frames });
-  return { chunks: encoded, meta: () => encoded.meta() };
+/**
+ * The encoded chunks of a piece (frame-aligned, at most one event's size; one Ogg stream per piece)
+ * and, after the last, their true metadata. A piece's FLAC header and μ-law WAV header carry its
+ * true length up front.
+ */
+function encodePiece(plan: SynthesisPlan, synth: SynthStream, source: AsyncIterable<Int16Array> = synth) {
+  return encodeAudioStream(plan.format, source, { ...encodeOptionsOf(plan), maxChunkBytes: MAX_EVENT_AUDIO_BYTES, totalFrames: synth.frames });
 }

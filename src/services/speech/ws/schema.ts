@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { FORMATS } from '../schema.js';
 import type { ExtraInfo } from '../stream.js';
 
 /**
@@ -8,8 +9,8 @@ import type { ExtraInfo } from '../stream.js';
  */
 export const WS_PATH = '/ws/v1/t2a_v2';
 
-/** Formats a socket may ask for; `wav` and `opus` are named so their refusal can say why. */
-export const WS_FORMATS = ['mp3', 'pcm', 'flac', 'wav', 'pcmu_raw', 'pcmu_wav', 'opus'] as const;
+/** Formats a socket may name: the HTTP ones (`wav` is named so its refusal can say why). */
+export const WS_FORMATS = FORMATS;
 export type WsFormat = (typeof WS_FORMATS)[number];
 
 /** Any client frame: an object with an `event` name (the rest depends on the event). */
