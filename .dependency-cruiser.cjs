@@ -59,10 +59,22 @@ module.exports = {
         "A speech area imports core/, audio/, services/shared/ and the service's own top-level files (model, schema, " +
         'errors, state…), never a sibling area (the stores of voices/ and files/ have their own rule below).',
       severity: 'error',
-      from: { path: '^src/services/speech/([^/]+)/' },
+      from: { path: '^src/services/speech/([^/]+)/', pathNot: '^src/services/speech/bidi/' },
       to: {
         path: '^src/services/speech/[^/]+/',
         pathNot: ['^src/services/speech/$1/', '^src/services/speech/(voices|files)/'],
+      },
+    },
+    {
+      name: 'bidi-only-to-the-socket-it-builds-on',
+      comment:
+        'The named exception of the speech sockets: the bidirectional socket is the synthesis socket with sentence ' +
+        'buffering on top, so bidi/ uses the shared socket parts of ws/ (piece, schema, socket route) and no other area.',
+      severity: 'error',
+      from: { path: '^src/services/speech/bidi/' },
+      to: {
+        path: '^src/services/speech/[^/]+/',
+        pathNot: ['^src/services/speech/(bidi|voices|files)/', '^src/services/speech/ws/(piece|schema|socket|subtitles)[.]ts$'],
       },
     },
     {

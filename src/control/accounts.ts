@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import * as z from 'zod';
 import { accountView, CAPABILITIES } from '../core/accounts.js';
+import { speechSettingsSchema } from '../core/speech-settings.js';
 import type { Emulator } from '../core/emulator.js';
 import { ControlError, input, keyParam } from './common.js';
 
@@ -13,6 +14,7 @@ export const accountBody = z
     project: z.string().min(1).optional(),
     disabled: z.boolean().optional(),
     real_name_verified: z.boolean().optional(),
+    speech_settings: speechSettingsSchema.optional(),
     limits: z
       .object({
         requests_per_minute: z.int().min(1).nullable().optional(),

@@ -3,6 +3,7 @@
  * and shown redacted (`label`). Every resource of every service belongs to one account id.
  */
 import { sha256Hex } from './ids.js';
+import type { SpeechSettings } from './speech-settings.js';
 
 export const CAPABILITIES = ['tts', 'cloning', 'upload', 'podcast', 'calls', 'recognition', 'detection', 'diarization', 'agents'] as const;
 export type Capability = (typeof CAPABILITIES)[number];
@@ -26,6 +27,8 @@ export interface AccountSettings {
   limits?: AccountLimits;
   /** Identity verification done (speech voice cloning needs it: 2038 otherwise). Default true. */
   real_name_verified?: boolean;
+  /** Settings of the speech service (the bidi socket's buffering); a PUT merges each group. */
+  speech_settings?: SpeechSettings;
 }
 
 export interface Account {
@@ -42,6 +45,8 @@ export interface Account {
   freeCallSeconds: number;
   /** True when the account comes from the fixture or a PUT (strict mode accepts only these). */
   listed: boolean;
+  /** The values set; the service applies its defaults to the others. */
+  speechSettings?: SpeechSettings;
 }
 
 export type Resolution = { ok: true; account: Account } | { ok: false; problem: 'missing' | 'invalid' | 'disabled' };
@@ -124,6 +129,8 @@ export class Accounts {
     if (settings.disabled !== undefined) account.disabled = settings.disabled;
     if (settings.limits !== undefined) account.limits = { ...account.limits, ...settings.limits };
     if (settings.real_name_verified !== undefined) account.realNameVerified = settings.real_name_verified;
+    if (settings.speech_settings?.bidi)
+      account.speechSettings = { ...account.speechSettings, bidi: { ...account.speechSettings?.bidi, ...settings.speech_settings.bidi } };
     return account;
   }
 
@@ -191,6 +198,7 @@ export class Accounts {
       realNameVerified: listed?.real_name_verified ?? true,
       freeCallSeconds: this.opts.freeCallSeconds,
       listed: listed !== undefined,
+      ...(listed?.speech_settings ? { speechSettings: structuredClone(listed.speech_settings) } : {}),
     };
   }
 }
@@ -206,5 +214,6 @@ export function accountView(a: Account) {
     disabled: a.disabled,
     limits: a.limits,
     real_name_verified: a.realNameVerified !== false,
+    speech_settings: a.speechSettings ?? {},
   };
 }

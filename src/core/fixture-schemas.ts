@@ -6,6 +6,7 @@ import { isAbsolute } from 'node:path';
 import * as z from 'zod';
 import { TAG_NAMES } from '../audio/text/tokens.js';
 import { CAPABILITIES } from './accounts.js';
+import { speechSettingsSchema } from './speech-settings.js';
 
 const voice = z.object({
   voice_id: z.string().min(1),
@@ -56,6 +57,7 @@ export const fixtureSchemas = {
       project: z.string().min(1).optional(),
       disabled: z.boolean().optional(),
       real_name_verified: z.boolean().optional(),
+      speech_settings: speechSettingsSchema.optional(),
       limits: z
         .object({
           requests_per_minute: z.int().min(1).optional(),

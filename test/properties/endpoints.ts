@@ -119,6 +119,7 @@ const SPEECH: Omit<Endpoint, 'service'>[] = [
   // A2: every answer of the operation is HTTP 200 with base_resp.
   { method: 'POST', url: '/v1/t2a_v2', shape: 'speech', statuses: [200] },
   { method: 'GET', url: '/ws/v1/t2a_v2', shape: 'speech', statuses: [426], websocket: true },
+  { method: 'GET', url: '/ws/v1/t2a_v2_bidi', shape: 'speech', statuses: [426], websocket: true },
   { method: 'GET', url: '/download/*', shape: 'speech', statuses: [200, 403, 404] },
   // Voices, files, cloning, design and async synthesis (speech-beyond.md): HTTP 200 with base_resp.
   { method: 'POST', url: '/v1/get_voice', shape: 'speech', statuses: [200] },

@@ -16,6 +16,7 @@ import { speechRoutes } from './routes.js';
 import { speechVoiceRoutes } from './voices/routes.js';
 import { speechToTextRoutes } from './stt/routes.js';
 import { speechSocketRoutes } from './ws/socket.js';
+import { bidiSocketRoutes } from './bidi/socket.js';
 
 /** Bearer key of the speech service (`Authorization: Bearer <key>`). */
 export function bearerKey(header: string | undefined): string | undefined {
@@ -60,6 +61,7 @@ export async function setupSpeechApp(app: FastifyInstance, emu: Emulator): Promi
   await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES } });
   await app.register(speechRoutes, { emu });
   await app.register(speechSocketRoutes, { emu });
+  await app.register(bidiSocketRoutes, { emu });
   // Voices, files, cloning, design and async synthesis: each its own encapsulated plugin.
   for (const routes of [speechVoiceRoutes, speechFileRoutes, speechCloneRoutes, speechDesignRoutes, speechAsyncRoutes]) await app.register(routes, { emu });
   await app.register(speechToTextRoutes, { emu });

@@ -1,14 +1,40 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Account } from '../../../core/accounts.js';
 import type { RawData, WebSocket } from 'ws';
+import type { z } from 'zod';
 import { admitRequest, type Admission } from '../../../core/admission.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { takeFault } from '../../../core/request-context.js';
 import { AUDIO_CHUNK, FINAL_AUDIO_CHUNK } from '../../../core/stream-guard.js';
 import { MAX_FRAME_BYTES, messageBytes, openSocketWire } from '../../../core/wire.js';
-import { codeForHttpStatus, refusalError, sendSpeechError, SpeechError, STATUS_MSG, traceIdOf } from '../errors.js';
-import { speechArea } from '../state.js';
-import { closeCodeFor, event, openSession, type SessionPort } from './model.js';
+import { codeForHttpStatus, refusalError, sendSpeechError, SpeechError, traceIdOf } from '../errors.js';
+import { speechArea, type SpeechArea } from '../state.js';
+import { openSession, type Session } from './model.js';
+import { closeCodeFor, event, type EventIds, type SessionPort } from './piece.js';
 import { taskContinueSchema, taskStartSchema, WS_PATH } from './schema.js';
+
+/** What a socket's session gets when the upgrade was admitted. */
+export interface SocketOpening {
+  port: SessionPort;
+  account: Account;
+  area: SpeechArea;
+  ids: EventIds;
+  /** Shows a live record of the session as the journal entry's response summary. */
+  journal(summary: object): void;
+}
+
+/** A socket's protocol: the ids of a new connection, and its session. */
+export interface SocketProtocol {
+  /** The client messages that have a schema, first one first (the AsyncAPI document reads them). */
+  messages: Record<string, z.ZodType>;
+  /** `number` is a fresh 15-digit id from the account's seeded stream; `traceId` the connection's trace. */
+  ids(number: string, traceId: string): EventIds;
+  open(opening: SocketOpening): SocketSession;
+}
+
+export interface SocketSession extends Session {
+  /** A client ping (the pong is automatic). */
+  onPing?(): void;
+}
 
 /**
  * `/ws/v1/t2a_v2` on both speech listeners. Admission runs once, before the upgrade: an injected HTTP
@@ -16,12 +42,21 @@ import { taskContinueSchema, taskStartSchema, WS_PATH } from './schema.js';
  */
 export async function speechSocketRoutes(app: FastifyInstance, opts: { emu: Emulator }): Promise<void> {
   const emu = opts.emu;
+  speechSocketRoute(app, emu, WS_PATH, {
+    messages: { task_start: taskStartSchema, task_continue: taskContinueSchema },
+    ids: (number, traceId) => ({ sessionId: number, traceId }),
+    open: (o) => openSession(emu, o.port, { account: o.account, area: o.area, ...o.ids }),
+  });
+}
+
+/** A speech socket at `path`: admission before the upgrade, refusals spoken on the socket, then the protocol's session. */
+export function speechSocketRoute(app: FastifyInstance, emu: Emulator, path: string, protocol: SocketProtocol): void {
   const area = speechArea(emu);
   const admissions = new WeakMap<FastifyRequest, Admission>();
   app.route({
     method: 'GET',
-    url: WS_PATH,
-    config: { messages: { task_start: taskStartSchema, task_continue: taskContinueSchema } },
+    url: path,
+    config: { messages: protocol.messages },
     preValidation: async (req) => {
       const admission = admitRequest(emu, req, 'tts', { socket: true });
       if (!admission.ok && admission.refusal.kind === 'fault_status') {
@@ -31,13 +66,13 @@ export async function speechSocketRoutes(app: FastifyInstance, opts: { emu: Emul
       admissions.set(req, admission);
     },
     handler: (req, reply) =>
-      sendSpeechError(emu, req, reply, new SpeechError(2013, `invalid params, ${WS_PATH} is a WebSocket endpoint: connect with an Upgrade request`, 426)),
-    wsHandler: (socket, req) => speechSocket(emu, socket, req, admissions.get(req) ?? admitRequest(emu, req, 'tts', { socket: true }), area),
+      sendSpeechError(emu, req, reply, new SpeechError(2013, `invalid params, ${path} is a WebSocket endpoint: connect with an Upgrade request`, 426)),
+    wsHandler: (socket, req) => speechSocket(emu, socket, req, admissions.get(req) ?? admitRequest(emu, req, 'tts', { socket: true }), area, protocol),
   });
 }
 
-function speechSocket(emu: Emulator, socket: WebSocket, req: FastifyRequest, admission: Admission, area: ReturnType<typeof speechArea>): void {
-  const ids = { sessionId: sessionIdOf(emu, admission.ok ? admission.account.id : 'anonymous'), traceId: traceIdOf(emu, req) };
+function speechSocket(emu: Emulator, socket: WebSocket, req: FastifyRequest, admission: Admission, area: SpeechArea, protocol: SocketProtocol): void {
+  const ids = protocol.ids(sessionIdOf(emu, admission.ok ? admission.account.id : 'anonymous'), traceIdOf(emu, req));
   const oversize = `invalid params, a message is at most ${MAX_FRAME_BYTES} bytes (8 MiB)`;
   const wire = openSocketWire(emu, socket, req, () => wire.sendJson(event('task_failed', ids, 2013, oversize), 'task_failed'));
   if (!admission.ok) {
@@ -65,8 +100,15 @@ function speechSocket(emu: Emulator, socket: WebSocket, req: FastifyRequest, adm
     after: (ms, fn, label) => wire.after(ms, fn, label),
     cancel: (id) => wire.cancel(id),
   };
+  const entry = req.ctx?.entry;
   // Attached at once: a client may send task_start before it has read connected_success.
-  const session = openSession(emu, port, { account: admission.account, area, ...ids });
+  const session = protocol.open({
+    port,
+    account: admission.account,
+    area,
+    ids,
+    journal: (summary) => entry?.response.setSummary(summary),
+  });
   socket.on('message', (data: RawData, isBinary: boolean) => {
     const bytes = messageBytes(data);
     if (isBinary) {
@@ -77,6 +119,7 @@ function speechSocket(emu: Emulator, socket: WebSocket, req: FastifyRequest, adm
     wire.recordIn(bytes.length, false, /"event"\s*:\s*"([^"\\]{1,40})"/.exec(text.slice(0, 400))?.[1]);
     session.onMessage(text);
   });
+  if (session.onPing) socket.on('ping', () => session.onPing!());
   wire.sendJson(event('connected_success', ids), 'connected_success');
 }
 
