@@ -103,6 +103,14 @@ describe('control client on the in-process handle (emu.control)', () => {
     expect(await emu.control.journal.get(entry.id).catch((e: unknown) => (e as ControlClientError).status)).toBe(404);
   });
 
+  it('verifies by spec code an answer too large to summarize (its code is kept beside the summary)', async () => {
+    const long = await t2a(emu.speechUrl, req({}, 'A sentence long enough that its answer is too large to summarize. '.repeat(3)), { key: 'client-long' });
+    expect(long.body.base_resp.status_code).toBe(0);
+    const [entry] = await emu.control.journal.list({ account: 'client-long' });
+    expect(entry!.response).toMatchObject({ code: 0, summary: { bytes: long.bytes.length } });
+    expect(await emu.control.verify({ request: { account: 'client-long', code: 0 }, exactly: 1 })).toMatchObject({ ok: true, count: 1 });
+  });
+
   it('reads the state, resets one account, and everything', async () => {
     await emu.control.accounts.put('client-state', { project: 'p1' });
     const state = await emu.control.state();
