@@ -145,7 +145,7 @@ describe('installing the package without a clone (slow: a build and two installs
     const dir = project(join(work, 'from-tarball'));
     run('npm', ['install', ...NPM_FLAGS, tarball], dir);
     expectWorking(consume(dir));
-    expect(run(join(dir, 'node_modules', '.bin', 'speech-emulator'), ['--version'], dir).trim()).toMatch(/^\d+\.\d+\.\d+/);
+    expect(run(join(dir, 'node_modules', '.bin', 'speech-emulator'), ['--version'], dir).trim()).toMatch(/^speech-emulator \d+\.\d+\.\d+/);
     const cli = await startBin(dir);
     try {
       const control = new ControlClient({ url: cli.url });
