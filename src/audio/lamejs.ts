@@ -12,16 +12,8 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Script } from 'node:vm';
 
-export interface LamejsModule {
-  Mp3Encoder: new (
-    channels: number,
-    sampleRate: number,
-    kbps: number,
-  ) => {
-    encodeBuffer(left: Int16Array, right?: Int16Array): Int8Array;
-    flush(): Int8Array;
-  };
-}
+/** What the package exports that the MP3 writer uses, as the package types it (a type query: nothing is imported). */
+export type LamejsModule = Pick<typeof import('@breezystack/lamejs'), 'Mp3Encoder'>;
 
 // In Mp3Encoder: `R.num_channels = w, R.in_samplerate = Z, R.brate = X, …` (names are minified).
 const UNSET = /(\b(\w+)\.in_samplerate = (\w+), )(?!\w+\.out_samplerate)(\2\.brate = )/;
