@@ -113,7 +113,11 @@ describe('installing the package without a clone (slow: a build and two installs
     const packed = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', work, '--loglevel=error'], clone)) as { filename: string }[];
     tarball = join(work, packed[0]!.filename);
   }, 10 * MINUTES);
-  afterAll(() => rmSync(work, { recursive: true, force: true }));
+  afterAll(() => {
+    // The link first, so nothing removes this checkout's node_modules through it.
+    rmSync(join(clone, 'node_modules'), { force: true });
+    rmSync(work, { recursive: true, force: true });
+  });
 
   it('npm pack builds through prepare: the tarball holds the ES and CommonJS entries, their types, the CLI and fixtures', () => {
     const listing = run('tar', ['-tzf', tarball], work).split('\n');
