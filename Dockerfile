@@ -5,7 +5,7 @@
 FROM node:24-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-COPY scripts/patch-lamejs.mjs scripts/bundle.mjs scripts/boot.mjs ./scripts/
+COPY scripts/bundle.mjs scripts/boot.mjs ./scripts/
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src

@@ -10,11 +10,19 @@
  * The code cache (dist/emulator.cjs.cache) is what V8 compiled while the new bundle started the
  * emulator once (ports chosen by the system, state in memory), written when it closed.
  *
- *   node scripts/bundle.mjs            bundle now
- *   node scripts/bundle.mjs --if-stale bundle only when a source is newer than the last build (npm start)
+ * The package is ESM first; its CommonJS entries, for `require('speech-emulator')` and
+ * `require('speech-emulator/client')`, are bundles too: dist/index.cjs and dist/client/index.cjs, each
+ * with a .d.cts beside it. They bundle the project's own modules only (dependencies load from
+ * node_modules), so their import.meta.url is the bundle's own file URL.
+ *
+ *   node scripts/bundle.mjs            bundle now (the CLI and the CommonJS entries)
+ *   node scripts/bundle.mjs --if-stale bundle the CLI only when a source is newer than the last build (npm start)
+ *   node scripts/bundle.mjs --prepare  npm's prepare (npm install from git, npm pack): runs `npm run build`
+ *                                      where the sources and the build tools are there, else says why not
  */
-import { spawn } from 'node:child_process';
-import { cpSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -133,6 +141,77 @@ async function writeCodeCache(dist) {
   if (!started || code !== 0) throw new Error(`the new build did not start and close cleanly (exit ${code}): ${err.trim() || out.trim()}`);
 }
 
+/** Resolves the library's imports of the client entry (src/client/index.ts) to the client's bundle. */
+const sharedClient = {
+  name: 'shared-client',
+  setup(build) {
+    build.onResolve({ filter: /\/client\/index\.js$/ }, (args) =>
+      join(args.resolveDir, args.path) === join(ROOT, 'src', 'client', 'index.js') ? { path: './client/index.cjs', external: true } : undefined,
+    );
+  },
+};
+
+/** The CommonJS entries: the library (src/index.ts) and the control client (src/client/index.ts). */
+export async function bundleLibrary(dist = DIST) {
+  const { build } = await import('esbuild');
+  const entries = [
+    { from: join(ROOT, 'src', 'index.ts'), to: join(dist, 'index.cjs'), types: './index.js' },
+    { from: join(ROOT, 'src', 'client', 'index.ts'), to: join(dist, 'client', 'index.cjs'), types: './index.js' },
+  ];
+  for (const entry of entries) {
+    mkdirSync(dirname(entry.to), { recursive: true });
+    await build({
+      entryPoints: [entry.from],
+      outfile: entry.to,
+      bundle: true,
+      platform: 'node',
+      target: 'node22',
+      format: 'cjs',
+      // Dependencies are required from node_modules, as the ES modules import them.
+      packages: 'external',
+      // Files found next to a module (the inspector, package.json, fixtures) are found next to the bundle.
+      banner: { js: "const __importMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
+      define: { 'import.meta.url': '__importMetaUrl' },
+      // The library requires the client's own entry, so both entries share one ControlClient (and its error classes).
+      plugins: entry.from.endsWith(join('src', 'index.ts')) ? [sharedClient] : [],
+      sourcemap: true,
+      sourcesContent: false,
+      logLevel: 'warning',
+    });
+    // The types of the ES module serve the CommonJS entry (a .d.cts beside it is what TypeScript reads for require).
+    writeFileSync(entry.to.replace(/\.cjs$/, '.d.cts'), `export * from '${entry.types}';\n`);
+  }
+}
+
+/**
+ * npm's prepare: builds when there is something to build with. Skipped (with one line saying why) where
+ * the sources are not there (an image that installs before it copies them) or the build tools are
+ * not (dev dependencies left out).
+ */
+function prepare() {
+  if (!existsSync(join(ROOT, 'src', 'index.ts'))) return console.log('speech-emulator: no src/ here, nothing to build');
+  const require = createRequire(import.meta.url);
+  for (const tool of ['typescript', 'esbuild']) {
+    try {
+      require.resolve(`${tool}/package.json`);
+    } catch {
+      return console.log(`speech-emulator: ${tool} is not installed (dev dependencies left out), not building`);
+    }
+  }
+  const npm = process.env.npm_execpath;
+  const run =
+    npm && /\.c?js$/.test(npm)
+      ? spawnSync(process.execPath, [npm, 'run', 'build'], { cwd: ROOT, stdio: 'inherit' })
+      : spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit', shell: process.platform === 'win32' });
+  if (run.status !== 0) process.exit(run.status ?? 1);
+}
+
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  if (!process.argv.includes('--if-stale') || stale()) await bundle();
+  if (process.argv.includes('--prepare')) prepare();
+  else if (process.argv.includes('--if-stale')) {
+    if (stale()) await bundle();
+  } else {
+    await bundleLibrary();
+    await bundle();
+  }
 }

@@ -4,6 +4,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply, type F
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
+import { ControlClient } from './client/index.js';
 import { registerDocuments } from './control/documents.js';
 import { registerRoot } from './control/pages.js';
 import { controlPlane } from './control/routes.js';
@@ -15,7 +16,10 @@ import { setupPlatformApp } from './services/platform/app.js';
 import { setupSpeechApp } from './services/speech/app.js';
 
 export interface RunningEmulator {
+  /** @internal The emulator's inner object, for the project's own tests; not part of the public API. */
   emulator: Emulator;
+  /** The typed control-plane client of this emulator (speech-emulator/client). */
+  control: ControlClient;
   speechUrl: string;
   speechBackupUrl: string;
   platformUrl: string;
@@ -246,5 +250,12 @@ export async function runEmulator(config: Config, logger: Logger): Promise<Runni
       await emu.close();
     })());
 
-  return { emulator: emu, speechUrl: emu.urls.speech, speechBackupUrl: emu.urls.speechBackup, platformUrl: emu.urls.platform, close };
+  return {
+    emulator: emu,
+    control: new ControlClient({ url: emu.urls.speech, token: config.controlToken }),
+    speechUrl: emu.urls.speech,
+    speechBackupUrl: emu.urls.speechBackup,
+    platformUrl: emu.urls.platform,
+    close,
+  };
 }

@@ -7,7 +7,9 @@ export type { RunningEmulator } from './app.js';
 export type { Config, ConfigInput } from './config.js';
 export { ConfigError } from './config.js';
 export { FixtureError } from './core/fixtures.js';
+/** @internal */
 export type { Emulator } from './core/emulator.js';
+export * from './client/index.js';
 
 export type StartOptions = Partial<ConfigInput>;
 

@@ -24,8 +24,8 @@ export const journalQuery = z
  * account's id (a hash of the key) stays inside; `response.code` is the entry's one code reading.
  */
 export function entryView(e: JournalEntry) {
-  const { accountId: _hidden, response, ...view } = e;
-  return { ...view, response: { summary: response.summary, content_type: response.content_type, code: entryCode(e) } };
+  const { accountId: _hidden, response, request, ...view } = e;
+  return { ...view, request: request.toJSON(), response: { summary: response.summary, content_type: response.content_type, code: entryCode(e) } };
 }
 
 const idParams = z.object({ id: z.string() });

@@ -1,6 +1,7 @@
 // MP3: the one frame-header reader of the project, the legal bitrates, and the writer that turns
 // encoder output into whole, independent CBR frames at the requested rate.
 import { WASM_KBPS, wasmMp3Encoder, type RawMp3Encoder } from './lame-wasm.js';
+import { loadLamejs } from '../lamejs.js';
 
 const MPEG1 = [32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320];
 const MPEG2 = [8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160];
@@ -125,11 +126,12 @@ export async function mp3Writer(sampleRate: number, channels: 1 | 2, requestedBi
 }
 
 /**
- * @breezystack/lamejs, patched so the output sample rate is the requested one (scripts/patch-lamejs.mjs).
- * Loaded on the first request for 56 or 144 kbit/s: start-up does not parse it.
+ * @breezystack/lamejs, loaded with its output sample rate set to the requested one (audio/lamejs.ts:
+ * the installed package is not changed). Loaded on the first request for 56 or 144 kbit/s: start-up
+ * does not parse it.
  */
 async function lamejsEncoder(sampleRate: number, channels: 1 | 2, kbps: number): Promise<RawMp3Encoder> {
-  const { Mp3Encoder } = await import('@breezystack/lamejs');
+  const { Mp3Encoder } = loadLamejs();
   const enc = new Mp3Encoder(channels, sampleRate, kbps);
   return {
     encode(pcm) {

@@ -1,0 +1,303 @@
+/**
+ * The control plane's wire shapes (`/_emulator`), as the control client sends and reads them. Written
+ * out here so the public types name no internals; test/client/types.test.ts checks at compile time that
+ * each request shape equals the schema the control plane validates with, and each answer the view it
+ * builds, so the two cannot drift apart.
+ */
+import type { Fixtures } from '../core/fixture-schemas.js';
+
+/** What an account may use (a missing one answers the service's own refusal). */
+export type Capability = 'tts' | 'cloning' | 'upload' | 'podcast' | 'calls' | 'recognition' | 'detection' | 'diarization' | 'agents';
+
+// ---- health -------------------------------------------------------------------------------------
+
+/** `GET /_emulator/health`: the service URLs only when the token was presented (or none is set). */
+export interface HealthView {
+  status: 'ok';
+  version: string;
+  ready: boolean;
+  services?: { speech: string; speech_backup: string; platform: string };
+}
+
+/** `GET /_emulator/readyz`: 200 when ready, 503 while starting or closing. */
+export interface ReadyView {
+  status: 'ready' | 'starting' | 'closing' | (string & {});
+  version: string;
+}
+
+// ---- reset --------------------------------------------------------------------------------------
+
+export interface ResetAllResult {
+  reset: 'all';
+  /** With `fixtures: true`: the fixture files that had been replaced at run time and are now restored. */
+  fixtures_restored?: FixtureName[];
+}
+
+export interface ResetAccountResult {
+  reset: 'account';
+  /** The key, redacted. */
+  account: string;
+}
+
+// ---- clock --------------------------------------------------------------------------------------
+
+export interface ClockView {
+  now_ms: number;
+  frozen: boolean;
+}
+
+/** `POST /_emulator/clock`: applied in this order: freeze, set, advance, unfreeze. */
+export interface ClockChange {
+  /** Moves the clock forward; timers that fall due fire at once. */
+  advance_ms?: number;
+  freeze?: boolean;
+  /** Sets the clock (ms since the epoch), up to the end of year 9999. */
+  set_ms?: number;
+}
+
+// ---- accounts -----------------------------------------------------------------------------------
+
+export interface AccountLimits {
+  requests_per_minute?: number;
+  characters_per_minute?: number;
+  /** Speech-to-text requests a minute (off unless set). */
+  speech_to_text_per_minute?: number;
+  max_concurrent_calls?: number;
+  single_channel?: boolean;
+}
+
+/** The bidirectional socket's sentence buffering numbers (absent: the documented defaults). */
+export interface BidiSettings {
+  min_clause_chars?: number;
+  max_sentence_chars?: number;
+  silence_ms?: number;
+  min_tail_chars?: number;
+  backstop_ms?: number;
+  max_pending_chars?: number;
+}
+
+/** Account-level settings of the speech service. */
+export interface SpeechSettings {
+  bidi?: BidiSettings;
+}
+
+/** `PUT /_emulator/accounts/{key}`: the settings to change (the others stay). A limit of null lifts it. */
+export interface AccountChange {
+  balance_micro?: number;
+  free_call_seconds?: number;
+  capabilities?: Capability[];
+  project?: string;
+  disabled?: boolean;
+  real_name_verified?: boolean;
+  limits?: {
+    requests_per_minute?: number | null;
+    characters_per_minute?: number | null;
+    speech_to_text_per_minute?: number | null;
+    max_concurrent_calls?: number | null;
+    single_channel?: boolean;
+  };
+  speech_settings?: SpeechSettings;
+}
+
+export interface AccountView {
+  /** The key, redacted. */
+  account: string;
+  balance_micro: number;
+  free_call_seconds: number;
+  capabilities: Capability[];
+  project: string;
+  disabled: boolean;
+  limits: AccountLimits;
+  real_name_verified: boolean;
+  speech_settings: SpeechSettings;
+}
+
+// ---- faults -------------------------------------------------------------------------------------
+
+/** What an endpoint does instead of its work, in its own spec-defined shape. */
+export interface FaultDirective {
+  /** A spec error code the endpoint answers with. */
+  code?: number;
+  /** An HTTP status the endpoint answers with. */
+  status?: number;
+  delay_ms?: number;
+  /** Streams stop after this many chunks. */
+  cut_after_chunks?: number;
+  /** WebSockets close with this code. */
+  close_ws?: number;
+}
+
+export type FaultService = 'speech' | 'speech-backup' | 'platform';
+
+/** `POST /_emulator/faults`: which requests a rule matches, how often, and the fault. */
+export interface FaultRuleInput {
+  service?: FaultService;
+  method?: string;
+  path?: string;
+  /** An API key: only its requests match. */
+  account?: string;
+  /** Requests it applies to before it is spent (default 1). */
+  times?: number | 'always';
+  /** Drawn with the emulator's seed for each matching request. */
+  probability?: number;
+  fault: FaultDirective;
+}
+
+export interface FaultRuleView {
+  id: string;
+  service?: FaultService;
+  method?: string;
+  path?: string;
+  /** The key, redacted. */
+  account?: string;
+  times: number | 'always';
+  probability?: number;
+  fault: FaultDirective;
+  remaining: number | 'always';
+}
+
+export interface FaultAdded {
+  id: string;
+  rule: FaultRuleView;
+}
+
+// ---- journal ------------------------------------------------------------------------------------
+
+export interface JournalQuery {
+  /** At most this many entries (newest first). */
+  limit?: number;
+  /** Only entries of this path. */
+  path?: string;
+  /** Only entries of this API key. */
+  account?: string;
+}
+
+export interface WsFrameView {
+  dir: 'in' | 'out';
+  type: 'text' | 'binary' | 'close';
+  size: number;
+  event?: string;
+  at_ms: number;
+}
+
+/** One request as the journal shows it (keys redacted). */
+export interface JournalEntryView {
+  id: string;
+  at_ms: number;
+  service: 'speech' | 'platform';
+  method: string;
+  path: string;
+  /** Null while the request is still being answered. */
+  status: number | null;
+  /** The key, redacted. */
+  account: string | null;
+  duration_ms: number | null;
+  request: { headers: Record<string, string>; query: Record<string, unknown> | undefined; body: unknown };
+  response: { summary: unknown; content_type: string | undefined; code: number | undefined };
+  chunks?: number;
+  ws_frames?: WsFrameView[];
+  ws_frames_total?: number;
+  /** How a stream ended, a fault that fired… (absent from the JSON when there is none). */
+  note: string | undefined;
+  client_audio?: { bytes: number; sample_rate: number; truncated: boolean; url: string };
+  answer_audio?: { bytes: number; format: string; sample_rate: number; channels: number; url: string };
+}
+
+/** Audio the control plane serves for a journal entry. */
+export interface JournalAudio {
+  bytes: Uint8Array;
+  contentType: string;
+}
+
+// ---- verify -------------------------------------------------------------------------------------
+
+/** `POST /_emulator/verify`: a matcher and how many entries it must select (at least 1 by default). */
+export interface VerifyRequest {
+  request: {
+    service?: 'speech' | 'platform';
+    method?: string;
+    path?: string;
+    account?: string;
+    status?: number;
+    /** The answer's spec code. */
+    code?: number | string;
+    /** A JSON subset of the request body. */
+    body?: unknown;
+  };
+  exactly?: number;
+  at_least?: number;
+  at_most?: number;
+}
+
+export interface VerifyResult {
+  ok: true;
+  count: number;
+  /** The expectation in words, e.g. `exactly 2`. */
+  expected: string;
+}
+
+/** The 409 answer of a verification that did not hold. */
+export interface VerifyFailure {
+  ok: false;
+  count: number;
+  expected: string;
+  /** The nearest entries that did not match, fewest differing fields first. */
+  near_misses: { differences: string[]; entry: JournalEntryView }[];
+  error: { message: string };
+}
+
+// ---- state --------------------------------------------------------------------------------------
+
+export interface StateAccountView extends AccountView {
+  /** Each service area's resources of this account (voices, files, tasks, sessions, ...). */
+  resources: Record<string, unknown>;
+  open_websockets: { path: string; opened_at_ms: number }[];
+  pending_timers: { label: string; due_ms: number }[];
+}
+
+export interface StateView {
+  now_ms: number;
+  frozen: boolean;
+  accounts: StateAccountView[];
+  totals: {
+    open_websockets: number;
+    pending_timers: number;
+    journal_entries: number;
+    fault_rules: number;
+    signature_records: number;
+  };
+}
+
+// ---- fixtures -----------------------------------------------------------------------------------
+
+export type FixtureName =
+  | 'accounts.json'
+  | 'billing.json'
+  | 'speech-voices.json'
+  | 'speech-models.json'
+  | 'platform-voices.json'
+  | 'roles.json'
+  | 'agents.json'
+  | 'recognition.json'
+  | 'detection.json'
+  | 'diarization.json'
+  | 'conversation.json'
+  | 'podcast-pairs.json'
+  | 'podcast-hosts.json'
+  | 'content-safety.json'
+  | 'remote-audio.json';
+
+/** The content of each fixture file, as the emulator checks it. */
+export type FixtureContent<N extends FixtureName> = N extends keyof Fixtures ? Fixtures[N] : unknown;
+
+export interface FixtureView<N extends FixtureName = FixtureName> {
+  name: N;
+  /** Where the file was read from, or `run time` when set on the control plane. */
+  source: string;
+  /** The content (the keys of accounts.json redacted). */
+  content: FixtureContent<N>;
+}
+
+// ---- documents ----------------------------------------------------------------------------------
+
+export type OpenApiName = 'speech' | 'platform' | 'control';

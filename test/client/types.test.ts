@@ -1,0 +1,33 @@
+import { describe, expectTypeOf, it } from 'vitest';
+import type * as z from 'zod';
+import type * as client from '../../src/client/index.js';
+import type { accountBody } from '../../src/control/accounts.js';
+import type { clockBody } from '../../src/control/clock.js';
+import type { entryView, journalQuery } from '../../src/control/journal.js';
+import type { verifyBody } from '../../src/control/verify.js';
+import type { accountView, Capability } from '../../src/core/accounts.js';
+import type { FixtureName } from '../../src/core/fixture-schemas.js';
+import type { FaultDirective, faultRuleSchema } from '../../src/core/faults.js';
+import type { WsFrameSummary } from '../../src/core/journal-entry.js';
+
+// The client's public shapes are written out (no internals in its types); these checks, made by the
+// type checker (npm run typecheck), keep each equal to the schema or view the control plane uses.
+describe('control client types match the control plane', () => {
+  it('requests equal the schemas the control plane validates with', () => {
+    expectTypeOf<client.ClockChange>().toEqualTypeOf<z.input<typeof clockBody>>();
+    expectTypeOf<client.AccountChange>().toEqualTypeOf<z.input<typeof accountBody>>();
+    expectTypeOf<client.FaultRuleInput>().toEqualTypeOf<z.input<typeof faultRuleSchema>>();
+    expectTypeOf<client.FaultDirective>().toEqualTypeOf<FaultDirective>();
+    // limit is coerced from the query string: its checked form is the number the client sends.
+    expectTypeOf<client.JournalQuery>().toEqualTypeOf<z.output<typeof journalQuery>>();
+    expectTypeOf<client.VerifyRequest>().toEqualTypeOf<z.input<typeof verifyBody>>();
+  });
+
+  it('answers equal the views the control plane builds', () => {
+    expectTypeOf<client.AccountView>().toEqualTypeOf<ReturnType<typeof accountView>>();
+    expectTypeOf<client.JournalEntryView>().toEqualTypeOf<ReturnType<typeof entryView>>();
+    expectTypeOf<client.WsFrameView>().toEqualTypeOf<WsFrameSummary>();
+    expectTypeOf<client.FixtureName>().toEqualTypeOf<FixtureName>();
+    expectTypeOf<client.Capability>().toEqualTypeOf<Capability>();
+  });
+});
