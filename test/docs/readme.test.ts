@@ -56,11 +56,13 @@ describe('README examples', () => {
     expect(JSON.parse(verify!)).toMatchObject({ ok: true, count: 1 });
   });
 
-  it('the in-process TypeScript example runs as written and prints the audio length', async () => {
+  it('the in-process TypeScript example runs as written: the fault, then the audio, then a verify that holds', async () => {
     const [ts] = blocks('ts');
     const script = join(tmp, 'in-process.mts');
     writeFileSync(script, ts!.replace("from 'speech-emulator'", `from ${JSON.stringify(join(ROOT, 'src', 'index.ts'))}`));
     const { stdout } = await run(process.execPath, ['--import', 'tsx', script], { cwd: ROOT });
-    expect(Number(stdout.trim())).toBeGreaterThan(560);
+    const [code, ms] = stdout.trim().split(' ').map(Number);
+    expect(code).toBe(1002);
+    expect(ms).toBeGreaterThan(560);
   }, 60_000);
 });
