@@ -20,7 +20,6 @@ import {
   event,
   failureOf,
   readClientFrame,
-  SOCKET_CODE_MSG,
   synthesizePiece,
   type PieceOut,
   type SessionPort,
@@ -77,11 +76,11 @@ export function openSession(emu: Emulator, port: SessionPort, ctx: SessionContex
   /** The idle clock runs while nothing is being synthesized, from the last message or result. */
   const armIdle = () => {
     port.cancel(idle);
-    idle = busy || phase === 'ended' ? null : port.after(IDLE_MS, () => fail(2201, SOCKET_CODE_MSG[2201]!), 'speech socket idle timeout');
+    idle = busy || phase === 'ended' ? null : port.after(IDLE_MS, () => fail(2201, STATUS_MSG[2201]!), 'speech socket idle timeout');
   };
   armIdle();
 
-  const illegal = (what: string) => fail(2202, `${SOCKET_CODE_MSG[2202]}: ${what}`);
+  const illegal = (what: string) => fail(2202, `${STATUS_MSG[2202]}: ${what}`);
 
   function onStart(frame: Record<string, unknown>) {
     if (phase !== 'connected') return illegal('task_start was already received; one session per connection');
@@ -102,7 +101,7 @@ export function openSession(emu: Emulator, port: SessionPort, ctx: SessionContex
     if (!parsed.success) return fail(2013, invalidParams(firstProblem(parsed.problem)).message);
     if (queue.length >= MAX_QUEUED) {
       // Refused on arrival: the piece never entered the queue.
-      return send('task_continued', 2205, `${SOCKET_CODE_MSG[2205]}: ${MAX_QUEUED} pieces are already waiting`, { data: null, is_final: true });
+      return send('task_continued', 2205, `${STATUS_MSG[2205]}: ${MAX_QUEUED} pieces are already waiting`, { data: null, is_final: true });
     }
     const text = parsed.data.text ?? '';
     const length = codePoints(text);
@@ -128,7 +127,7 @@ export function openSession(emu: Emulator, port: SessionPort, ctx: SessionContex
     try {
       while (queue.length && phase !== 'ended' && !port.closed) {
         const item = queue.shift()!;
-        if (item.kind === 'soft') send('task_continued', item.code, `${SOCKET_CODE_MSG[item.code]}: ${item.detail}`, { data: null, is_final: true });
+        if (item.kind === 'soft') send('task_continued', item.code, `${STATUS_MSG[item.code]}: ${item.detail}`, { data: null, is_final: true });
         else
           await synthesizePiece(
             emu,

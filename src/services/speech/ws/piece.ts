@@ -18,15 +18,6 @@ import { extraInfo, MAX_EVENT_AUDIO_BYTES, type ExtraInfo } from '../stream.js';
 import { clientFrameSchema, taskStartSchema, type TaskStart } from './schema.js';
 import { countingFrames, SubtitleFeed, type WsSubtitle } from './subtitles.js';
 
-export const SOCKET_CODE_MSG: Record<number, string> = {
-  2201: 'timeout disconnect',
-  2202: 'illegal event',
-  2203: 'empty text, skipped',
-  2204: 'character limit exceeded, skipped',
-  2205: 'request limit exceeded',
-  2206: 'illegal event order',
-};
-
 /** Close codes (rule 12.3): 1011 after an internal fault, 1000 after everything else. */
 export function closeCodeFor(code: number): number {
   return code === 1000 || code === 1001 ? 1011 : 1000;
@@ -80,7 +71,7 @@ export function readClientFrame(text: string): { frame: Record<string, unknown> 
   if (json === null || typeof json !== 'object' || Array.isArray(json))
     return { code: 2013, msg: 'invalid params, message must be a JSON object with an event field' };
   const frame = clientFrameSchema.safeParse(json);
-  if (!frame.success) return { code: 2202, msg: `${SOCKET_CODE_MSG[2202]}: the message has no event field (string)` };
+  if (!frame.success) return { code: 2202, msg: `${STATUS_MSG[2202]}: the message has no event field (string)` };
   return { frame: frame.data };
 }
 
