@@ -72,7 +72,23 @@ export function journalAnswer(entry: JournalEntry, contentType: string, payload:
   const type = contentType || undefined;
   if (typeof payload === 'string') {
     if (contentType.includes('json') && payload.length < JSON_SUMMARY_MAX_CHARS) entry.keepJsonAnswer(type, payload, jsonSummary);
-    else entry.describeAnswer(type, { bytes: Buffer.byteLength(payload) });
+    else {
+      entry.describeAnswer(type, { bytes: Buffer.byteLength(payload) });
+      // Too large to summarize, but its spec code still counts (verify by code, metrics, the inspector).
+      const code = entry.response.code === undefined && contentType.includes('json') ? codeInLargeJson(payload) : undefined;
+      if (code !== undefined) entry.setCode(code);
+    }
   } else if (Buffer.isBuffer(payload)) entry.describeAnswer(type, { bytes: payload.length });
   else entry.describeAnswer(type, payload ? { stream: true } : undefined);
+}
+
+/**
+ * The spec code of a JSON answer too large to summarize, read where each family writes it: the speech
+ * service's `base_resp` closes its answers, the platform's `error_code` opens its envelope.
+ */
+export function codeInLargeJson(payload: string): number | undefined {
+  const speech = /"status_code":\s*(-?\d+)/.exec(payload.slice(-256));
+  if (speech) return Number(speech[1]);
+  const platform = /^\{\s*"error_code":\s*(-?\d+)/.exec(payload.slice(0, 64));
+  return platform ? Number(platform[1]) : undefined;
 }
