@@ -1,10 +1,10 @@
-import * as z from 'zod';
-
 /**
  * Account-level settings of the speech service that tests may change through the control plane (and
  * the accounts fixture): the bidirectional socket's buffering numbers (speech-current.md rule E6/E8).
  * Absent values take the defaults the speech service documents.
  */
+import * as z from 'zod';
+
 export const bidiSettingsSchema = z
   .object({
     min_clause_chars: z.int().min(1).max(10_000),

@@ -52,11 +52,12 @@ export async function speechRoutes(app: FastifyInstance, opts: { emu: Emulator }
   );
 }
 
-/** The client left while its synthesis waited for a slot: nobody is there to answer. */
+/** The client left while its synthesis waited for a slot or ran: nobody is there to answer. */
 function leftWhileQueued(req: FastifyRequest, reply: FastifyReply): void {
   reply.hijack();
-  finishEntry(req, 200);
+  // Noted before the entry finishes: the live journal shows a finished entry as it is then.
   req.ctx.entry?.setNote('client disconnected before the answer');
+  finishEntry(req, 200);
 }
 
 /**
@@ -101,10 +102,7 @@ async function wholeSynthesis(
   } catch (err) {
     if (!ac.signal.aborted) throw err;
     // The client left: the synthesis stopped with it and nobody is there to answer.
-    reply.hijack();
-    finishEntry(req, 200);
-    req.ctx.entry?.setNote('client disconnected before the answer');
-    return;
+    return leftWhileQueued(req, reply);
   }
   recordSignature(emu, plan, synth);
   emu.metrics.audioSynthesized(plan.format, encoded.meta.durationMs / 1000);

@@ -213,7 +213,7 @@ export function pieceBody(start: TaskStart, text: string): Record<string, unknow
     body.voice_setting = { ...v, text_normalization: v.text_normalization ?? english_normalization ?? text_normalization };
   }
   if (start.audio_setting?.format === 'wav')
-    throw invalidParams('audio_setting.format wav is supported only in non-streaming output; over the socket use pcm, pcmu_wav, mp3 or flac');
+    throw invalidParams('audio_setting.format wav is supported only in non-streaming output; over the socket use mp3, pcm, flac, pcmu_raw, pcmu_wav or opus');
   return body;
 }
 
