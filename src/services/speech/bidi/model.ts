@@ -15,6 +15,7 @@ import { codePoints } from '../text.js';
 import {
   AudioSender,
   audioBody,
+  IDLE_MS,
   BINARY_FRAME_MSG,
   checkTaskStart,
   closeCodeFor,
@@ -33,8 +34,6 @@ import { BidiJournal, type FrameRecord } from './journal.js';
 import { bidiTaskContinueSchema, bidiTaskStartSchema } from './schema.js';
 import { settingsView, type BidiSettings } from './settings.js';
 
-/** 120 s on the emulator clock with no client frame (pings included) and no audio: 2201 (E9). */
-export const IDLE_MS = 120_000;
 /** A `task_continue` longer than this many code points is refused softly with 2204 (E8). */
 export const MAX_CONTINUE_CHARS = 10_000;
 export const IDLE_LABEL = 'bidi idle timeout';

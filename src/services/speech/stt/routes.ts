@@ -37,7 +37,7 @@ import type { Transcript } from './transcript.js';
 import { dropForm, fileSource, receiveForm, type ReceivedForm } from './upload.js';
 
 /** An admission refusal in this endpoint's terms. */
-function refusalError(refusal: Refusal): SttError {
+function sttRefusal(refusal: Refusal): SttError {
   switch (refusal.kind) {
     case 'fault_code':
       return new SttError(statusOfCode(refusal.code), refusal.code, MESSAGES[refusal.code] ?? MESSAGES[1000]!);
@@ -86,7 +86,7 @@ export async function speechToTextRoutes(app: FastifyInstance, { emu }: { emu: E
     {
       schema: sttRouteSchema,
       // Admitted by the lifecycle before any part is read, refused in this endpoint's own shape.
-      config: { capability: 'tts', refusal: (_req, refusal) => refusalError(refusal) },
+      config: { capability: 'tts', refusal: (_req, refusal) => sttRefusal(refusal) },
     },
     async (req, reply) => {
       const account = req.ctx.account!;

@@ -12,6 +12,7 @@ import { firstProblem } from '../schema.js';
 import type { SpeechArea } from '../state.js';
 import { codePoints } from '../text.js';
 import {
+  IDLE_MS,
   AudioSender,
   audioBody,
   BINARY_FRAME_MSG,
@@ -26,8 +27,6 @@ import {
 } from './piece.js';
 import { taskContinueSchema, type TaskStart } from './schema.js';
 
-/** 120 s without a client message or a result ends the session with 2201 (rule 12.7). */
-export const IDLE_MS = 120_000;
 /** A piece over this many characters is skipped with 2204. */
 export const MAX_PIECE_CHARS = 10_000;
 /** With this many pieces waiting, the next one is refused with 2205 (rule 12.6). */

@@ -18,6 +18,12 @@ import { extraInfo, MAX_EVENT_AUDIO_BYTES, type ExtraInfo } from '../stream.js';
 import { clientFrameSchema, taskStartSchema, type TaskStart } from './schema.js';
 import { countingFrames, SubtitleFeed, type WsSubtitle } from './subtitles.js';
 
+/**
+ * Both speech sockets end a session with 2201 after 120 s on the emulator clock with no client frame
+ * and no audio (rule 12.7; E9 for the bidirectional socket, where a client ping counts too).
+ */
+export const IDLE_MS = 120_000;
+
 /** Close codes (rule 12.3): 1011 after an internal fault, 1000 after everything else. */
 export function closeCodeFor(code: number): number {
   return code === 1000 || code === 1001 ? 1011 : 1000;
