@@ -276,5 +276,8 @@ describe('both listeners, journal, usage, reset, document', () => {
     expect(form.properties.response_format.enum).toEqual(['json', 'verbose_json', 'srt', 'vtt']);
     expect(op.parameters.find((p: { name: string }) => p.name === 'language')).toMatchObject({ in: 'header' });
     expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '402', '413', '422', '429', '500']));
+    // Its errors are its own body with real statuses: no `default` answer in the speech service's base_resp shape.
+    expect(op.responses.default).toBeUndefined();
+    expect(doc.paths['/v1/t2a_v2'].post.responses.default.content['application/json'].schema.$ref).toBe('#/components/schemas/SpeechError');
   });
 });
