@@ -79,6 +79,8 @@ export interface BidiSettings {
 /** Account-level settings of the speech service. */
 export interface SpeechSettings {
   bidi?: BidiSettings;
+  /** Speech-to-text: `stream_pace`, the fraction of audio time by which the emulator clock paces its deltas (0: at once). */
+  stt?: { stream_pace?: number };
 }
 
 /** `PUT /_emulator/accounts/{key}`: the settings to change (the others stay). A limit of null lifts it. */

@@ -129,8 +129,10 @@ export class Accounts {
     if (settings.disabled !== undefined) account.disabled = settings.disabled;
     if (settings.limits !== undefined) account.limits = { ...account.limits, ...settings.limits };
     if (settings.real_name_verified !== undefined) account.realNameVerified = settings.real_name_verified;
-    if (settings.speech_settings?.bidi)
-      account.speechSettings = { ...account.speechSettings, bidi: { ...account.speechSettings?.bidi, ...settings.speech_settings.bidi } };
+    // Each group of speech settings merges field by field: a PUT changes only what it names.
+    for (const [group, values] of Object.entries(settings.speech_settings ?? {}) as [keyof SpeechSettings, object | undefined][]) {
+      if (values) account.speechSettings = { ...account.speechSettings, [group]: { ...account.speechSettings?.[group], ...values } };
+    }
     return account;
   }
 

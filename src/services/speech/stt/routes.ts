@@ -13,7 +13,7 @@ import { faultIgnoredHeader, noteSpecCode } from '../../../core/request-context.
 import { EVENT_CHUNK, FINAL_EVENT_CHUNK, guardStream } from '../../../core/stream-guard.js';
 import type { ContainerInfo } from '../../../audio/container.js';
 import { traceIdOf } from '../errors.js';
-import { jsonBody, sseLine, srtBody, streamEvents, verboseBody, vttBody } from './format.js';
+import { jsonBody, sseLine, srtBody, streamEvents, verboseBody, vttBody, type StreamEvent } from './format.js';
 import {
   admitAudio,
   badParams,
@@ -176,7 +176,9 @@ function answer(emu: Emulator, req: FastifyRequest, reply: FastifyReply, request
  * the stream guard (core/stream-guard.ts). A `cut_after_chunks=N` fault ends the body after N events,
  * cleanly and without the final event; the emulator's shutdown ends it at an event boundary.
  */
-async function writeEventStream(emu: Emulator, req: FastifyRequest, reply: FastifyReply, traceId: string, events: Record<string, unknown>[]) {
+async function writeEventStream(emu: Emulator, req: FastifyRequest, reply: FastifyReply, traceId: string, events: StreamEvent[]) {
+  const startedMs = emu.clock.now();
+  const pace = req.ctx.account?.speechSettings?.stt?.stream_pace ?? 0;
   const res = reply.raw;
   const write = (text: string): boolean | Promise<boolean> => {
     if (res.destroyed || res.writableEnded) return false;
@@ -202,10 +204,34 @@ async function writeEventStream(emu: Emulator, req: FastifyRequest, reply: Fasti
     'Trace-Id': traceId,
     ...(ignored !== undefined ? { 'x-emulator-fault-ignored': ignored } : {}),
   });
+  // The status line leaves now: a paced stream may wait on the emulator clock before its first event.
+  res.flushHeaders();
   req.ctx.entry?.markStream('text/event-stream', { trace_id: traceId, events: events.length });
   for (const [i, event] of events.entries()) {
-    if (!(await guard.send(sseLine(event), i === events.length - 1 ? FINAL_EVENT_CHUNK : EVENT_CHUNK))) return;
+    // stt.stream_pace: the event leaves once the emulator clock stands that fraction of its audio time past the request.
+    if (pace > 0 && !(await clockReaches(emu, startedMs + Math.round(pace * event.atMs), res))) return void guard.end('left');
+    if (!(await guard.send(sseLine(event.body), i === events.length - 1 ? FINAL_EVENT_CHUNK : EVENT_CHUNK))) return;
   }
   guard.end('done');
   res.end();
+}
+
+/** Resolves true once the emulator clock reaches `dueMs` (at once if it has), false if the client leaves first. */
+function clockReaches(emu: Emulator, dueMs: number, res: FastifyReply['raw']): Promise<boolean> {
+  if (emu.clock.now() >= dueMs) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const onClose = () => {
+      emu.clock.cancel(timer);
+      resolve(false);
+    };
+    const timer = emu.clock.at(
+      dueMs,
+      () => {
+        res.off('close', onClose);
+        resolve(true);
+      },
+      'speech-to-text stream pace',
+    );
+    res.once('close', onClose);
+  });
 }
