@@ -105,6 +105,12 @@ export async function speechToTextRoutes(app: FastifyInstance, { emu }: { emu: E
         journaled = true;
       };
       try {
+        // The size rule fires as soon as the file part passes the limit: the body was not read further,
+        // so the parts after it are unknown and the connection closes with the answer.
+        if (form.overLimit) {
+          reply.header('connection', 'close');
+          throw tooLarge(form.fileSize);
+        }
         const request = checkForm({ fields: form.fields, fileParts: form.fileParts, languageHeader: header(req, 'language') });
         if (!form.file) throw tooLarge(form.fileSize);
         const src = fileSource(form.file.path, form.file.size);
