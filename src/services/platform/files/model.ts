@@ -4,7 +4,8 @@
  */
 import { rm } from 'node:fs/promises';
 import type { Account } from '../../../core/accounts.js';
-import { areaOf } from '../../../core/areas.js';
+import * as z from 'zod';
+import { areaOf, checkWith } from '../../../core/areas.js';
 import type { Emulator, StateArea } from '../../../core/emulator.js';
 import { StorageError } from '../../../core/storage.js';
 import { uploadKeyPrefix } from '../../shared/remote.js';
@@ -66,6 +67,12 @@ function createArea(emu: Emulator): UploadArea {
     },
     view: (accountId) => byAccount.get(accountId) ?? [],
     save: () => Object.fromEntries(byAccount),
+    check: checkWith(
+      z.record(
+        z.string(),
+        z.array(z.looseObject({ object_key: z.string().min(1), file_name: z.string(), size: z.number(), scene: z.string(), uploaded_at_ms: z.number() })),
+      ),
+    ),
     load(data) {
       byAccount.clear();
       for (const [id, list] of Object.entries((data ?? {}) as Record<string, UploadRecord[]>)) byAccount.set(id, list);
