@@ -72,12 +72,23 @@ const CASES: [string, () => Record<string, any>, RegExp][] = [
   [
     'a speech file record without its id',
     () => edited((s) => (s.areas['speech-files'] = [{ account_id: 'a' }])),
-    /part areas\.speech-files: record \[0\]: has no id/,
+    /part areas\.speech-files: record \[0\]: file_id: /,
   ],
   [
     'speech file records as an object',
     () => edited((s) => (s.areas['speech-files'] = { a: 1 })),
     /part areas\.speech-files: must be a list of records, not object/,
+  ],
+  ['a speech file whose size is text', () => edited((s) => (s.areas['speech-files'][0].bytes = '12')), /part areas\.speech-files: record \[0\]: bytes: /],
+  [
+    'a speech voice of an unknown kind',
+    () => edited((s) => (s.areas['speech-custom-voices'] = [{ voice_id: 'v', account_id: 'a', kind: 'x' }])),
+    /part areas\.speech-custom-voices: record \[0\]: kind: /,
+  ],
+  [
+    'an async task without its file',
+    () => edited((s) => (s.areas['speech-async'] = [{ task_id: 1, account_id: 'a' }])),
+    /part areas\.speech-async: record \[0\]: file_id: /,
   ],
   ['call sessions that are not a list', () => edited((s) => (s.areas.calls.sessions = 5)), /part areas\.calls/],
   ['podcasts as a number', () => edited((s) => (s.areas.podcasts = 3)), /part areas\.podcasts: /],
