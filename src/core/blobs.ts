@@ -147,10 +147,14 @@ export class BlobStore {
     try {
       return await readFile(abs);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT')
-        throw new StorageError(`the stored file ${rel} is missing from the data dir (${this.root} no longer holds it)`, 'ENOENT');
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw this.missing(rel);
       throw err;
     }
+  }
+
+  /** The error for a stored file a record points at but the data dir no longer holds (removed outside the emulator). */
+  missing(rel: string): StorageError {
+    return new StorageError(`the stored file ${rel} is missing from the data dir (${this.root} no longer holds it)`, 'ENOENT');
   }
 
   readStream(rel: string): Readable {

@@ -50,6 +50,14 @@ describe('a write the data dir cannot keep is never acknowledged (simulated ENOS
       expect(design.body.base_resp.status_code).toBe(1000);
       expect(design.body.base_resp.status_msg).toMatch(/full \(ENOSPC\)/);
 
+      // JSON-RPC on /mcp: its internal error, saying the same.
+      const rpc = await call(`${emu.platformUrl}/mcp`, {
+        headers: platformHeaders,
+        json: { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {} } },
+      });
+      expect(rpc.body.error.code).toBe(-32603);
+      expect(rpc.body.error.message).toMatch(/^internal error: the change could not be saved: .*ENOSPC/);
+
       // Read-only is said as such.
       emu.emulator.storageWrites.fail('EROFS');
       const readOnly = await control(emu.speechUrl).putAccount('refused-key', { project: 'again' });
@@ -105,6 +113,9 @@ describe('stored files: missing or not writable', () => {
       expect(clone.body.base_resp.status_code).toBe(1000);
       expect(clone.body.base_resp.status_msg).toMatch(/^the stored file speech-files\/.+ is missing from the data dir/);
       expect(clone.body.base_resp.status_msg).not.toMatch(/ENOENT: no such file/);
+      const content = await api.get(`/v1/files/retrieve_content?file_id=${fileId}`);
+      expect(content.body.base_resp.status_code).toBe(1000);
+      expect(content.body.base_resp.status_msg).toBe(clone.body.base_resp.status_msg);
     } finally {
       await emu.close();
     }

@@ -120,7 +120,8 @@ export async function speechFileRoutes(app: FastifyInstance, { emu }: { emu: Emu
   r.get('/v1/files/retrieve_content', { schema: { querystring: fileIdQuery } }, async (req, reply) => {
     const f = ownFile(emu, req.ctx.account!, parseWith(fileIdQuery, req.query, 'query').file_id);
     const size = await emu.blobs.size(f.blob);
-    if (size === null) throw invalidParams(`file_id ${f.file_id}: the file's bytes are gone`);
+    // The record is there but the data dir lost its bytes: the internal error naming the missing file.
+    if (size === null) throw emu.blobs.missing(f.blob);
     return reply
       .code(200)
       .header('content-type', contentTypeOfFile(f))
