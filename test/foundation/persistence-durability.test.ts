@@ -132,6 +132,26 @@ describe('stored files: missing or not writable', () => {
       const speech = await speechApi(emu.speechUrl, KEY).upload('voice_clone', wav);
       expect(speech.body.base_resp.status_code).toBe(1000);
       expect(speech.body.base_resp.status_msg).toMatch(/could not be stored: the disk of the data dir is full \(ENOSPC\)/);
+      // Generated files: a T2A link and a podcast; an error answer that acknowledges nothing (2013) stays as it was.
+      const api = speechApi(emu.speechUrl, KEY);
+      const link = await api.post('/v1/t2a_v2', {
+        model: 'speech-02-hd',
+        text: 'Hi there.',
+        voice_setting: { voice_id: 'female-shaonv' },
+        output_format: 'url',
+      });
+      expect(link.body.base_resp).toMatchObject({ status_code: 1000, status_msg: expect.stringMatching(/^the file speech\/.+ could not be stored: .*ENOSPC/) });
+      const pod = await call(`${emu.platformUrl}/v1/audio/podcast`, {
+        headers: platformHeaders,
+        json: { dialogueText: 'Hello and welcome.\nThanks for having me.' },
+      });
+      expect(pod.body).toMatchObject({
+        succeed: false,
+        error_code: 10000,
+        error_message: expect.stringMatching(/^the file podcasts\/.+ could not be stored: .*ENOSPC/),
+      });
+      const bad = await api.post('/v1/t2a_v2', { model: 'nope', text: 'Hi there.' });
+      expect(bad.body.base_resp.status_code).toBe(2013);
       emu.emulator.storageWrites.fail(null);
       expect((await upload(emu.platformUrl, KEY, wav, { name: 'ref.wav' })).body.succeed).toBe(true);
     } finally {
