@@ -16,6 +16,7 @@ import { performance } from 'node:perf_hooks';
 import type { FastifyContextConfig, FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { accountId, redactKey } from './accounts.js';
 import { admitRequest, type Refusal } from './admission.js';
+import { installDurableAnswers } from './durable-answers.js';
 import type { Emulator } from './emulator.js';
 import { parseFaultHeader, type FaultDirective } from './faults.js';
 import { JournalEntry } from './journal.js';
@@ -129,12 +130,7 @@ export function installLifecycle(app: FastifyInstance, emu: Emulator, opts: Life
   });
 
   // With a data dir, no answer leaves before the changes made so far are on disk (crash-safe acknowledgements).
-  if (emu.persistent) {
-    app.addHook('onSend', async (_req, _reply, payload) => {
-      await emu.persist();
-      return payload;
-    });
-  }
+  if (emu.persistent) installDurableAnswers(app, emu);
 
   app.addHook('onSend', (req, reply, payload, done) => {
     const entry = req.ctx?.entry;

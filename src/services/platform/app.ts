@@ -7,6 +7,7 @@ import { registerDownloads } from '../../core/downloads.js';
 import type { Emulator } from '../../core/emulator.js';
 import { classifyBodyError, type BodyError } from '../../core/body-errors.js';
 import { installLifecycle } from '../../core/lifecycle.js';
+import { StorageError } from '../../core/storage.js';
 import { pathOf, sendJson } from '../../core/request-context.js';
 import { agentRoutes } from './agents/routes.js';
 import { callRoutes } from './calls/routes.js';
@@ -66,6 +67,8 @@ export async function setupPlatformApp(app: FastifyInstance, emu: Emulator): Pro
     // A body that failed to parse on an unknown route is still an unknown route: 404, not a body error.
     if (req.is404) return notFound(req, reply);
     if (err instanceof PlatformError) return sendPlatformError(req, reply, err);
+    // The data dir could not keep or give back what the request needs: the internal error, saying what.
+    if (err instanceof StorageError) return sendPlatformError(req, reply, new PlatformError('internal', err.message));
     if (err.validation) return sendPlatformError(req, reply, new PlatformError('param', validationText(err)));
     const bodyError = classifyBodyError(err);
     if (bodyError) return sendPlatformError(req, reply, new PlatformError('param', bodyErrorText(req, bodyError)));

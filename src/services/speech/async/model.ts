@@ -1,4 +1,5 @@
-import { areaOf, recordArea, type RecordArea } from '../../../core/areas.js';
+import * as z from 'zod';
+import { areaOf, checkWith, recordArea, type RecordArea } from '../../../core/areas.js';
 import { encodeAudio, synthesizeStream, type AudioFormat, type EncodedAudio } from '../../../audio/index.js';
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator, StateArea } from '../../../core/emulator.js';
@@ -45,6 +46,18 @@ export function taskArea(emu: Emulator): TaskArea {
       name: AREA,
       idOf: (t) => t.task_id,
       accountOf: (t) => t.account_id,
+      record: checkWith(
+        z.looseObject({
+          task_id: z.number().int(),
+          account_id: z.string().min(1),
+          file_id: z.number().int(),
+          created_at_ms: z.number(),
+          ready_at_ms: z.number(),
+          state: z.string(),
+          usage_characters: z.number(),
+          note: z.string().optional(),
+        }),
+      ),
       show: (t) => ({
         task_id: t.task_id,
         status: statusOf(emu, t),

@@ -11,7 +11,8 @@
  * Nothing here knows HTTP: a refusal is an SttError with its status, code and text.
  */
 import type { Account } from '../../../core/accounts.js';
-import { areaOf } from '../../../core/areas.js';
+import * as z from 'zod';
+import { areaOf, checkWith } from '../../../core/areas.js';
 import type { Emulator, StateArea } from '../../../core/emulator.js';
 import { ExpectedError } from '../../../core/expected-error.js';
 import { ContainerError, readContainer, type ByteSource, type ContainerInfo } from '../../../audio/container.js';
@@ -203,6 +204,7 @@ export function sttArea(emu: Emulator): SttArea {
       },
       view: (accountId) => usage.get(accountId) ?? { requests: 0, audio_seconds: 0 },
       save: () => Object.fromEntries(usage),
+      check: checkWith(z.record(z.string(), z.looseObject({ requests: z.number(), audio_seconds: z.number() }))),
       load(data) {
         usage.clear();
         for (const [id, u] of Object.entries((data ?? {}) as Record<string, SttUsage>)) usage.set(id, { ...u });

@@ -9,6 +9,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Refusal } from '../../../core/admission.js';
 import type { Emulator } from '../../../core/emulator.js';
+import { StorageError } from '../../../core/storage.js';
 import { faultIgnoredHeader, noteSpecCode } from '../../../core/request-context.js';
 import { EVENT_CHUNK, FINAL_EVENT_CHUNK, guardStream } from '../../../core/stream-guard.js';
 import type { ContainerInfo } from '../../../audio/container.js';
@@ -73,6 +74,7 @@ export async function speechToTextRoutes(app: FastifyInstance, { emu }: { emu: E
 
   app.setErrorHandler((err: Error & { code?: string }, req, reply) => {
     if (err instanceof SttError) return sendSttError(emu, req, reply, err);
+    if (err instanceof StorageError) return sendSttError(emu, req, reply, new SttError(500, 1000, err.message));
     // A body the framework refused (a JSON body that does not parse, an unknown media type) was admitted
     // before it was read (the lifecycle), and is the endpoint's 2013: only multipart/form-data is read.
     if (/^FST_(ERR_CTP|ERR_INVALID_MULTIPART|INVALID_MULTIPART|PARTS_LIMIT|FILES_LIMIT|FIELDS_LIMIT|REQ_FILE_TOO_LARGE|PROTO_VIOLATION)/.test(err.code ?? ''))
