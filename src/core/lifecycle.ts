@@ -22,6 +22,7 @@ import { JournalEntry } from './journal.js';
 import { journalAnswer, journalBody, journalRequest } from './journal-summaries.js';
 import { faultIgnoredHeader, listenerOf, pathOf, takeFault, type RequestContext } from './request-context.js';
 import { finishEntry } from './request-finish.js';
+import { unrecorded } from './unrecorded.js';
 
 export interface LifecycleOptions {
   service: 'speech' | 'platform';
@@ -84,6 +85,8 @@ export function installLifecycle(app: FastifyInstance, emu: Emulator, opts: Life
     };
     req.ctx = ctx;
     if (path === CONTROL_PREFIX || path.startsWith(`${CONTROL_PREFIX}/`)) return done();
+    // The inspector's own file fetches and a browser's `GET /`: served, never journaled nor counted.
+    if (unrecorded(req, path)) return done();
 
     const presented = opts.keyOf(req)?.trim();
     const resolution = emu.accounts.resolve(presented);
