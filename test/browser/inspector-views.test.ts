@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { CAPABILITIES } from '../../src/core/accounts.js';
 import { call, emulatorForFile } from '../helpers/emulator.js';
+import { ffprobe } from '../helpers/ffprobe.js';
 import { launchChromium, screenshotPath } from './chromium.js';
 
 /** What the inspector shows and lets one do, from 800 px wide up: paths, codes, state tables, the forms. */
@@ -67,6 +68,36 @@ describe('the inspector views', () => {
     expect(await overflowsRight()).toBe(false);
     await page.screenshot({ path: screenshotPath('inspector-1280-journal') });
     await page.setViewportSize({ width: 800, height: 900 });
+  }, 60_000);
+
+  it('plays the answer audio of every format the control plane serves (Opus as Ogg, raw μ-law as WAV)', async () => {
+    for (const format of ['opus', 'pcmu_raw', 'pcmu_wav', 'pcm']) {
+      const r = await t2a('formats-key', { audio_setting: { format, sample_rate: format === 'opus' ? 24000 : 8000 } });
+      expect(r.body.base_resp.status_code).toBe(0);
+      const [entry] = (await ctl.journal({ limit: 1 })).body.entries;
+      expect(entry.answer_audio.format).toBe(format);
+      await page.locator(`#journal tbody tr[data-id="${entry.id}"]`).click();
+      const player = page.locator(`#detail audio.answer-audio`);
+      await page.locator('#detail h2 + p', { hasText: entry.id }).waitFor();
+      const duration = await player.evaluate(
+        (el: HTMLElement) =>
+          new Promise<number>((resolve, reject) => {
+            if (el.readyState >= 1) return resolve(el.duration);
+            el.onloadedmetadata = () => resolve(el.duration);
+            el.onerror = () => reject(new Error(`audio failed to load: ${el.error?.message}`));
+          }),
+      );
+      expect(Math.abs(duration * 1000 - r.body.extra_info.audio_length)).toBeLessThan(100);
+      if (format === 'pcmu_raw') {
+        // Served as the μ-law WAV of the same bytes.
+        const file = await ctl.call('GET', `/journal/${entry.id}/answer-audio`);
+        expect(file.headers.get('content-type')).toBe('audio/wav');
+        expect(file.headers.get('content-disposition')).toContain('-answer.wav');
+        const probe = await ffprobe(file.bytes, { ext: 'wav' });
+        expect(probe).toMatchObject({ codec: 'pcm_mulaw', sampleRate: 8000, channels: 1 });
+        expect(Math.abs(probe.durationMs - r.body.extra_info.audio_length)).toBeLessThan(5);
+      }
+    }
   }, 60_000);
 
   it('shows state as tables per account, with readable balances', async () => {

@@ -117,7 +117,8 @@ function clientAudio(e) {
   );
 }
 
-const EXT = { pcm: 'wav', pcmu: 'wav', opus: 'ogg' };
+/** The file the control plane serves for each answer format (control/journal.ts). */
+const EXT = { pcm: 'wav', pcmu_raw: 'wav', pcmu_wav: 'wav', opus: 'opus' };
 
 function answerAudio(e) {
   const got = e.answer_audio;
