@@ -182,7 +182,15 @@ function response(e) {
   const audio = answerAudio(e);
   if ((summary === undefined || summary === null) && !audio) return null;
   const type = e.response?.content_type ? ` (${e.response.content_type})` : '';
-  return el('section', {}, el('h3', {}, `Response${type}`), summary === undefined || summary === null ? null : json(withoutAudio(summary)), audio);
+  // An answer too large to summarize, or bytes (audio, a file), is kept as its size only.
+  const sizeOnly = summary && typeof summary === 'object' && Object.keys(summary).length === 1 && typeof summary.bytes === 'number';
+  const shown =
+    summary === undefined || summary === null
+      ? null
+      : sizeOnly
+        ? el('p', { className: 'muted' }, `${summary.bytes.toLocaleString('en')} bytes (the journal keeps the size of this answer, not its content)`)
+        : json(withoutAudio(summary));
+  return el('section', {}, el('h3', {}, `Response${type}`), shown, audio);
 }
 
 /** Headers come last and folded: they are rarely what one looks for. */
