@@ -135,7 +135,17 @@ function answerAudio(e) {
 /** What a frame or event holds beyond its name and size (its JSON, as far as the journal keeps it). */
 function contentOf(f) {
   const { dir: _d, type: _t, size: _s, event: _e, at_ms: _a, ...rest } = f;
-  return Object.keys(rest).length ? withoutAudio(rest) : null;
+  if (!Object.keys(rest).length) return null;
+  // A frame kept as its text shows as the JSON it holds.
+  for (const [k, v] of Object.entries(rest)) {
+    if (typeof v !== 'string' || !/^\s*[[{]/.test(v)) continue;
+    try {
+      rest[k] = JSON.parse(v);
+    } catch {
+      /* cut at the journal's bound: shown as text */
+    }
+  }
+  return withoutAudio(rest);
 }
 
 function frames(e) {
