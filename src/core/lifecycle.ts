@@ -9,7 +9,8 @@
  *   validation, handler: the route's schema and rules
  *   onSend             `X-Emulator-Fault-Ignored`, the answer journaled (after persistence, with a data dir)
  *   onResponse         finish (core/request-finish.ts) and one log line
- * Control-plane requests get a context but no entry and no admission. Hooks take Fastify's callback
+ * Control-plane requests get a context but no entry and no admission; so do the inspector's own
+ * downloads and a browser's `GET /` (core/unrecorded.ts). Hooks take Fastify's callback
  * form where they need not wait: no promise per hook on every request.
  */
 import { performance } from 'node:perf_hooks';

@@ -61,8 +61,16 @@ const wrap = $('#journal-wrap');
 const badge = $('#journal-new');
 const spacer = $('#journal-spacer');
 
-/** The row the reader is looking at: the one under the cursor, else the open one. */
-const anchorId = () => view.hovered ?? view.selected;
+/** The first row in view of a list scrolled down. */
+function firstInView() {
+  if (wrap.scrollTop <= 2) return null;
+  const top = wrap.getBoundingClientRect().top;
+  for (const tr of wrap.querySelectorAll('tbody tr')) if (tr.getBoundingClientRect().bottom > top + 30) return tr.dataset.id;
+  return null;
+}
+
+/** The row the reader is looking at: the one under the cursor, else the open one, else the first in view. */
+const anchorId = () => view.hovered ?? view.selected ?? firstInView();
 
 export function renderJournal() {
   const shown = [...entries.values()]
@@ -129,7 +137,7 @@ function take(entry) {
   entries.set(entry.id, entry);
   if (entries.size > MAX_ROWS * 2) entries.delete([...entries.keys()].sort()[0]);
   // Counted while the reader is held away from the top (a row read or open, the list scrolled down).
-  if (fresh && matches(entry) && (anchorId() || wrap.scrollTop > 2)) view.unseen++;
+  if (fresh && matches(entry) && anchorId()) view.unseen++;
   renderJournal();
   if (entry.id === view.selected) renderDetail(entry);
 }
