@@ -166,6 +166,7 @@ describe('the inspector views', () => {
     await page.locator('#account-view', { hasText: '7 units' }).waitFor();
     const edited = JSON.parse(await page.locator('#account-settings').inputValue());
     expect(edited).toMatchObject({ balance_micro: 7_000_000, capabilities: ['tts', 'upload'], disabled: false });
+    await page.screenshot({ path: screenshotPath('inspector-800-accounts'), fullPage: true });
     // What Show put in the editor saves back as it is.
     await page.click('#account-form button[value=put]');
     await page.locator('#account-view', { hasText: '7 units' }).waitFor();
