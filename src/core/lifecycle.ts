@@ -9,7 +9,8 @@
  *   validation, handler: the route's schema and rules
  *   onSend             `X-Emulator-Fault-Ignored`, the answer journaled (after persistence, with a data dir)
  *   onResponse         finish (core/request-finish.ts) and one log line
- * Control-plane requests get a context but no entry and no admission. Hooks take Fastify's callback
+ * Control-plane requests get a context but no entry and no admission; so do the inspector's own
+ * downloads and a browser's `GET /` (core/unrecorded.ts). Hooks take Fastify's callback
  * form where they need not wait: no promise per hook on every request.
  */
 import { performance } from 'node:perf_hooks';
@@ -23,6 +24,7 @@ import { JournalEntry } from './journal.js';
 import { journalAnswer, journalBody, journalRequest } from './journal-summaries.js';
 import { faultIgnoredHeader, listenerOf, pathOf, takeFault, type RequestContext } from './request-context.js';
 import { finishEntry } from './request-finish.js';
+import { unrecorded } from './unrecorded.js';
 
 export interface LifecycleOptions {
   service: 'speech' | 'platform';
@@ -85,6 +87,8 @@ export function installLifecycle(app: FastifyInstance, emu: Emulator, opts: Life
     };
     req.ctx = ctx;
     if (path === CONTROL_PREFIX || path.startsWith(`${CONTROL_PREFIX}/`)) return done();
+    // The inspector's own file fetches and a browser's `GET /`: served, never journaled nor counted.
+    if (unrecorded(req, path)) return done();
 
     const presented = opts.keyOf(req)?.trim();
     const resolution = emu.accounts.resolve(presented);
