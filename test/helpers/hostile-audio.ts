@@ -1,0 +1,54 @@
+/**
+ * Small files that hold a lot of audio (decoding bombs), made in the test: a FLAC of long silence
+ * (CONSTANT frames of 32768 samples, about 12 bytes each) and files made by ffmpeg.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { crc16Update, crc8 } from '../../src/audio/encode/flac.js';
+
+/** FLAC's UTF-8-like coding of a frame number. */
+function codedNumber(n: number): number[] {
+  if (n < 0x80) return [n];
+  if (n < 0x800) return [0xc0 | (n >> 6), 0x80 | (n & 0x3f)];
+  if (n < 0x10000) return [0xe0 | (n >> 12), 0x80 | ((n >> 6) & 0x3f), 0x80 | (n & 0x3f)];
+  return [0xf0 | (n >> 18), 0x80 | ((n >> 12) & 0x3f), 0x80 | ((n >> 6) & 0x3f), 0x80 | (n & 0x3f)];
+}
+
+/**
+ * Mono 16-bit 44.1 kHz FLAC of `seconds` of silence. `declareTotal: false` leaves the total at 0 in
+ * STREAMINFO, as a streaming encoder does (its length is then found from the last frame).
+ */
+export function silentFlac(seconds: number, declareTotal = true): Buffer {
+  const rate = 44100;
+  const block = 32768;
+  const frames = Math.ceil((seconds * rate) / block);
+  const total = frames * block;
+  const info = Buffer.alloc(34);
+  info.writeUInt16BE(block, 0);
+  info.writeUInt16BE(block, 2);
+  // rate (20 bits) | channels-1 (3) | bits-1 (5) | total samples (36)
+  const hi = rate * 2 ** 12 + 0 * 2 ** 9 + 15 * 2 ** 4 + (declareTotal ? Math.floor(total / 2 ** 32) : 0);
+  info.writeUIntBE(hi, 10, 4);
+  info.writeUInt32BE(declareTotal ? total % 2 ** 32 : 0, 14);
+  const parts: Buffer[] = [Buffer.from('fLaC'), Buffer.from([0x80, 0, 0, 34]), info];
+  for (let f = 0; f < frames; f++) {
+    // sync, fixed blocks; block code 15 (32768), rate code 9 (44.1 kHz); mono, 16 bits
+    const head = [0xff, 0xf8, 0xf9, 0x08, ...codedNumber(f)];
+    head.push(crc8(Uint8Array.from(head), 0, head.length));
+    const frame = [...head, 0x00, 0x00, 0x00]; // CONSTANT subframe of 0
+    let crc = 0;
+    for (const b of frame) crc = crc16Update(crc, b);
+    frame.push(crc >> 8, crc & 0xff);
+    parts.push(Buffer.from(frame));
+  }
+  return Buffer.concat(parts);
+}
+
+/** Output of ffmpeg for lavfi `input` with the codec arguments, as bytes. */
+export function ffmpegAudio(input: string, seconds: number, args: string[], ext: string): Buffer {
+  const out = join(mkdtempSync(join(tmpdir(), 'hostile-')), `a.${ext}`);
+  execFileSync('ffmpeg', ['-loglevel', 'error', '-y', '-f', 'lavfi', '-i', input, '-t', String(seconds), ...args, out]);
+  return readFileSync(out);
+}
