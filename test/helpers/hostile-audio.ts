@@ -18,13 +18,14 @@ function codedNumber(n: number): number[] {
 
 /**
  * Mono 16-bit 44.1 kHz FLAC of `seconds` of silence. `declareTotal: false` leaves the total at 0 in
- * STREAMINFO, as a streaming encoder does (its length is then found from the last frame).
+ * STREAMINFO, as a streaming encoder does (its length is then found from the last frame); a number
+ * declares that many seconds whatever the frames hold (a header that lies).
  */
-export function silentFlac(seconds: number, declareTotal = true): Buffer {
+export function silentFlac(seconds: number, declareTotal: boolean | number = true): Buffer {
   const rate = 44100;
   const block = 32768;
   const frames = Math.ceil((seconds * rate) / block);
-  const total = frames * block;
+  const total = typeof declareTotal === 'number' ? Math.round(declareTotal * rate) : frames * block;
   const info = Buffer.alloc(34);
   info.writeUInt16BE(block, 0);
   info.writeUInt16BE(block, 2);

@@ -66,7 +66,7 @@ function lowBitrateMp3(seconds: number, copies: number): Buffer {
 }
 
 describe('decoding is bounded', () => {
-  it('a 60 KB FLAC of 10 h of silence: diarization refuses it by its declared duration, at once', async () => {
+  it('a 600 KB FLAC of 10 h of silence: diarization refuses it by its declared duration, at once', async () => {
     const flac = silentFlac(36000);
     expect(flac.length).toBeLessThan(700_000);
     const key = await upload('bomb-flac', 'long.flac', flac);
@@ -78,6 +78,24 @@ describe('decoding is bounded', () => {
     expect(m.ms).toBeLessThan(2000);
     expect(m.stallMs).toBeLessThan(500);
     expect(m.rssGrowthMb).toBeLessThan(100);
+  });
+
+  it('a FLAC whose STREAMINFO says 60 s but whose frames hold 10 h: diarization and speech-to-text read no more than it declares', async () => {
+    const liar = silentFlac(36000, 60);
+    expect((await probeAudio(liar)).durationMs).toBe(60000);
+    const key = await upload('bomb-liar', 'liar.flac', liar);
+    const diar = await measured(() => call(`${emu.platformUrl}/v1/diarize`, { json: { object_key: key }, headers: { 'x-api-key': 'bomb-liar' } }));
+    expect(diar.result.body).toMatchObject({ error_code: 0, data: { speakers: [] } });
+    expect(diar.ms).toBeLessThan(2000);
+    expect(diar.rssGrowthMb).toBeLessThan(100);
+
+    const form = new FormData();
+    form.append('model', 'asr-1.0');
+    form.append('file', new Blob([liar]), 'liar.flac');
+    const heard = await measured(() => call(`${emu.speechUrl}/v1/speech_to_text`, { body: form, headers: { authorization: 'Bearer bomb-liar' } }));
+    expect(heard.result.status).toBe(200);
+    expect(heard.ms).toBeLessThan(2000);
+    expect(heard.rssGrowthMb).toBeLessThan(100);
   });
 
   it('a streamed FLAC of 10 h (no total in STREAMINFO): voice save refuses it by duration without decoding it', async () => {
