@@ -5,7 +5,7 @@
  * here measures how long the event loop stalls).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ffmpegAudio, silentFlac } from '../helpers/hostile-audio.js';
+import { ffmpegAudio, silentFlac } from '../helpers/hostile-inputs.js';
 import { call, startTestEmulator } from '../helpers/emulator.js';
 import type { RunningEmulator } from '../../src/index.js';
 import { decodeToMono, probeAudio } from '../../src/audio/index.js';
