@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import WebSocket from 'ws';
+import { adpcmWav, silentFlac, storedZip } from '../test/helpers/hostile-inputs.js';
 
 /**
  * `npm run soak`: the emulator as its own process on loopback, under --clients concurrent clients
@@ -212,6 +213,20 @@ function speechSocket(key: string, abandon: boolean): Promise<boolean> {
   });
 }
 
+/** Media and archive bombs (docs/robustness.md, media and archive bounds): each answered at once, or refused. */
+const LONG_FLAC = silentFlac(36000); // 600 KB of 10 h: diarization refuses it by duration
+const LYING_FLAC = silentFlac(36000, 60); // declares 60 s, holds 10 h: read no further than declared
+const ADPCM = adpcmWav(190); // 1.5 MB IMA ADPCM
+const MANY_FILES = storedZip(Object.fromEntries(Array.from({ length: 1001 }, (_, i) => [`f${i}.txt`, 'Hi.'])));
+
+async function uploadPlatform(key: string, name: string, bytes: Buffer): Promise<string | null> {
+  const form = new FormData();
+  form.append('scene', 'audio');
+  form.append('file', new Blob([bytes]), name);
+  const up = (await (await fetch(`${urls.platform}/v1/files/upload`, { method: 'POST', headers: { 'x-api-key': key }, body: form })).json()) as any;
+  return up.succeed ? up.data.object_key : null;
+}
+
 const TEXT = 'The quick brown fox jumps over the lazy dog. It was a bright cold day in April.';
 const uuid = () => crypto.randomUUID();
 
@@ -294,6 +309,43 @@ const FAMILIES: Record<Family, (key: string, n: number) => Promise<boolean>> = {
       n % 2 === 0,
     ),
 };
+Object.assign(FAMILIES, {
+  'media bombs': async (key: string, n: number) => {
+    const objectKey = await uploadPlatform(key, 'bomb.flac', n % 2 ? LYING_FLAC : LONG_FLAC);
+    if (!objectKey) return false;
+    const r = await post(`${urls.platform}/v1/diarize`, { 'x-api-key': key }, { object_key: objectKey });
+    return r.status === 200 && r.body?.error_code === (n % 2 ? 0 : 10001);
+  },
+  adpcm: async (key: string) => {
+    const form = new FormData();
+    form.append('audio', new Blob([ADPCM]), 'adpcm.wav');
+    const r = await fetch(`${urls.platform}/v1/audio/ai-detect`, { method: 'POST', headers: { 'x-api-key': key }, body: form });
+    return ((await r.json()) as any).succeed === true;
+  },
+  'url long': async (key: string) => {
+    const body = {
+      model: 'speech-02-hd',
+      text: `a${'<#99.99#>a'.repeat(3)}`, // 5 min of 44.1 kHz stereo WAV, streamed to disk
+      output_format: 'url',
+      voice_setting: { voice_id: 'male-qn-qingse' },
+      audio_setting: { format: 'wav', sample_rate: 44100, channel: 2 },
+    };
+    const r = await post(`${urls.speech}/v1/t2a_v2`, { authorization: `Bearer ${key}` }, body);
+    return r.body?.base_resp?.status_code === 0 && String(r.body?.data?.audio).startsWith('http');
+  },
+  'archive caps': async (key: string) => {
+    const form = new FormData();
+    form.append('purpose', 't2a_async_input');
+    form.append('file', new Blob([MANY_FILES]), 'many.zip');
+    const up = (await (
+      await fetch(`${urls.speech}/v1/files/upload`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form })
+    ).json()) as any;
+    if (up.base_resp?.status_code !== 0) return false;
+    const body = { model: 'speech-02-hd', text_file_id: up.file.file_id, voice_setting: { voice_id: 'male-qn-qingse' } };
+    const r = await post(`${urls.speech}/v1/t2a_async_v2`, { authorization: `Bearer ${key}` }, body);
+    return r.body?.base_resp?.status_code === 2013 && /limit of 1000 files per task/.test(r.body.base_resp.status_msg);
+  },
+});
 const NAMES = Object.keys(FAMILIES);
 
 let done = 0;
