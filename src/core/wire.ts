@@ -193,6 +193,34 @@ export function openSocketWire(emu: Emulator, socket: WebSocket, req: FastifyReq
   return wire;
 }
 
+/** Codes of a client that went away; `ws` protocol errors (WS_ERR_*) are a client's mistake too. */
+const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE', 'ERR_STREAM_DESTROYED']);
+
+/** How long a socket closed for a protocol error waits for the client to end its side. */
+const CLOSE_LINGER_MS = 5000;
+
+/**
+ * The `errorHandler` of the WebSocket plugin on every listener. A client's mistake (a frame over
+ * 8 MiB, a bad opcode, invalid UTF-8, a dropped connection) is one debug line without a stack, and
+ * the close `ws` started (1009, 1002, 1007…) is sent before the connection ends: the TCP side is
+ * half-closed once the close frame is queued, so the client reads that frame instead of a reset
+ * (1006) however loaded the machine is. A failure of a handler is logged with its stack.
+ */
+export function socketErrorHandler(error: Error & { code?: string }, socket: WebSocket, request: FastifyRequest): void {
+  const code = error.code ?? '';
+  if (!code.startsWith('WS_ERR_') && !CLIENT_GONE.has(code)) {
+    request.log.error({ err: error }, 'websocket handler failed');
+    return void socket.terminate();
+  }
+  request.log.debug({ code, reason: error.message }, 'websocket closed for a client protocol error');
+  const raw = (socket as WebSocket & { _socket?: import('node:net').Socket })._socket;
+  if (socket.readyState !== socket.CLOSING || !raw || raw.destroyed) return void socket.terminate();
+  // The close frame is already in the raw socket's write queue: end() sends it, then FIN; what the
+  // client still sends is read and dropped by `ws`, so the kernel has no reason to reset.
+  raw.end();
+  setTimeout(() => raw.destroy(), CLOSE_LINGER_MS).unref();
+}
+
 /** One client message's bytes, whatever shape `ws` handed them in. */
 export function messageBytes(data: RawData): Buffer {
   if (Buffer.isBuffer(data)) return data;
