@@ -11,6 +11,7 @@ import { controlPlane } from './control/routes.js';
 import { corsHeaders } from './core/cors.js';
 import { Emulator } from './core/emulator.js';
 import { loadFixtures } from './core/fixtures.js';
+import { installAccountSweep } from './core/account-sweep.js';
 import { applyListenerLimits, refuseOverCap, type BusyAnswer } from './core/listener-limits.js';
 import { connectHandler, parserErrorHandler, requireHost } from './core/parser-errors.js';
 import { setupPlatformApp } from './services/platform/app.js';
@@ -275,11 +276,13 @@ export async function runEmulator(config: Config, logger: Logger): Promise<Runni
     platform: urlOf(config.host, platform.server),
   };
   emu.phase = 'ready';
+  const stopSweep = installAccountSweep(emu);
 
   let closing: Promise<void> | null = null;
   const close = () =>
     (closing ??= (async () => {
       emu.phase = 'closing';
+      stopSweep();
       // Streams end at their next event boundary; sockets get a going-away close frame.
       emu.beginClose();
       emu.sockets.closeAll(1001, 'emulator shutting down');
