@@ -23,6 +23,9 @@ export type BusyAnswer = (message: string, url?: string) => { status: number; he
 /** How long a connection over the cap may stay open without sending a request. */
 const OVER_CAP_GRACE_MS = 2000;
 
+/** Connections over the cap that still get their 503; beyond them Node drops new connections at once. */
+const OVER_CAP_ANSWERED = 1024;
+
 const overCap = new WeakSet<Socket>();
 
 function busyMessage(limits: ListenerLimits): string {
@@ -38,6 +41,8 @@ export function applyListenerLimits(server: Server, limits: ListenerLimits, busy
     100,
     Math.min(30_000, Math.floor(limits.bodyTimeoutMs / 4)),
   );
+  // The hard ceiling: a flood beyond it is refused by closing at accept, so descriptors never run out.
+  server.maxConnections = limits.maxConnections + OVER_CAP_ANSWERED;
   let open = 0;
   server.on('connection', (socket: Socket) => {
     open++;
