@@ -260,8 +260,13 @@ export interface StateAccountView extends AccountView {
 export interface StateView {
   now_ms: number;
   frozen: boolean;
+  /** One page of accounts (1,000 unless `limit` says otherwise), ordered by a stable id. */
   accounts: StateAccountView[];
+  /** Pass as `cursor` for the next page; null on the last page. */
+  next_cursor: string | null;
   totals: {
+    /** Accounts the emulator keeps (all pages). */
+    accounts: number;
     open_websockets: number;
     pending_timers: number;
     journal_entries: number;

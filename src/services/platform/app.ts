@@ -2,7 +2,7 @@ import multipart from '@fastify/multipart';
 import websocket from '@fastify/websocket';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { installCors } from '../../core/cors.js';
-import { MAX_FRAME_BYTES } from '../../core/wire.js';
+import { MAX_FRAME_BYTES, socketErrorHandler } from '../../core/wire.js';
 import { registerDownloads } from '../../core/downloads.js';
 import type { Emulator } from '../../core/emulator.js';
 import { classifyBodyError, type BodyError } from '../../core/body-errors.js';
@@ -79,7 +79,7 @@ export async function setupPlatformApp(app: FastifyInstance, emu: Emulator): Pro
   app.setNotFoundHandler(notFound);
 
   await app.register(multipart, { limits: { fileSize: 256 * 1024 * 1024, files: 1, fields: 16 } });
-  await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES } });
+  await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES }, errorHandler: socketErrorHandler });
 
   registerDownloads(app, emu, (reply, status, message) => sendJson(reply, status, failure(status === 403 ? 10003 : 10002, message)));
 

@@ -1,7 +1,7 @@
 import websocket from '@fastify/websocket';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { installCors } from '../../core/cors.js';
-import { MAX_FRAME_BYTES } from '../../core/wire.js';
+import { MAX_FRAME_BYTES, socketErrorHandler } from '../../core/wire.js';
 import { registerDownloads } from '../../core/downloads.js';
 import type { Emulator } from '../../core/emulator.js';
 import { installLifecycle } from '../../core/lifecycle.js';
@@ -61,7 +61,7 @@ export async function setupSpeechApp(app: FastifyInstance, emu: Emulator): Promi
     sendSpeechError(emu, reply.request, reply, new SpeechError(status === 403 ? 1004 : 1000, message, status)),
   );
   // Frames over 8 MiB close the socket with 1009, as on the platform's sockets.
-  await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES } });
+  await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES }, errorHandler: socketErrorHandler });
   await app.register(speechRoutes, { emu });
   await app.register(speechSocketRoutes, { emu });
   await app.register(bidiSocketRoutes, { emu });

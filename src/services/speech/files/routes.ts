@@ -35,9 +35,10 @@ import {
   type UploadPurpose,
 } from './purposes.js';
 import { deleteBody, fileIdQuery, listQuery } from './schema.js';
+import { describeValue } from '../../../core/describe.js';
 
 function oneOf(field: string, value: string, allowed: readonly string[]): void {
-  if (!allowed.includes(value)) throw invalidParams(`${field} ${JSON.stringify(value)} is not supported; use one of ${allowed.join(', ')}`);
+  if (!allowed.includes(value)) throw invalidParams(`${field} ${describeValue(value)} is not supported; use one of ${allowed.join(', ')}`);
 }
 
 /** `/v1/files/upload | list | retrieve | retrieve_content | delete` of the speech service. */
