@@ -206,7 +206,7 @@ export async function benchServer(opts: { runs?: number; only?: string[] } = {})
   const runs = opts.runs ?? Number(process.env.BENCH_RUNS ?? 5);
   const only = new Set(opts.only ?? (process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(',') : ['start', 'errors', 'load', 'upload']));
   const targets = [
-    emulatorTarget('speech-emulator', ROOT, ['--enable-source-maps']),
+    emulatorTarget('speech-emulator', ROOT, []),
     ...(process.env.BENCH_BEFORE ? [emulatorTarget('before', process.env.BENCH_BEFORE, [])] : []),
     bare,
   ];

@@ -10,7 +10,7 @@
  * by the time the process exits is written as the cache.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createRequire, Module } from 'node:module';
+import module, { createRequire, Module } from 'node:module';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Script } from 'node:vm';
@@ -30,6 +30,16 @@ if (!writing) {
 }
 const script = new Script(readFileSync(file, 'utf8'), { filename: file, cachedData });
 if (writing) process.once('exit', () => writeFileSync(cacheFile, script.createCachedData()));
+
+// Stack frames map to the sources with or without --enable-source-maps (the `speech-emulator` command
+// runs this file as is). Switched on here rather than by the flag alone: with the flag, Node 22.9+ also
+// maps every util.getCallSites() through the maps, and pino calls it whenever a logger is made, so each
+// start parsed the bundle's whole map (about 90 ms); switched on here, the map is parsed only when a
+// stack is first shown. Frames inside node_modules are mapped as the flag maps them.
+if (!process.sourceMapsEnabled) {
+  if (typeof module.setSourceMapsSupport === 'function') module.setSourceMapsSupport(true, { nodeModules: true, generatedCode: true });
+  else process.setSourceMapsEnabled(true);
+}
 
 // Node maps the stack frames of the modules it loads itself (--enable-source-maps), not those of a
 // vm.Script: a module of the bundle's file name holding only the link to the map registers that map

@@ -11,7 +11,7 @@ const ROOT = join(import.meta.dirname, '..', '..');
 // Inside the project, so that packages, fixtures and package.json resolve from the bundle as from dist/.
 const OUT = join(ROOT, 'test-output', `cli-${process.pid}`);
 
-/** The built CLI (dist/main.js and the bundle it runs), started as `node --enable-source-maps dist/main.js`. */
+/** The built CLI (dist/main.js and the bundle it runs), started as `node dist/main.js` (the loader maps stack frames itself). */
 describe('the built CLI', () => {
   let child: ChildProcess;
   let stderr = '';
@@ -36,7 +36,6 @@ http.ServerResponse.prototype.writeHead = function (...args) {
     child = spawn(
       process.execPath,
       [
-        '--enable-source-maps',
         '--import',
         join(OUT, 'probe.mjs'),
         join(OUT, 'main.js'),
@@ -150,7 +149,7 @@ http.ServerResponse.prototype.writeHead = function (...args) {
     expect(events.at(-1)).toBe('task_finished');
   });
 
-  it('maps the stack frames of the bundle to the sources (--enable-source-maps)', () => {
+  it('maps the stack frames of the bundle to the sources, without --enable-source-maps', () => {
     const probe = /probe Error: probe\n(?:\s+at .*\n)+/.exec(stderr)?.[0] ?? '';
     expect(probe).toMatch(/node_modules\/fastify\/lib\/reply\.js:\d+:\d+/);
     expect(probe).not.toContain('emulator.cjs');
