@@ -35,9 +35,10 @@ if (writing) process.once('exit', () => writeFileSync(cacheFile, script.createCa
 // runs this file as is). Switched on here rather than by the flag alone: with the flag, Node 22.9+ also
 // maps every util.getCallSites() through the maps, and pino calls it whenever a logger is made, so each
 // start parsed the bundle's whole map (about 90 ms); switched on here, the map is parsed only when a
-// stack is first shown. Frames inside node_modules are mapped as the flag maps them.
+// stack is first shown. Frames inside node_modules are mapped as the flag maps them; code made by
+// `new Function` (zod's and Fastify's compiled validators) carries no map, so it is not searched for one.
 if (!process.sourceMapsEnabled) {
-  if (typeof module.setSourceMapsSupport === 'function') module.setSourceMapsSupport(true, { nodeModules: true, generatedCode: true });
+  if (typeof module.setSourceMapsSupport === 'function') module.setSourceMapsSupport(true, { nodeModules: true });
   else process.setSourceMapsEnabled(true);
 }
 
