@@ -60,6 +60,12 @@ export function installLifecycle(app: FastifyInstance, emu: Emulator, opts: Life
       ctx.route = url;
       ctx.routeConfig = config;
       if (!ctx.entry || !admittedByLifecycle(config)) return done();
+      // Most requests carry no fault directive and a key that may: they are let in without the
+      // admission path's helper objects (the same checks, in the same order: core/admission.ts).
+      if (!ctx.fault && ctx.account && emu.accounts.has(ctx.account, config.capability!)) {
+        ctx.admitted = true;
+        return done();
+      }
       const admission = admitRequest(emu, req, config.capability);
       done(admission.ok ? undefined : (config.refusal ?? opts.refusal)(req, admission.refusal));
     };
