@@ -5,7 +5,7 @@
  * here it is named (`accounts[3].balanceMicro: …`) so the start can stop instead. Objects accept
  * fields added later (a newer snapshot read by the same version keeps its meaning).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { CAPABILITIES } from './accounts.js';
 import { faultDirectiveSchema } from './faults.js';
 import { speechSettingsSchema } from './speech-settings.js';
