@@ -110,14 +110,23 @@ function prefixSums(x: Float32Array, len: number, sampleRate: number) {
  * or foreign speech never yields an id.
  */
 export function readSignature(samples: Float32Array, sampleRate: number): string | null {
+  return locateSignature(samples, sampleRate)?.id ?? null;
+}
+
+/**
+ * Like `readSignature`, with where the signature starts (its 30 ms lead included), in frames of
+ * `samples`: searches preamble starts within [from, from + 1.2 s] (anywhere in a long recording).
+ */
+export function locateSignature(samples: Float32Array, sampleRate: number, from = 0): { id: string; start: number } | null {
   if (sampleRate < 6000 || samples.length === 0) return null;
   const symLen = SYMBOL_S * sampleRate;
   const margin = Math.round(0.003 * sampleRate);
   const win = Math.round(symLen) - 2 * margin;
-  const searchEnd = Math.min(samples.length, Math.round((1.2 + SYMBOLS * SYMBOL_S) * sampleRate));
+  const base = Math.max(0, Math.floor(from));
+  const searchEnd = Math.min(samples.length - base, Math.round((1.2 + SYMBOLS * SYMBOL_S) * sampleRate));
   const lastStart = searchEnd - Math.ceil(SYMBOLS * symLen);
   if (lastStart < 0) return null;
-  const { re, im, sq } = prefixSums(samples, searchEnd, sampleRate);
+  const { re, im, sq } = prefixSums(base ? samples.subarray(base) : samples, searchEnd, sampleRate);
   const step = Math.max(1, Math.round(0.0005 * sampleRate));
 
   // Returns the dominant tone of the symbol window at `at`, or -1 when no pure tone dominates.
@@ -159,7 +168,7 @@ export function readSignature(samples: Float32Array, sampleRate: number): string
       .map((v) => v.toString(16))
       .join('');
     const expected = symbolsFor(id).slice(PREAMBLE.length + ID_NIBBLES);
-    if (expected.every((v, i) => v === syms[ID_NIBBLES + i])) return id;
+    if (expected.every((v, i) => v === syms[ID_NIBBLES + i])) return { id, start: Math.max(0, base + o - Math.round(LEAD_S * sampleRate)) };
   }
   return null;
 }

@@ -1,0 +1,138 @@
+/**
+ * `POST /_emulator/hear`: what a listener heard in a recording (what a client under test played).
+ * The body is the audio (audio/mpeg, audio/wav, audio/flac, audio/ogg with Opus, audio/pcm;rate=N);
+ * the answer lists the emulator's own syntheses found in it (by their signatures, anywhere in the
+ * recording), the words of each that were heard with their times, and what differs from what was
+ * synthesized (gaps, repeats, skips, cuts). Audio without a signature gets the recognition fixture's text.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { speechActivity } from '../audio/activity.js';
+import { alignUtterance, BRIDGE_MS, type HeardAnomaly, type TimedWord } from '../audio/hear/align.js';
+import { decodeHeard, HEAR_MAX_BYTES, HeardAudioError, heardFormat } from '../audio/hear/input.js';
+import { findSignatures, type FoundSignature } from '../audio/hear/scan.js';
+import { SIGNATURE_SECONDS } from '../audio/marker.js';
+import type { Emulator } from '../core/emulator.js';
+import type { SignatureRecord } from '../core/signatures.js';
+import { recognizeWithSource } from '../services/shared/recognize.js';
+import { ControlError, input } from './common.js';
+
+/** The words of a record with their planned times (its sentences when it kept no words). */
+function timedWords(record: SignatureRecord): TimedWord[] {
+  return (record.words ?? record.segments).map((w) => ({ text: w.text, startMs: w.startMs, endMs: w.endMs }));
+}
+
+/** The newest journal entry whose request asked for this text, with the trace id its answer carried. */
+function synthesisEntry(emu: Emulator, record: SignatureRecord): { journalId: string | null; traceId: string | null } {
+  for (const entry of emu.journal.list({})) {
+    const body = entry.request.toJSON().body as { text?: unknown } | undefined;
+    if (!body || typeof body !== 'object' || body.text !== record.text) continue;
+    const summary = entry.response.summary as { trace_id?: unknown } | undefined;
+    const trace = typeof summary?.trace_id === 'string' ? summary.trace_id : null;
+    return { journalId: entry.id, traceId: trace };
+  }
+  return { journalId: null, traceId: null };
+}
+
+/**
+ * The samples with each signature burst silenced: its 50 ms tail is too short for the activity
+ * detector to keep the burst apart from the first word.
+ */
+function withoutSignatures(samples: Float32Array, sampleRate: number, found: readonly FoundSignature[]): Float32Array {
+  if (!found.length) return samples;
+  const out = samples.slice();
+  for (const f of found) {
+    const a = Math.round((f.startMs * sampleRate) / 1000);
+    out.fill(0, a, Math.min(out.length, a + Math.round((SIGNATURE_SECONDS - 0.025) * sampleRate)));
+  }
+  return out;
+}
+
+export function hear(emu: Emulator, samples: Float32Array, sampleRate: number) {
+  const durationMs = (samples.length * 1000) / sampleRate;
+  const found = findSignatures(samples, sampleRate).filter((f) => emu.signatures.get(f.id));
+  const spans = speechActivity(withoutSignatures(samples, sampleRate, found), sampleRate, { minGapMs: BRIDGE_MS, minSpanMs: 20, rangeDb: 35 });
+  const utterances = [];
+  const anomalies: (HeardAnomaly & { trace_id: string | null })[] = [];
+  for (const [k, f] of found.entries()) {
+    const record = emu.signatures.get(f.id)!;
+    const limitMs = found[k + 1]?.startMs ?? durationMs;
+    const heard = alignUtterance(timedWords(record), record.durationMs, f.startMs, limitMs, spans);
+    const { journalId, traceId } = synthesisEntry(emu, record);
+    utterances.push({
+      trace_id: traceId,
+      journal_id: journalId,
+      signature_id: record.id,
+      full_text: record.text,
+      heard_text: heard.words.map((w) => w.word).join(' '),
+      complete: heard.complete,
+      start_ms: Math.round(f.startMs),
+      end_ms: heard.endMs,
+      words: heard.words,
+    });
+    for (const a of heard.anomalies) anomalies.push({ ...a, trace_id: traceId });
+  }
+  const text = found.length
+    ? utterances
+        .map((u) => u.heard_text)
+        .filter(Boolean)
+        .join(' ')
+    : recognizeWithSource(emu, samples, sampleRate).text;
+  return { duration_ms: Math.round(durationMs), text, utterances, anomalies };
+}
+
+/** Reads the body as bytes, refusing more than 50 MB with a 400 as soon as it is over. */
+function readBody(req: FastifyRequest, payload: NodeJS.ReadableStream, done: (err: Error | null, body?: Buffer) => void): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let over = false;
+  payload.on('data', (c: Buffer) => {
+    if (over) return;
+    size += c.length;
+    if (size > HEAR_MAX_BYTES) {
+      over = true;
+      chunks.length = 0;
+      // Reads on (and drops) the rest, so the client gets the answer instead of a reset.
+      done(new ControlError(400, `the body is over 50 MB (${HEAR_MAX_BYTES} bytes): send at most 50 MB of audio`));
+      return;
+    }
+    chunks.push(c);
+  });
+  payload.on('end', () => {
+    if (!over) done(null, Buffer.concat(chunks));
+  });
+  payload.on('error', (err: Error) => {
+    if (!over) done(err);
+  });
+  void req;
+}
+
+export function hearRoutes(app: FastifyInstance, emu: Emulator): void {
+  app.addContentTypeParser(/^audio\//i, (req, payload, done) => readBody(req, payload, done as never));
+  app.post(
+    '/hear',
+    {
+      ...input({ body: true, what: 'hear' }),
+      bodyLimit: HEAR_MAX_BYTES * 2,
+      // The format is checked before the body is read: a JSON or form body is refused naming the formats.
+      onRequest: async (req) => {
+        try {
+          heardFormat(req.headers['content-type']);
+        } catch (err) {
+          if (err instanceof HeardAudioError) throw new ControlError(400, err.message);
+          throw err;
+        }
+      },
+    },
+    async (req) => {
+      const format = heardFormat(req.headers['content-type']);
+      const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+      try {
+        const { samples, sampleRate } = await decodeHeard(body, format);
+        return hear(emu, samples, sampleRate);
+      } catch (err) {
+        if (err instanceof HeardAudioError) throw new ControlError(400, err.message);
+        throw err;
+      }
+    },
+  );
+}
