@@ -21,11 +21,16 @@ function timedWords(record: SignatureRecord): TimedWord[] {
   return (record.words ?? record.segments).map((w) => ({ text: w.text, startMs: w.startMs, endMs: w.endMs }));
 }
 
+/** The journal keeps a long text as its first 64 characters and its length (core/journal-entry.ts summarize). */
+function sameText(kept: unknown, text: string): boolean {
+  return typeof kept === 'string' && (kept === text || (text.length > 256 && kept === `${text.slice(0, 64)}…(${text.length} chars)`));
+}
+
 /** The newest journal entry whose request asked for this text, with the trace id its answer carried. */
 function synthesisEntry(emu: Emulator, record: SignatureRecord): { journalId: string | null; traceId: string | null } {
   for (const entry of emu.journal.list({})) {
     const body = entry.request.toJSON().body as { text?: unknown } | undefined;
-    if (!body || typeof body !== 'object' || body.text !== record.text) continue;
+    if (!body || typeof body !== 'object' || !sameText(body.text, record.text)) continue;
     const summary = entry.response.summary as { trace_id?: unknown } | undefined;
     const trace = typeof summary?.trace_id === 'string' ? summary.trace_id : null;
     return { journalId: entry.id, traceId: trace };

@@ -123,7 +123,9 @@ describe('hear: damaged, joined and foreign recordings in each accepted containe
     it(`${label}: two syntheses one after the other are two utterances in order; a gap inside one is reported`, async () => {
       const { a, b, wordsA } = await material();
       const g = between(wordsA, 3);
-      const gapped = Buffer.concat([a.subarray(0, at(g)), silence(1000), a.subarray(at(g))]);
+      // A second, shorter silence inside a word ("listener"): the word is still heard, in two parts.
+      const inWord = Math.round(wordsA[7]!.start_ms + 0.4 * (wordsA[7]!.end_ms - wordsA[7]!.start_ms));
+      const gapped = Buffer.concat([a.subarray(0, at(g)), silence(1000), a.subarray(at(g), at(inWord)), silence(400), a.subarray(at(inWord))]);
       const r = await hear(make(Buffer.concat([gapped, silence(300), b])), type);
       expect(r.status).toBe(200);
       expect(r.body.utterances.map((u: any) => [u.full_text, u.complete])).toEqual([
@@ -133,10 +135,15 @@ describe('hear: damaged, joined and foreign recordings in each accepted containe
       expect(r.body.text, JSON.stringify(r.body)).toBe(`${words(TEXT_A).join(' ')} ${words(TEXT_B).join(' ')}`);
       expect(r.body.utterances[1].start_ms).toBeGreaterThan(r.body.utterances[0].end_ms - tol);
       const gaps = r.body.anomalies.filter((x: any) => x.kind === 'gap');
-      expect(gaps).toHaveLength(1);
+      expect(gaps, JSON.stringify(r.body.anomalies)).toHaveLength(2);
       expect(Math.abs(gaps[0].duration_ms - 1000)).toBeLessThan(tol);
       expect(gaps[0].at_ms).toBeGreaterThanOrEqual(wordsA[3]!.end_ms - tol);
       expect(gaps[0].at_ms).toBeLessThanOrEqual(g + tol);
+      expect(Math.abs(gaps[1].duration_ms - 400)).toBeLessThan(tol);
+      expect(Math.abs(gaps[1].at_ms - (inWord + 1000))).toBeLessThan(tol);
+      const listener = r.body.utterances[0].words[7];
+      expect(listener.word).toBe('listener');
+      expect(Math.abs(listener.end_ms - (wordsA[7]!.end_ms + 1400))).toBeLessThan(tol);
       expect(gaps[0].trace_id).toBe(r.body.utterances[0].trace_id);
       expect(r.body.anomalies.filter((x: any) => x.kind !== 'gap')).toEqual([]);
     });
@@ -172,6 +179,25 @@ describe('hear: damaged, joined and foreign recordings in each accepted containe
       expect(Math.abs(r.body.duration_ms - 2000)).toBeLessThan(120);
     });
   }
+});
+
+describe('hear: links to the answer', () => {
+  it("a short answer's utterance carries its trace id and journal entry; a long text (cut in the journal) is still linked", async () => {
+    const short = await t2a('Hi there.', { format: 'mp3', sample_rate: 16000, bitrate: 32000 });
+    const j = await control(emu.speechUrl, TOKEN).journal({ limit: 1 });
+    const r = await hear(short.bytes, 'audio/mpeg');
+    expect(r.body.utterances.map((u: any) => [u.trace_id, u.journal_id, u.heard_text, u.complete])).toEqual([
+      [short.traceId, j.body.entries[0].id, 'Hi there', true],
+    ]);
+
+    const longText = `${'Many words make a long request text here. '.repeat(8)}The end.`;
+    const long = await t2a(longText, { format: 'mp3', sample_rate: 16000, bitrate: 32000 });
+    const lj = await control(emu.speechUrl, TOKEN).journal({ limit: 1 });
+    expect(lj.body.entries[0].request.body.text).toMatch(/…\(\d+ chars\)$/);
+    const lr = await hear(long.bytes, 'audio/mpeg');
+    expect([lr.body.utterances[0].journal_id, lr.body.utterances[0].complete]).toEqual([lj.body.entries[0].id, true]);
+    expect(lr.body.utterances[0].heard_text).toBe(words(longText).join(' '));
+  });
 });
 
 describe('hear: bad input is 400 naming the problem', () => {

@@ -41,6 +41,8 @@ export const GAP_MIN_MS = 150;
 export const BRIDGE_MS = 40;
 /** Average mismatch (ms) of durations and spacings under which a stretch fits a group of words. */
 const FIT_MS = 45;
+/** The activity detector's window: a stretch lasts about this much more than its sound. */
+const SPAN_WINDOW_MS = 20;
 /** The most one following stretch adds to a fit (a jump right after a stretch costs this). */
 const CONTEXT_CAP_MS = 60;
 /** How much worse than the next expected group another group must fit to be taken instead. */
@@ -123,6 +125,16 @@ export function alignUtterance(
   let prevExpEnd = SIGNATURE_SECONDS * 1000 - 50;
   let lastGroup = -1;
   let lastWhole = false;
+  // Silence inserted inside a word splits it in two stretches that together last as long as the word.
+  const splitFit = (h: number, j: number): number => {
+    const G = groups[j];
+    const [H1, H2] = [heard[h], heard[h + 1]];
+    if (!G || !H1 || !H2 || dur(H1) >= dur(G) - CUT_TOLERANCE_MS || H2.startMs - H1.endMs < GAP_MIN_MS - BRIDGE_MS) return Infinity;
+    // Each stretch is measured on 20 ms windows, so two of them carry one window's extra length.
+    const m = Math.abs(dur(H1) + dur(H2) - SPAN_WINDOW_MS - dur(G));
+    return m <= FIT_MS ? m : Infinity;
+  };
+
   for (let h = 0; h < heard.length; h++) {
     let best = -1;
     let bestScore = Infinity;
@@ -133,7 +145,9 @@ export function alignUtterance(
         best = j;
       }
     }
-    if (best < 0 || bestScore === Infinity) continue;
+    const split = splitFit(h, cursor) < bestScore;
+    if (split) best = cursor;
+    else if (best < 0 || bestScore === Infinity) continue;
     const H = heard[h]!;
     const G = groups[best]!;
     if (best > cursor && cursor < groups.length) {
@@ -144,18 +158,27 @@ export function alignUtterance(
       const extra = H.startMs - prevHeardEnd - (G.startMs - prevExpEnd);
       if (extra >= GAP_MIN_MS) out.anomalies.push({ kind: 'gap', at_ms: r1(prevHeardEnd), duration_ms: r1(extra) });
     }
-    // The words of the group at their planned offsets inside the stretch; a word is heard when at least half of it is.
+    // Planned time inside the group -> time in the recording (across the inserted silence of a split word).
+    const H2 = split ? heard[h + 1]! : null;
+    if (H2) out.anomalies.push({ kind: 'gap', at_ms: r1(H.endMs), duration_ms: r1(H2.startMs - H.endMs) });
+    const heardEnd = H2 ? H2.endMs : H.endMs;
+    const heardDur = H2 ? dur(H) + dur(H2) : dur(H);
+    const toHeard = (t: number) => {
+      const off = t - G.startMs;
+      return H2 && off > dur(H) ? H2.startMs + off - dur(H) : H.startMs + off;
+    };
+    // The words of the group at their planned offsets; a word is heard when at least half of it is.
     for (let i = G.first; i <= G.last; i++) {
       const w = words[i]!;
-      const s = H.startMs + (w.startMs - G.startMs);
-      const e = H.startMs + (w.endMs - G.startMs);
-      if (H.endMs - s >= (e - s) / 2) out.words.push({ word: w.text, start_ms: r1(s), end_ms: r1(Math.min(e, H.endMs)) });
+      if (G.startMs + heardDur - w.startMs < (w.endMs - w.startMs) / 2) continue;
+      out.words.push({ word: w.text, start_ms: r1(toHeard(w.startMs)), end_ms: r1(Math.min(toHeard(w.endMs), heardEnd)) });
     }
-    lastWhole = dur(H) >= dur(G) - CUT_TOLERANCE_MS;
-    prevHeardEnd = H.endMs;
-    prevExpEnd = lastWhole ? G.endMs : G.startMs + dur(H);
+    lastWhole = heardDur >= dur(G) - CUT_TOLERANCE_MS;
+    prevHeardEnd = heardEnd;
+    prevExpEnd = lastWhole ? G.endMs : G.startMs + heardDur;
     lastGroup = best;
     cursor = best + 1;
+    if (H2) h++;
   }
   out.complete = groups.length === 0 || (lastGroup === groups.length - 1 && lastWhole);
   if (lastGroup >= 0) out.endMs = prevHeardEnd;
