@@ -52,9 +52,9 @@ function withoutSignatures(samples: Float32Array, sampleRate: number, found: rea
   return out;
 }
 
-export function hear(emu: Emulator, samples: Float32Array, sampleRate: number) {
+export async function hear(emu: Emulator, samples: Float32Array, sampleRate: number) {
   const durationMs = (samples.length * 1000) / sampleRate;
-  const found = findSignatures(samples, sampleRate).filter((f) => emu.signatures.get(f.id));
+  const found = (await findSignatures(samples, sampleRate)).filter((f) => emu.signatures.get(f.id));
   const spans = speechActivity(withoutSignatures(samples, sampleRate, found), sampleRate, { minGapMs: BRIDGE_MS, minSpanMs: 20, rangeDb: 35 });
   const utterances = [];
   const anomalies: (HeardAnomaly & { trace_id: string | null })[] = [];
@@ -133,7 +133,7 @@ export function hearRoutes(app: FastifyInstance, emu: Emulator): void {
       const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
       try {
         const { samples, sampleRate } = await decodeHeard(body, format);
-        return hear(emu, samples, sampleRate);
+        return await hear(emu, samples, sampleRate);
       } catch (err) {
         if (err instanceof HeardAudioError) throw new ControlError(400, err.message);
         throw err;
