@@ -39,23 +39,21 @@ function synthesisEntry(emu: Emulator, record: SignatureRecord): { journalId: st
 }
 
 /**
- * The samples with each signature burst silenced: its 50 ms tail is too short for the activity
- * detector to keep the burst apart from the first word.
+ * Silences each signature burst in place (the samples are not read again once signatures are found):
+ * its 50 ms tail is too short for the activity detector to keep the burst apart from the first word.
  */
-function withoutSignatures(samples: Float32Array, sampleRate: number, found: readonly FoundSignature[]): Float32Array {
-  if (!found.length) return samples;
-  const out = samples.slice();
+function silenceSignatures(samples: Float32Array, sampleRate: number, found: readonly FoundSignature[]): Float32Array {
   for (const f of found) {
     const a = Math.round((f.startMs * sampleRate) / 1000);
-    out.fill(0, a, Math.min(out.length, a + Math.round((SIGNATURE_SECONDS - 0.025) * sampleRate)));
+    samples.fill(0, a, Math.min(samples.length, a + Math.round((SIGNATURE_SECONDS - 0.025) * sampleRate)));
   }
-  return out;
+  return samples;
 }
 
 export async function hear(emu: Emulator, samples: Float32Array, sampleRate: number) {
   const durationMs = (samples.length * 1000) / sampleRate;
   const found = (await findSignatures(samples, sampleRate)).filter((f) => emu.signatures.get(f.id));
-  const spans = speechActivity(withoutSignatures(samples, sampleRate, found), sampleRate, { minGapMs: BRIDGE_MS, minSpanMs: 20, rangeDb: 35 });
+  const spans = speechActivity(silenceSignatures(samples, sampleRate, found), sampleRate, { minGapMs: BRIDGE_MS, minSpanMs: 20, rangeDb: 35 });
   const utterances = [];
   const anomalies: (HeardAnomaly & { trace_id: string | null })[] = [];
   for (const [k, f] of found.entries()) {
