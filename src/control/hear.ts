@@ -12,6 +12,7 @@ import { decodeHeard, HEAR_MAX_BYTES, HeardAudioError, heardFormat } from '../au
 import { findSignatures, type FoundSignature } from '../audio/hear/scan.js';
 import { SIGNATURE_SECONDS } from '../audio/marker.js';
 import type { Emulator } from '../core/emulator.js';
+import { entryCode } from '../core/journal.js';
 import type { SignatureRecord } from '../core/signatures.js';
 import { recognizeWithSource } from '../services/shared/recognize.js';
 import { ControlError, input } from './common.js';
@@ -26,11 +27,23 @@ function sameText(kept: unknown, text: string): boolean {
   return typeof kept === 'string' && (kept === text || (text.length > 256 && kept === `${text.slice(0, 64)}…(${text.length} chars)`));
 }
 
-/** The newest journal entry whose request asked for this text, with the trace id its answer carried. */
+type SynthesisBody = { text?: unknown; voice_id?: unknown; voice_setting?: { voice_id?: unknown } };
+
+/** False when the request names a voice the synthesis did not use (same text, another voice: another audio). */
+function sameVoice(body: SynthesisBody, record: SignatureRecord): boolean {
+  const named = [body.voice_setting?.voice_id, body.voice_id].filter((v): v is string => typeof v === 'string');
+  return !named.length || named.some((v) => record.speakers.some((s) => s.voices.includes(v)));
+}
+
+/**
+ * The newest journal entry that answered this synthesis (its request's text and voice, an answer
+ * without an error code), with the trace id its answer showed.
+ */
 function synthesisEntry(emu: Emulator, record: SignatureRecord): { journalId: string | null; traceId: string | null } {
   for (const entry of emu.journal.list({})) {
-    const body = entry.request.toJSON().body as { text?: unknown } | undefined;
-    if (!body || typeof body !== 'object' || !sameText(body.text, record.text)) continue;
+    if ((entry.status !== null && entry.status >= 400) || (entryCode(entry) ?? 0) !== 0) continue;
+    const body = entry.request.toJSON().body as SynthesisBody | undefined;
+    if (!body || typeof body !== 'object' || !sameText(body.text, record.text) || !sameVoice(body, record)) continue;
     const summary = entry.response.summary as { trace_id?: unknown } | undefined;
     const trace = typeof summary?.trace_id === 'string' ? summary.trace_id : null;
     return { journalId: entry.id, traceId: trace };

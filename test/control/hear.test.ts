@@ -200,6 +200,26 @@ describe('hear: links to the answer', () => {
   });
 });
 
+describe('hear: the journal entry of the same text', () => {
+  it('is the one with the voice that spoke it and no error, not a later request with another voice or a refusal', async () => {
+    const text = 'Which request made this audio?';
+    const mine = await t2a(text, { format: 'mp3', sample_rate: 16000, bitrate: 32000 });
+    const entry = (await control(emu.speechUrl, TOKEN).journal({ limit: 1 })).body.entries[0];
+    const other = await call(`${emu.speechUrl}/v1/t2a_v2`, {
+      json: { model: 'speech-02-turbo', text, voice_setting: { voice_id: 'female-shaonv' }, audio_setting: { format: 'mp3' } },
+      headers: { authorization: 'Bearer hear-key' },
+    });
+    expect(other.body.base_resp.status_code).toBe(0);
+    const refused = await call(`${emu.speechUrl}/v1/t2a_v2`, {
+      json: { model: 'no-such-model', text, voice_setting: { voice_id: 'male-qn-qingse' } },
+      headers: { authorization: 'Bearer hear-key' },
+    });
+    expect(refused.body.base_resp.status_code).not.toBe(0);
+    const r = await hear(mine.bytes, 'audio/mpeg');
+    expect(r.body.utterances.map((u: any) => [u.journal_id, u.trace_id])).toEqual([[entry.id, mine.traceId]]);
+  });
+});
+
 describe('hear: bad input is 400 naming the problem', () => {
   it('refuses a format it does not read, an empty body, undecodable bytes, PCM without a rate, and more than 50 MB', async () => {
     const wrong = await hear(Buffer.from('{}'), 'application/json');
