@@ -200,6 +200,43 @@ describe('hear: links to the answer', () => {
   });
 });
 
+describe('hear: a stream cut short', () => {
+  it('the audio of a T2A stream cut after 25 chunks (about 2.7 s) is one utterance, complete:false, with the words up to the cut', async () => {
+    const text = 'A streamed answer that the connection drops part of the way through, so the listener hears only its start and never its end.';
+    const res = await fetch(`${emu.speechUrl}/v1/t2a_v2`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer hear-key', 'content-type': 'application/json', 'X-Emulator-Fault': 'cut_after_chunks=25' },
+      body: JSON.stringify({ model: 'speech-02-turbo', text, stream: true, voice_setting: { voice_id: 'male-qn-qingse' }, audio_setting: { format: 'mp3' } }),
+    });
+    let raw = '';
+    const reader = res.body!.getReader();
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        raw += Buffer.from(value).toString('utf8');
+      }
+    } catch {
+      // The connection is destroyed after the third chunk: what arrived before is what was played.
+    }
+    const played = raw
+      .split('\n')
+      .filter((l) => l.startsWith('data:'))
+      .map((l) => JSON.parse(l.slice(5)).data?.audio as string | undefined)
+      .filter((a): a is string => !!a);
+    expect(played.length).toBeGreaterThan(0);
+    const r = await hear(Buffer.from(played.join(''), 'hex'), 'audio/mpeg');
+    expect(r.body.utterances, JSON.stringify([played.map((p) => p.length), r.body])).toHaveLength(1);
+    const u = r.body.utterances[0];
+    expect(u.complete).toBe(false);
+    expect(u.full_text).toBe(text);
+    expect(u.heard_text.length).toBeLessThan(text.length);
+    expect(u.heard_text.split(' ').length).toBeGreaterThanOrEqual(2);
+    expect(words(text).join(' ').startsWith(u.heard_text)).toBe(true);
+    expect(r.body.anomalies.map((a: any) => a.kind)).toEqual(['cut']);
+  });
+});
+
 describe('hear: the journal entry of the same text', () => {
   it('is the one with the voice that spoke it and no error, not a later request with another voice or a refusal', async () => {
     const text = 'Which request made this audio?';
