@@ -129,6 +129,12 @@ export function hearRoutes(app: FastifyInstance, emu: Emulator): void {
     {
       ...input({ body: true, what: 'hear' }),
       bodyLimit: HEAR_MAX_BYTES * 2,
+      schema: {
+        summary: 'What a listener heard in a recording',
+        description:
+          'Body: the audio (Content-Type audio/mpeg, audio/wav, audio/flac, audio/ogg with Opus, or audio/pcm;rate=N of 16-bit little-endian mono), at most 50 MB. ' +
+          'Answer: {duration_ms, text, utterances: [{trace_id, journal_id, signature_id, full_text, heard_text, complete, start_ms, end_ms, words: [{word, start_ms, end_ms}]}], anomalies: [{kind: gap|repeat|missing|cut, at_ms, duration_ms, trace_id}]}.',
+      },
       // The format is checked before the body is read: a JSON or form body is refused naming the formats.
       onRequest: async (req) => {
         try {

@@ -279,6 +279,13 @@ describe('hear: bad input is 400 naming the problem', () => {
     expect([big.status, big.body.error.message]).toEqual([400, expect.stringContaining('over 50 MB')]);
   });
 
+  it('is described in the control plane OpenAPI document', async () => {
+    const doc = await call(`${emu.speechUrl}/_emulator/openapi/control.json`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    const keys = Object.keys(doc.body.paths).filter((k) => k.endsWith('/hear'));
+    expect(keys).toHaveLength(1);
+    expect(doc.body.paths[keys[0]!].post.summary).toBe('What a listener heard in a recording');
+  });
+
   it('is a guarded control route: without the token it is 401', async () => {
     const r = await hear(Buffer.alloc(3200), 'audio/pcm;rate=16000', null);
     expect(r.status).toBe(401);
