@@ -118,6 +118,12 @@ describe('hear: damaged, joined and foreign recordings in each accepted containe
       const cut = r.body.anomalies.filter((x: any) => x.kind === 'cut');
       expect(cut).toHaveLength(1);
       expect(Math.abs(cut[0].at_ms - cutMs)).toBeLessThan(tol + 40);
+
+      // The recording goes on in silence after the cut (a player that stopped): the same words, the same cut.
+      const quiet = await hear(make(Buffer.concat([a.subarray(0, at(cutMs)), silence(1500)])), type);
+      const q = quiet.body.utterances[0];
+      expect([q.complete, q.heard_text]).toEqual([false, u.heard_text]);
+      expect(quiet.body.anomalies.map((x: any) => x.kind)).toEqual(['cut']);
     });
 
     it(`${label}: two syntheses one after the other are two utterances in order; a gap inside one is reported`, async () => {

@@ -94,9 +94,11 @@ export function alignUtterance(
 
   // How far stretch h is from group j (ms), or Infinity when it does not fit; a stretch that runs into
   // the end of the recording may be shorter than its words (it was cut).
+  // The last stretch may be the next words cut short too (the recording went on in silence after the cut).
   const own = (h: number, j: number): number => {
     const d = dur(heard[h]!) - dur(groups[j]!);
-    const m = atEnd(h) && d < 0 ? 0 : Math.abs(d);
+    const mayBeCut = atEnd(h) || (h === heard.length - 1 && j === cursor);
+    const m = mayBeCut && d < 0 ? 0 : Math.abs(d);
     return m <= FIT_MS ? m : Infinity;
   };
   // The stretch's own mismatch plus how well the next two stretches follow as the next two groups
