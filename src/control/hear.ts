@@ -5,7 +5,7 @@
  * recording), the words of each that were heard with their times, and what differs from what was
  * synthesized (gaps, repeats, skips, cuts). Audio without a signature gets the recognition fixture's text.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { speechActivity } from '../audio/activity.js';
 import { alignUtterance, BRIDGE_MS, type HeardAnomaly, type TimedWord } from '../audio/hear/align.js';
 import { decodeHeard, HEAR_MAX_BYTES, HeardAudioError, heardFormat } from '../audio/hear/input.js';
@@ -97,7 +97,7 @@ export async function hear(emu: Emulator, samples: Float32Array, sampleRate: num
 }
 
 /** Reads the body as bytes, refusing more than 50 MB with a 400 as soon as it is over. */
-function readBody(req: FastifyRequest, payload: NodeJS.ReadableStream, done: (err: Error | null, body?: Buffer) => void): void {
+function readBody(payload: NodeJS.ReadableStream, done: (err: Error | null, body?: Buffer) => void): void {
   const chunks: Buffer[] = [];
   let size = 0;
   let over = false;
@@ -119,11 +119,14 @@ function readBody(req: FastifyRequest, payload: NodeJS.ReadableStream, done: (er
   payload.on('error', (err: Error) => {
     if (!over) done(err);
   });
-  void req;
 }
 
 export function hearRoutes(app: FastifyInstance, emu: Emulator): void {
-  app.addContentTypeParser(/^audio\//i, (req, payload, done) => readBody(req, payload, done as never));
+  // Audio bodies are for hear alone: other control routes answer them as before (they read JSON only).
+  app.addContentTypeParser(/^audio\//i, (req, payload, done) => {
+    if (req.routeOptions.url?.endsWith('/hear')) return readBody(payload, done as never);
+    done(new ControlError(400, `body must be JSON (Content-Type: application/json), not ${req.headers['content-type']}`), undefined);
+  });
   app.post(
     '/hear',
     {

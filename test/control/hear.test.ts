@@ -281,6 +281,12 @@ describe('hear: bad input is 400 naming the problem', () => {
     expect(odd.body.error.message).toContain('16-bit samples need an even byte count');
     const norate = await hear(Buffer.alloc(4), 'audio/pcm');
     expect([norate.status, norate.body.error.message]).toEqual([400, expect.stringContaining('audio/pcm needs rate=N')]);
+    const elsewhere = await call(`${emu.speechUrl}/_emulator/reset`, {
+      method: 'POST',
+      body: Buffer.alloc(8),
+      headers: { 'content-type': 'audio/wav', authorization: `Bearer ${TOKEN}` },
+    });
+    expect([elsewhere.status, elsewhere.body.error.message]).toEqual([400, 'body must be JSON (Content-Type: application/json), not audio/wav']);
     const big = await hear(Buffer.alloc(50 * 1024 * 1024 + 10), 'audio/pcm;rate=16000');
     expect([big.status, big.body.error.message]).toEqual([400, expect.stringContaining('over 50 MB')]);
   });
