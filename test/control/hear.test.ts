@@ -124,6 +124,14 @@ describe('hear: damaged, joined and foreign recordings in each accepted containe
       const q = quiet.body.utterances[0];
       expect([q.complete, q.heard_text]).toEqual([false, u.heard_text]);
       expect(quiet.body.anomalies.map((x: any) => x.kind)).toEqual(['cut']);
+
+      // Cut by the next reply starting at once (a barge-in answered): the first is cut, the second whole.
+      const next = await hear(make(Buffer.concat([a.subarray(0, at(cutMs)), (await material()).b])), type);
+      expect(next.body.utterances.map((x: any) => [x.full_text, x.complete, x.heard_text])).toEqual([
+        [TEXT_A, false, u.heard_text],
+        [TEXT_B, true, words(TEXT_B).join(' ')],
+      ]);
+      expect(next.body.anomalies.map((x: any) => x.kind)).toEqual(['cut']);
     });
 
     it(`${label}: two syntheses one after the other are two utterances in order; a gap inside one is reported`, async () => {
