@@ -125,6 +125,14 @@ describe('hear: damaged, joined and foreign recordings in each accepted containe
       expect([q.complete, q.heard_text]).toEqual([false, u.heard_text]);
       expect(quiet.body.anomalies.map((x: any) => x.kind)).toEqual(['cut']);
 
+      // Then another sound, shorter than the words that were due (a listener's "mm"): not taken for them.
+      const mm = Buffer.alloc(at(150));
+      for (let i = 0; i < mm.length / 2; i++) mm.writeInt16LE(Math.round(6000 * Math.sin((2 * Math.PI * 300 * i) / RATE)), i * 2);
+      const other = await hear(make(Buffer.concat([a.subarray(0, at(cutMs)), silence(600), mm, silence(500)])), type);
+      expect([other.body.utterances[0].complete, other.body.utterances[0].heard_text]).toEqual([false, u.heard_text]);
+      expect(Math.abs(other.body.utterances[0].words.at(-1).end_ms - u.words.at(-1).end_ms)).toBeLessThan(tol);
+      expect(other.body.anomalies.map((x: any) => x.kind)).toEqual(['cut']);
+
       // Cut by the next reply starting at once (a barge-in answered): the first is cut, the second whole.
       const next = await hear(make(Buffer.concat([a.subarray(0, at(cutMs)), (await material()).b])), type);
       expect(next.body.utterances.map((x: any) => [x.full_text, x.complete, x.heard_text])).toEqual([

@@ -43,6 +43,8 @@ export const BRIDGE_MS = 40;
 const FIT_MS = 45;
 /** The activity detector's window: a stretch lasts about this much more than its sound. */
 const SPAN_WINDOW_MS = 20;
+/** How close to its planned start a stretch must begin to be taken for the next words cut short. */
+const ON_TIME_MS = 60;
 /** The most one following stretch adds to a fit (a jump right after a stretch costs this). */
 const CONTEXT_CAP_MS = 60;
 /** How much worse than the next expected group another group must fit to be taken instead. */
@@ -94,11 +96,17 @@ export function alignUtterance(
 
   // How far stretch h is from group j (ms), or Infinity when it does not fit; a stretch that runs into
   // the end of the recording may be shorter than its words (it was cut).
-  // The last stretch may be the next words cut short too (the recording went on in silence after the cut).
+  // A stretch may also be the next words cut short when the recording goes on after the cut: it starts
+  // when they were due, and what follows it (if anything) is no words of this utterance.
+  const cutShort = (h: number, j: number): boolean => {
+    if (j !== cursor) return false;
+    const onTime = Math.abs(heard[h]!.startMs - prevHeardEnd - (groups[j]!.startMs - prevExpEnd)) <= ON_TIME_MS;
+    return onTime && (h === heard.length - 1 || !groups.some((_, k) => strict(h + 1, k)));
+  };
+  const strict = (h: number, j: number) => Math.abs(dur(heard[h]!) - dur(groups[j]!)) <= FIT_MS;
   const own = (h: number, j: number): number => {
     const d = dur(heard[h]!) - dur(groups[j]!);
-    const mayBeCut = atEnd(h) || (h === heard.length - 1 && j === cursor);
-    const m = mayBeCut && d < 0 ? 0 : Math.abs(d);
+    const m = d < 0 && (atEnd(h) || cutShort(h, j)) ? 0 : Math.abs(d);
     return m <= FIT_MS ? m : Infinity;
   };
   // The stretch's own mismatch plus how well the next two stretches follow as the next two groups
