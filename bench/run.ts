@@ -8,6 +8,7 @@ const parts: { name: string; module: string; fn: string }[] = [
   { name: 'audio engine (synthesis + encoding)', module: './audio.js', fn: 'benchAudio' },
   { name: 'speech service over HTTP', module: './speech.js', fn: 'benchSpeech' },
   { name: 'audio speed goals (MP3 vs lamejs, first SSE event, event-loop stalls)', module: './speed-audio.js', fn: 'benchSpeedAudio' },
+  { name: 'what the listener heard (POST /_emulator/hear, audio seconds per CPU second)', module: './hear.js', fn: 'benchHear' },
 ];
 
 const only = process.argv.slice(2);

@@ -63,45 +63,44 @@ export function signatureSamples(id: string, sampleRate: number): Float32Array {
   return out;
 }
 
-/** Prefix sums of x·cos and x·sin for each tone, and of x², over the searched region. */
-function prefixSums(x: Float32Array, len: number, sampleRate: number) {
-  const re: Float64Array[] = [];
-  const im: Float64Array[] = [];
-  for (let k = 0; k < TONES; k++) {
-    const w = (2 * Math.PI * (BASE_HZ + STEP_HZ * k)) / sampleRate;
-    const r = new Float64Array(len + 1);
-    const m = new Float64Array(len + 1);
-    let sr = 0;
-    let si = 0;
-    // cos/sin(w·n) by rotation, re-anchored every 1024 samples to keep it exact.
-    const cw = Math.cos(w);
-    const sw = Math.sin(w);
-    let c = 1;
-    let s = 0;
-    for (let n = 0; n < len; n++) {
-      if ((n & 1023) === 0) {
-        c = Math.cos(w * n);
-        s = Math.sin(w * n);
-      }
-      const v = x[n]!;
-      sr += v * c;
-      si += v * s;
-      r[n + 1] = sr;
-      m[n + 1] = si;
-      const c2 = c * cw - s * sw;
-      s = s * cw + c * sw;
-      c = c2;
+/** Prefix sums of x·cos and x·sin for one tone over the first `len` samples. */
+function toneSums(x: Float32Array, len: number, sampleRate: number, k: number) {
+  const w = (2 * Math.PI * (BASE_HZ + STEP_HZ * k)) / sampleRate;
+  const r = new Float64Array(len + 1);
+  const m = new Float64Array(len + 1);
+  let sr = 0;
+  let si = 0;
+  // cos/sin(w·n) by rotation, re-anchored every 1024 samples to keep it exact.
+  const cw = Math.cos(w);
+  const sw = Math.sin(w);
+  let c = 1;
+  let s = 0;
+  for (let n = 0; n < len; n++) {
+    if ((n & 1023) === 0) {
+      c = Math.cos(w * n);
+      s = Math.sin(w * n);
     }
-    re.push(r);
-    im.push(m);
+    const v = x[n]!;
+    sr += v * c;
+    si += v * s;
+    r[n + 1] = sr;
+    m[n + 1] = si;
+    const c2 = c * cw - s * sw;
+    s = s * cw + c * sw;
+    c = c2;
   }
+  return { r, m };
+}
+
+/** Prefix sums of x² over the first `len` samples. */
+function squareSums(x: Float32Array, len: number): Float64Array {
   const sq = new Float64Array(len + 1);
   let s = 0;
   for (let n = 0; n < len; n++) {
     s += x[n]! * x[n]!;
     sq[n + 1] = s;
   }
-  return { re, im, sq };
+  return sq;
 }
 
 /**
@@ -110,15 +109,47 @@ function prefixSums(x: Float32Array, len: number, sampleRate: number) {
  * or foreign speech never yields an id.
  */
 export function readSignature(samples: Float32Array, sampleRate: number): string | null {
+  return locateSignature(samples, sampleRate)?.id ?? null;
+}
+
+/**
+ * Like `readSignature`, with where the signature starts (its 30 ms lead included), in frames of
+ * `samples`: searches preamble starts within [from, from + 1.2 s] (anywhere in a long recording).
+ */
+export function locateSignature(samples: Float32Array, sampleRate: number, from = 0): { id: string; start: number } | null {
   if (sampleRate < 6000 || samples.length === 0) return null;
   const symLen = SYMBOL_S * sampleRate;
   const margin = Math.round(0.003 * sampleRate);
   const win = Math.round(symLen) - 2 * margin;
-  const searchEnd = Math.min(samples.length, Math.round((1.2 + SYMBOLS * SYMBOL_S) * sampleRate));
+  const base = Math.max(0, Math.floor(from));
+  const searchEnd = Math.min(samples.length - base, Math.round((1.2 + SYMBOLS * SYMBOL_S) * sampleRate));
   const lastStart = searchEnd - Math.ceil(SYMBOLS * symLen);
   if (lastStart < 0) return null;
-  const { re, im, sq } = prefixSums(samples, searchEnd, sampleRate);
+  const x = base ? samples.subarray(base) : samples;
+  const sq = squareSums(x, searchEnd);
   const step = Math.max(1, Math.round(0.0005 * sampleRate));
+
+  // The first preamble tone must dominate its symbol (purity > 0.4, as `symbolAt` demands): found with
+  // that one tone's sums, so stretches without it cost 1/16 of the full search.
+  const head = toneSums(x, searchEnd, sampleRate, PREAMBLE[0]!);
+  const candidates: number[] = [];
+  for (let o = 0; o <= lastStart; o += step) {
+    const a = o + margin;
+    const b = a + win;
+    const power = sq[b]! - sq[a]!;
+    if (power < win * 1e-6) continue;
+    const dr = head.r[b]! - head.r[a]!;
+    const di = head.m[b]! - head.m[a]!;
+    if ((2 * (dr * dr + di * di)) / (win * power) > 0.4) candidates.push(o);
+  }
+  if (!candidates.length) return null;
+  const re: Float64Array[] = [];
+  const im: Float64Array[] = [];
+  for (let k = 0; k < TONES; k++) {
+    const t = k === PREAMBLE[0] ? head : toneSums(x, searchEnd, sampleRate, k);
+    re.push(t.r);
+    im.push(t.m);
+  }
 
   // Returns the dominant tone of the symbol window at `at`, or -1 when no pure tone dominates.
   const symbolAt = (at: number): number => {
@@ -143,7 +174,7 @@ export function readSignature(samples: Float32Array, sampleRate: number): string
     return purity > 0.4 && bestE > 4 * second ? best : -1;
   };
 
-  for (let o = 0; o <= lastStart; o += step) {
+  for (const o of candidates) {
     let ok = true;
     for (let i = 0; i < PREAMBLE.length && ok; i++) ok = symbolAt(o + Math.round(i * symLen)) === PREAMBLE[i];
     if (!ok) continue;
@@ -159,7 +190,7 @@ export function readSignature(samples: Float32Array, sampleRate: number): string
       .map((v) => v.toString(16))
       .join('');
     const expected = symbolsFor(id).slice(PREAMBLE.length + ID_NIBBLES);
-    if (expected.every((v, i) => v === syms[ID_NIBBLES + i])) return id;
+    if (expected.every((v, i) => v === syms[ID_NIBBLES + i])) return { id, start: Math.max(0, base + o - Math.round(LEAD_S * sampleRate)) };
   }
   return null;
 }

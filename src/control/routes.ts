@@ -11,6 +11,7 @@ import { authorized, ControlError, type ControlInput } from './common.js';
 import { faultRoutes } from './faults.js';
 import { fixtureRoutes } from './fixtures.js';
 import { healthRoutes } from './health.js';
+import { hearRoutes } from './hear.js';
 import { journalRoutes } from './journal.js';
 import { metricsRoutes } from './metrics.js';
 import { resetRoutes } from './reset.js';
@@ -103,6 +104,7 @@ export async function controlPlane(app: FastifyInstance, opts: { emu: Emulator }
     journalRoutes,
     verifyRoutes,
     fixtureRoutes,
+    hearRoutes,
   ]) {
     routes(app, emu);
   }

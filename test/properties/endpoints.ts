@@ -66,6 +66,7 @@ const CONTROL_OWN: Omit<Endpoint, 'service'>[] = [
   { method: 'GET', url: '/_emulator/metrics', shape: 'raw', statuses: [200, 400, 401] },
   { method: 'GET', url: '/_emulator/journal/:id/audio.wav', shape: 'raw', statuses: [200, 400, 401, 404] },
   { method: 'GET', url: '/_emulator/journal/:id/answer-audio', shape: 'raw', statuses: [200, 400, 401, 404] },
+  { method: 'POST', url: '/_emulator/hear', shape: 'control', statuses: [200, 400, 401] },
 ];
 
 /** Control routes that answer something else than JSON: the inspector's files, the live journal feed. */
