@@ -125,6 +125,24 @@ export interface FaultDirective {
   cut_after_chunks?: number;
   /** WebSockets close with this code. */
   close_ws?: number;
+  /** Pace of an audio stream (docs/voice-agents.md): first audio no sooner than this after the request. */
+  ttfa_ms?: number;
+  /** Seconds of audio delivered per wall-clock second at most (1: real time). */
+  rtf?: number;
+  /** Each chunk's send time moves by a seeded amount within ±this. */
+  jitter_ms?: number;
+  /** One pause of this length once `stall_at_ms` of audio was sent. */
+  stall_ms?: number;
+  stall_at_ms?: number;
+  /** Faults inside the audio (docs/voice-agents.md). */
+  drop_final?: number;
+  duplicate_chunk?: number;
+  hex_odd?: number;
+  split_frame?: number;
+  gap_ms?: number;
+  gap_at_ms?: number;
+  corrupt_bytes?: number;
+  extra_info_mismatch?: number;
 }
 
 export type FaultService = 'speech' | 'speech-backup' | 'platform';
