@@ -150,9 +150,12 @@ export class StreamGuard<F> {
   private random: RandomStream | null = null;
   private corruptLeft: number;
   private flipped = 0;
+  private audioFrames = 0;
   private paceWaited = false;
   private goneAt: number | null = null;
   private cancelledByClient = false;
+  /** How long audio went on after the last cancel of an earlier answer (ms). */
+  private cutMs: number | null = null;
   private lastAudioAt: number | null = null;
 
   constructor(
@@ -168,6 +171,12 @@ export class StreamGuard<F> {
 
   /** A new answer on the same stream (a socket's next piece of text): `ttfa_ms` counts again from now. */
   beginAnswer(): void {
+    // A cancelled answer is over: its cut's timing is kept, the next answer's audio is not counted in it.
+    if (this.cancelledByClient && this.goneAt !== null) {
+      this.cutMs = Math.max(0, Math.round((this.lastAudioAt ?? 0) - this.goneAt));
+      this.goneAt = null;
+      this.cancelledByClient = false;
+    }
     this.pacer?.restart(performance.now());
   }
 
@@ -204,12 +213,14 @@ export class StreamGuard<F> {
   /**
    * Sends one frame of synthesized audio: paced (wall time; the client leaving ends the wait at once),
    * then damaged as the audio faults say, then through `send`. A dropped final frame (`drop_final`)
-   * answers true: the sender ends the stream cleanly as if it had left.
+   * answers true: the sender ends the stream cleanly as if it had left. `stop` ends a paced wait for
+   * this frame only (a socket's piece cancelled while the socket stays): false, the stream goes on.
    */
-  sendAudio(frame: AudioFrame<F>, kind: FrameKind): boolean | Promise<boolean> {
+  sendAudio(frame: AudioFrame<F>, kind: FrameKind, stop?: AbortSignal): boolean | Promise<boolean> {
     if (this.ended) return false;
     const s = this.shape;
-    const number = this.chunks + 1;
+    // The audio frame's own number (a duplicate is not one more frame to `hex_odd`, `duplicate_chunk`).
+    const number = ++this.audioFrames;
     if (kind.final && s.drop_final) {
       this.note('drop_final=1');
       return true;
@@ -233,20 +244,23 @@ export class StreamGuard<F> {
     if (!pacer) return this.deliver(rendered, kind, frame.ms, number);
     const wait = pacer.due() - performance.now();
     if (wait < 1) return this.deliver(rendered, kind, frame.ms, number);
-    return this.paced(wait, rendered, kind, frame.ms, number);
+    return this.paced(wait, rendered, kind, frame.ms, number, stop);
   }
 
-  private async paced(wait: number, frame: F, kind: FrameKind, ms: number, number: number): Promise<boolean> {
+  private async paced(wait: number, frame: F, kind: FrameKind, ms: number, number: number, stop?: AbortSignal): Promise<boolean> {
     if (!this.paceWaited) {
       this.paceWaited = true;
       this.options.onPaceWait?.();
     }
     const gone = this.options.gone;
     if (gone?.aborted) return this.stop('left');
+    if (stop?.aborted) return false;
+    const signals = [gone, stop].filter((x): x is AbortSignal => x !== undefined);
     try {
-      await sleep(wait, undefined, gone ? { signal: gone } : undefined);
+      await sleep(wait, undefined, signals.length ? { signal: signals.length === 1 ? signals[0] : AbortSignal.any(signals) } : undefined);
     } catch {
-      return this.stop('left');
+      if (gone?.aborted || !stop?.aborted) return this.stop('left');
+      return false;
     }
     if (this.ended) return false;
     return this.deliver(frame, kind, ms, number);
@@ -288,7 +302,8 @@ export class StreamGuard<F> {
     const parts: string[] = end ? [end] : [];
     if (this.pacer) parts.push(this.pacer.describe());
     if (this.applied.length) parts.push(`audio faults: ${this.applied.join(', ')}`);
-    if (this.goneAt !== null) parts.push(`last audio ${Math.max(0, Math.round((this.lastAudioAt ?? 0) - this.goneAt))} ms after the client left or cancelled`);
+    const cut = this.goneAt !== null ? Math.max(0, Math.round((this.lastAudioAt ?? 0) - this.goneAt)) : this.cutMs;
+    if (cut !== null) parts.push(`last audio ${cut} ms after the client left or cancelled`);
     if (parts.length) entry.setNote(parts.join('; '));
   }
 
@@ -361,7 +376,7 @@ export class StreamGuard<F> {
     if (note) this.options.entry?.setNote(note(this.chunks));
     // Our own cut or a shutdown aborts the same signal: only a client that left or cancelled is timed.
     if (how !== 'left' && !this.cancelledByClient) this.goneAt = null;
-    if (this.pacer || this.applied.length || this.goneAt !== null) this.writeNote(note?.(this.chunks));
+    if (this.pacer || this.applied.length || this.goneAt !== null || this.cutMs !== null) this.writeNote(note?.(this.chunks));
     if (how === 'left') this.options.logger?.debug('client left before the end of the stream');
     if (how === 'cut' || how === 'left') this.options.finish?.();
     this.options.onEnd?.(how, this.chunks);

@@ -102,6 +102,8 @@ export class Pacer {
 
   /** A new answer on the same stream (a socket's next piece): its first audio waits `ttfa_ms` again. */
   restart(at: number): void {
+    // The first answer counts from when the stream began (a socket's upgrade), not from its text.
+    if (this.firstAt === null) return;
     this.startedAt = at;
     this.firstAt = null;
     this.sentMs = 0;

@@ -13,7 +13,7 @@ import type { SpeechArea } from '../state.js';
 import { codePoints } from '../text.js';
 import {
   AudioSender,
-  audioBody,
+  audioFrame,
   BINARY_FRAME_MSG,
   checkTaskStart,
   closeCodeFor,
@@ -153,9 +153,13 @@ export function openSession(emu: Emulator, port: SessionPort, ctx: SessionContex
 
   /** Each audio message of a piece, counted by the one audio sender. */
   const out: PieceOut = {
-    chunk: (bytes, isFinal, extra, subtitle) =>
-      audio.send(event('task_continued', ctx, 0, STATUS_MSG[0]!, audioBody(bytes, isFinal, extra, subtitle)), isFinal),
+    chunk: (bytes, isFinal, extra, subtitle, ms) =>
+      audio.send(
+        audioFrame(bytes, ms, isFinal, extra, subtitle, (data) => event('task_continued', ctx, 0, STATUS_MSG[0]!, data)),
+        isFinal,
+      ),
     stopped: () => audio.stopped,
+    begin: () => port.beginAnswer?.(),
   };
 
   return {
