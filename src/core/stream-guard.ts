@@ -72,6 +72,16 @@ export interface AudioFrame<F> {
   render(audio: Buffer, damage: { oddHex: boolean; inflate: number }): F;
 }
 
+/** What a sender asks of the guard where only the sender can apply a fault: before and after encoding. */
+export interface AudioShaping {
+  /** `gap_ms`: the PCM with its silence inserted. */
+  audioSource(source: AsyncIterable<Int16Array>, sampleRate: number, channels: number): AsyncIterable<Int16Array>;
+  /** Frames of silence `audioSource` adds. */
+  addedFrames(sampleRate: number): number;
+  /** `split_frame`: the encoded chunks with boundaries inside frames. */
+  encodedChunks(chunks: AsyncIterable<Buffer>): AsyncIterable<Buffer>;
+}
+
 /** How a stream ended. `done` and `failed` are said by the transport; the guard finds the others. */
 export type StreamEnd = 'done' | 'cut' | 'left' | 'shutdown' | 'failed';
 
@@ -136,7 +146,7 @@ const NOTES: Partial<Record<StreamEnd, (chunks: number) => string>> = {
   shutdown: () => 'stream ended by shutdown',
 };
 
-export class StreamGuard<F> {
+export class StreamGuard<F> implements AudioShaping {
   /** Chunks that left so far. */
   chunks = 0;
   /** How the stream ended; null while it runs. */

@@ -10,7 +10,7 @@ import type { Emulator } from './emulator.js';
 import { pathOf } from './request-context.js';
 import { finishEntry } from './request-finish.js';
 import { recordFrame } from './journal.js';
-import { AUDIO_CHUNK, guardStream, type AudioFrame, type FrameKind, type StreamEnd } from './stream-guard.js';
+import { AUDIO_CHUNK, guardStream, type AudioFrame, type AudioShaping, type FrameKind, type StreamEnd } from './stream-guard.js';
 import type { AudioCarrier } from './stream-shaping.js';
 
 export interface SocketWire {
@@ -30,6 +30,8 @@ export interface SocketWire {
    * inside its audio (a promise while a paced frame waits); `stop` ends such a wait for this frame only.
    */
   sendAudioFrame(frame: AudioFrame<object>, event: string, kind: FrameKind, stop?: AbortSignal): boolean | Promise<boolean>;
+  /** Where a sender applies the faults only it can (`gap_ms`, `split_frame`), decided by the guard. */
+  readonly shaping: AudioShaping;
   /** A new answer begins on the socket (a piece of text arrived): `ttfa_ms` counts from now. */
   beginAnswer(): void;
   /** The client cancelled the audio in progress: the journal times how long audio went on after it. */
@@ -147,6 +149,7 @@ export function openSocketWire(emu: Emulator, socket: WebSocket, req: FastifyReq
     get streamEnded() {
       return guard.ended;
     },
+    shaping: guard,
     sendJson(body, event, kind) {
       if (kind) {
         // The guard's writer takes the text only: the event name waits here (no object per chunk).

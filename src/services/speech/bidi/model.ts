@@ -282,6 +282,7 @@ export function openBidiSession(emu: Emulator, port: SessionPort, ctx: BidiConte
         return typeof sent === 'boolean' ? logged(sent) : sent.then(logged);
       },
       begin: () => port.beginAnswer?.(),
+      shaping: port.shaping,
       stopped: () => audio.stopped,
     };
   }

@@ -160,6 +160,7 @@ export function openSession(emu: Emulator, port: SessionPort, ctx: SessionContex
       ),
     stopped: () => audio.stopped,
     begin: () => port.beginAnswer?.(),
+    shaping: port.shaping,
   };
 
   return {

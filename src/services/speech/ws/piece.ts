@@ -8,7 +8,7 @@
 import { encodeAudioStream, type SynthStream } from '../../../audio/index.js';
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
-import type { AudioFrame, StreamEnd as GuardEnd } from '../../../core/stream-guard.js';
+import type { AudioFrame, AudioShaping, StreamEnd as GuardEnd } from '../../../core/stream-guard.js';
 import { parseFirst } from '../../../core/validation.js';
 import { invalidParams, SpeechError, STATUS_MSG } from '../errors.js';
 import { encodeOptionsOf, planRequest, readRequest, recordSignature, startSynthesis, type SynthesisPlan } from '../model.js';
@@ -47,6 +47,8 @@ export interface SessionPort {
   beginAnswer?(): void;
   /** The client cancelled the audio in progress (bidi `task_cancel`): the journal times the cut. */
   cancelled?(): void;
+  /** The guard's faults applied around the encoder (`gap_ms`, `split_frame`). */
+  readonly shaping?: AudioShaping;
   /** Why the guard ended the stream (`cut` by the fault…); null while it runs. */
   readonly streamEnded: GuardEnd | null;
   close(code: number, reason: string): void;
@@ -127,6 +129,8 @@ export interface PieceOut {
   stopped(): StreamEnd;
   /** The piece begins (its pace's `ttfa_ms` counts from here). */
   begin?(): void;
+  /** The guard's faults applied around the encoder (`gap_ms`, `split_frame`). */
+  readonly shaping?: AudioShaping;
 }
 
 /** The body of one audio message; `oddHex` is the `hex_odd` fault. */
@@ -202,7 +206,8 @@ async function sendPiece(ctx: PieceContext, plan: SynthesisPlan, synth: SynthStr
   const subtitles =
     (start as { subtitle_enable?: unknown }).subtitle_enable === true ? new SubtitleFeed(synth.timeline, start.subtitle_type ?? 'sentence', text) : null;
   let madeFrames = 0;
-  const source = countingFrames(synth, plan.channels, (n) => (madeFrames += n));
+  const shaping = out.shaping;
+  const source = countingFrames(shaping ? shaping.audioSource(synth, plan.sampleRate, plan.channels) : synth, plan.channels, (n) => (madeFrames += n));
   const madeMs = () => (madeFrames * 1000) / plan.sampleRate;
   let sent = 0;
   let held: Buffer | null = null;
@@ -221,8 +226,8 @@ async function sendPiece(ctx: PieceContext, plan: SynthesisPlan, synth: SynthStr
     return ok;
   };
   try {
-    const audio = encodePiece(plan, synth, source);
-    for await (const next of audio) {
+    const audio = encodePiece(plan, synth, source, shaping?.addedFrames(plan.sampleRate) ?? 0);
+    for await (const next of shaping ? shaping.encodedChunks(audio) : audio) {
       if (held && !(await chunk(held, false, undefined, subtitles?.take(heldMs), heldMs))) return stop();
       if (held) sent++;
       held = next;
@@ -276,6 +281,6 @@ export function pieceBody(start: TaskStart, text: string): Record<string, unknow
  * and, after the last, their true metadata. A piece's FLAC header and μ-law WAV header carry its
  * true length up front.
  */
-function encodePiece(plan: SynthesisPlan, synth: SynthStream, source: AsyncIterable<Int16Array> = synth) {
-  return encodeAudioStream(plan.format, source, { ...encodeOptionsOf(plan), maxChunkBytes: MAX_EVENT_AUDIO_BYTES, totalFrames: synth.frames });
+function encodePiece(plan: SynthesisPlan, synth: SynthStream, source: AsyncIterable<Int16Array>, addedFrames: number) {
+  return encodeAudioStream(plan.format, source, { ...encodeOptionsOf(plan), maxChunkBytes: MAX_EVENT_AUDIO_BYTES, totalFrames: synth.frames + addedFrames });
 }

@@ -97,6 +97,7 @@ function speechSocket(emu: Emulator, socket: WebSocket, req: FastifyRequest, adm
     send: (body, name) => wire.sendJson(body, name),
     sendAudio: (frame, isFinal, stop) => wire.sendAudioFrame(frame, 'task_continued', isFinal ? FINAL_AUDIO_CHUNK : AUDIO_CHUNK, stop),
     beginAnswer: () => wire.beginAnswer(),
+    shaping: wire.shaping,
     cancelled: () => wire.cancelled(),
     close: (code, reason) => wire.close(code, reason),
     after: (ms, fn, label) => wire.after(ms, fn, label),
