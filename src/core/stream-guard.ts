@@ -194,7 +194,7 @@ export class StreamGuard<F> implements AudioShaping {
   cancelled(): void {
     this.cancelledByClient = true;
     this.goneAt ??= performance.now();
-    this.writeNote();
+    if (this.pacer || this.applied.length) this.writeNote();
   }
 
   /**
@@ -386,7 +386,8 @@ export class StreamGuard<F> implements AudioShaping {
     if (note) this.options.entry?.setNote(note(this.chunks));
     // Our own cut or a shutdown aborts the same signal: only a client that left or cancelled is timed.
     if (how !== 'left' && !this.cancelledByClient) this.goneAt = null;
-    if (this.pacer || this.applied.length || this.goneAt !== null || this.cutMs !== null) this.writeNote(note?.(this.chunks));
+    // An unshaped stream keeps its plain note; a paced one says how long audio went on after the cut.
+    if (this.pacer || this.applied.length) this.writeNote(note?.(this.chunks));
     if (how === 'left') this.options.logger?.debug('client left before the end of the stream');
     if (how === 'cut' || how === 'left') this.options.finish?.();
     this.options.onEnd?.(how, this.chunks);

@@ -48,16 +48,19 @@ export const AUDIO_FAULT_FIELDS = [
  */
 export const REALISTIC_PACE: StreamShape = Object.freeze({ ttfa_ms: 350, rtf: 2, jitter_ms: 20 });
 
+/** Faults of a protocol with hex audio and a final event: a raw audio body has neither (reported ignored). */
+const HEX_ONLY = new Set<string>(['hex_odd', 'drop_final', 'extra_info_mismatch']);
+
 /** Where a stream's sender can apply faults: `hex` transports carry audio as hex text (T2A, speech sockets). */
 export type AudioCarrier = 'hex' | 'binary';
 
 /**
  * The shape of one request's stream: the fault's fields (taken, so they are not reported ignored),
- * over the account's pace, over the latency profile. `hex_odd` is taken only by a hex transport.
+ * over the account's pace, over the latency profile. A raw audio body leaves HEX_ONLY's fields untaken.
  */
 export function shapeOf(req: FastifyRequest, carrier: AudioCarrier, base: StreamShape | undefined): StreamShape {
   const shape: Record<string, number> = { ...base };
-  const fields = carrier === 'hex' ? [...PACE_FIELDS, ...AUDIO_FAULT_FIELDS] : [...PACE_FIELDS, ...AUDIO_FAULT_FIELDS.filter((f) => f !== 'hex_odd')];
+  const fields = carrier === 'hex' ? [...PACE_FIELDS, ...AUDIO_FAULT_FIELDS] : [...PACE_FIELDS, ...AUDIO_FAULT_FIELDS.filter((f) => !HEX_ONLY.has(f))];
   if (!req.ctx?.fault) return shape;
   for (const field of fields) {
     const value = takeFault(req, field as keyof FaultDirective);
