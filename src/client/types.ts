@@ -97,7 +97,27 @@ export interface AccountChange {
     single_channel?: boolean;
   };
   speech_settings?: SpeechSettings;
+  /** Pace and audio faults of every audio stream of the account; replaces the previous ones (`{}` clears). */
+  stream_faults?: StreamFaults;
 }
+
+/** The stream fault fields (docs/voice-agents.md). */
+export type StreamFaults = Pick<
+  FaultDirective,
+  | 'ttfa_ms'
+  | 'rtf'
+  | 'jitter_ms'
+  | 'stall_ms'
+  | 'stall_at_ms'
+  | 'drop_final'
+  | 'duplicate_chunk'
+  | 'hex_odd'
+  | 'split_frame'
+  | 'gap_ms'
+  | 'gap_at_ms'
+  | 'corrupt_bytes'
+  | 'extra_info_mismatch'
+>;
 
 export interface AccountView {
   /** The key, redacted. */
@@ -110,6 +130,7 @@ export interface AccountView {
   limits: AccountLimits;
   real_name_verified: boolean;
   speech_settings: SpeechSettings;
+  stream_faults: StreamFaults;
 }
 
 // ---- faults -------------------------------------------------------------------------------------

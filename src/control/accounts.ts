@@ -3,6 +3,7 @@ import * as z from 'zod';
 import { accountView, CAPABILITIES } from '../core/accounts.js';
 import { speechSettingsSchema } from '../core/speech-settings.js';
 import type { Emulator } from '../core/emulator.js';
+import { streamFaultsSchema } from '../core/faults.js';
 import { ControlError, input, keyParam } from './common.js';
 
 /** `PUT|GET /_emulator/accounts/{key}`: settings of one key (balance, capabilities, project, limits). */
@@ -15,6 +16,7 @@ export const accountBody = z
     disabled: z.boolean().optional(),
     real_name_verified: z.boolean().optional(),
     speech_settings: speechSettingsSchema.optional(),
+    stream_faults: streamFaultsSchema.optional(),
     limits: z
       .object({
         requests_per_minute: z.int().min(1).nullable().optional(),

@@ -27,6 +27,9 @@ export const streamFaultFields = {
   extra_info_mismatch: z.int().min(0).max(1).optional(),
 };
 
+/** An account's standing stream faults (`PUT /_emulator/accounts/{key}` `stream_faults`): every stream of its keys. */
+export const streamFaultsSchema = z.object(streamFaultFields).strict();
+
 /** The one fault field that may be a decimal (`rtf=1.5`): every other value is an integer. */
 const DECIMAL_FIELDS = new Set(['rtf']);
 

@@ -413,7 +413,9 @@ export function guardStream<F>(
 ): StreamGuard<F> {
   const { status, carrier, latency, accountPace, ...rest } = options;
   const entry = req.ctx?.entry ?? null;
-  const base = accountPace ?? (latency === 'realistic' ? REALISTIC_PACE : undefined);
+  // The request's fault over the account's standing stream faults over the latency profile.
+  const account = accountPace ?? req.ctx?.account?.streamFaults;
+  const base = latency === 'realistic' || account ? { ...(latency === 'realistic' ? REALISTIC_PACE : {}), ...account } : undefined;
   return new StreamGuard(transport, {
     ...rest,
     entry,

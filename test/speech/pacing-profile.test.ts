@@ -44,3 +44,24 @@ describe('a paced stream waits without its synthesis slot', () => {
     for (const s of await Promise.all(waiting)) expect(s.events.find((e) => e.body.data?.status === 1)!.at).toBeGreaterThanOrEqual(2500);
   });
 });
+
+describe('an account whose every stream is paced (PUT /_emulator/accounts/{key} stream_faults)', () => {
+  const { emu, ctl } = emulatorForFile({ plane: 'speech' });
+
+  it('paces the key’s streams without a header; the header still overrides; {} clears', async () => {
+    const put = await ctl.putAccount('paced-account-key', { stream_faults: { ttfa_ms: 700, hex_odd: 1 } });
+    expect(put.status).toBe(200);
+    expect(put.body.stream_faults).toEqual({ ttfa_ms: 700, hex_odd: 1 });
+    const paced = await streamT2a(emu.speechUrl, body, { key: 'paced-account-key' });
+    expect(paced.events.find((e) => e.body.data?.status === 1)!.at).toBeGreaterThanOrEqual(700);
+    expect(paced.events[0]!.body.data.audio.length % 2).toBe(1);
+    const other = await streamT2a(emu.speechUrl, body, { key: 'another-key' });
+    expect(other.events.find((e) => e.body.data?.status === 1)!.at).toBeLessThan(700);
+    const overridden = await streamT2a(emu.speechUrl, body, { key: 'paced-account-key', fault: 'ttfa_ms=0' });
+    expect(overridden.events.find((e) => e.body.data?.status === 1)!.at).toBeLessThan(700);
+    expect((await ctl.putAccount('paced-account-key', { stream_faults: {} })).body.stream_faults).toEqual({});
+    const bad = await ctl.putAccount('paced-account-key', { stream_faults: { rtf: 0 } });
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.body)).toContain('rtf');
+  });
+});
