@@ -59,7 +59,13 @@ export const OVERSIZE_REASON = `message over ${MAX_FRAME_BYTES} bytes (8 MiB)`;
  * `onOversize` sends the socket's own error event for a frame over MAX_FRAME_BYTES; it goes out just
  * before the 1009 close frame. The socket's `cut_after_chunks` is read by its stream guard.
  */
-export function openSocketWire(emu: Emulator, socket: WebSocket, req: FastifyRequest, onOversize?: () => void, carrier?: AudioCarrier): SocketWire {
+export function openSocketWire(
+  emu: Emulator,
+  socket: WebSocket,
+  req: FastifyRequest,
+  onOversize?: () => void,
+  audio?: { carrier: AudioCarrier; latency: 'none' | 'realistic' },
+): SocketWire {
   const entry = req.ctx?.entry;
   const accountId = req.ctx?.account?.id ?? null;
   const controller = new AbortController();
@@ -138,7 +144,7 @@ export function openSocketWire(emu: Emulator, socket: WebSocket, req: FastifyReq
       endForShutdown: () => wire.close(1001, 'emulator shutting down'),
     },
     // A socket carrying synthesized audio is paced and damaged by its guard; its first audio counts from the upgrade.
-    { closing: emu.closing, carrier, latency: emu.config.latency, gone: controller.signal },
+    { closing: emu.closing, carrier: audio?.carrier, latency: audio?.latency, gone: controller.signal },
   );
 
   const wire: SocketWire = {

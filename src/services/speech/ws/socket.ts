@@ -74,7 +74,10 @@ export function speechSocketRoute(app: FastifyInstance, emu: Emulator, path: str
 function speechSocket(emu: Emulator, socket: WebSocket, req: FastifyRequest, admission: Admission, area: SpeechArea, protocol: SocketProtocol): void {
   const ids = protocol.ids(sessionIdOf(emu, admission.ok ? admission.account.id : 'anonymous'), traceIdOf(emu, req));
   const oversize = `invalid params, a message is at most ${MAX_FRAME_BYTES} bytes (8 MiB)`;
-  const wire = openSocketWire(emu, socket, req, () => wire.sendJson(event('task_failed', ids, 2013, oversize), 'task_failed'), 'hex');
+  const wire = openSocketWire(emu, socket, req, () => wire.sendJson(event('task_failed', ids, 2013, oversize), 'task_failed'), {
+    carrier: 'hex',
+    latency: emu.config.latency,
+  });
   if (!admission.ok) {
     const refusal = admission.refusal;
     if (refusal.kind === 'close_ws') return wire.close(refusal.closeCode, 'injected fault: close_ws');
