@@ -80,6 +80,8 @@ export interface AudioShaping {
   addedFrames(sampleRate: number): number;
   /** `split_frame`: the encoded chunks with boundaries inside frames. */
   encodedChunks(chunks: AsyncIterable<Buffer>): AsyncIterable<Buffer>;
+  /** `drop_final`: a socket also keeps back its closing event (`task_finished`) and just closes. */
+  readonly dropsFinal: boolean;
 }
 
 /** How a stream ended. `done` and `failed` are said by the transport; the guard finds the others. */
@@ -211,6 +213,10 @@ export class StreamGuard<F> implements AudioShaping {
   /** Frames of silence `audioSource` adds (a header that states its length up front counts them). */
   addedFrames(sampleRate: number): number {
     return this.shape.gap_ms ? silenceFrames(sampleRate, this.shape.gap_ms) : 0;
+  }
+
+  get dropsFinal(): boolean {
+    return !!this.shape.drop_final;
   }
 
   /** `split_frame`: the encoder's chunks with their boundaries moved inside frames; the chunks themselves without it. */

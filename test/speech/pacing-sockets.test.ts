@@ -40,7 +40,11 @@ describe('paced speech WebSocket', () => {
     const frames = [{ ...START, ...PCM }, { event: 'task_continue', text }, { event: 'task_finish' }];
     const audioOf = (ms: any[]) => ms.filter((m) => m.event === 'task_continued');
     const normal = audioOf((await session(emu.speechUrl, frames)).messages);
-    const faulty = audioOf((await session(emu.speechUrl, frames, { headers: { 'x-emulator-fault': 'hex_odd=2;duplicate_chunk=1;drop_final=1' } })).messages);
+    const dropped = await session(emu.speechUrl, frames, { headers: { 'x-emulator-fault': 'hex_odd=2;duplicate_chunk=1;drop_final=1' } });
+    // drop_final: neither the is_final message nor task_finished; the socket still closes cleanly.
+    expect(dropped.messages.some((m) => m.event === 'task_finished')).toBe(false);
+    expect(dropped.close.code).toBe(1000);
+    const faulty = audioOf(dropped.messages);
     expect(faulty[0].data.audio).toBe(normal[0].data.audio);
     expect(faulty[1].data.audio).toBe(normal[0].data.audio);
     expect(faulty[2].data.audio).toBe(normal[1].data.audio.slice(0, -1));

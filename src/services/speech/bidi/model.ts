@@ -225,7 +225,8 @@ export function openBidiSession(emu: Emulator, port: SessionPort, ctx: BidiConte
     if (phase !== 'finishing' || current || queue.length || port.closed) return;
     phase = 'ended';
     port.cancel(idle?.id ?? null);
-    send('task_finished');
+    // drop_final: the answer ends without its last event, the socket closes cleanly.
+    if (!port.shaping?.dropsFinal) send('task_finished');
     port.close(1000, 'task finished');
   }
 

@@ -144,7 +144,8 @@ export function openSession(emu: Emulator, port: SessionPort, ctx: SessionContex
     }
     if (phase === 'finishing' && !port.closed) {
       phase = 'ended';
-      send('task_finished');
+      // drop_final: the answer ends without its last event, the socket closes cleanly.
+      if (!port.shaping?.dropsFinal) send('task_finished');
       port.close(1000, 'task finished');
       return;
     }
