@@ -268,15 +268,17 @@ export class StreamGuard<F> implements AudioShaping {
       this.paceWaited = true;
       this.options.onPaceWait?.();
     }
-    const gone = this.options.gone;
+    const { gone, closing } = this.options;
     if (gone?.aborted) return this.stop('left');
     if (stop?.aborted) return false;
-    const signals = [gone, stop].filter((x): x is AbortSignal => x !== undefined);
+    // The client leaving, the piece cancelled or the emulator shutting down each end the wait at once.
+    const signals = [gone, stop, closing].filter((x): x is AbortSignal => x !== undefined);
     try {
       await sleep(wait, undefined, signals.length ? { signal: signals.length === 1 ? signals[0] : AbortSignal.any(signals) } : undefined);
     } catch {
-      if (gone?.aborted || !stop?.aborted) return this.stop('left');
-      return false;
+      if (gone?.aborted) return this.stop('left');
+      if (stop?.aborted) return false;
+      return this.stop(closing?.aborted ? 'shutdown' : 'left');
     }
     if (this.ended) return false;
     return this.deliver(frame, kind, ms, number);

@@ -65,3 +65,17 @@ describe('an account whose every stream is paced (PUT /_emulator/accounts/{key} 
     expect(JSON.stringify(bad.body)).toContain('rtf');
   });
 });
+
+describe('a paced wait and the emulator shutting down', () => {
+  it('shutdown ends a stream waiting for its pace at once, with the closing error event', async () => {
+    const own = await startTestEmulator();
+    const reading = streamT2a(own.speechUrl, { text: 'Waiting a long time.' }, { fault: 'ttfa_ms=20000' });
+    await new Promise((r) => setTimeout(r, 300));
+    const started = performance.now();
+    await own.close();
+    const s = await reading;
+    expect(performance.now() - started).toBeLessThan(5000);
+    expect(s.events.at(-1)!.body.base_resp.status_code).toBe(1000);
+    expect(s.events.some((e) => e.body.data?.status === 1)).toBe(false);
+  });
+});
