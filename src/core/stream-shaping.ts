@@ -12,6 +12,35 @@ import type { FaultDirective } from './faults.js';
 import { RandomStream } from './ids.js';
 import { takeFault } from './request-context.js';
 
+/**
+ * One frame of synthesized audio, as its sender hands it to the guard: the audio bytes apart from
+ * the payload, so the guard can damage them without reading the protocol, and how the payload is
+ * made of them.
+ */
+export interface AudioFrame<F> {
+  /** The audio it carries (empty for a final message without audio). */
+  readonly audio: Buffer;
+  /** Milliseconds of new audio in it (what pacing counts); 0 for a final message repeating earlier audio. */
+  readonly ms: number;
+  /**
+   * The frame itself. `oddHex`: write the audio's hex without its last character (`hex_odd`).
+   * `inflate`: the final `extra_info` claims this many times its duration and size (`extra_info_mismatch`).
+   */
+  render(audio: Buffer, damage: { oddHex: boolean; inflate: number }): F;
+}
+
+/** What a sender asks of the guard where only the sender can apply a fault: before and after encoding. */
+export interface AudioShaping {
+  /** `gap_ms`: the PCM with its silence inserted. */
+  audioSource(source: AsyncIterable<Int16Array>, sampleRate: number, channels: number): AsyncIterable<Int16Array>;
+  /** Frames of silence `audioSource` adds. */
+  addedFrames(sampleRate: number): number;
+  /** `split_frame`: the encoded chunks with boundaries inside frames. */
+  encodedChunks(chunks: AsyncIterable<Buffer>): AsyncIterable<Buffer>;
+  /** `drop_final`: a socket also keeps back its closing event (`task_finished`) and just closes. */
+  readonly dropsFinal: boolean;
+}
+
 /** What one stream's pace and audio faults are; every field absent means an unpaced, intact stream. */
 export interface StreamShape {
   ttfa_ms?: number;
