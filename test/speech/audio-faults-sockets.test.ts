@@ -37,4 +37,20 @@ describe('audio faults on the speech WebSocket', () => {
     const p = await ffprobe(join(split), { ext: 'mp3' });
     expect(p.durationMs).toBeGreaterThan(1000);
   });
+
+  it('extra_info_mismatch=1 inflates the is_final extra_info by 10%; corrupt_bytes=8 flips at most 8 bytes after the first chunk', async () => {
+    const pcm = { format: 'pcm', sample_rate: 16000 };
+    const [normal] = piecesOf((await session(emu.speechUrl, frames(pcm))).messages);
+    const result = await session(emu.speechUrl, frames(pcm), { headers: { 'x-emulator-fault': 'extra_info_mismatch=1;corrupt_bytes=8' } });
+    const [bad] = piecesOf(result.messages);
+    expect(bad!.extra.audio_length).toBe(Math.round(normal!.extra.audio_length * 1.1));
+    expect(bad!.extra.audio_size).toBe(Math.round(normal!.extra.audio_size * 1.1));
+    expect(bad!.audio.length).toBe(normal!.audio.length);
+    let differ = 0;
+    for (let i = 0; i < bad!.audio.length; i++) if (bad!.audio[i] !== normal!.audio[i]) differ++;
+    expect(differ).toBeGreaterThan(0);
+    expect(differ).toBeLessThanOrEqual(8);
+    const first = Buffer.from(result.messages.find((m) => m.event === 'task_continued').data.audio, 'hex');
+    expect(bad!.audio.subarray(0, first.length).equals(normal!.audio.subarray(0, first.length))).toBe(true);
+  });
 });
