@@ -60,4 +60,22 @@ describe('paced T2A streams (ttfa_ms, rtf, jitter_ms, stall_ms)', () => {
     expect(gapAt).toBeLessThan(1000 + 400);
     expect(stalled.total).toBeGreaterThanOrEqual(1200);
   });
+
+  it('jitter_ms=100 moves chunks around their real-time schedule (some earlier), never more than 100 ms early, in order', async () => {
+    const paced = await streamT2a(emu.speechUrl, body, { fault: 'rtf=1;jitter_ms=100' });
+    const audio = paced.events.filter((e) => e.body.data?.status === 1);
+    const first = audio[0]!.at;
+    let sent = 0;
+    let earliest = 0;
+    for (const e of audio) {
+      const offset = e.at - first - sent;
+      earliest = Math.min(earliest, offset);
+      expect(offset).toBeGreaterThanOrEqual(-105);
+      sent += Buffer.from(e.body.data.audio, 'hex').length / 32;
+    }
+    // Load only ever delays a chunk: one that came early was moved by the jitter.
+    expect(earliest).toBeLessThan(-20);
+    const seqs = paced.events.map((e) => e.at);
+    expect([...seqs].sort((a, b) => a - b)).toEqual(seqs);
+  });
 });
