@@ -30,4 +30,4 @@ USER node
 EXPOSE 8900 8901 8910
 HEALTHCHECK --interval=5s --timeout=3s --start-period=2s --retries=5 \
   CMD ["node", "-e", "const t=process.env.EMULATOR_CONTROL_TOKEN;fetch('http://127.0.0.1:'+(process.env.EMULATOR_SPEECH_PORT||8900)+'/_emulator/health',{headers:t?{authorization:'Bearer '+t}:{}}).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-CMD ["node", "--enable-source-maps", "dist/main.js"]
+CMD ["node", "dist/main.js"]

@@ -94,6 +94,9 @@ export async function bundle(dist = DIST) {
     // without the sources' text it is a third of the size. Stack traces keep files and lines.
     sourcesContent: false,
     minifySyntax: true,
+    // A third less text for V8 to read and check against the code cache at every start (frames are
+    // mapped through the source map; names are kept).
+    minifyWhitespace: true,
     external: EXTERNAL,
     logLevel: 'warning',
   });

@@ -1,13 +1,17 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import WebSocket from 'ws';
+import { adpcmWav, silentFlac, storedZip } from '../test/helpers/hostile-inputs.js';
 
 /**
  * `npm run soak`: the emulator as its own process on loopback, under --clients concurrent clients
  * for --minutes, every endpoint family mixed (T2A JSON and stream, platform synthesis and stream,
  * uploads, voices, recognition and its stream, detection, calls and heartbeats, conversation
- * sockets), with streams and sockets abandoned mid-way. Prints the emulator's RSS over time and the
+ * sockets), with streams and sockets abandoned mid-way, bodies that stall (cut by a 3 s body
+ * timeout), sockets that never send (closed by the idle rule) and a fresh key per request of the
+ * "many keys" family (forgotten after their request: the accounts kept are printed). Prints the emulator's RSS over time and the
  * errors per family; after the load, a reset, then RSS again.
  *
  * Each round is a load, a reset and a forced GC; memory is shown as RSS and as heap used / external
@@ -54,6 +58,9 @@ const child = spawn(
     'warn',
     '--global-limits',
     'off',
+    // Stalled bodies are cut within the soak (the default is 300 s).
+    '--body-timeout-ms',
+    '3000',
   ],
   {
     cwd: ROOT,
@@ -212,6 +219,46 @@ function speechSocket(key: string, abandon: boolean): Promise<boolean> {
   });
 }
 
+/** Media and archive bombs (docs/robustness.md, media and archive bounds): each answered at once, or refused. */
+const LONG_FLAC = silentFlac(36000); // 600 KB of 10 h: diarization refuses it by duration
+const LYING_FLAC = silentFlac(36000, 60); // declares 60 s, holds 10 h: read no further than declared
+const ADPCM = adpcmWav(190); // 1.5 MB IMA ADPCM
+const MANY_FILES = storedZip(Object.fromEntries(Array.from({ length: 1001 }, (_, i) => [`f${i}.txt`, 'Hi.'])));
+
+async function uploadPlatform(key: string, name: string, bytes: Buffer): Promise<string | null> {
+  const form = new FormData();
+  form.append('scene', 'audio');
+  form.append('file', new Blob([bytes]), name);
+  const up = (await (await fetch(`${urls.platform}/v1/files/upload`, { method: 'POST', headers: { 'x-api-key': key }, body: form })).json()) as any;
+  return up.succeed ? up.data.object_key : null;
+}
+
+/** A body that stops after its first bytes: the listener answers 408 when the body timeout passes. */
+function stalledBody(key: string): Promise<boolean> {
+  const { hostname, port } = new URL(urls.platform);
+  return new Promise((resolve) => {
+    const sock = connect(Number(port), hostname);
+    let answer = '';
+    const t = setTimeout(() => (sock.destroy(), resolve(false)), TIMEOUT_MS);
+    sock.on('data', (d: Buffer) => (answer += d.toString('latin1')));
+    sock.on('close', () => {
+      clearTimeout(t);
+      resolve(/^HTTP\/1\.1 408/.test(answer));
+    });
+    sock.on('error', () => undefined);
+    sock.write(`POST /v1/audio/ai-detect HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"audio`);
+  });
+}
+
+/** A conversation socket that never sends anything: left open for the idle rule (120 s) to close. */
+function idleSocket(key: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(`${urls.platform.replace('http', 'ws')}/api/v1/audio/conversation/stream?api_key=${key}`);
+    ws.on('open', () => resolve(true));
+    ws.on('error', () => resolve(false));
+  });
+}
+
 const TEXT = 'The quick brown fox jumps over the lazy dog. It was a bright cold day in April.';
 const uuid = () => crypto.randomUUID();
 
@@ -282,6 +329,11 @@ const FAMILIES: Record<Family, (key: string, n: number) => Promise<boolean>> = {
   'conversation socket': (key, n) =>
     socket('/api/v1/audio/conversation/stream-text', key, { voice_id: 'default', text_input: 'Hello there, how are you?' }, () => undefined, n % 2 === 0),
   'speech socket': (key, n) => speechSocket(key, n % 2 === 0),
+  'stalled body': (key) => stalledBody(key),
+  'idle socket': (key) => idleSocket(key),
+  'many keys': async (_key, n) =>
+    (await fetch(`${urls.platform}/v1/voice/list`, { headers: { 'x-api-key': `soak-throwaway-${n}-${uuid()}` } }).then((r) => r.json() as any)).succeed ===
+    true,
   'recognition socket': (key, n) =>
     socket(
       '/v1/speech-to-text/stream',
@@ -294,6 +346,43 @@ const FAMILIES: Record<Family, (key: string, n: number) => Promise<boolean>> = {
       n % 2 === 0,
     ),
 };
+Object.assign(FAMILIES, {
+  'media bombs': async (key: string, n: number) => {
+    const objectKey = await uploadPlatform(key, 'bomb.flac', n % 2 ? LYING_FLAC : LONG_FLAC);
+    if (!objectKey) return false;
+    const r = await post(`${urls.platform}/v1/diarize`, { 'x-api-key': key }, { object_key: objectKey });
+    return r.status === 200 && r.body?.error_code === (n % 2 ? 0 : 10001);
+  },
+  adpcm: async (key: string) => {
+    const form = new FormData();
+    form.append('audio', new Blob([ADPCM]), 'adpcm.wav');
+    const r = await fetch(`${urls.platform}/v1/audio/ai-detect`, { method: 'POST', headers: { 'x-api-key': key }, body: form });
+    return ((await r.json()) as any).succeed === true;
+  },
+  'url long': async (key: string) => {
+    const body = {
+      model: 'speech-02-hd',
+      text: `a${'<#99.99#>a'.repeat(3)}`, // 5 min of 44.1 kHz stereo WAV, streamed to disk
+      output_format: 'url',
+      voice_setting: { voice_id: 'male-qn-qingse' },
+      audio_setting: { format: 'wav', sample_rate: 44100, channel: 2 },
+    };
+    const r = await post(`${urls.speech}/v1/t2a_v2`, { authorization: `Bearer ${key}` }, body);
+    return r.body?.base_resp?.status_code === 0 && String(r.body?.data?.audio).startsWith('http');
+  },
+  'archive caps': async (key: string) => {
+    const form = new FormData();
+    form.append('purpose', 't2a_async_input');
+    form.append('file', new Blob([MANY_FILES]), 'many.zip');
+    const up = (await (
+      await fetch(`${urls.speech}/v1/files/upload`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form })
+    ).json()) as any;
+    if (up.base_resp?.status_code !== 0) return false;
+    const body = { model: 'speech-02-hd', text_file_id: up.file.file_id, voice_setting: { voice_id: 'male-qn-qingse' } };
+    const r = await post(`${urls.speech}/v1/t2a_async_v2`, { authorization: `Bearer ${key}` }, body);
+    return r.body?.base_resp?.status_code === 2013 && /limit of 1000 files per task/.test(r.body.base_resp.status_msg);
+  },
+});
 const NAMES = Object.keys(FAMILIES);
 
 let done = 0;
@@ -336,6 +425,10 @@ for (let round = 1; round <= ROUNDS; round++) {
   );
   clearInterval(ticker);
   await line(`after load ${round}`);
+  const kept = await fetch(`${urls.platform}/_emulator/state?limit=1`)
+    .then((r) => r.json() as any)
+    .catch(() => null);
+  console.log(`accounts kept ${kept?.totals?.accounts ?? '?'} (throwaway keys are forgotten a minute after their request)`);
   await fetch(`${urls.platform}/_emulator/reset`, { method: 'POST' });
   await new Promise((r) => setTimeout(r, 5000));
   await line(`after reset ${round}`);

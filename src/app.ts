@@ -11,7 +11,9 @@ import { controlPlane } from './control/routes.js';
 import { corsHeaders } from './core/cors.js';
 import { Emulator } from './core/emulator.js';
 import { loadFixtures } from './core/fixtures.js';
-import { parserErrorHandler } from './core/parser-errors.js';
+import { installAccountSweep } from './core/account-sweep.js';
+import { applyListenerLimits, refuseOverCap, type BusyAnswer } from './core/listener-limits.js';
+import { connectHandler, parserErrorHandler, requireHost } from './core/parser-errors.js';
 import { setupPlatformApp } from './services/platform/app.js';
 import { setupSpeechApp } from './services/speech/app.js';
 
@@ -48,6 +50,11 @@ export type BadUrlAnswer = (message: string, url?: string) => { status: number; 
 /** The control plane has its own shape on every listener (see control/routes.ts). */
 function controlOr(service: BadUrlAnswer): BadUrlAnswer {
   return (message, url) => (url?.startsWith('/_emulator') ? { status: 400, body: { error: { message } } } : service(message, url));
+}
+
+/** The control plane's shape for a refusal at HTTP 503 on every listener. */
+function controlOr503(service: BusyAnswer): BusyAnswer {
+  return (message, url) => (url?.startsWith('/_emulator') ? { status: 503, body: { error: { message } } } : service(message, url));
 }
 
 /**
@@ -183,19 +190,49 @@ export async function runEmulator(config: Config, logger: Logger): Promise<Runni
     };
   });
   // Voice endpoints answer every error with HTTP 200 and the envelope (voice-platform spec).
-  const platformBadUrl: BadUrlAnswer = controlOr((message, url) => ({
-    status: url !== undefined && /^\/v1\/voice(\/|\?|$)/.test(url) ? 200 : 400,
-    body: { error_code: 10001, error_message: message, succeed: false, data: null },
+  // The call family (calls, REST sessions) answers HTTP 200 with its own parameter code 20003; /mcp
+  // answers in JSON-RPC.
+  const platformBadUrl: BadUrlAnswer = controlOr((message, url) => {
+    if (url !== undefined && /^\/mcp(\/|\?|$)/.test(url))
+      return { status: 400, body: { jsonrpc: '2.0', id: null, error: { code: -32600, message: `invalid request: ${message}` } } };
+    if (url !== undefined && /^\/(api\/v1\/audio|v1\/audio\/assistant)(\/|\?|$)/.test(url))
+      return { status: 200, body: { error_code: 20003, error_message: message, succeed: false, data: null } };
+    return {
+      status: url !== undefined && /^\/v1\/voice(\/|\?|$)/.test(url) ? 200 : 400,
+      body: { error_code: 10001, error_message: message, succeed: false, data: null },
+    };
+  });
+  // A request over the connection cap: the service's internal-error shape, with HTTP 503.
+  const speechBusy: BusyAnswer = controlOr503((message) => {
+    const traceId = emu.ids.traceId();
+    return { status: 503, headers: { 'Trace-Id': traceId }, body: { data: null, trace_id: traceId, base_resp: { status_code: 1000, status_msg: message } } };
+  });
+  const platformBusy: BusyAnswer = controlOr503((message) => ({
+    status: 503,
+    body: { error_code: 10000, error_message: message, succeed: false, data: null },
   }));
+  const limits = { bodyTimeoutMs: config.bodyTimeoutMs, maxConnections: config.maxConnections };
   const speech = baseApp(
     logger.child({ service: 'speech' }),
     (handler) => {
-      backupServer = createServer((req, res) => {
-        (req as IncomingMessage & { emulatorListener?: string }).emulatorListener = 'speech-backup';
-        handler(req, res);
-      });
+      backupServer = createServer(
+        { requireHostHeader: false },
+        refuseOverCap(
+          (req, res) => {
+            (req as IncomingMessage & { emulatorListener?: string }).emulatorListener = 'speech-backup';
+            handler(req, res);
+          },
+          limits,
+          speechBusy,
+          speechBadUrl,
+        ),
+      );
       backupServer.on('clientError', parserErrorHandler(speechBadUrl));
-      const primary = createServer(handler);
+      applyListenerLimits(backupServer, limits, speechBusy);
+      backupServer.on('connect', connectHandler(speechBadUrl));
+      const primary = createServer({ requireHostHeader: false }, refuseOverCap(handler, limits, speechBusy, speechBadUrl));
+      primary.on('connect', connectHandler(speechBadUrl));
+      applyListenerLimits(primary, limits, speechBusy);
       // WebSocket upgrades of the backup reach the same app's socket routes.
       backupServer.on('upgrade', (req: IncomingMessage & { emulatorListener?: string }, socket, head) => {
         req.emulatorListener = 'speech-backup';
@@ -206,7 +243,19 @@ export async function runEmulator(config: Config, logger: Logger): Promise<Runni
     speechBadUrl,
     config.corsOrigins,
   );
-  const platform = baseApp(logger.child({ service: 'platform' }), undefined, platformBadUrl, config.corsOrigins);
+  const platform = baseApp(
+    logger.child({ service: 'platform' }),
+    (handler) => {
+      const server = createServer({ requireHostHeader: false }, refuseOverCap(handler, limits, platformBusy, platformBadUrl));
+      server.on('connect', connectHandler(platformBadUrl));
+      // Fastify's own keep-alive default, which its server factory would have set.
+      server.keepAliveTimeout = 72_000;
+      applyListenerLimits(server, limits, platformBusy);
+      return server;
+    },
+    platformBadUrl,
+    config.corsOrigins,
+  );
   try {
     await composeService(speech, emu, 'speech', setupSpeechApp);
     await composeService(platform, emu, 'platform', setupPlatformApp);
@@ -227,11 +276,13 @@ export async function runEmulator(config: Config, logger: Logger): Promise<Runni
     platform: urlOf(config.host, platform.server),
   };
   emu.phase = 'ready';
+  const stopSweep = installAccountSweep(emu);
 
   let closing: Promise<void> | null = null;
   const close = () =>
     (closing ??= (async () => {
       emu.phase = 'closing';
+      stopSweep();
       // Streams end at their next event boundary; sockets get a going-away close frame.
       emu.beginClose();
       emu.sockets.closeAll(1001, 'emulator shutting down');

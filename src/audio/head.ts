@@ -3,7 +3,8 @@
  * (it sits in the first ~1.2 s), without decoding the rest of a long file. WAV, AIFF, MP3 and FLAC are
  * decoded in process; AAC, ALAC, Opus and Vorbis need native codecs and give null.
  */
-import { decodeMp3, decodeWav, readWav, splitFlacFrames, wavCodecReadable } from './decode.js';
+import { imaFramesPerBlock, readWav, splitFlacFrames, wavCodecReadable } from './decode.js';
+import { decodeMonoBounded } from './decode-slices.js';
 import { aiffLayout, type ByteSource, type ContainerInfo } from './container.js';
 
 /** Seconds decoded from the start. */
@@ -22,13 +23,13 @@ export async function decodeHead(src: ByteSource, info: ContainerInfo): Promise<
   try {
     switch (info.container) {
       case 'wav':
-        return wavHead(src);
+        return await wavHead(src);
       case 'aiff':
         return aiffHead(src);
       case 'mp3':
-        return await decodeMp3(src.bytes(0, MP3_HEAD_BYTES + 65536));
+        return await decodeMonoBounded({ kind: 'mp3', bytes: src.bytes(0, MP3_HEAD_BYTES + 65536) }, Math.ceil(HEAD_SECONDS * info.sampleRate));
       case 'flac':
-        return await flacHead(src);
+        return await flacHead(src, Math.ceil(HEAD_SECONDS * info.sampleRate));
       default:
         return null;
     }
@@ -37,14 +38,19 @@ export async function decodeHead(src: ByteSource, info: ContainerInfo): Promise<
   }
 }
 
-function wavHead(src: ByteSource): HeadSamples | null {
+async function wavHead(src: ByteSource): Promise<HeadSamples | null> {
   const probe = readWav(src.bytes(0, 65536));
   if (!probe) return null;
-  const frameBytes = (probe.bitsPerSample / 8) * probe.channels;
-  const head = src.bytes(0, probe.dataOffset + Math.ceil(HEAD_SECONDS * probe.sampleRate) * frameBytes);
+  const frames = Math.ceil(HEAD_SECONDS * probe.sampleRate);
+  // Whole blocks for IMA ADPCM (4 bits a sample), whole sample frames for the rest.
+  const bytes =
+    probe.audioFormat === 17 && wavCodecReadable(probe)
+      ? (Math.ceil(frames / imaFramesPerBlock(probe)) + 1) * probe.blockAlign
+      : frames * (probe.bitsPerSample / 8) * probe.channels;
+  const head = src.bytes(0, probe.dataOffset + bytes);
   const w = readWav(head);
   if (!w || !w.frames || !wavCodecReadable(w)) return null;
-  return decodeWav(head, w);
+  return decodeMonoBounded({ kind: 'wav', bytes: head, layout: w }, frames);
 }
 
 function aiffHead(src: ByteSource): HeadSamples | null {
@@ -69,22 +75,15 @@ function aiffHead(src: ByteSource): HeadSamples | null {
   return { samples: out, sampleRate: Math.round(a.sampleRate) };
 }
 
-async function flacHead(src: ByteSource): Promise<HeadSamples | null> {
+async function flacHead(src: ByteSource, maxFrames: number): Promise<HeadSamples | null> {
   const whole = src.size <= FLAC_HEAD_BYTES;
-  const head = src.bytes(0, FLAC_HEAD_BYTES);
-  const frames = splitFlacFrames(new Uint8Array(head.buffer, head.byteOffset, head.byteLength));
-  if (!whole) frames.pop(); // the last frame of a cut head is incomplete
-  if (!frames.length) return null;
-  const { FLACDecoder } = await import('@wasm-audio-decoders/flac');
-  const dec = new FLACDecoder();
-  await dec.ready;
-  try {
-    const r = await dec.decodeFrames(frames);
-    if (!r.samplesDecoded) return null;
-    const out = new Float32Array(r.samplesDecoded);
-    for (const ch of r.channelData) for (let i = 0; i < r.samplesDecoded; i++) out[i]! += ch[i]! / r.channelData.length;
-    return { samples: out, sampleRate: r.sampleRate };
-  } finally {
-    dec.free();
+  let head = src.bytes(0, FLAC_HEAD_BYTES);
+  if (!whole) {
+    // The last frame of a cut head is incomplete: end the head where it starts.
+    const frames = splitFlacFrames(new Uint8Array(head.buffer, head.byteOffset, head.byteLength));
+    const last = frames.pop();
+    if (!last || !frames.length) return null;
+    head = head.subarray(0, last.byteOffset - head.byteOffset);
   }
+  return decodeMonoBounded({ kind: 'flac', bytes: head }, maxFrames);
 }

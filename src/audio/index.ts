@@ -26,7 +26,9 @@
  * - `opusEncoderProblem()`             null when Opus can be encoded, else why not.
  * Reading audio
  * - `probeAudio(bytes, hint?)`         format, rate, channels, duration, or throws AudioProbeError.
- * - `decodeToMono(bytes, hint?)`       Float32 mono samples of WAV/MP3/FLAC/raw PCM16.
+ * - `decodeToMono(bytes, hint?, max?)` Float32 mono samples of WAV/MP3/FLAC/raw PCM16: the first
+ *                                      `max` frames at most (10 min at 48 kHz), decoded in slices
+ *                                      that yield (decode-slices.ts `monoSlices` to reduce a whole file).
  * - `readSignature(samples, rate)`     the embedded signature id, or null.
  * - `speechActivity(samples, rate)`    non-silent stretches by an energy detector.
  */

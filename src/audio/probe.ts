@@ -1,8 +1,19 @@
-// Reading input audio (uploads, reference audio, detection, diarization): what it is, and its
-// samples as mono float for WAV, MP3, FLAC and raw PCM16.
+/**
+ * Reading input audio (uploads, reference audio, detection, diarization): what it is and how long it
+ * lasts (from its headers, never by decoding it), and its samples as mono float for WAV, MP3, FLAC and
+ * raw PCM16, decoded in slices and never more than a bounded window.
+ */
 import type { ProbedFormat, ProbeHint, ProbeResult } from './types.js';
-import { decodeFlac, decodeMp3, decodeWav, readWav, wavCodecReadable, type WavInfo } from './decode.js';
+import { bufferSource, readContainer } from './container.js';
+import { readWav, wavCodecReadable, type WavInfo } from './decode.js';
+import { decodeMonoBounded, type DecodeSource } from './decode-slices.js';
 import { mp3FrameDuration } from './encode/mp3.js';
+
+/**
+ * The most audio decoded into one array: 10 minutes at 48 kHz (110 MB of float). Rules that need more
+ * than a window of a longer file reduce it slice by slice (decode-slices.ts) instead.
+ */
+export const MAX_DECODE_FRAMES = 600 * 48000;
 
 export type AudioProbeErrorCode = 'unsupported' | 'undecodable' | 'empty';
 
@@ -118,11 +129,10 @@ export async function probeAudio(bytes: Buffer, hint: ProbeHint = {}): Promise<P
     const channels = (format === 'm4a' ? mp4AacChannels(bytes) : null) ?? meta.format.numberOfChannels;
     let seconds = meta.format.duration;
     if (format === 'mp3') seconds = mp3FrameDuration(bytes)?.seconds ?? seconds;
-    if (format === 'flac' && !meta.format.numberOfSamples) seconds = undefined; // a streamed FLAC: count by decoding
-    if (!seconds && (format === 'flac' || format === 'mp3')) {
-      const d = await decodeToMono(bytes, hint);
-      seconds = d.samples.length / d.sampleRate;
-    }
+    // A streamed FLAC (no total in STREAMINFO) or an MP3 without a readable header count: the frame
+    // headers say how long it is. Never decoded: a 68 KB FLAC can hold ten hours of silence.
+    if ((format === 'flac' && !meta.format.numberOfSamples) || (!seconds && (format === 'flac' || format === 'mp3')))
+      seconds = readContainer(bufferSource(bytes)).duration;
     if (!sampleRate || !channels || seconds === undefined) throw new Error('no audio stream');
     return { format, sampleRate, channels, durationMs: Math.round(seconds * 1000) };
   } catch (e) {
@@ -131,33 +141,45 @@ export async function probeAudio(bytes: Buffer, hint: ProbeHint = {}): Promise<P
   }
 }
 
-/** Mono float samples (channels averaged) of WAV, MP3, FLAC or raw PCM16 audio. */
-export async function decodeToMono(bytes: Buffer, hint: ProbeHint = {}): Promise<{ samples: Float32Array; sampleRate: number }> {
+/** What to decode for the bytes (the WAV or raw PCM layout read and checked); throws AudioProbeError. */
+export function decodeSourceOf(bytes: Buffer, hint: ProbeHint = {}): DecodeSource {
   if (!bytes.length) throw new AudioProbeError('empty', 'the audio is empty');
   const format = sniffFormat(bytes, hint);
-  try {
-    switch (format) {
-      case 'wav':
-        return decodeWav(bytes, wavOf(bytes));
-      case 'mp3':
-        return await decodeMp3(bytes);
-      case 'flac':
-        return await decodeFlac(bytes);
-      case 'pcm': {
-        const { sampleRate, channels, frames } = rawPcmShape(bytes, hint);
-        const samples = new Float32Array(frames);
-        for (let i = 0; i < frames; i++) {
-          let s = 0;
-          for (let c = 0; c < channels; c++) s += bytes.readInt16LE((i * channels + c) * 2);
-          samples[i] = s / channels / 32768;
-        }
-        return { samples, sampleRate };
-      }
-      default:
-        throw new AudioProbeError('unsupported', `cannot decode ${format ?? 'unrecognised'} audio to samples`);
+  switch (format) {
+    case 'wav':
+      return { kind: 'wav', bytes, layout: wavOf(bytes) };
+    case 'mp3':
+    case 'flac':
+      return { kind: format, bytes };
+    case 'pcm': {
+      const { sampleRate, channels, frames } = rawPcmShape(bytes, hint);
+      const layout = {
+        sampleRate,
+        channels,
+        bitsPerSample: 16,
+        audioFormat: 1,
+        blockAlign: 2 * channels,
+        dataOffset: 0,
+        dataBytes: frames * 2 * channels,
+        frames,
+      };
+      return { kind: 'wav', bytes, layout };
     }
+    default:
+      throw new AudioProbeError('unsupported', `cannot decode ${format ?? 'unrecognised'} audio to samples`);
+  }
+}
+
+/**
+ * Mono float samples (channels averaged) of WAV, MP3, FLAC or raw PCM16 audio: the first `maxFrames`
+ * sample frames at most (MAX_DECODE_FRAMES by default), decoded in slices that let other requests run.
+ */
+export async function decodeToMono(bytes: Buffer, hint: ProbeHint = {}, maxFrames = MAX_DECODE_FRAMES): Promise<{ samples: Float32Array; sampleRate: number }> {
+  const src = decodeSourceOf(bytes, hint);
+  try {
+    return await decodeMonoBounded(src, maxFrames);
   } catch (e) {
     if (e instanceof AudioProbeError) throw e;
-    throw new AudioProbeError('undecodable', `cannot decode ${format} audio: ${(e as Error).message}`);
+    throw new AudioProbeError('undecodable', `cannot decode ${src.kind} audio: ${(e as Error).message}`);
   }
 }

@@ -175,6 +175,12 @@ export interface EncodedStream extends AsyncIterable<Buffer> {
    * totals (WAV RIFF/data sizes; FLAC total samples and MD5), i.e. the one-shot file.
    */
   wholeFile(): Promise<Buffer>;
+  /**
+   * After the last chunk: the header with true totals to write over the start of the joined chunks
+   * (same length as the streamed one) for WAV, μ-law WAV and FLAC; null for formats without totals.
+   * What a writer streaming to disk patches to end with the one-shot file.
+   */
+  finalHeader(): Promise<Buffer | null>;
 }
 
 export type ProbedFormat = 'wav' | 'mp3' | 'flac' | 'm4a' | 'ogg' | 'webm' | 'aac' | 'pcm' | 'opus';

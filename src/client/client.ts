@@ -210,9 +210,13 @@ export class ControlClient {
 
   // ---- state ----
 
-  /** Every account with its resources, open sockets and pending timers, and totals. */
-  state(): Promise<StateView> {
-    return this.#json({ method: 'GET', path: '/state' });
+  /** Accounts with their resources, open sockets and pending timers (a page: `limit`, `cursor`), and totals. */
+  state(page: { limit?: number; cursor?: string } = {}): Promise<StateView> {
+    const q = new URLSearchParams();
+    if (page.limit !== undefined) q.set('limit', String(page.limit));
+    if (page.cursor !== undefined) q.set('cursor', page.cursor);
+    const qs = q.toString();
+    return this.#json({ method: 'GET', path: `/state${qs ? `?${qs}` : ''}` });
   }
 
   // ---- fixtures ----

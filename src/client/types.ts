@@ -79,6 +79,8 @@ export interface BidiSettings {
 /** Account-level settings of the speech service. */
 export interface SpeechSettings {
   bidi?: BidiSettings;
+  /** Speech-to-text: `stream_pace`, the fraction of audio time by which the emulator clock paces its deltas (0: at once). */
+  stt?: { stream_pace?: number };
 }
 
 /** `PUT /_emulator/accounts/{key}`: the settings to change (the others stay). A limit of null lifts it. */
@@ -297,8 +299,13 @@ export interface StateAccountView extends AccountView {
 export interface StateView {
   now_ms: number;
   frozen: boolean;
+  /** One page of accounts (1,000 unless `limit` says otherwise), ordered by a stable id. */
   accounts: StateAccountView[];
+  /** Pass as `cursor` for the next page; null on the last page. */
+  next_cursor: string | null;
   totals: {
+    /** Accounts the emulator keeps (all pages). */
+    accounts: number;
     open_websockets: number;
     pending_timers: number;
     journal_entries: number;

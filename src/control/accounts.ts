@@ -1,34 +1,12 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import * as z from 'zod';
-import { accountView, CAPABILITIES } from '../core/accounts.js';
-import { speechSettingsSchema } from '../core/speech-settings.js';
+import { accountChangeSchema } from '../core/account-settings.js';
+import { accountView } from '../core/accounts.js';
 import type { Emulator } from '../core/emulator.js';
-import { streamFaultsSchema } from '../core/faults.js';
 import { ControlError, input, keyParam } from './common.js';
 
 /** `PUT|GET /_emulator/accounts/{key}`: settings of one key (balance, capabilities, project, limits). */
-export const accountBody = z
-  .object({
-    balance_micro: z.int().min(0).optional(),
-    free_call_seconds: z.number().min(0).optional(),
-    capabilities: z.array(z.enum(CAPABILITIES)).optional(),
-    project: z.string().min(1).optional(),
-    disabled: z.boolean().optional(),
-    real_name_verified: z.boolean().optional(),
-    speech_settings: speechSettingsSchema.optional(),
-    stream_faults: streamFaultsSchema.optional(),
-    limits: z
-      .object({
-        requests_per_minute: z.int().min(1).nullable().optional(),
-        characters_per_minute: z.int().min(1).nullable().optional(),
-        speech_to_text_per_minute: z.int().min(1).nullable().optional(),
-        max_concurrent_calls: z.int().min(1).nullable().optional(),
-        single_channel: z.boolean().optional(),
-      })
-      .strict()
-      .optional(),
-  })
-  .strict();
+export const accountBody = accountChangeSchema;
 
 const keyParams = z.object({ key: z.string() });
 type KeyRequest = FastifyRequest<{ Params: { key: string } }>;

@@ -60,11 +60,13 @@ function pick(doc: OpenApi, keep: (path: string) => boolean): OpenApi {
   return copy;
 }
 
-/** Adds the error shape as a component and as the `default` answer of every operation. */
+/** Adds the error shape as a component and as the `default` answer of every operation that lists no error of its own. */
 function withErrors(doc: OpenApi, name: string, schema: z.ZodType, description: string): OpenApi {
   doc.components = { ...doc.components, schemas: { ...doc.components?.schemas, [name]: jsonSchema(schema) } };
   for (const item of Object.values(doc.paths)) {
     for (const op of Object.values(item)) {
+      // An operation that lists its own error answers (speech-to-text: real HTTP statuses) keeps them.
+      if (Object.keys(op.responses ?? {}).some((status) => /^[45]/.test(status))) continue;
       op.responses = { ...op.responses, default: { description, content: { 'application/json': { schema: { $ref: `#/components/schemas/${name}` } } } } };
     }
   }

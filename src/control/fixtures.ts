@@ -7,7 +7,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import * as z from 'zod';
 import { redactKey } from '../core/accounts.js';
-import { areaOf, type StateArea } from '../core/areas.js';
+import { areaOf, checkWith, type StateArea } from '../core/areas.js';
 import type { Emulator } from '../core/emulator.js';
 import { fixtureSchemas } from '../core/fixture-schemas.js';
 import { isFixtureName, validateFixture, type FixtureName, type Fixtures } from '../core/fixtures.js';
@@ -39,6 +39,8 @@ function fixtureArea(emu: Emulator): FixtureArea {
       // A reset keeps the fixtures; only `?fixtures=true` restores them (restoreFixtures).
       reset: () => undefined,
       save: () => Object.fromEntries([...area.replaced].map((n) => [n, emu.fixtures.data[n]])),
+      // Files by name; each file's content is checked as a start-up file when it loads (a stale one stays out, said in the log).
+      check: checkWith(z.record(z.string(), z.unknown())),
       load(data) {
         for (const [name, content] of Object.entries((data ?? {}) as Record<string, unknown>)) {
           if (!isFixtureName(name)) continue;

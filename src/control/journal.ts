@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import * as z from 'zod';
+import { mulawWavHeader } from '../audio/encode/mulaw.js';
 import { wavHeader } from '../audio/encode/pcm.js';
 import { accountId } from '../core/accounts.js';
 import type { Emulator } from '../core/emulator.js';
@@ -32,6 +33,17 @@ const idParams = z.object({ id: z.string() });
 
 const ANSWER_TYPES: Record<string, string> = { mp3: 'audio/mpeg', wav: 'audio/wav', flac: 'audio/flac', opus: 'audio/ogg' };
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
+
+/** Answer audio as a file a player opens: raw samples get their WAV header (μ-law WAVs carry format tag 7). */
+function playable(format: string, raw: Buffer, rate: number, channels: number): { bytes: Buffer; ext: string } {
+  if (format === 'pcm') return { bytes: Buffer.concat([wavHeader(rate, channels, raw.length), raw]), ext: 'wav' };
+  if (format === 'pcmu_raw') {
+    const pad = raw.length & 1 ? Buffer.alloc(1) : Buffer.alloc(0);
+    return { bytes: Buffer.concat([mulawWavHeader(rate, channels, raw.length / channels), raw, pad]), ext: 'wav' };
+  }
+  if (format === 'pcmu_wav') return { bytes: raw, ext: 'wav' };
+  return { bytes: raw, ext: format };
+}
 
 export function journalRoutes(app: FastifyInstance, emu: Emulator): void {
   app.get('/journal', { ...input({ query: ['limit', 'path', 'account'], what: 'journal query' }), schema: { querystring: journalQuery } }, async (req) => {
@@ -76,10 +88,8 @@ export function journalRoutes(app: FastifyInstance, emu: Emulator): void {
       // Made again from its request: a voice since deleted or expired cannot speak it any more.
       throw new ControlError(404, `the audio of journal entry ${req.params.id} cannot be made again: ${(err as Error).message}`);
     }
-    // Raw PCM cannot be played as it is: it is served as the WAV of the same samples.
-    const pcm = audio.format === 'pcm';
-    const bytes = pcm ? Buffer.concat([wavHeader(audio.sampleRate, audio.channels, raw.length), raw]) : raw;
-    const ext = pcm ? 'wav' : audio.format;
+    // Raw PCM and raw μ-law cannot be played as they are: each is served as the WAV of the same samples.
+    const { bytes, ext } = playable(audio.format, raw, audio.sampleRate, audio.channels);
     return reply
       .code(200)
       .header('content-type', ANSWER_TYPES[ext] ?? 'application/octet-stream')

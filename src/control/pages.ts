@@ -5,8 +5,14 @@ import { VERSION } from '../version.js';
 /** The inspector's static files sit beside this module, in src/ (tsx) and in dist/ (copied by the build). */
 const INSPECTOR_DIR = new URL('./inspector/', import.meta.url);
 
+const SCRIPT = 'text/javascript; charset=utf-8';
 const FILES: Record<string, string> = {
-  'app.js': 'text/javascript; charset=utf-8',
+  'app.js': SCRIPT,
+  'api.js': SCRIPT,
+  'journal.js': SCRIPT,
+  'detail.js': SCRIPT,
+  'state.js': SCRIPT,
+  'forms.js': SCRIPT,
   'style.css': 'text/css; charset=utf-8',
 };
 

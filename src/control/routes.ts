@@ -20,6 +20,7 @@ import { describeValue } from '../core/describe.js';
 import { documentRoutes } from './documents.js';
 import { liveJournal } from './live.js';
 import { inspectorPages } from './pages.js';
+import { acceptEmptyJson } from '../core/json-body.js';
 
 function isEmptyObject(v: unknown): boolean {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length === 0;
@@ -36,16 +37,7 @@ export async function controlPlane(app: FastifyInstance, opts: { emu: Emulator }
 
   // Scoped to the control plane: an empty body with a JSON content type (curl -X POST -H 'Content-Type: application/json')
   // means "no body", and a body that is not JSON answers 400 naming the problem.
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
-    const text = String(body);
-    if (text.trim() === '') return done(null, undefined);
-    try {
-      done(null, JSON.parse(text));
-    } catch (err) {
-      done(new ControlError(400, `body is not valid JSON: ${(err as Error).message}`), undefined);
-    }
-  });
+  acceptEmptyJson(app, (problem) => new ControlError(400, `body is not valid JSON: ${problem}`));
 
   // Only JSON bodies: a text/plain body is not silently read as a string.
   app.removeContentTypeParser('text/plain');

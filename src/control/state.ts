@@ -1,15 +1,44 @@
 import type { FastifyInstance } from 'fastify';
+import * as z from 'zod';
+import { sweepAccounts } from '../core/account-sweep.js';
 import { accountView } from '../core/accounts.js';
 import type { Emulator } from '../core/emulator.js';
 import { input } from './common.js';
 
-/** `GET /_emulator/state`: every account with its resources, sockets and timers, and totals. */
+/** Accounts on one page of the state view unless `limit` says otherwise. */
+export const STATE_PAGE_DEFAULT = 1000;
+export const STATE_PAGE_MAX = 10_000;
+
+const stateQuery = z.object({
+  limit: z.coerce
+    .number({ error: `must be a whole number from 1 to ${STATE_PAGE_MAX}` })
+    .int({ error: `must be a whole number from 1 to ${STATE_PAGE_MAX}` })
+    .min(1, { error: `must be a whole number from 1 to ${STATE_PAGE_MAX}` })
+    .max(STATE_PAGE_MAX, { error: `must be a whole number from 1 to ${STATE_PAGE_MAX}` })
+    .default(STATE_PAGE_DEFAULT),
+  cursor: z
+    .string()
+    .regex(/^[0-9a-f]{16}$/, { error: 'must be the next_cursor of an earlier page' })
+    .optional(),
+});
+
+/**
+ * `GET /_emulator/state`: accounts with their resources, sockets and timers, a page at a time
+ * (`?limit=`, then `?cursor=` with the page's `next_cursor`; accounts in a stable order), and totals.
+ */
 export function stateRoutes(app: FastifyInstance, emu: Emulator): void {
-  app.get('/state', input({}), async () => {
+  app.get('/state', { ...input({ query: ['limit', 'cursor'], what: 'state query' }), schema: { querystring: stateQuery } }, async (req) => {
+    const { limit, cursor } = req.query as z.output<typeof stateQuery>;
+    // Accounts that hold nothing are forgotten first: the view shows what the emulator keeps.
+    sweepAccounts(emu);
     // Sockets and timers grouped by account in one pass each: a long run has thousands of accounts.
     const sockets = groupBy(emu.sockets.list(), (s) => s.accountId ?? undefined);
     const timers = groupBy(emu.clock.pending(), (t) => t.account);
-    const all = emu.accounts.all();
+    // The cursor is the id of the last account of the previous page: pages stay right when accounts come and go.
+    const ordered = emu.accounts.all().sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const from = cursor === undefined ? 0 : ordered.findIndex((a) => a.id > cursor);
+    const all = from < 0 ? [] : ordered.slice(from, from + limit);
+    const more = from >= 0 && from + limit < ordered.length;
     // Areas that can show every account in one pass do so once.
     const many = new Map([...emu.areas.values()].filter((area) => area.viewAll).map((area) => [area.name, area.viewAll!(all.map((a) => a.id))]));
     const accounts = all.map((a) => {
@@ -26,7 +55,9 @@ export function stateRoutes(app: FastifyInstance, emu: Emulator): void {
       now_ms: emu.clock.now(),
       frozen: emu.clock.frozen,
       accounts,
+      next_cursor: more ? all[all.length - 1]!.id : null,
       totals: {
+        accounts: ordered.length,
         open_websockets: emu.sockets.list().length,
         pending_timers: emu.clock.pending().length,
         journal_entries: emu.journal.size(),

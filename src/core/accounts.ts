@@ -83,9 +83,19 @@ export interface AccountsOptions {
   freeCallSeconds: number;
 }
 
+/** How long (wall time) an account stays after its last request before a sweep may forget it. */
+export const ACCOUNT_GRACE_MS = 60_000;
+
 export class Accounts {
   private accounts = new Map<string, Account>();
   private fixture = new Map<string, AccountSettings & { label: string }>();
+  /** Wall time of each account's last request: a sweep leaves accounts whose request may be in flight. */
+  private seenAt = new Map<string, number>();
+  private createdSinceSweep = 0;
+  /** @internal How long an account stays after its last request (tests shorten it). */
+  graceMs = ACCOUNT_GRACE_MS;
+  /** Called when enough accounts were created since the last sweep (set by the listeners' owner). */
+  onSweepDue: (() => void) | null = null;
 
   constructor(private readonly opts: AccountsOptions) {
     this.useFixture(opts.fixture, opts.freeCallSeconds);
@@ -119,7 +129,47 @@ export class Accounts {
     }
     if (this.opts.strict && !account.listed) return { ok: false, problem: 'invalid' };
     if (account.disabled) return { ok: false, problem: 'disabled' };
+    // Wall time, not the emulator clock: this is memory management, not a rule.
+    this.seenAt.set(id, performance.now());
     return { ok: true, account };
+  }
+
+  /**
+   * Forgets accounts that hold nothing: never set (no PUT, not listed), balance and free pool as
+   * created, no request within the grace, and `holds` false (no resource, session, socket or timer).
+   * Such an account is rebuilt the same at its next request. Answers the ids forgotten.
+   */
+  sweep(holds: (ids: string[]) => Set<string>): string[] {
+    this.createdSinceSweep = 0;
+    const now = performance.now();
+    const candidates: string[] = [];
+    for (const [id, a] of this.accounts) {
+      if (now - (this.seenAt.get(id) ?? -Infinity) < this.graceMs) continue;
+      if (this.pristine(a)) candidates.push(id);
+    }
+    if (candidates.length === 0) return [];
+    const held = holds(candidates);
+    const dropped = candidates.filter((id) => !held.has(id));
+    for (const id of dropped) {
+      this.accounts.delete(id);
+      this.seenAt.delete(id);
+    }
+    return dropped;
+  }
+
+  /** As a request with its key would build it: nothing set, nothing spent. */
+  private pristine(a: Account): boolean {
+    if (a.listed || a.speechSettings !== undefined) return false;
+    const fresh = this.build(a.id, a.label);
+    return (
+      a.balanceMicro === fresh.balanceMicro &&
+      a.freeCallSeconds === fresh.freeCallSeconds &&
+      a.project === fresh.project &&
+      a.disabled === fresh.disabled &&
+      a.realNameVerified === fresh.realNameVerified &&
+      a.capabilities.length === fresh.capabilities.length &&
+      Object.keys(a.limits).length === 0
+    );
   }
 
   /** Creates or updates the settings of a key (control plane). */
@@ -134,8 +184,10 @@ export class Accounts {
     if (settings.disabled !== undefined) account.disabled = settings.disabled;
     if (settings.limits !== undefined) account.limits = { ...account.limits, ...settings.limits };
     if (settings.real_name_verified !== undefined) account.realNameVerified = settings.real_name_verified;
-    if (settings.speech_settings?.bidi)
-      account.speechSettings = { ...account.speechSettings, bidi: { ...account.speechSettings?.bidi, ...settings.speech_settings.bidi } };
+    // Each group of speech settings merges field by field: a PUT changes only what it names.
+    for (const [group, values] of Object.entries(settings.speech_settings ?? {}) as [keyof SpeechSettings, object | undefined][]) {
+      if (values) account.speechSettings = { ...account.speechSettings, [group]: { ...account.speechSettings?.[group], ...values } };
+    }
     if (settings.stream_faults !== undefined) account.streamFaults = { ...settings.stream_faults };
     return account;
   }
@@ -161,8 +213,8 @@ export class Accounts {
 
   /** Forget settings and balances (all, or one account): they come back from the fixture/defaults. */
   reset(id?: string): void {
-    if (id === undefined) this.accounts.clear();
-    else this.accounts.delete(id);
+    if (id === undefined) (this.accounts.clear(), this.seenAt.clear());
+    else (this.accounts.delete(id), this.seenAt.delete(id));
   }
 
   canAfford(account: Account, micro: number): boolean {
@@ -170,7 +222,12 @@ export class Accounts {
   }
 
   charge(account: Account, micro: number): void {
-    account.balanceMicro = Math.max(0, account.balanceMicro - Math.max(0, Math.round(micro)));
+    const due = Math.max(0, Math.round(micro));
+    account.balanceMicro = Math.max(0, account.balanceMicro - due);
+    // A request that outlived the grace may hold an account a sweep forgot: the charge brings it back.
+    const stored = this.accounts.get(account.id);
+    if (stored === undefined) this.accounts.set(account.id, account);
+    else if (stored !== account) stored.balanceMicro = Math.max(0, stored.balanceMicro - due);
   }
 
   has(account: Account, capability: Capability): boolean {
@@ -189,6 +246,9 @@ export class Accounts {
   private create(id: string, label: string, listed?: AccountSettings & { label: string }): Account {
     const account = this.build(id, label, listed);
     this.accounts.set(id, account);
+    this.seenAt.set(id, performance.now());
+    // Amortized: a sweep after as many new accounts as half those kept (at least 1,000).
+    if (++this.createdSinceSweep >= Math.max(1000, this.accounts.size / 2)) this.onSweepDue?.();
     return account;
   }
 

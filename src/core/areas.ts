@@ -4,6 +4,7 @@
  * the state view, save and load come from that declaration. `areaOf` registers an area on first use;
  * `recordArea` declares the common kind, records of accounts in one map by id.
  */
+import type { z } from 'zod';
 import type { Emulator } from './emulator.js';
 
 /**
@@ -22,6 +23,29 @@ export interface StateArea {
   save?(): unknown;
   /** Restore from a snapshot; rebuild pending deadlines from their timestamps. */
   load?(data: unknown): void;
+  /**
+   * What is wrong with a saved part before it is loaded, as `where: rule` inside the part (null when it
+   * loads): a part that does not pass stops the start instead of being loaded half and overwritten.
+   */
+  check?(data: unknown): string | null;
+}
+
+/** A `check` from a schema of the saved part: its first problem, with the path inside the part. */
+export function checkWith(schema: z.ZodType): (data: unknown) => string | null {
+  return (data) => {
+    const parsed = schema.safeParse(data);
+    if (parsed.success) return null;
+    const issue = parsed.error.issues[0]!;
+    const where = partPath(issue.path);
+    return where ? `${where}: ${issue.message}` : issue.message;
+  };
+}
+
+/** `[2].turns[0].text` from a path of keys and indexes (empty for the part itself). */
+function partPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const key of path) out += typeof key === 'number' ? `[${key}]` : `.${String(key)}`;
+  return out.replace(/^\./, '');
 }
 
 /**
@@ -78,6 +102,11 @@ export interface RecordAreaDeclaration<K, R> {
   show(record: R): unknown;
   /** The records the state view lists (default: all of them), e.g. after expired ones were swept. */
   listed?(byId: Map<K, R>): Iterable<R>;
+  /**
+   * What is wrong with one saved record (null when it loads). Default: it must be an object with an id
+   * and an account; an area whose records carry more than that names them with `checkWith(schema)`.
+   */
+  record?(saved: unknown): string | null;
   /** A saved record as a restart brings it back (default: as saved). */
   restore?(record: R): R;
   /** What a reset drops besides the records (files of the account, or all). */
@@ -101,9 +130,26 @@ export function recordArea<K, R>(decl: RecordAreaDeclaration<K, R>): RecordArea<
     },
     ...recordViews(() => (decl.listed ? decl.listed(byId) : byId.values()), decl.accountOf, decl.show),
     save: () => [...byId.values()],
+    check(data) {
+      if (!Array.isArray(data)) return `must be a list of records, not ${data === null ? 'null' : typeof data}`;
+      for (const [i, r] of data.entries()) {
+        const problem = decl.record ? decl.record(r) : recordProblem(decl, r);
+        if (problem) return `record [${i}]: ${problem}`;
+      }
+      return null;
+    },
     load(data) {
       byId.clear();
       for (const r of (Array.isArray(data) ? data : []) as R[]) byId.set(decl.idOf(r), decl.restore ? decl.restore(r) : r);
     },
   };
+}
+
+/** The default check of a saved record: an object whose id and account the declaration can read. */
+function recordProblem<K, R>(decl: RecordAreaDeclaration<K, R>, saved: unknown): string | null {
+  if (typeof saved !== 'object' || saved === null || Array.isArray(saved)) return 'must be an object';
+  const id = decl.idOf(saved as R) as unknown;
+  if (typeof id !== 'string' && typeof id !== 'number') return 'has no id';
+  if (typeof decl.accountOf(saved as R) !== 'string') return 'has no account';
+  return null;
 }

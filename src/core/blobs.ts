@@ -1,6 +1,8 @@
 /**
  * Files on disk under the data dir (uploads, generated audio, subtitles) and their signed, expiring
- * download links. Writes go to a temporary name and are renamed, so no reader sees half a file.
+ * download links. Writes go to a temporary name and are renamed, so no reader sees half a file. A write
+ * the disk refuses (full, read-only) and a stored file that has gone missing are StorageErrors: each
+ * family answers them as its internal error, saying what is full or missing.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createReadStream, createWriteStream, rmSync } from 'node:fs';
@@ -9,6 +11,7 @@ import { dirname, join, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { chunkReleaser } from './memory.js';
+import { isStorageFailure, StorageError, writeProblem, type StorageWrites } from './storage.js';
 
 export class BlobPathError extends Error {}
 export class BlobTooLargeError extends Error {
@@ -42,6 +45,7 @@ export class BlobStore {
     private readonly now: () => number,
     /** With a data dir: each file and its rename are fsynced before a write resolves. */
     private readonly durable = false,
+    private readonly writes?: StorageWrites,
   ) {}
 
   /** Absolute file path of a blob; throws on anything that could leave the store. */
@@ -54,16 +58,22 @@ export class BlobStore {
 
   async put(rel: string, data: Buffer | Uint8Array | string): Promise<number> {
     const abs = this.file(rel);
-    await mkdir(dirname(abs), { recursive: true });
     const tmp = `${abs}.tmp-${process.pid}-${++this.tmpCounter}`;
-    const file = await open(tmp, 'w');
     try {
-      await file.writeFile(data);
-      if (this.durable) await file.sync();
-    } finally {
-      await file.close();
+      await mkdir(dirname(abs), { recursive: true });
+      this.writes?.check(tmp);
+      const file = await open(tmp, 'w');
+      try {
+        await file.writeFile(data);
+        if (this.durable) await file.sync();
+      } finally {
+        await file.close();
+      }
+      await this.commit(tmp, abs);
+    } catch (err) {
+      await rm(tmp, { force: true }).catch(() => undefined);
+      throw storageFailure(err, rel);
     }
-    await this.commit(tmp, abs);
     return typeof data === 'string' ? Buffer.byteLength(data) : data.length;
   }
 
@@ -73,13 +83,15 @@ export class BlobStore {
    */
   async putStream(rel: string, source: Readable, maxBytes: number): Promise<number> {
     const abs = this.file(rel);
-    await mkdir(dirname(abs), { recursive: true });
     const tmp = `${abs}.tmp-${process.pid}-${++this.tmpCounter}`;
     let size = 0;
     let tooLarge = false;
     const release = chunkReleaser();
+    const writes = this.writes;
     async function* limited(src: AsyncIterable<Buffer>) {
       for await (const chunk of src) {
+        // A simulated full disk fails where a real one does: while the body is being written.
+        writes?.check(tmp);
         release(chunk.length);
         if (tooLarge) continue; // keep reading so the client gets its answer, but keep nothing
         size += chunk.length;
@@ -91,22 +103,29 @@ export class BlobStore {
       }
     }
     try {
+      await mkdir(dirname(abs), { recursive: true });
       await pipeline(source, limited, createWriteStream(tmp));
     } catch (err) {
-      await rm(tmp, { force: true });
-      throw err;
+      await rm(tmp, { force: true }).catch(() => undefined);
+      throw storageFailure(err, rel);
     }
     if (tooLarge) {
       await rm(tmp, { force: true });
       throw new BlobTooLargeError(maxBytes);
     }
-    if (this.durable) await syncPath(tmp, 'r+');
-    await this.commit(tmp, abs);
+    try {
+      if (this.durable) await syncPath(tmp, 'r+');
+      await this.commit(tmp, abs);
+    } catch (err) {
+      await rm(tmp, { force: true }).catch(() => undefined);
+      throw storageFailure(err, rel);
+    }
     return size;
   }
 
   /** Renames a finished temporary file into place (and makes the rename durable with a data dir). */
   private async commit(tmp: string, abs: string): Promise<void> {
+    this.writes?.check(abs);
     await rename(tmp, abs);
     if (this.durable) await syncPath(dirname(abs), 'r');
   }
@@ -114,12 +133,28 @@ export class BlobStore {
   /** Moves a blob to another path of the store (durably with a data dir). */
   async move(fromRel: string, toRel: string): Promise<void> {
     const target = this.file(toRel);
-    await mkdir(dirname(target), { recursive: true });
-    await this.commit(this.file(fromRel), target);
+    try {
+      await mkdir(dirname(target), { recursive: true });
+      await this.commit(this.file(fromRel), target);
+    } catch (err) {
+      throw storageFailure(err, toRel);
+    }
   }
 
+  /** A stored file's bytes; one that has gone from the data dir is a StorageError naming it. */
   async read(rel: string): Promise<Buffer> {
-    return readFile(this.file(rel));
+    const abs = this.file(rel);
+    try {
+      return await readFile(abs);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw this.missing(rel);
+      throw err;
+    }
+  }
+
+  /** The error for a stored file a record points at but the data dir no longer holds (removed outside the emulator). */
+  missing(rel: string): StorageError {
+    return new StorageError(`the stored file ${rel} is missing from the data dir (${this.root} no longer holds it)`, 'ENOENT');
   }
 
   readStream(rel: string): Readable {
@@ -175,6 +210,12 @@ export class BlobStore {
   private sign(rel: string, expires: number): string {
     return createHmac('sha256', this.secret).update(`${rel}\n${expires}`).digest('base64url');
   }
+}
+
+/** A write the disk refused, as a StorageError saying so; anything else (the client's stream broke) as it was. */
+function storageFailure(err: unknown, rel: string): unknown {
+  if (err instanceof StorageError || !isStorageFailure(err)) return err;
+  return new StorageError(`the file ${rel} could not be stored: ${writeProblem(err)}`, (err as NodeJS.ErrnoException).code);
 }
 
 async function syncPath(path: string, flags: string): Promise<void> {

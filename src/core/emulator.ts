@@ -18,8 +18,9 @@ import { SignatureRecords } from './signatures.js';
 import { Sockets } from './sockets.js';
 import { SlotQueue } from './queue.js';
 import { loadUrlSecret, URL_SECRET_FILE } from './url-secret.js';
-import { makeDirs } from './data-dir.js';
+import { dataDirProblem, makeDirs } from './data-dir.js';
 import { SNAPSHOT, Snapshots } from './snapshots.js';
+import { StorageWrites } from './storage.js';
 
 // Areas are declared in core/areas.ts; importers of the emulator get the type here too.
 export type { StateArea } from './areas.js';
@@ -57,6 +58,8 @@ export class Emulator {
   readonly blobs: BlobStore;
   readonly limits: RateWindows;
   readonly signatures = new SignatureRecords();
+  /** The write path of the data dir (snapshot, stored files): a test fails it as a full or read-only disk would. */
+  readonly storageWrites = new StorageWrites();
   readonly sockets = new Sockets();
   /** Syntheses running at once (HTTP T2A, platform TTS, speech sockets): `run`/`acquire` take a slot. */
   readonly synthesis = SlotQueue.forCores();
@@ -108,7 +111,7 @@ export class Emulator {
       () => this.markDirty(),
     );
     this.journal = new Journal(config.journalLimit);
-    this.blobs = new BlobStore(join(dataDir, 'blobs'), secret, () => this.clock.now(), persistent);
+    this.blobs = new BlobStore(join(dataDir, 'blobs'), secret, () => this.clock.now(), persistent, this.storageWrites);
     this.limits = new RateWindows(() => this.clock.now());
     this.snapshots = new Snapshots(this, dataDir, persistent);
   }
@@ -117,6 +120,9 @@ export class Emulator {
     const persistent = config.dataDir !== undefined;
     const dataDir = config.dataDir ?? mkdtempSync(join(tmpdir(), 'speech-emulator-'));
     makeDirs(dataDir);
+    // A data dir that cannot take a durable write stops the start: nothing could be acknowledged there.
+    const problem = persistent ? dataDirProblem(dataDir) : null;
+    if (problem) throw new Error(`data dir ${dataDir} cannot hold the emulator's state: ${problem}`);
     const secret = await loadUrlSecret(dataDir, persistent, existsSync(join(dataDir, SNAPSHOT)));
     if (secret.replacedMissing)
       logger.warn(`${join(dataDir, URL_SECRET_FILE)} was missing: a new download-link secret is made, and links handed out before no longer verify`);
@@ -192,7 +198,8 @@ export class Emulator {
     this.beginClose();
     this.snapshots.stop();
     this.sockets.closeAll(1001, 'emulator shutting down');
-    if (opts.save !== false) await this.snapshots.saveNow();
+    // A last save that fails is logged (saveNow does): nobody waits for it any more.
+    if (opts.save !== false) await this.snapshots.saveNow().catch(() => undefined);
     this.snapshots.close();
     this.closed = true;
     this.clock.stop();

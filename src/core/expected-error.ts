@@ -6,13 +6,21 @@
  * keep theirs.
  */
 export interface ExpectedError extends Error {}
+
+/** The longest message an answer carries: a client's value quoted in it never makes an answer unbounded. */
+export const MAX_MESSAGE_CHARS = 1024;
+
+function bounded(message: string): string {
+  return message.length <= MAX_MESSAGE_CHARS ? message : `${message.slice(0, MAX_MESSAGE_CHARS)}… (${message.length - MAX_MESSAGE_CHARS} more characters cut)`;
+}
+
 export class ExpectedError {
   // On the prototype, as an Error's own message is not enumerable: JSON and logs show an expected error
   // as they show any error.
   #message: string;
 
   constructor(message?: string) {
-    this.#message = message ?? '';
+    this.#message = message === undefined ? '' : bounded(message);
   }
 
   get message(): string {
@@ -20,7 +28,7 @@ export class ExpectedError {
   }
 
   set message(value: string) {
-    this.#message = value;
+    this.#message = bounded(value);
   }
 
   /** What a stack would say, without frames. */

@@ -5,8 +5,7 @@
 import { isAbsolute } from 'node:path';
 import * as z from 'zod';
 import { TAG_NAMES } from '../audio/text/tokens.js';
-import { CAPABILITIES } from './accounts.js';
-import { speechSettingsSchema } from './speech-settings.js';
+import { fixtureAccountSchema } from './account-settings.js';
 
 const voice = z.object({
   voice_id: z.string().min(1),
@@ -49,26 +48,7 @@ const transcriptSegment = z.object({
 });
 
 export const fixtureSchemas = {
-  'accounts.json': z.array(
-    z.object({
-      key: z.string().min(1),
-      balance_micro: z.int().min(0).optional(),
-      capabilities: z.array(z.enum(CAPABILITIES)).optional(),
-      project: z.string().min(1).optional(),
-      disabled: z.boolean().optional(),
-      real_name_verified: z.boolean().optional(),
-      speech_settings: speechSettingsSchema.optional(),
-      limits: z
-        .object({
-          requests_per_minute: z.int().min(1).optional(),
-          characters_per_minute: z.int().min(1).optional(),
-          speech_to_text_per_minute: z.int().min(1).optional(),
-          max_concurrent_calls: z.int().min(1).optional(),
-          single_channel: z.boolean().optional(),
-        })
-        .optional(),
-    }),
-  ),
+  'accounts.json': z.array(fixtureAccountSchema),
   'billing.json': z.object({
     prices_micro: z.object({
       speech_character: z.int().min(0),

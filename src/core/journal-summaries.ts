@@ -7,21 +7,49 @@ import type { FastifyRequest } from 'fastify';
 import { redactKey } from './accounts.js';
 import { JournalRequest, summarize, type JournalEntry } from './journal.js';
 
-const SECRET_HEADERS = new Set(['authorization', 'x-api-key', 'cookie']);
+/** Headers that carry credentials under any scheme (docs/control-plane.md lists them). */
+const SECRET_HEADERS = new Set([
+  'authorization',
+  'proxy-authorization',
+  'x-api-key',
+  'cookie',
+  'set-cookie',
+  'sec-websocket-protocol',
+  'x-auth-token',
+  'x-access-token',
+  'x-amz-security-token',
+  'x-goog-api-key',
+]);
+/** Any other header whose name says it holds a credential. */
+const SECRET_NAME = /token|secret|key|auth|cookie|passw|session|credential|signature/i;
+
+function isSecretHeader(name: string): boolean {
+  return SECRET_HEADERS.has(name) || SECRET_NAME.test(name);
+}
 
 function journalHeaders(headers: FastifyRequest['headers']): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(headers)) {
     if (v === undefined) continue;
     const s = Array.isArray(v) ? v.join(', ') : String(v);
-    out[k] = SECRET_HEADERS.has(k) ? redactSecret(s) : s;
+    out[k] = isSecretHeader(k) ? redactSecret(s) : s;
   }
   return out;
 }
 
+/** A credential shown by its scheme word (Bearer, Basic, Token…) and the redacted label of the rest; each item of a list apart. */
 function redactSecret(value: string): string {
-  const m = /^(Bearer\s+)(.*)$/i.exec(value);
-  return m ? `${m[1]}${m[2] ? redactKey(m[2]) : ''}` : value ? redactKey(value) : '';
+  return value
+    .split(',')
+    .map((item) => {
+      const m = /^(\s*[A-Za-z][\w.-]*\s+)(\S.*)$/.exec(item);
+      if (m) return `${m[1]}${redactKey(m[2]!.trim())}`;
+      // A scheme with no credential after it (`Bearer `) has nothing to hide.
+      if (/^\s*[A-Za-z][\w.-]*\s+$/.test(item)) return item;
+      const lead = /^\s*/.exec(item)![0];
+      return item.trim() ? `${lead}${redactKey(item.trim())}` : item;
+    })
+    .join(',');
 }
 
 function journalQuery(q: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
@@ -72,7 +100,23 @@ export function journalAnswer(entry: JournalEntry, contentType: string, payload:
   const type = contentType || undefined;
   if (typeof payload === 'string') {
     if (contentType.includes('json') && payload.length < JSON_SUMMARY_MAX_CHARS) entry.keepJsonAnswer(type, payload, jsonSummary);
-    else entry.describeAnswer(type, { bytes: Buffer.byteLength(payload) });
+    else {
+      entry.describeAnswer(type, { bytes: Buffer.byteLength(payload) });
+      // Too large to summarize, but its spec code still counts (verify by code, metrics, the inspector).
+      const code = entry.response.code === undefined && contentType.includes('json') ? codeInLargeJson(payload) : undefined;
+      if (code !== undefined) entry.setCode(code);
+    }
   } else if (Buffer.isBuffer(payload)) entry.describeAnswer(type, { bytes: payload.length });
   else entry.describeAnswer(type, payload ? { stream: true } : undefined);
+}
+
+/**
+ * The spec code of a JSON answer too large to summarize, read where each family writes it: the speech
+ * service's `base_resp` closes its answers, the platform's `error_code` opens its envelope.
+ */
+export function codeInLargeJson(payload: string): number | undefined {
+  const speech = /"status_code":\s*(-?\d+)/.exec(payload.slice(-256));
+  if (speech) return Number(speech[1]);
+  const platform = /^\{\s*"error_code":\s*(-?\d+)/.exec(payload.slice(0, 64));
+  return platform ? Number(platform[1]) : undefined;
 }

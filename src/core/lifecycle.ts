@@ -9,19 +9,22 @@
  *   validation, handler: the route's schema and rules
  *   onSend             `X-Emulator-Fault-Ignored`, the answer journaled (after persistence, with a data dir)
  *   onResponse         finish (core/request-finish.ts) and one log line
- * Control-plane requests get a context but no entry and no admission. Hooks take Fastify's callback
+ * Control-plane requests get a context but no entry and no admission; so do the inspector's own
+ * downloads and a browser's `GET /` (core/unrecorded.ts). Hooks take Fastify's callback
  * form where they need not wait: no promise per hook on every request.
  */
 import { performance } from 'node:perf_hooks';
 import type { FastifyContextConfig, FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { accountId, redactKey } from './accounts.js';
 import { admitRequest, type Refusal } from './admission.js';
+import { installDurableAnswers } from './durable-answers.js';
 import type { Emulator } from './emulator.js';
 import { parseFaultHeader, type FaultDirective } from './faults.js';
 import { JournalEntry } from './journal.js';
 import { journalAnswer, journalBody, journalRequest } from './journal-summaries.js';
 import { faultIgnoredHeader, listenerOf, pathOf, takeFault, type RequestContext } from './request-context.js';
 import { finishEntry } from './request-finish.js';
+import { unrecorded } from './unrecorded.js';
 
 export interface LifecycleOptions {
   service: 'speech' | 'platform';
@@ -57,6 +60,12 @@ export function installLifecycle(app: FastifyInstance, emu: Emulator, opts: Life
       ctx.route = url;
       ctx.routeConfig = config;
       if (!ctx.entry || !admittedByLifecycle(config)) return done();
+      // Most requests carry no fault directive and a key that may: they are let in without the
+      // admission path's helper objects (the same checks, in the same order: core/admission.ts).
+      if (!ctx.fault && ctx.account && emu.accounts.has(ctx.account, config.capability!)) {
+        ctx.admitted = true;
+        return done();
+      }
       const admission = admitRequest(emu, req, config.capability);
       done(admission.ok ? undefined : (config.refusal ?? opts.refusal)(req, admission.refusal));
     };
@@ -84,6 +93,8 @@ export function installLifecycle(app: FastifyInstance, emu: Emulator, opts: Life
     };
     req.ctx = ctx;
     if (path === CONTROL_PREFIX || path.startsWith(`${CONTROL_PREFIX}/`)) return done();
+    // The inspector's own file fetches and a browser's `GET /`: served, never journaled nor counted.
+    if (unrecorded(req, path)) return done();
 
     const presented = opts.keyOf(req)?.trim();
     const resolution = emu.accounts.resolve(presented);
@@ -129,12 +140,7 @@ export function installLifecycle(app: FastifyInstance, emu: Emulator, opts: Life
   });
 
   // With a data dir, no answer leaves before the changes made so far are on disk (crash-safe acknowledgements).
-  if (emu.persistent) {
-    app.addHook('onSend', async (_req, _reply, payload) => {
-      await emu.persist();
-      return payload;
-    });
-  }
+  if (emu.persistent) installDurableAnswers(app, emu);
 
   app.addHook('onSend', (req, reply, payload, done) => {
     const entry = req.ctx?.entry;

@@ -1,10 +1,11 @@
-import * as z from 'zod';
-
 /**
  * Account-level settings of the speech service that tests may change through the control plane (and
- * the accounts fixture): the bidirectional socket's buffering numbers (speech-current.md rule E6/E8).
+ * the accounts fixture): the bidirectional socket's buffering numbers (speech-current.md rule E6/E8)
+ * and the pace of speech-to-text's event stream (E3).
  * Absent values take the defaults the speech service documents.
  */
+import * as z from 'zod';
+
 export const bidiSettingsSchema = z
   .object({
     min_clause_chars: z.int().min(1).max(10_000),
@@ -17,6 +18,15 @@ export const bidiSettingsSchema = z
   .partial()
   .strict();
 
-export const speechSettingsSchema = z.object({ bidi: bidiSettingsSchema.optional() }).strict();
+/**
+ * Speech-to-text's event stream (rule E3): each delta leaves once the emulator clock has moved this
+ * fraction of its sentence's end time past the request (0, the default, sends them at once).
+ */
+export const sttSettingsSchema = z
+  .object({ stream_pace: z.number().min(0).max(100) })
+  .partial()
+  .strict();
+
+export const speechSettingsSchema = z.object({ bidi: bidiSettingsSchema.optional(), stt: sttSettingsSchema.optional() }).strict();
 
 export type SpeechSettings = z.infer<typeof speechSettingsSchema>;

@@ -1,12 +1,22 @@
 /**
  * A minimal USTAR archive writer: regular files only, names up to 100 bytes (or 255 with a prefix).
  * Enough for the archives the emulator hands out (async synthesis results); `tar -tf` reads them.
+ * `tarStream` gives the same bytes piece by piece, with members read from a source as they are
+ * written (an archive of hours of audio is never held whole).
  */
 export interface TarEntry {
   name: string;
   data: Buffer;
   /** Modification time, Unix seconds. */
   mtimeSec: number;
+}
+
+/** A member whose bytes come from a source (a file on disk): its size is known before they are read. */
+export interface TarStreamEntry {
+  name: string;
+  size: number;
+  mtimeSec: number;
+  data: Buffer | (() => AsyncIterable<Buffer>);
 }
 
 const BLOCK = 512;
@@ -30,7 +40,7 @@ function assertConfined(name: string): void {
   if (name.startsWith('/') || name.split(/[/\\]/).some((s) => s === '..')) throw new Error(`tar entry name leaves its folder: ${name}`);
 }
 
-function header(entry: TarEntry): Buffer {
+function header(entry: { name: string; size: number; mtimeSec: number }): Buffer {
   assertConfined(entry.name);
   const h = Buffer.alloc(BLOCK);
   const { prefix, base } = splitName(entry.name);
@@ -38,7 +48,7 @@ function header(entry: TarEntry): Buffer {
   h.write(octal(0o644, 8), 100, 'ascii');
   h.write(octal(0, 8), 108, 'ascii'); // uid
   h.write(octal(0, 8), 116, 'ascii'); // gid
-  h.write(octal(entry.data.length, 12), 124, 'ascii');
+  h.write(octal(entry.size, 12), 124, 'ascii');
   h.write(octal(Math.max(0, Math.floor(entry.mtimeSec)), 12), 136, 'ascii');
   h.write('        ', 148, 'ascii'); // checksum counts as spaces while summing
   h.write('0', 156, 'ascii'); // regular file
@@ -55,10 +65,32 @@ function header(entry: TarEntry): Buffer {
 export function writeTar(entries: TarEntry[]): Buffer {
   const parts: Buffer[] = [];
   for (const e of entries) {
-    parts.push(header(e), e.data);
+    parts.push(header({ ...e, size: e.data.length }), e.data);
     const pad = (BLOCK - (e.data.length % BLOCK)) % BLOCK;
     if (pad) parts.push(Buffer.alloc(pad));
   }
   parts.push(Buffer.alloc(BLOCK * 2));
   return Buffer.concat(parts);
+}
+
+/** The archive of `entries` as chunks (equal to writeTar's bytes); a member shorter or longer than its size throws. */
+export async function* tarStream(entries: Iterable<TarStreamEntry>): AsyncGenerator<Buffer> {
+  for (const e of entries) {
+    yield header(e);
+    let got = 0;
+    if (Buffer.isBuffer(e.data)) {
+      got = e.data.length;
+      yield e.data;
+    } else {
+      for await (const chunk of e.data()) {
+        got += chunk.length;
+        if (got > e.size) throw new Error(`tar member ${e.name} is longer than its ${e.size} bytes`);
+        yield chunk;
+      }
+    }
+    if (got !== e.size) throw new Error(`tar member ${e.name} holds ${got} bytes, not ${e.size}`);
+    const pad = (BLOCK - (e.size % BLOCK)) % BLOCK;
+    if (pad) yield Buffer.alloc(pad);
+  }
+  yield Buffer.alloc(BLOCK * 2);
 }

@@ -42,8 +42,11 @@ export interface SocketWire {
   terminate(): void;
   /** Runs `fn` once when the socket closes. */
   onClose(fn: () => void): void;
-  /** A timer on the emulator clock, cancelled when the socket closes. */
-  after(ms: number, fn: () => void, label: string): number;
+  /**
+   * A timer on the emulator clock, cancelled when the socket closes; listed under the socket's account
+   * in the state view unless `listed` is false (the listener's own rules, such as the idle rule).
+   */
+  after(ms: number, fn: () => void, label: string, listed?: boolean): number;
   cancel(id: number | null | undefined): void;
   /** Journal summary of a frame the client sent. */
   recordIn(size: number, binary: boolean, event?: string): void;
@@ -195,7 +198,7 @@ export function openSocketWire(
       if (closed) fn();
       else cleanups.push(fn);
     },
-    after(ms, fn, label) {
+    after(ms, fn, label, listed = true) {
       const id = emu.clock.after(
         ms,
         () => {
@@ -203,7 +206,7 @@ export function openSocketWire(
           if (!closed) fn();
         },
         label,
-        accountId ?? undefined,
+        listed ? (accountId ?? undefined) : undefined,
       );
       timers.add(id);
       return id;
@@ -221,6 +224,62 @@ export function openSocketWire(
     },
   };
   return wire;
+}
+
+/** The idle rule of the platform's sockets: this long on the emulator clock without a client message. */
+export const SOCKET_IDLE_MS = 120_000;
+
+/**
+ * An idle rule on the emulator clock: `onIdle` runs when `ms` pass without `touch()` (call it on every
+ * client message and when the server's own work ends). While `busy()` (a reply being made) the rule
+ * waits another period instead. The timer dies with the socket.
+ */
+export function idleRule(wire: SocketWire, ms: number, label: string, onIdle: () => void, busy: () => boolean = () => false): () => void {
+  let id: number | null = null;
+  const touch = () => {
+    wire.cancel(id);
+    id = wire.after(
+      ms,
+      () => {
+        id = null;
+        if (busy()) touch();
+        else onIdle();
+      },
+      label,
+      // A rule of the listener, not the account's state: counted in the state view's total only.
+      false,
+    );
+  };
+  touch();
+  return touch;
+}
+
+/** Codes of a client that went away; `ws` protocol errors (WS_ERR_*) are a client's mistake too. */
+const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE', 'ERR_STREAM_DESTROYED']);
+
+/** How long a socket closed for a protocol error waits for the client to end its side. */
+const CLOSE_LINGER_MS = 5000;
+
+/**
+ * The `errorHandler` of the WebSocket plugin on every listener. A client's mistake (a frame over
+ * 8 MiB, a bad opcode, invalid UTF-8, a dropped connection) is one debug line without a stack, and
+ * the close `ws` started (1009, 1002, 1007…) is sent before the connection ends: the TCP side is
+ * half-closed once the close frame is queued, so the client reads that frame instead of a reset
+ * (1006) however loaded the machine is. A failure of a handler is logged with its stack.
+ */
+export function socketErrorHandler(error: Error & { code?: string }, socket: WebSocket, request: FastifyRequest): void {
+  const code = error.code ?? '';
+  if (!code.startsWith('WS_ERR_') && !CLIENT_GONE.has(code)) {
+    request.log.error({ err: error }, 'websocket handler failed');
+    return void socket.terminate();
+  }
+  request.log.debug({ code, reason: error.message }, 'websocket closed for a client protocol error');
+  const raw = (socket as WebSocket & { _socket?: import('node:net').Socket })._socket;
+  if (socket.readyState !== socket.CLOSING || !raw || raw.destroyed) return void socket.terminate();
+  // The close frame is already in the raw socket's write queue: end() sends it, then FIN; what the
+  // client still sends is read and dropped by `ws`, so the kernel has no reason to reset.
+  raw.end();
+  setTimeout(() => raw.destroy(), CLOSE_LINGER_MS).unref();
 }
 
 /** One client message's bytes, whatever shape `ws` handed them in. */

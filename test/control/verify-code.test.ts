@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { codeInLargeJson } from '../../src/core/journal-summaries.js';
 import { emulatorForFile } from '../helpers/emulator.js';
 import { req, t2a } from '../speech/helpers.js';
 
@@ -28,5 +29,38 @@ describe('verify by code: one reading of an entry code', () => {
     const entry = (await ctl.call('GET', '/journal?limit=1')).body.entries[0];
     expect(entry.response.code).toBe(2054);
     expect((await ctl.call('POST', '/verify', { request: { account: 'verify-err', code: '2054' }, exactly: 1 })).status).toBe(200);
+  });
+});
+
+describe('every large JSON answer keeps its spec code', () => {
+  const { emu, ctl } = emulatorForFile();
+  it('get_voice over 64 KB (the published catalogue and a few more) matches "code": 0', async () => {
+    const voices = (await ctl.call('GET', '/fixtures/speech-voices.json')).body.content as object[];
+    const more = Array.from({ length: 30 }, (_, i) => ({
+      voice_id: `Extra_Voice_${i}`,
+      voice_name: `Extra ${i}`,
+      language: 'en',
+      description: 'One more voice.',
+    }));
+    expect((await ctl.call('PUT', '/fixtures/speech-voices.json', [...voices, ...more])).status).toBe(200);
+    const res = await fetch(`${emu.speechUrl}/v1/get_voice`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer verify-voices', 'content-type': 'application/json' },
+      body: JSON.stringify({ voice_type: 'all' }),
+    });
+    expect(res.status).toBe(200);
+    expect((await res.arrayBuffer()).byteLength).toBeGreaterThan(65_536);
+    const entry = (await ctl.call('GET', '/journal?limit=1&path=/v1/get_voice')).body.entries[0];
+    expect(entry.response.summary).toEqual({ bytes: expect.any(Number) });
+    expect(entry.response.code).toBe(0);
+    const verified = await ctl.call('POST', '/verify', { request: { path: '/v1/get_voice', account: 'verify-voices', code: 0 }, exactly: 1 });
+    expect(verified.status, verified.text).toBe(200);
+  });
+
+  it('the code is read where each family writes it, for answers too large to summarize', () => {
+    expect(codeInLargeJson(`{"voices":[${'"x",'.repeat(20_000)}"y"],"trace_id":"t","base_resp":{"status_code":0,"status_msg":"success"}}`)).toBe(0);
+    expect(codeInLargeJson(`{"error_code":0,"error_message":"","succeed":true,"data":{"list":[${'1,'.repeat(40_000)}2]}}`)).toBe(0);
+    expect(codeInLargeJson(`{"error_code":10001,"error_message":"x","succeed":false,"data":null}`)).toBe(10001);
+    expect(codeInLargeJson('[1,2,3]')).toBeUndefined();
   });
 });

@@ -21,6 +21,8 @@ const SAMPLES: Record<string, [string, unknown]> = {
   publicUrl: ['https://emu.example.test', 'https://emu.example.test'],
   strictKeys: ['on', true],
   journalLimit: ['50', 50],
+  bodyTimeoutMs: ['1500', 1500],
+  maxConnections: ['64', 64],
   logLevel: ['debug', 'debug'],
   controlToken: ['tok', 'tok'],
   globalLimits: ['off', false],

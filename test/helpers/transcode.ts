@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { run } from './tools.js';
+import { pcm16Wav } from './audio.js';
 
 /** Output file name and ffmpeg arguments of each kind of upload. */
 export const KINDS = {
@@ -38,19 +39,7 @@ export async function transcode(wav: Buffer, kind: Kind): Promise<Buffer> {
 /** A 16-bit PCM WAV of a tone (foreign audio: no signature). */
 export function toneWav(seconds: number, sampleRate = 16000, hz = 440): Buffer {
   const frames = Math.round(seconds * sampleRate);
-  const b = Buffer.alloc(44 + frames * 2);
-  b.write('RIFF', 0, 'latin1');
-  b.writeUInt32LE(36 + frames * 2, 4);
-  b.write('WAVEfmt ', 8, 'latin1');
-  b.writeUInt32LE(16, 16);
-  b.writeUInt16LE(1, 20);
-  b.writeUInt16LE(1, 22);
-  b.writeUInt32LE(sampleRate, 24);
-  b.writeUInt32LE(sampleRate * 2, 28);
-  b.writeUInt16LE(2, 32);
-  b.writeUInt16LE(16, 34);
-  b.write('data', 36, 'latin1');
-  b.writeUInt32LE(frames * 2, 40);
+  const b = pcm16Wav(frames * 2, sampleRate);
   for (let i = 0; i < frames; i++) b.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * hz * i) / sampleRate)), 44 + i * 2);
   return b;
 }

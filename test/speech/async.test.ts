@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { control, emulatorForFile } from '../helpers/emulator.js';
 import { codeOf, msgOf, PANGRAM, resourcesOf, speechApi, zipOf } from './beyond.js';
+import { madeTask as madeTaskOf, untar } from './async-helpers.js';
 import { ffprobe } from './helpers.js';
 
 /** Async synthesis: `t2a_async_v2`, the task query, the tar output (section 6, rule 12.12). */
@@ -8,31 +9,8 @@ const { emu, ctl } = emulatorForFile({ plane: 'speech', freeze: true });
 const HOUR = 3600 * 1000;
 const VOICE = { voice_id: 'female-shaonv' };
 
-/** Files of a USTAR archive: name → bytes. */
-function untar(tar: Buffer): Map<string, Buffer> {
-  const out = new Map<string, Buffer>();
-  for (let at = 0; at + 512 <= tar.length;) {
-    const h = tar.subarray(at, at + 512);
-    if (h.every((b) => b === 0)) break;
-    const field = (from: number, len: number) => h.toString('utf8', from, from + len).replace(/\0.*$/s, '');
-    const name = [field(345, 155), field(0, 100)].filter(Boolean).join('/');
-    const size = parseInt(field(124, 12).trim(), 8);
-    out.set(name, tar.subarray(at + 512, at + 512 + size));
-    at += 512 + Math.ceil(size / 512) * 512;
-  }
-  return out;
-}
-
 /** The state-view record of a task once its audio is made (real work; the clock stays frozen). */
-async function madeTask(taskId: number): Promise<any> {
-  for (let i = 0; i < 600; i++) {
-    const items = await resourcesOf(emu.speechUrl, 'speech-async', (ts) => ts.some((t) => t.task_id === taskId));
-    const t = items.find((x) => x.task_id === taskId);
-    if (t?.audio_ready || t?.status === 'Failed') return t;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error('the task never finished its audio');
-}
+const madeTask = (taskId: number) => madeTaskOf(emu.speechUrl, taskId);
 
 const now = async () => (await ctl.clock()).body.now_ms as number;
 

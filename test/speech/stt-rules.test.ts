@@ -2,6 +2,7 @@
 // language header, multipart only, the file part's size and the duration limit with their exact texts,
 // containers it does not take, keys, balance, account limits, content safety and faults, each with its
 // real HTTP status and the error body of 1.6; both listeners; the journal, usage and reset; the document.
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, emulatorForFile } from '../helpers/emulator.js';
 import { silentWav, toneWav } from '../helpers/transcode.js';
@@ -276,5 +277,38 @@ describe('both listeners, journal, usage, reset, document', () => {
     expect(form.properties.response_format.enum).toEqual(['json', 'verbose_json', 'srt', 'vtt']);
     expect(op.parameters.find((p: { name: string }) => p.name === 'language')).toMatchObject({ in: 'header' });
     expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '402', '413', '422', '429', '500']));
+    // Its errors are its own body with real statuses: no `default` answer in the speech service's base_resp shape.
+    expect(op.responses.default).toBeUndefined();
+    expect(doc.paths['/v1/t2a_v2'].post.responses.default.content['application/json'].schema.$ref).toBe('#/components/schemas/SpeechError');
+  });
+});
+
+describe('reading stops at the size limit', () => {
+  it('the 413 arrives while the client is still sending: the rest of the body is never read', async () => {
+    const url = new URL(emu.speechUrl);
+    const boundary = 'limit-boundary';
+    const head = `--${boundary}\r\nContent-Disposition: form-data; name="model"\r\n\r\nasr-1.0\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.wav"\r\nContent-Type: application/octet-stream\r\n\r\n`;
+    const declared = head.length + 80 * 1024 * 1024; // 80 MB announced, far past the limit
+    const socket = connect(Number(url.port), url.hostname);
+    await new Promise((r) => socket.once('connect', r));
+    socket.on('error', () => undefined);
+    let answer = '';
+    const answered = new Promise<void>((resolve) => socket.on('data', (d: Buffer) => ((answer += d.toString('latin1')), resolve())));
+    socket.write(
+      `POST /v1/speech_to_text HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${STT_KEY}\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${declared}\r\n\r\n${head}`,
+    );
+    const chunk = Buffer.alloc(1024 * 1024);
+    let sent = 0;
+    // Up to 56 MB, pausing when the socket is full; the answer must come before the 80 MB are sent.
+    while (sent < 56 * 1024 * 1024 && !answer) {
+      sent += chunk.length;
+      if (!socket.write(chunk)) await Promise.race([new Promise((r) => socket.once('drain', r)), answered]);
+    }
+    await Promise.race([answered, new Promise((r) => setTimeout(r, 10_000))]);
+    socket.destroy();
+    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+    expect(answer.toLowerCase()).toContain('connection: close');
+    expect(answer).toMatch(/request body too large: \d+ bytes exceeds limit of 52428800 bytes/);
+    expect(sent).toBeLessThan(80 * 1024 * 1024);
   });
 });

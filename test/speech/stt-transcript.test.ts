@@ -117,10 +117,12 @@ describe('formats', () => {
   });
 
   it('stream deltas carry the separator before the next sentence; the final event has the duration', () => {
-    expect(streamEvents(pieces, 3_727_000)).toEqual([
+    expect(streamEvents(pieces, 3_727_000).map((e) => e.body)).toEqual([
       { index: 0, delta: 'Late. ', finish: false },
       { index: 1, delta: 'Later.', finish: false },
       { index: 2, delta: '', finish: true, duration: 3727 },
     ]);
+    // Each event stands for its sentence's end in the audio (the final one for the whole): the times stt.stream_pace paces by.
+    expect(streamEvents(pieces, 3_727_000).map((e) => e.atMs)).toEqual([...pieces.map((p) => p.endMs), 3_727_000]);
   });
 });

@@ -149,6 +149,16 @@ describe('authentication (rule 12.2) and faults on the upgrade', () => {
     expect(res.status).toBe(426);
     expect(((await res.json()) as any).base_resp.status_code).toBe(2013);
   });
+
+  it('a plain GET cannot carry close_ws or a fault code: both are reported ignored, on both speech sockets', async () => {
+    for (const path of ['/ws/v1/t2a_v2', '/ws/v1/t2a_v2_bidi']) {
+      const res = await fetch(`${emu.speechUrl}${path}`, { headers: { authorization: 'Bearer k', 'x-emulator-fault': 'close_ws=4000;code=1002' } });
+      expect(res.status, path).toBe(426);
+      expect(res.headers.get('x-emulator-fault-ignored'), path).toMatch(/close_ws/);
+      expect(res.headers.get('x-emulator-fault-ignored'), path).toMatch(/code/);
+      await res.arrayBuffer();
+    }
+  });
 });
 
 describe('billing per piece', () => {

@@ -3,8 +3,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Account } from '../../src/core/accounts.js';
 import type { Emulator } from '../../src/core/emulator.js';
 import { speechArea } from '../../src/services/speech/state.js';
-import { IDLE_MS, MAX_PIECE_CHARS, MAX_QUEUED, openSession } from '../../src/services/speech/ws/model.js';
-import type { SessionPort } from '../../src/services/speech/ws/piece.js';
+import { MAX_PIECE_CHARS, MAX_QUEUED, openSession } from '../../src/services/speech/ws/model.js';
+import { IDLE_MS, type SessionPort } from '../../src/services/speech/ws/piece.js';
 import { accountOf, modelEmulator } from './model-emulator.js';
 
 let emu: Emulator;

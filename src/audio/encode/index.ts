@@ -142,6 +142,7 @@ function encodeInternal(format: AudioFormat, source: EncodeSource, opts: StreamE
   const align = mulaw ? ch : pcmLike ? ch * 2 : 0;
   const meta = deferred<AudioMeta>();
   const whole = deferred<Buffer>();
+  const trueHeader = deferred<Buffer | null>();
 
   async function* run(): AsyncGenerator<Buffer> {
     let size = 0;
@@ -213,14 +214,17 @@ function encodeInternal(format: AudioFormat, source: EncodeSource, opts: StreamE
     }
     const decodedFrames = mp3 ? mp3Count * mp3FrameSamples(sr) : frames;
     meta.resolve({ format, sampleRate: sr, channels: ch, bitrate, sizeBytes: size, durationMs: Math.round((decodedFrames * 1000) / sr) });
+    let finalHeader: Buffer | null = null;
+    if (format === 'wav') finalHeader = wavHeader(sr, ch, size - 44);
+    if (format === 'pcmu_wav') finalHeader = mulawWavHeader(sr, ch, frames);
+    if (flac) {
+      const t = flac.totals();
+      finalHeader = flacHeader(sr, ch, t.frames, t.md5);
+    }
+    trueHeader.resolve(finalHeader);
     if (opts.keepWhole) {
       const file = Buffer.concat(kept, size);
-      if (format === 'wav') wavHeader(sr, ch, size - 44).copy(file, 0);
-      if (format === 'pcmu_wav') mulawWavHeader(sr, ch, frames).copy(file, 0);
-      if (flac) {
-        const t = flac.totals();
-        flacHeader(sr, ch, t.frames, t.md5).copy(file, 0);
-      }
+      finalHeader?.copy(file, 0);
       whole.resolve(file);
     } else whole.reject(new Error('wholeFile() needs the stream opened with keepWhole'));
   }
@@ -228,12 +232,14 @@ function encodeInternal(format: AudioFormat, source: EncodeSource, opts: StreamE
   const fail = (e: unknown) => {
     meta.reject(e);
     whole.reject(e);
+    trueHeader.reject(e);
   };
   let used = false;
   return {
     format,
     meta: () => meta.promise,
     wholeFile: () => whole.promise,
+    finalHeader: () => trueHeader.promise,
     [Symbol.asyncIterator]() {
       if (used) throw new Error('an encoded stream can be iterated only once');
       used = true;

@@ -2,11 +2,12 @@ import multipart from '@fastify/multipart';
 import websocket from '@fastify/websocket';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { installCors } from '../../core/cors.js';
-import { MAX_FRAME_BYTES } from '../../core/wire.js';
+import { MAX_FRAME_BYTES, socketErrorHandler } from '../../core/wire.js';
 import { registerDownloads } from '../../core/downloads.js';
 import type { Emulator } from '../../core/emulator.js';
 import { classifyBodyError, type BodyError } from '../../core/body-errors.js';
 import { installLifecycle } from '../../core/lifecycle.js';
+import { StorageError } from '../../core/storage.js';
 import { pathOf, sendJson } from '../../core/request-context.js';
 import { agentRoutes } from './agents/routes.js';
 import { callRoutes } from './calls/routes.js';
@@ -66,6 +67,8 @@ export async function setupPlatformApp(app: FastifyInstance, emu: Emulator): Pro
     // A body that failed to parse on an unknown route is still an unknown route: 404, not a body error.
     if (req.is404) return notFound(req, reply);
     if (err instanceof PlatformError) return sendPlatformError(req, reply, err);
+    // The data dir could not keep or give back what the request needs: the internal error, saying what.
+    if (err instanceof StorageError) return sendPlatformError(req, reply, new PlatformError('internal', err.message));
     if (err.validation) return sendPlatformError(req, reply, new PlatformError('param', validationText(err)));
     const bodyError = classifyBodyError(err);
     if (bodyError) return sendPlatformError(req, reply, new PlatformError('param', bodyErrorText(req, bodyError)));
@@ -76,7 +79,7 @@ export async function setupPlatformApp(app: FastifyInstance, emu: Emulator): Pro
   app.setNotFoundHandler(notFound);
 
   await app.register(multipart, { limits: { fileSize: 256 * 1024 * 1024, files: 1, fields: 16 } });
-  await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES } });
+  await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES }, errorHandler: socketErrorHandler });
 
   registerDownloads(app, emu, (reply, status, message) => sendJson(reply, status, failure(status === 403 ? 10003 : 10002, message)));
 

@@ -7,7 +7,8 @@
  * API: `registerCustomVoices` at start-up; `findCustomVoice`, `listCustomVoices`, `customVoiceCount`
  * to read; `putCustomVoice`, `removeCustomVoice` to write (the caller has checked its rules).
  */
-import { areaOf } from '../../core/areas.js';
+import * as z from 'zod';
+import { areaOf, checkWith } from '../../core/areas.js';
 import type { Emulator, StateArea } from '../../core/emulator.js';
 
 export interface CustomVoice {
@@ -58,6 +59,20 @@ function createArea(emu: Emulator): CustomVoiceArea {
     save() {
       return [...byAccount.values()].flatMap((voices) => [...voices.values()]);
     },
+    check: checkWith(
+      z.array(
+        z.looseObject({
+          voiceId: z.string().min(1),
+          accountId: z.string().min(1),
+          toneId: z.string(),
+          refBlob: z.string(),
+          refFormat: z.string(),
+          refDurationMs: z.number(),
+          refText: z.string(),
+          createdAt: z.number(),
+        }),
+      ),
+    ),
     load(data) {
       byAccount.clear();
       for (const voice of (Array.isArray(data) ? data : []) as CustomVoice[]) voicesOf(byAccount, voice.accountId).set(voice.voiceId, voice);

@@ -1,12 +1,13 @@
 import websocket from '@fastify/websocket';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { installCors } from '../../core/cors.js';
-import { MAX_FRAME_BYTES } from '../../core/wire.js';
+import { MAX_FRAME_BYTES, socketErrorHandler } from '../../core/wire.js';
 import { registerDownloads } from '../../core/downloads.js';
 import type { Emulator } from '../../core/emulator.js';
 import { installLifecycle } from '../../core/lifecycle.js';
 import { pathOf } from '../../core/request-context.js';
 import { classifyBodyError } from '../../core/body-errors.js';
+import { StorageError } from '../../core/storage.js';
 import { bodyError, refusalError, SpeechError, sendSpeechError } from './errors.js';
 import { speechAsyncRoutes } from './async/routes.js';
 import { speechCloneRoutes } from './clone/routes.js';
@@ -45,6 +46,8 @@ export async function setupSpeechApp(app: FastifyInstance, emu: Emulator): Promi
     // A body that failed to parse on an unknown route is still an unknown route: 404, not a body error.
     if (req.is404) return notFound(req, reply);
     if (err instanceof SpeechError) return sendSpeechError(emu, req, reply, err);
+    // The data dir could not keep or give back what the request needs: the internal error, saying what.
+    if (err instanceof StorageError) return sendSpeechError(emu, req, reply, new SpeechError(1000, err.message));
     // A body that cannot be read: admission already let the request in (it runs before the body).
     const unreadable = classifyBodyError(err);
     if (unreadable) return sendSpeechError(emu, req, reply, bodyError(unreadable));
@@ -58,7 +61,7 @@ export async function setupSpeechApp(app: FastifyInstance, emu: Emulator): Promi
     sendSpeechError(emu, reply.request, reply, new SpeechError(status === 403 ? 1004 : 1000, message, status)),
   );
   // Frames over 8 MiB close the socket with 1009, as on the platform's sockets.
-  await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES } });
+  await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES }, errorHandler: socketErrorHandler });
   await app.register(speechRoutes, { emu });
   await app.register(speechSocketRoutes, { emu });
   await app.register(bidiSocketRoutes, { emu });

@@ -101,9 +101,17 @@ export function traceIdOf(emu: Emulator, req: FastifyRequest): string {
 
 export function sendSpeechError(emu: Emulator, req: FastifyRequest, reply: FastifyReply, err: SpeechError): FastifyReply {
   const traceId = traceIdOf(emu, req);
-  const body = { data: null, trace_id: traceId, base_resp: { status_code: err.code, status_msg: err.message } };
   noteSpecCode(req, err.code);
-  return reply.code(err.httpStatus).header('Trace-Id', traceId).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(body));
+  return reply.code(err.httpStatus).header('Trace-Id', traceId).header('content-type', 'application/json; charset=utf-8').send(errorBody(traceId, err));
+}
+
+/**
+ * `{"data":null,"trace_id":…,"base_resp":{"status_code":…,"status_msg":…}}`, the bytes JSON.stringify
+ * gives for that object, written out: no object is built for every refused request.
+ */
+function errorBody(traceId: string, err: SpeechError): string {
+  const code = Number.isFinite(err.code) ? String(err.code) : 'null';
+  return `{"data":null,"trace_id":${JSON.stringify(traceId)},"base_resp":{"status_code":${code},"status_msg":${JSON.stringify(err.message)}}}`;
 }
 
 /** The `status=N` fault: HTTP N with a base_resp code that fits it (docs/speech.md, Order of checks). */

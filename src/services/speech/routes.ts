@@ -10,6 +10,7 @@ import { AUDIO_CHUNK, FINAL_AUDIO_CHUNK, guardStream } from '../../core/stream-g
 import { refusalError, SpeechError, STATUS_MSG, traceIdOf } from './errors.js';
 import { encodeOptionsOf, readRequest, recordSignature, startSynthesis, subtitleSegments, synthesizeAgain, URL_TTL_MS, type SynthesisPlan } from './model.js';
 import { fileExtension } from './formats.js';
+import { synthesizeToBlob } from './url-audio.js';
 import { t2aRequestSchema, type T2aRequest } from './schema.js';
 import { countingFrames, SubtitleFeed, withSubtitles } from './ws/subtitles.js';
 import { signedLink } from './reply.js';
@@ -62,11 +63,12 @@ function once(fn: () => void): () => void {
   };
 }
 
-/** The client left while its synthesis waited for a slot: nobody is there to answer. */
+/** The client left while its synthesis waited for a slot or ran: nobody is there to answer. */
 function leftWhileQueued(req: FastifyRequest, reply: FastifyReply): void {
   reply.hijack();
-  finishEntry(req, 200);
+  // Noted before the entry finishes: the live journal shows a finished entry as it is then.
   req.ctx.entry?.setNote('client disconnected before the answer');
+  finishEntry(req, 200);
 }
 
 /**
@@ -105,27 +107,28 @@ async function wholeSynthesis(
   ac: AbortController,
   synth: Synthesis,
 ) {
-  let encoded: Awaited<ReturnType<typeof encodeAudio>>;
+  const account = req.ctx.account!;
+  let meta: Awaited<ReturnType<typeof encodeAudio>>['meta'];
+  let audio: string;
   try {
-    encoded = await encodeAudio(plan.format, synth, encodeOptionsOf(plan));
+    if (plan.outputUrl) {
+      // Streamed to disk as it is encoded: a URL-mode file is never held whole (url-audio.ts).
+      const rel = `speech/${account.id}/${traceId}.${fileExtension(plan.format)}`;
+      meta = await synthesizeToBlob(emu, rel, plan, synth);
+      audio = signedLink(emu, req, rel, emu.clock.now() + URL_TTL_MS);
+    } else {
+      const encoded = await encodeAudio(plan.format, synth, encodeOptionsOf(plan));
+      meta = encoded.meta;
+      audio = encoded.bytes.toString('hex');
+      keepAnswerAudio(emu, req, plan, encoded.bytes.length);
+    }
   } catch (err) {
     if (!ac.signal.aborted) throw err;
     // The client left: the synthesis stopped with it and nobody is there to answer.
-    reply.hijack();
-    finishEntry(req, 200);
-    req.ctx.entry?.setNote('client disconnected before the answer');
-    return;
+    return leftWhileQueued(req, reply);
   }
   recordSignature(emu, plan, synth);
-  emu.metrics.audioSynthesized(plan.format, encoded.meta.durationMs / 1000);
-  const account = req.ctx.account!;
-  let audio = encoded.bytes.toString('hex');
-  if (!plan.outputUrl) keepAnswerAudio(emu, req, plan, encoded.bytes.length);
-  if (plan.outputUrl) {
-    const rel = `speech/${account.id}/${traceId}.${fileExtension(plan.format)}`;
-    await emu.blobs.put(rel, encoded.bytes);
-    audio = signedLink(emu, req, rel, emu.clock.now() + URL_TTL_MS);
-  }
+  emu.metrics.audioSynthesized(plan.format, meta.durationMs / 1000);
   let subtitleFile: string | undefined;
   if (plan.subtitles) {
     const type = plan.subtitles;
@@ -135,7 +138,7 @@ async function wholeSynthesis(
   }
   const body = {
     data: { audio, status: 2, ced: '', ...(subtitleFile ? { subtitle_file: subtitleFile } : {}) },
-    extra_info: extraInfo(encoded.meta, plan),
+    extra_info: extraInfo(meta, plan),
     trace_id: traceId,
     base_resp: { status_code: 0, status_msg: STATUS_MSG[0] },
   };

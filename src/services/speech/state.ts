@@ -3,7 +3,8 @@
  * can see that a client who left stopped the work). Generated files live in the blob store under
  * `speech/<account id>/`; reset removes them.
  */
-import { areaOf } from '../../core/areas.js';
+import * as z from 'zod';
+import { areaOf, checkWith } from '../../core/areas.js';
 import type { Emulator, StateArea } from '../../core/emulator.js';
 import type { SynthesisPlan } from './model.js';
 
@@ -59,6 +60,17 @@ function newSpeechArea(emu: Emulator): StateArea & SpeechArea {
       return { ...record, streams_active: record.streams.filter((s) => s.status === 'streaming').length, streams: record.streams.map((s) => ({ ...s })) };
     },
     save: () => Object.fromEntries([...usage].map(([id, record]) => [id, { ...record, streams: record.streams.filter((s) => s.status !== 'streaming') }])),
+    check: checkWith(
+      z.record(
+        z.string(),
+        z.looseObject({
+          requests: z.number(),
+          usage_characters: z.number(),
+          text_normalization_modes: z.record(z.string(), z.number()).optional(),
+          streams: z.array(z.looseObject({})).optional(),
+        }),
+      ),
+    ),
     load(data) {
       usage.clear();
       for (const [id, record] of Object.entries((data ?? {}) as Record<string, AccountUsage>))

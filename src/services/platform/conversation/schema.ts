@@ -55,9 +55,11 @@ export const SOCKET_KEY_TEXTS: KeyTexts = {
   disabled: 'api_key belongs to a disabled API key',
 };
 
-/** Close codes: 1008 after client errors (auth, parameters, balance), 1011 after service faults, 1000 after a finished turn. */
+/** Close codes: 1008 after client errors (auth, parameters, balance), 1011 after service faults, 1000 after a finished turn, 1001 when idle. */
 export const CLOSE_POLICY = 1008;
 export const CLOSE_FAULT = 1011;
+/** Close code of the idle rule (no client message for 120 s on the emulator clock). */
+export const CLOSE_IDLE = 1001;
 
 /**
  * A refusal of the admission path (core/admission.ts) on a conversation socket: an `error` event with

@@ -11,7 +11,7 @@ import { admitRequest } from '../../../core/admission.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { firstIssueText } from '../issues.js';
 import { isFinalMessage, parseJsonObject, unwrapMeta } from '../shared/socket-messages.js';
-import { MAX_FRAME_BYTES, messageBytes } from '../../../core/wire.js';
+import { idleRule, MAX_FRAME_BYTES, messageBytes, SOCKET_IDLE_MS } from '../../../core/wire.js';
 import { openWire, type Wire } from '../shared/socket-wire.js';
 import { appendPcm, INPUT_RATE, newUtterance, nextPartial, recognizeUtterance, type Utterance } from '../shared/utterance.js';
 import {
@@ -25,7 +25,7 @@ import {
   type ConversationState,
   type LiveSession,
 } from './model.js';
-import { CLOSE_FAULT, CLOSE_POLICY, socketRefusal, streamMetaSchema, textMetaSchema } from './schema.js';
+import { CLOSE_FAULT, CLOSE_IDLE, CLOSE_POLICY, socketRefusal, streamMetaSchema, textMetaSchema } from './schema.js';
 import { runReply, type ReplyContext } from './reply.js';
 import { afterAudio, beforeMeta, endOfUtterance } from './turn-taking.js';
 
@@ -53,7 +53,22 @@ export function conversationSocket(emu: Emulator, state: ConversationState, sock
   }
 
   const conv = new Conversation(emu, state, admission.account, wire, mode, fail);
+  // 120 s on the emulator clock without a client message (a reply in progress does not count): an
+  // `error` event DEADLINE_EXCEEDED, then close 1001.
+  const touch = idleRule(
+    wire,
+    SOCKET_IDLE_MS,
+    'conversation socket idle timeout',
+    () => {
+      const message = `idle timeout: no message from the client for ${SOCKET_IDLE_MS / 1000} s`;
+      wire.send({ type: 'error', code: 'DEADLINE_EXCEEDED', message });
+      wire.close(CLOSE_IDLE, message);
+    },
+    () => conv.answering,
+  );
+  conv.onTurnEnd = touch;
   socket.on('message', (data: RawData, isBinary: boolean) => {
+    touch();
     try {
       conv.onMessage(messageBytes(data), isBinary);
     } catch (err) {
@@ -72,6 +87,14 @@ class Conversation {
   private pauseTimer: number | null = null;
   private busy = false;
   private chain: Promise<void> = Promise.resolve();
+  private pending = 0;
+  /** Called when a turn's work ends (the idle rule counts from there). */
+  onTurnEnd: () => void = () => {};
+
+  /** A reply is being made: the socket is not idle. */
+  get answering(): boolean {
+    return this.pending > 0;
+  }
 
   constructor(
     private readonly emu: Emulator,
@@ -165,11 +188,18 @@ class Conversation {
   }
 
   private enqueue(turn: () => Promise<void>): void {
-    this.chain = this.chain.then(turn).catch((err) => {
-      if (this.wire.closed) return;
-      this.emu.logger.error({ err }, 'conversation turn failed');
-      this.fail('INTERNAL', 'internal error while answering', CLOSE_FAULT);
-    });
+    this.pending++;
+    this.chain = this.chain
+      .then(turn)
+      .catch((err) => {
+        if (this.wire.closed) return;
+        this.emu.logger.error({ err }, 'conversation turn failed');
+        this.fail('INTERNAL', 'internal error while answering', CLOSE_FAULT);
+      })
+      .finally(() => {
+        this.pending--;
+        if (!this.wire.closed) this.onTurnEnd();
+      });
   }
 
   private async voiceTurn(utterance: Utterance, t0: number): Promise<void> {

@@ -5,7 +5,6 @@
  * else one speaker over the non-silent stretches of an energy detector. Speaker labels are
  * `SPEAKER_00`, `SPEAKER_01`… in order of first appearance; times are seconds with 3 decimals.
  */
-import { speechActivity } from '../../../audio/index.js';
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import type { SignatureRecord } from '../../../core/signatures.js';
@@ -13,6 +12,12 @@ import { PlatformError } from '../envelope.js';
 import { chargeOrRefuse, priceOf } from '../shared/billing.js';
 import { fetchObjectKey, fetchUrl, readInputAudio, signatureOffsetMs, type InputAudio } from '../shared/input-audio.js';
 import type { DiarizationData, DiarizationSpeaker, DiarizeBody } from './schema.js';
+
+/**
+ * The longest audio diarized (its declared duration, refused before decoding): the energy detector
+ * reads the whole file, and this keeps one request under a few seconds of work.
+ */
+export const MAX_DIARIZATION_SECONDS = 3600;
 
 const secs = (ms: number) => Math.round(Math.max(0, ms)) / 1000;
 
@@ -43,7 +48,7 @@ export function speakersOfRecord(record: SignatureRecord, offsetMs: number, dura
   return order.map((who, i) => speaker(i, bySpeaker.get(who)!));
 }
 
-export function speakersOf(emu: Emulator, audio: InputAudio): DiarizationSpeaker[] {
+export async function speakersOf(emu: Emulator, audio: InputAudio): Promise<DiarizationSpeaker[]> {
   if (audio.record && audio.record.segments.length > 0) {
     return speakersOfRecord(audio.record, signatureOffsetMs(audio.samples, audio.sampleRate), audio.durationMs);
   }
@@ -54,7 +59,7 @@ export function speakersOf(emu: Emulator, audio: InputAudio): DiarizationSpeaker
       return { ...speaker(0, segments), speaker_id: s.speaker_id };
     });
   }
-  const spans = speechActivity(audio.samples, audio.sampleRate);
+  const spans = await audio.activity();
   if (spans.length === 0) return [];
   return [
     speaker(
@@ -76,13 +81,14 @@ async function sourceOf(emu: Emulator, account: Account, input: DiarizeBody): Pr
 /**
  * Diarizes the audio of `object_key` or `url` for `account` (the route's schema typed the fields).
  * In order: one of url / object_key (10001), the source readable (10001 naming the field), the audio
- * readable (10001), the balance for `diarization_audio_second` (20003); answers `{trace_id, speakers}`.
+ * readable and at most MAX_DIARIZATION_SECONDS long (10001), the balance for `diarization_audio_second` (20003); answers `{trace_id, speakers}`.
  * Throws PlatformError (usable without HTTP, e.g. by the /mcp tool `diarize`).
  */
 export async function diarize(emu: Emulator, account: Account, input: DiarizeBody): Promise<DiarizationData> {
   const src = await sourceOf(emu, account, input);
-  const audio = await readInputAudio(emu, src.field, src.bytes, { filename: src.name, contentType: src.contentType });
+  const audio = await readInputAudio(emu, src.field, src.bytes, { filename: src.name, contentType: src.contentType }, undefined, MAX_DIARIZATION_SECONDS);
   const price = priceOf(emu.fixtures.data['billing.json'].prices_micro.diarization_audio_second, audio.durationMs);
+  const speakers = await speakersOf(emu, audio); // a file broken past its head is refused before the charge
   chargeOrRefuse(emu, account, price, 'diarization');
-  return { trace_id: emu.ids.traceId(account.id), speakers: speakersOf(emu, audio) };
+  return { trace_id: emu.ids.traceId(account.id), speakers };
 }

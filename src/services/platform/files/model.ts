@@ -4,8 +4,10 @@
  */
 import { rm } from 'node:fs/promises';
 import type { Account } from '../../../core/accounts.js';
-import { areaOf } from '../../../core/areas.js';
+import * as z from 'zod';
+import { areaOf, checkWith } from '../../../core/areas.js';
 import type { Emulator, StateArea } from '../../../core/emulator.js';
+import { StorageError } from '../../../core/storage.js';
 import { uploadKeyPrefix } from '../../shared/remote.js';
 import { PlatformError } from '../envelope.js';
 
@@ -65,6 +67,12 @@ function createArea(emu: Emulator): UploadArea {
     },
     view: (accountId) => byAccount.get(accountId) ?? [],
     save: () => Object.fromEntries(byAccount),
+    check: checkWith(
+      z.record(
+        z.string(),
+        z.array(z.looseObject({ object_key: z.string().min(1), file_name: z.string(), size: z.number(), scene: z.string(), uploaded_at_ms: z.number() })),
+      ),
+    ),
     load(data) {
       byAccount.clear();
       for (const [id, list] of Object.entries((data ?? {}) as Record<string, UploadRecord[]>)) byAccount.set(id, list);
@@ -133,6 +141,8 @@ export function checkUploadForm<F extends { size: number }>(form: UploadForm<F>)
 /** The multipart errors of the form itself: more than one file (10001), or a body that cannot be read. */
 export function unreadableForm(err: unknown): PlatformError {
   if (err instanceof PlatformError) return err;
+  // A disk that refuses the file is no fault of the body: the internal error, saying what is full.
+  if (err instanceof StorageError) return new PlatformError('internal', err.message);
   if ((err as { code?: string }).code === 'FST_FILES_LIMIT') return new PlatformError('param', 'file: only one file may be sent per upload');
   return new PlatformError('param', `multipart body could not be read: ${(err as Error).message}`);
 }

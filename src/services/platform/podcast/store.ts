@@ -1,5 +1,6 @@
 import { rmSync } from 'node:fs';
-import { areaOf } from '../../../core/areas.js';
+import * as z from 'zod';
+import { areaOf, checkWith } from '../../../core/areas.js';
 import type { Emulator, StateArea } from '../../../core/emulator.js';
 
 /** What the state view shows of one generated podcast. */
@@ -48,6 +49,22 @@ function createArea(emu: Emulator): PodcastArea {
     },
     view: (accountId) => byAccount.get(accountId) ?? [],
     save: () => Object.fromEntries(byAccount),
+    check: checkWith(
+      z.record(
+        z.string(),
+        z.array(
+          z.looseObject({
+            objectKey: z.string().min(1),
+            durationSec: z.number(),
+            lines: z.number(),
+            pair: z.string(),
+            speed: z.number(),
+            createdAtMs: z.number(),
+            urlExpiresAtMs: z.number(),
+          }),
+        ),
+      ),
+    ),
     load(data) {
       byAccount.clear();
       for (const [id, list] of Object.entries((data ?? {}) as Record<string, PodcastEntry[]>)) byAccount.set(id, list);

@@ -17,7 +17,7 @@ import { firstIssueText } from '../issues.js';
 import { refusalError } from '../refusal.js';
 import { isFinalMessage, parseJsonObject, unwrapMeta } from '../shared/socket-messages.js';
 import { EVENT_CHUNK } from '../../../core/stream-guard.js';
-import { MAX_FRAME_BYTES, messageBytes } from '../../../core/wire.js';
+import { idleRule, MAX_FRAME_BYTES, messageBytes, SOCKET_IDLE_MS } from '../../../core/wire.js';
 import { openWire } from '../shared/socket-wire.js';
 import { appendPcm, durationMs, INPUT_RATE, newUtterance, nextPartial } from '../shared/utterance.js';
 import { finishStream, streamAudioRefusal, streamBeforeMeta } from './model.js';
@@ -153,7 +153,15 @@ function recognitionSocket(emu: Emulator, socket: WebSocket, req: FastifyRequest
     phase = 'audio';
   };
 
+  // 120 s on the emulator clock without a client message: an `error` event 10001, then close 1001.
+  const touch = idleRule(wire, SOCKET_IDLE_MS, 'recognition stream idle timeout', () => {
+    const message = `idle timeout: no message from the client for ${SOCKET_IDLE_MS / 1000} s`;
+    event('error', { text: '', language: language ?? 'auto', confidence: 0 }, { code: 10001, message });
+    phase = 'finished';
+    wire.close(1001, message);
+  });
   socket.on('message', (data: RawData, isBinary: boolean) => {
+    touch();
     try {
       onMessage(messageBytes(data), isBinary);
     } catch (err) {

@@ -4,7 +4,8 @@
  * and a call started with `previous_session_id` copies them (see docs/platform-sessions.md).
  */
 import type { Emulator, StateArea } from '../../../core/emulator.js';
-import { areaOf, recordViews } from '../../../core/areas.js';
+import * as z from 'zod';
+import { areaOf, checkWith, recordViews } from '../../../core/areas.js';
 
 export interface Turn {
   user: string;
@@ -43,6 +44,17 @@ function createArea(): SessionArea {
       (session) => ({ session_id: session.sessionId, voice_id: session.voiceId, created_at_ms: session.createdAtMs, turns: session.turns.length }),
     ),
     save: () => [...sessions.values()],
+    check: checkWith(
+      z.array(
+        z.looseObject({
+          sessionId: z.string().min(1),
+          accountId: z.string().min(1),
+          voiceId: z.string(),
+          createdAtMs: z.number(),
+          turns: z.array(z.looseObject({ user: z.string(), reply: z.string() })),
+        }),
+      ),
+    ),
     load(data) {
       sessions.clear();
       for (const session of (data as ConversationSession[]) ?? []) sessions.set(session.sessionId, { ...session, turns: [...session.turns] });

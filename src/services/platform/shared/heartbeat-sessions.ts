@@ -5,7 +5,8 @@
  * its own states, codes and fields, and tells this module how to read and end its sessions (`Rules`).
  */
 import type { Account } from '../../../core/accounts.js';
-import { areaOf, recordViews } from '../../../core/areas.js';
+import * as z from 'zod';
+import { areaOf, checkWith, recordViews } from '../../../core/areas.js';
 import type { Emulator, StateArea } from '../../../core/emulator.js';
 import { mintRoomToken } from '../../shared/livekit.js';
 import { budgetMs, settleMeters, type Meter } from './meter.js';
@@ -90,6 +91,12 @@ function createArea<S extends HeartbeatSession, K>(emu: Emulator, rules: Rules<S
       (session) => rules.view(session),
     ),
     save: () => ({ sessions: [...store.sessions.values()], [rules.keysField]: [...store.keys.entries()] }),
+    check: checkWith(
+      z.looseObject({
+        sessions: z.array(z.looseObject({ sessionId: z.string().min(1), accountId: z.string().min(1) })),
+        [rules.keysField]: z.array(z.tuple([z.string(), z.unknown()])).optional(),
+      }),
+    ),
     load(data) {
       const saved = (data ?? {}) as Record<string, unknown>;
       area.reset();

@@ -1,10 +1,14 @@
 /**
- * Audio handed to detection, diarization and recognition: fetched (URL or object key), probed and
- * decoded to mono, with what the emulator knows of it (its own signature record and where its audio
- * starts). Problems are parameter errors (10001) that name the field.
+ * Audio handed to detection, diarization and recognition: fetched (URL or object key), probed (its
+ * duration from the headers) and its first seconds decoded to mono, with what the emulator knows of it
+ * (its own signature record and where its audio starts). The whole file is decoded only by a rule that
+ * needs it (the energy detector), slice by slice. Problems are parameter errors (10001) naming the field.
  */
 import { createHash } from 'node:crypto';
-import { AudioProbeError, decodeToMono, probeAudio, type ProbedFormat } from '../../../audio/index.js';
+import { ActivityMeter } from '../../../audio/activity.js';
+import { monoSlices } from '../../../audio/decode-slices.js';
+import { decodeSourceOf } from '../../../audio/probe.js';
+import { AudioProbeError, decodeToMono, probeAudio, type ActivitySpan, type ProbedFormat } from '../../../audio/index.js';
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import type { SignatureRecord } from '../../../core/signatures.js';
@@ -17,10 +21,13 @@ export interface InputAudio {
   /** SHA-256 of the file bytes as received (what the fixtures' `sha256` match). */
   sha256: string;
   format: ProbedFormat;
+  /** The first HEAD_SECONDS as mono float (where the signature and its onset are read). */
   samples: Float32Array;
   sampleRate: number;
-  /** Duration as a decoder measures it. */
+  /** Duration from the file's headers (never by decoding it). */
   durationMs: number;
+  /** The non-silent stretches of the whole audio, decoded in slices (what the energy detector needs). */
+  activity(): Promise<ActivitySpan[]>;
   /** The signature id found in the audio (emulator-made audio), or null. */
   signatureId: string | null;
   record?: SignatureRecord;
@@ -40,13 +47,25 @@ export async function fetchObjectKey(emu: Emulator, account: Account, field: str
   return { bytes, name: key.split('/').pop() ?? key };
 }
 
-/** Probes and decodes; unreadable audio is a parameter error naming `field`. */
+/** Seconds decoded from the start: the signature sits in the first 1.7 s. */
+export const HEAD_SECONDS = 3;
+
+function refusal(field: string, err: AudioProbeError): PlatformError {
+  const what = err.code === 'unsupported' ? 'is not in a supported audio format' : err.code === 'empty' ? 'is empty' : 'could not be parsed as audio';
+  return new PlatformError('param', `${field} ${what}`);
+}
+
+/**
+ * Probes, refuses audio longer than `maxSeconds` (by its declared duration, before decoding) and
+ * decodes its head; unreadable audio is a parameter error naming `field`.
+ */
 export async function readInputAudio(
   emu: Emulator,
   field: string,
   bytes: Buffer,
   hint: { filename?: string; contentType?: string },
   accept?: readonly ProbedFormat[],
+  maxSeconds = Infinity,
 ): Promise<InputAudio> {
   let format: ProbedFormat;
   let decoded: { samples: Float32Array; sampleRate: number };
@@ -55,18 +74,28 @@ export async function readInputAudio(
     const probe = await probeAudio(bytes, hint);
     format = probe.format;
     if (accept && !accept.includes(format)) throw new PlatformError('param', `${field}: ${format} audio is not supported (only ${accept.join(', ')})`);
-    decoded = await decodeToMono(bytes, hint);
+    if (probe.durationMs > maxSeconds * 1000)
+      throw new PlatformError('param', `${field} audio lasts ${(probe.durationMs / 1000).toFixed(1)} s, longer than the ${maxSeconds} s this operation reads`);
+    decoded = await decodeToMono(bytes, hint, Math.ceil(HEAD_SECONDS * probe.sampleRate));
     durationMs = probe.durationMs;
   } catch (err) {
     if (err instanceof PlatformError) throw err;
-    if (err instanceof AudioProbeError) {
-      const what = err.code === 'unsupported' ? 'is not in a supported audio format' : err.code === 'empty' ? 'is empty' : 'could not be parsed as audio';
-      throw new PlatformError('param', `${field} ${what}`);
-    }
+    if (err instanceof AudioProbeError) throw refusal(field, err);
     throw err;
   }
   const { samples, sampleRate } = decoded;
   if (!(durationMs > 0)) durationMs = (samples.length * 1000) / sampleRate;
+  const activity = async (): Promise<ActivitySpan[]> => {
+    const meter = new ActivityMeter(sampleRate);
+    try {
+      // Bounded by the declared duration (plus a second): a header that lies does not buy more work.
+      for await (const slice of monoSlices(decodeSourceOf(bytes, hint), Math.ceil((durationMs / 1000 + 1) * sampleRate))) meter.push(slice.samples);
+    } catch (err) {
+      if (err instanceof AudioProbeError) throw refusal(field, err);
+      throw new PlatformError('param', `${field} could not be parsed as audio`);
+    }
+    return meter.spans();
+  };
   const signatureId = readSignature(samples, sampleRate);
   return {
     bytes,
@@ -75,6 +104,7 @@ export async function readInputAudio(
     samples,
     sampleRate,
     durationMs,
+    activity,
     signatureId,
     record: emu.signatures.get(signatureId),
   };

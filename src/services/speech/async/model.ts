@@ -1,14 +1,17 @@
-import { areaOf, recordArea, type RecordArea } from '../../../core/areas.js';
-import { encodeAudio, synthesizeStream, type AudioFormat, type EncodedAudio } from '../../../audio/index.js';
+import { Readable } from 'node:stream';
+import * as z from 'zod';
+import { areaOf, checkWith, recordArea, type RecordArea } from '../../../core/areas.js';
+import { reportedBitrate, synthesizeStream, type AudioFormat, type AudioMeta } from '../../../audio/index.js';
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator, StateArea } from '../../../core/emulator.js';
-import { writeTar } from '../../../core/tar.js';
+import { tarStream, type TarStreamEntry } from '../../../core/tar.js';
 import { readZip, type ZipEntry } from '../../../core/zip.js';
 import { invalidParams, SpeechError } from '../errors.js';
 import { addFile, ASYNC_OUTPUT_TTL_MS, blobOf, findFile, newFileId } from '../files/model.js';
-import { chargeRequest, checkOutputSize, encodeOptionsOf, planRequest, readRequest, recordSignature, subtitleSegments, type SynthesisPlan } from '../model.js';
+import { chargeRequest, checkOutputSize, planRequest, readRequest, recordSignature, subtitleSegments, type SynthesisPlan } from '../model.js';
 import { ASYNC_OPUS_RATES, fileExtension, MODIFIABLE_FORMATS, OPUS_DEFAULT_RATE, oggSerialFor } from '../formats.js';
 import { numericId } from '../reply.js';
+import { synthesizeToBlob } from '../url-audio.js';
 import type { AsyncBody } from './schema.js';
 
 /**
@@ -20,6 +23,15 @@ import type { AsyncBody } from './schema.js';
 export const MAX_TEXT = 50_000;
 export const MAX_FILE_TEXT = 1_000_000;
 export const QUERIES_PER_SECOND = 10;
+/**
+ * Caps of one task (emulator rules where the spec is silent; docs/robustness.md). The 3 h cap per
+ * text (MAX_AUDIO_SECONDS) holds for the task's texts together, a zip holds at most MAX_TASK_FILES
+ * files, and the audio of the task at most MAX_TASK_OUTPUT_BYTES: a 338-byte zip must not ask for
+ * hours of audio per file, nor a 6 MB zip for 65,535 results.
+ */
+export const MAX_TASK_AUDIO_SECONDS = 3 * 3600;
+export const MAX_TASK_FILES = 1000;
+export const MAX_TASK_OUTPUT_BYTES = 1024 * 1048576;
 
 export type TaskStatus = 'Processing' | 'Success' | 'Failed' | 'Expired';
 
@@ -45,6 +57,18 @@ export function taskArea(emu: Emulator): TaskArea {
       name: AREA,
       idOf: (t) => t.task_id,
       accountOf: (t) => t.account_id,
+      record: checkWith(
+        z.looseObject({
+          task_id: z.number().int(),
+          account_id: z.string().min(1),
+          file_id: z.number().int(),
+          created_at_ms: z.number(),
+          ready_at_ms: z.number(),
+          state: z.string(),
+          usage_characters: z.number(),
+          note: z.string().optional(),
+        }),
+      ),
       show: (t) => ({
         task_id: t.task_id,
         status: statusOf(emu, t),
@@ -106,6 +130,8 @@ function piecesOfZip(fileId: number, bytes: Buffer): Piece[] {
     throw invalidParams(`text_file_id ${fileId}: the zip cannot be read (${(err as Error).message})`);
   }
   if (!entries.length) throw invalidParams(`text_file_id ${fileId}: the zip holds no file`);
+  if (entries.length > MAX_TASK_FILES)
+    throw invalidParams(`text_file_id ${fileId}: the zip holds ${entries.length} files, over the emulator's limit of ${MAX_TASK_FILES} files per task`);
   const kinds = new Set(entries.map((e) => /\.(txt|json)$/i.exec(e.name)?.[1]?.toLowerCase() ?? 'other'));
   if (kinds.has('other') || kinds.size > 1) throw invalidParams(`text_file_id ${fileId}: the zip must hold files of one type, all .txt or all .json`);
   return entries.flatMap((e) => {
@@ -205,11 +231,30 @@ function planPieces(emu: Emulator, account: Account, body: AsyncBody, pieces: Pi
   });
 }
 
+/** The task's audio in all: at most MAX_TASK_AUDIO_SECONDS and about MAX_TASK_OUTPUT_BYTES (2013 naming the field). */
+function checkTaskSize(planned: Planned[], field: string): void {
+  const ms = planned.reduce((sum, p) => sum + p.synth.durationMs, 0);
+  if (ms > MAX_TASK_AUDIO_SECONDS * 1000)
+    throw invalidParams(
+      `${field}: the task's audio would last ${Math.round(ms / 1000)} s in all, over the emulator's limit of ${MAX_TASK_AUDIO_SECONDS} s per task`,
+    );
+  const bytes = planned.reduce((sum, { plan, synth }) => {
+    const bitrate = plan.format === 'mp3' ? plan.bitrate : reportedBitrate(plan.format, plan.sampleRate, plan.channels);
+    return sum + (synth.durationMs / 1000) * (bitrate / 8);
+  }, 0);
+  if (bytes > MAX_TASK_OUTPUT_BYTES) {
+    throw invalidParams(
+      `audio_setting: the task's audio would be about ${Math.round(bytes / 1048576)} MB, over the emulator's limit of ${MAX_TASK_OUTPUT_BYTES / 1048576} MB per task; ask for a compressed format or a lower sample rate`,
+    );
+  }
+}
+
 export async function createTask(emu: Emulator, account: Account, body: AsyncBody, opts: { fail?: boolean }): Promise<AsyncTask> {
   const formats = asyncOpusRate(body);
   const { pieces, limit } = await piecesOf(emu, account, body);
   const planned = planPieces(emu, account, body, pieces, limit, formats.opusRate);
   checkVoiceModify(body, planned[0]!.plan.format);
+  checkTaskSize(planned, body.text_file_id != null ? 'text_file_id' : 'text');
   for (const p of planned) chargeRequest(emu, account, p.plan);
   for (const p of planned) p.plan.serial = oggSerialFor(emu, account, p.plan.format);
   const fail = opts.fail || formats.unsupported !== undefined;
@@ -242,52 +287,67 @@ export async function createTask(emu: Emulator, account: Account, body: AsyncBod
   return task;
 }
 
-/** Makes the audio of every piece and the tar, then files it as the task's output (visible from `ready_at_ms`). */
+/**
+ * Makes the audio of every piece and the tar, then files it as the task's output (visible from
+ * `ready_at_ms`). Each piece's audio is streamed to a part file as it is encoded, and the tar is
+ * streamed from the parts: memory holds a chunk at a time, whatever the task's length.
+ */
 async function produce(emu: Emulator, account: Account, task: AsyncTask, planned: Planned[]): Promise<void> {
-  const made: { piece: Piece; plan: SynthesisPlan; synth: Planned['synth']; encoded: EncodedAudio }[] = [];
-  for (const { piece, plan, synth } of planned) {
-    const encoded = await encodeAudio(plan.format, synth, encodeOptionsOf(plan));
-    recordSignature(emu, plan, synth);
-    made.push({ piece, plan, synth, encoded });
-  }
-  // The audio length the result reports (what a decoder measures) sets when the task succeeds.
-  const audioMs = made.reduce((sum, m) => sum + m.encoded.meta.durationMs, 0);
-  task.ready_at_ms = task.created_at_ms + 1000 + Math.round(audioMs / 10);
-  const mtimeSec = Math.floor(task.ready_at_ms / 1000);
-  const entries = made.flatMap(({ piece, plan, synth, encoded }) => {
-    const base = `${task.task_id}/${piece.folder ? `${piece.folder}/` : ''}${piece.field}-${task.task_id}`;
-    const { meta } = encoded;
-    const extra = {
-      audio_length: meta.durationMs,
-      audio_sample_rate: meta.sampleRate,
-      audio_size: meta.sizeBytes,
-      bitrate: meta.bitrate,
-      word_count: plan.wordCount,
-    };
-    return [
-      { name: `${base}.${fileExtension(plan.format)}`, data: encoded.bytes, mtimeSec },
-      { name: `${base}.titles`, data: Buffer.from(JSON.stringify(subtitleSegments(synth))), mtimeSec },
-      { name: `${base}.extra`, data: Buffer.from(JSON.stringify(extra)), mtimeSec },
-    ];
-  });
-  const tar = writeTar(entries);
-  if (taskArea(emu).byId.get(task.task_id) !== task) return; // reset while it was being made
   const blob = blobOf(account, task.file_id, 'tar');
-  await emu.blobs.put(blob, tar);
-  addFile(emu, {
-    file_id: task.file_id,
-    account_id: account.id,
-    bytes: tar.length,
-    created_at: mtimeSec,
-    filename: `${task.file_id}.tar`,
-    purpose: 't2a_async',
-    format: 'tar',
-    blob,
-    ready_at_ms: task.ready_at_ms,
-    expires_at_ms: task.ready_at_ms + ASYNC_OUTPUT_TTL_MS,
-  });
-  task.state = 'done';
-  emu.markDirty();
+  const parts: string[] = [];
+  try {
+    const made: { piece: Piece; plan: SynthesisPlan; synth: Planned['synth']; meta: AudioMeta; part: string }[] = [];
+    for (const { piece, plan, synth } of planned) {
+      const part = `${blob}.part${parts.length}`;
+      parts.push(part);
+      const meta = await synthesizeToBlob(emu, part, plan, synth);
+      recordSignature(emu, plan, synth);
+      made.push({ piece, plan, synth, meta, part });
+    }
+    // The audio length the result reports (what a decoder measures) sets when the task succeeds.
+    const audioMs = made.reduce((sum, m) => sum + m.meta.durationMs, 0);
+    task.ready_at_ms = task.created_at_ms + 1000 + Math.round(audioMs / 10);
+    const mtimeSec = Math.floor(task.ready_at_ms / 1000);
+    const entries: TarStreamEntry[] = made.flatMap(({ piece, plan, synth, meta, part }) => {
+      const base = `${task.task_id}/${piece.folder ? `${piece.folder}/` : ''}${piece.field}-${task.task_id}`;
+      const extra = {
+        audio_length: meta.durationMs,
+        audio_sample_rate: meta.sampleRate,
+        audio_size: meta.sizeBytes,
+        bitrate: meta.bitrate,
+        word_count: plan.wordCount,
+      };
+      const titles = Buffer.from(JSON.stringify(subtitleSegments(synth)));
+      const extraBytes = Buffer.from(JSON.stringify(extra));
+      return [
+        { name: `${base}.${fileExtension(plan.format)}`, size: meta.sizeBytes, mtimeSec, data: () => emu.blobs.readStream(part) },
+        { name: `${base}.titles`, size: titles.length, mtimeSec, data: titles },
+        { name: `${base}.extra`, size: extraBytes.length, mtimeSec, data: extraBytes },
+      ];
+    });
+    if (taskArea(emu).byId.get(task.task_id) !== task) return; // reset while it was being made
+    const bytes = await emu.blobs.putStream(blob, Readable.from(tarStream(entries)), Number.MAX_SAFE_INTEGER);
+    if (taskArea(emu).byId.get(task.task_id) !== task) {
+      await emu.blobs.remove(blob);
+      return;
+    }
+    addFile(emu, {
+      file_id: task.file_id,
+      account_id: account.id,
+      bytes,
+      created_at: mtimeSec,
+      filename: `${task.file_id}.tar`,
+      purpose: 't2a_async',
+      format: 'tar',
+      blob,
+      ready_at_ms: task.ready_at_ms,
+      expires_at_ms: task.ready_at_ms + ASYNC_OUTPUT_TTL_MS,
+    });
+    task.state = 'done';
+    emu.markDirty();
+  } finally {
+    for (const part of parts) await emu.blobs.remove(part).catch(() => undefined);
+  }
 }
 
 /** The audio being made for a task still running: a query that may find it due waits for it. */

@@ -1,10 +1,10 @@
-import type { Cut } from './cuts.js';
-
 /**
  * What the journal entry of a bidirectional socket shows (rule E22): the settings it ran with, every
  * frame (in and out, audio as its byte count), every cut of the buffer and every timer that fired.
  * Bounded, so an endless session cannot grow it without limit.
  */
+import type { Cut } from './cuts.js';
+
 const MAX_RECORDS = 10_000;
 
 export interface FrameRecord {

@@ -15,13 +15,13 @@ import { codePoints } from '../text.js';
 import {
   AudioSender,
   audioFrame,
+  IDLE_MS,
   BINARY_FRAME_MSG,
   checkTaskStart,
   closeCodeFor,
   event,
   failureOf,
   readClientFrame,
-  SOCKET_CODE_MSG,
   synthesizePiece,
   type EventIds,
   type PieceOut,
@@ -34,8 +34,6 @@ import { BidiJournal, type FrameRecord } from './journal.js';
 import { bidiTaskContinueSchema, bidiTaskStartSchema } from './schema.js';
 import { settingsView, type BidiSettings } from './settings.js';
 
-/** 120 s on the emulator clock with no client frame (pings included) and no audio: 2201 (E9). */
-export const IDLE_MS = 120_000;
 /** A `task_continue` longer than this many code points is refused softly with 2204 (E8). */
 export const MAX_CONTINUE_CHARS = 10_000;
 export const IDLE_LABEL = 'bidi idle timeout';
@@ -107,9 +105,9 @@ export function openBidiSession(emu: Emulator, port: SessionPort, ctx: BidiConte
     port.close(closeCodeFor(code), msg);
   };
   const failWith = (err: unknown) => fail(...failureOf(emu, err));
-  const illegal = (what: string) => fail(2202, `${SOCKET_CODE_MSG[2202]}: ${what}`);
+  const illegal = (what: string) => fail(2202, `${STATUS_MSG[2202]}: ${what}`);
   /** A soft refusal (E8): the session goes on. */
-  const soft = (code: number, detail: string) => send('task_continued', code, `${SOCKET_CODE_MSG[code]}: ${detail}`, { data: null, is_final: true });
+  const soft = (code: number, detail: string) => send('task_continued', code, `${STATUS_MSG[code]}: ${detail}`, { data: null, is_final: true });
 
   /** The idle clock runs while no sentence is being synthesised; client frames, pings and audio restart it. */
   const armIdle = () => {
@@ -120,7 +118,7 @@ export function openBidiSession(emu: Emulator, port: SessionPort, ctx: BidiConte
       IDLE_MS,
       () => {
         journal.timer(ctx.now(), 'idle', 0);
-        fail(2201, SOCKET_CODE_MSG[2201]!);
+        fail(2201, STATUS_MSG[2201]!);
       },
       IDLE_LABEL,
     );
@@ -163,7 +161,7 @@ export function openBidiSession(emu: Emulator, port: SessionPort, ctx: BidiConte
   }
 
   function onStart(frame: Record<string, unknown>) {
-    if (phase !== 'connected') return fail(2206, `${SOCKET_CODE_MSG[2206]}: task_start was already received; one session per connection`);
+    if (phase !== 'connected') return fail(2206, `${STATUS_MSG[2206]}: task_start was already received; one session per connection`);
     const own = parseFirst(bidiTaskStartSchema.pick({ session_id: true }), frame);
     if (!own.success) return fail(2013, invalidParams(firstProblem(own.problem)).message);
     try {

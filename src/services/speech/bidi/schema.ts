@@ -1,11 +1,11 @@
-import * as z from 'zod';
-import { taskStartSchema } from '../ws/schema.js';
-
 /**
  * Wire shapes of the bidirectional socket `/ws/v1/t2a_v2_bidi` (speech-current.md section 2). Its
  * `task_start` is the one of `/ws/v1/t2a_v2` (checked by the same code) plus an optional `session_id`;
  * `text` is required on `task_continue`; flush, cancel and finish carry only their event.
  */
+import * as z from 'zod';
+import { taskStartSchema } from '../ws/schema.js';
+
 export const BIDI_PATH = '/ws/v1/t2a_v2_bidi';
 
 export const bidiTaskStartSchema = taskStartSchema.extend({

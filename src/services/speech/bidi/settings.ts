@@ -1,10 +1,10 @@
-import type { Account } from '../../../core/accounts.js';
-import { DEFAULT_BUFFER_SETTINGS, type BufferSettings } from './buffer.js';
-
 /**
  * The numbers of one bidirectional session: the account's `speech_settings.bidi` on the control plane
  * over the defaults of rules E6 and E8. Read once, when the socket opens.
  */
+import type { Account } from '../../../core/accounts.js';
+import { DEFAULT_BUFFER_SETTINGS, type BufferSettings } from './buffer.js';
+
 export interface BidiSettings extends BufferSettings {
   /** Buffer plus queued sentences above this many code points: 2205. */
   maxPendingChars: number;

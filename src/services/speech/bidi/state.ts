@@ -1,11 +1,11 @@
-import { areaOf } from '../../../core/areas.js';
-import type { Emulator, StateArea } from '../../../core/emulator.js';
-
 /**
  * The open bidirectional sessions, for the state view (rule E22): each account's sockets with their
  * buffer, queue, sentence in progress and timers. Nothing here outlives its socket, so a reset (which
  * closes the sockets) or a restart leaves it empty.
  */
+import { areaOf } from '../../../core/areas.js';
+import type { Emulator, StateArea } from '../../../core/emulator.js';
+
 export interface BidiSessions {
   add(accountId: string, view: () => object): () => void;
 }

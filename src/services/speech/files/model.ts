@@ -6,7 +6,8 @@
  * clock). What each upload purpose accepts is in `purposes.ts`.
  */
 import { open } from 'node:fs/promises';
-import { areaOf, recordArea, type RecordArea } from '../../../core/areas.js';
+import * as z from 'zod';
+import { areaOf, checkWith, recordArea, type RecordArea } from '../../../core/areas.js';
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { invalidParams, SpeechError } from '../errors.js';
@@ -44,6 +45,20 @@ export function filesArea(emu: Emulator): FilesArea {
       name: AREA,
       idOf: (f) => f.file_id,
       accountOf: (f) => f.account_id,
+      record: checkWith(
+        z.looseObject({
+          file_id: z.number().int(),
+          account_id: z.string().min(1),
+          bytes: z.number(),
+          created_at: z.number(),
+          filename: z.string(),
+          purpose: z.string(),
+          format: z.string(),
+          blob: z.string().min(1),
+          ready_at_ms: z.number().optional(),
+          expires_at_ms: z.number().optional(),
+        }),
+      ),
       listed: (byId) => [...byId.values()].filter((f) => visible(emu, f)),
       show: (f) => ({ ...fileObject(f), format: f.format }),
       alsoReset: (accountId) => void emu.blobs.removeTree(accountId === undefined ? 'speech-files' : `speech-files/${accountId}`).catch(() => undefined),

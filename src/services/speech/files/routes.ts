@@ -5,6 +5,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { BlobTooLargeError } from '../../../core/blobs.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { discardStream } from '../../../core/memory.js';
+import { StorageError } from '../../../core/storage.js';
 import { invalidParams, SpeechError } from '../errors.js';
 import { parseWith, sendOk, signedLink, speechOperations } from '../reply.js';
 import {
@@ -34,9 +35,10 @@ import {
   type UploadPurpose,
 } from './purposes.js';
 import { deleteBody, fileIdQuery, listQuery } from './schema.js';
+import { describeValue } from '../../../core/describe.js';
 
 function oneOf(field: string, value: string, allowed: readonly string[]): void {
-  if (!allowed.includes(value)) throw invalidParams(`${field} ${JSON.stringify(value)} is not supported; use one of ${allowed.join(', ')}`);
+  if (!allowed.includes(value)) throw invalidParams(`${field} ${describeValue(value)} is not supported; use one of ${allowed.join(', ')}`);
 }
 
 /** `/v1/files/upload | list | retrieve | retrieve_content | delete` of the speech service. */
@@ -77,7 +79,7 @@ export async function speechFileRoutes(app: FastifyInstance, { emu }: { emu: Emu
       }
     } catch (err) {
       await drop();
-      if (err instanceof SpeechError) throw err;
+      if (err instanceof SpeechError || err instanceof StorageError) throw err;
       // A body that ends early or breaks the multipart framing is answered, never left hanging.
       throw invalidParams(`multipart body could not be read (${(err as Error).message})`);
     }
@@ -119,7 +121,8 @@ export async function speechFileRoutes(app: FastifyInstance, { emu }: { emu: Emu
   r.get('/v1/files/retrieve_content', { schema: { querystring: fileIdQuery } }, async (req, reply) => {
     const f = ownFile(emu, req.ctx.account!, parseWith(fileIdQuery, req.query, 'query').file_id);
     const size = await emu.blobs.size(f.blob);
-    if (size === null) throw invalidParams(`file_id ${f.file_id}: the file's bytes are gone`);
+    // The record is there but the data dir lost its bytes: the internal error naming the missing file.
+    if (size === null) throw emu.blobs.missing(f.blob);
     return reply
       .code(200)
       .header('content-type', contentTypeOfFile(f))

@@ -1,6 +1,7 @@
 /** Wire shapes of `/v1/files/*` on the speech service (speech-beyond.md section 3, rule E18). */
 import * as z from 'zod';
 import { idValue } from '../reply.js';
+import { describeValue } from '../../../core/describe.js';
 
 /** A 64-bit id sent as a JSON integer or a string of digits (clients send both). */
 export const idField = z.unknown().transform((v, ctx) => {
@@ -8,7 +9,7 @@ export const idField = z.unknown().transform((v, ctx) => {
   if (n === undefined) {
     ctx.addIssue({
       code: 'custom',
-      message: v === undefined || v === null || v === '' ? 'is required' : `must be a positive integer id (got ${JSON.stringify(v)})`,
+      message: v === undefined || v === null || v === '' ? 'is required' : `must be a positive integer id (got ${describeValue(v)})`,
     });
     return z.NEVER;
   }
@@ -33,7 +34,7 @@ export const fileIdField = z.unknown().transform((v, ctx): number | bigint => {
   if (typeof v === 'number' && Number.isInteger(v) && v > 0 && v <= 2 ** 63) return BigInt(v) > MAX_INT64 ? MAX_INT64 : BigInt(v);
   ctx.addIssue({
     code: 'custom',
-    message: v === undefined || v === null || v === '' ? 'is required' : `must be a positive integer id (got ${JSON.stringify(v)})`,
+    message: v === undefined || v === null || v === '' ? 'is required' : `must be a positive integer id (got ${describeValue(v)})`,
   });
   return z.NEVER;
 });

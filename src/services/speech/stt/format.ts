@@ -39,13 +39,18 @@ export function vttBody(pieces: Piece[]): string {
 }
 
 /** The stream's events: one delta per sentence (with the separator before the next), then the final event. */
-export function streamEvents(sentences: Piece[], durationMs: number): Record<string, unknown>[] {
-  const events: Record<string, unknown>[] = sentences.map((p, index) => ({
-    index,
-    delta: p.text + separator(p.text, sentences[index + 1]?.text ?? ''),
-    finish: false,
+/** One event of the stream and the audio time (ms) it stands for: a delta its sentence's end, the final event the whole. */
+export interface StreamEvent {
+  body: Record<string, unknown>;
+  atMs: number;
+}
+
+export function streamEvents(sentences: Piece[], durationMs: number): StreamEvent[] {
+  const events: StreamEvent[] = sentences.map((p, index) => ({
+    body: { index, delta: p.text + separator(p.text, sentences[index + 1]?.text ?? ''), finish: false },
+    atMs: p.endMs,
   }));
-  events.push({ index: sentences.length, delta: '', finish: true, duration: seconds(durationMs) });
+  events.push({ body: { index: sentences.length, delta: '', finish: true, duration: seconds(durationMs) }, atMs: durationMs });
   return events;
 }
 

@@ -11,7 +11,8 @@
  * Nothing here knows HTTP: a refusal is an SttError with its status, code and text.
  */
 import type { Account } from '../../../core/accounts.js';
-import { areaOf } from '../../../core/areas.js';
+import * as z from 'zod';
+import { areaOf, checkWith } from '../../../core/areas.js';
 import type { Emulator, StateArea } from '../../../core/emulator.js';
 import { ExpectedError } from '../../../core/expected-error.js';
 import { ContainerError, readContainer, type ByteSource, type ContainerInfo } from '../../../audio/container.js';
@@ -19,6 +20,7 @@ import { decodeHead } from '../../../audio/head.js';
 import { findRecord, isSilent, signatureOffsetMs } from '../../shared/recognize.js';
 import { LANGUAGES, RESPONSE_FORMATS, STT_MODEL, TIMESTAMP_LEVELS, type ResponseFormat } from './schema.js';
 import { EMPTY, fixtureTranscript, joinText, recordTranscript, type Transcript } from './transcript.js';
+import { describeValue } from '../../../core/describe.js';
 
 /** A refusal: HTTP status, spec code (none for 413) and the text before ` (<code>)`. */
 export class SttError extends ExpectedError {
@@ -99,23 +101,23 @@ const listed = (values: readonly string[]) => values.map((v) => (v === '' ? '""'
 export function checkForm(form: SttForm): SttRequest {
   const model = form.fields.get('model');
   if (model === undefined || model === '') throw badParams(`model is required; use ${STT_MODEL}`);
-  if (model !== STT_MODEL) throw badParams(`model ${JSON.stringify(model)} is not supported; use ${STT_MODEL}`);
+  if (model !== STT_MODEL) throw badParams(`model ${describeValue(model)} is not supported; use ${STT_MODEL}`);
   if (form.fileParts === 0) throw badParams('file is required (one file part named file)');
   if (form.fileParts > 1) throw badParams(`file must be sent exactly once (got ${form.fileParts} file parts)`);
   const responseFormat = form.fields.get('response_format') ?? 'json';
   if (!(RESPONSE_FORMATS as readonly string[]).includes(responseFormat))
-    throw badParams(`response_format ${JSON.stringify(responseFormat)} is not supported; use one of ${listed(RESPONSE_FORMATS)}`);
+    throw badParams(`response_format ${describeValue(responseFormat)} is not supported; use one of ${listed(RESPONSE_FORMATS)}`);
   const level = form.fields.get('timestamp_level') ?? 'sentence';
   if (!(TIMESTAMP_LEVELS as readonly string[]).includes(level))
-    throw badParams(`timestamp_level ${JSON.stringify(level)} is not supported; use one of ${listed(TIMESTAMP_LEVELS)}`);
+    throw badParams(`timestamp_level ${describeValue(level)} is not supported; use one of ${listed(TIMESTAMP_LEVELS)}`);
   const streamText = form.fields.get('stream') ?? 'false';
-  if (!/^(true|false)$/i.test(streamText)) throw badParams(`stream ${JSON.stringify(streamText)} must be true or false`);
+  if (!/^(true|false)$/i.test(streamText)) throw badParams(`stream ${describeValue(streamText)} must be true or false`);
   const stream = streamText.toLowerCase() === 'true';
-  if (stream && responseFormat !== 'json') throw badParams(`stream=true requires response_format json (got response_format ${JSON.stringify(responseFormat)})`);
+  if (stream && responseFormat !== 'json') throw badParams(`stream=true requires response_format json (got response_format ${describeValue(responseFormat)})`);
   const header = form.languageHeader?.trim() ?? '';
   const language = header ? header.toLowerCase() : undefined;
   if (language !== undefined && !(LANGUAGES as readonly string[]).includes(language))
-    throw badParams(`language header ${JSON.stringify(header)} is not supported; use one of ${LANGUAGES.join(', ')}, or none for mixed mode`);
+    throw badParams(`language header ${describeValue(header)} is not supported; use one of ${LANGUAGES.join(', ')}, or none for mixed mode`);
   return { responseFormat: responseFormat as ResponseFormat, level: level === 'word' ? 'word' : 'sentence', stream, language };
 }
 
@@ -203,6 +205,7 @@ export function sttArea(emu: Emulator): SttArea {
       },
       view: (accountId) => usage.get(accountId) ?? { requests: 0, audio_seconds: 0 },
       save: () => Object.fromEntries(usage),
+      check: checkWith(z.record(z.string(), z.looseObject({ requests: z.number(), audio_seconds: z.number() }))),
       load(data) {
         usage.clear();
         for (const [id, u] of Object.entries((data ?? {}) as Record<string, SttUsage>)) usage.set(id, { ...u });

@@ -9,11 +9,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Refusal } from '../../../core/admission.js';
 import type { Emulator } from '../../../core/emulator.js';
+import { StorageError } from '../../../core/storage.js';
 import { faultIgnoredHeader, noteSpecCode } from '../../../core/request-context.js';
 import { EVENT_CHUNK, FINAL_EVENT_CHUNK, guardStream } from '../../../core/stream-guard.js';
 import type { ContainerInfo } from '../../../audio/container.js';
 import { traceIdOf } from '../errors.js';
-import { jsonBody, sseLine, srtBody, streamEvents, verboseBody, vttBody } from './format.js';
+import { jsonBody, sseLine, srtBody, streamEvents, verboseBody, vttBody, type StreamEvent } from './format.js';
 import {
   admitAudio,
   badParams,
@@ -37,7 +38,7 @@ import type { Transcript } from './transcript.js';
 import { dropForm, fileSource, receiveForm, type ReceivedForm } from './upload.js';
 
 /** An admission refusal in this endpoint's terms. */
-function refusalError(refusal: Refusal): SttError {
+function sttRefusal(refusal: Refusal): SttError {
   switch (refusal.kind) {
     case 'fault_code':
       return new SttError(statusOfCode(refusal.code), refusal.code, MESSAGES[refusal.code] ?? MESSAGES[1000]!);
@@ -73,6 +74,7 @@ export async function speechToTextRoutes(app: FastifyInstance, { emu }: { emu: E
 
   app.setErrorHandler((err: Error & { code?: string }, req, reply) => {
     if (err instanceof SttError) return sendSttError(emu, req, reply, err);
+    if (err instanceof StorageError) return sendSttError(emu, req, reply, new SttError(500, 1000, err.message));
     // A body the framework refused (a JSON body that does not parse, an unknown media type) was admitted
     // before it was read (the lifecycle), and is the endpoint's 2013: only multipart/form-data is read.
     if (/^FST_(ERR_CTP|ERR_INVALID_MULTIPART|INVALID_MULTIPART|PARTS_LIMIT|FILES_LIMIT|FIELDS_LIMIT|REQ_FILE_TOO_LARGE|PROTO_VIOLATION)/.test(err.code ?? ''))
@@ -86,7 +88,7 @@ export async function speechToTextRoutes(app: FastifyInstance, { emu }: { emu: E
     {
       schema: sttRouteSchema,
       // Admitted by the lifecycle before any part is read, refused in this endpoint's own shape.
-      config: { capability: 'tts', refusal: (_req, refusal) => refusalError(refusal) },
+      config: { capability: 'tts', refusal: (_req, refusal) => sttRefusal(refusal) },
     },
     async (req, reply) => {
       const account = req.ctx.account!;
@@ -105,6 +107,12 @@ export async function speechToTextRoutes(app: FastifyInstance, { emu }: { emu: E
         journaled = true;
       };
       try {
+        // The size rule fires as soon as the file part passes the limit: the body was not read further,
+        // so the parts after it are unknown and the connection closes with the answer.
+        if (form.overLimit) {
+          reply.header('connection', 'close');
+          throw tooLarge(form.fileSize);
+        }
         const request = checkForm({ fields: form.fields, fileParts: form.fileParts, languageHeader: header(req, 'language') });
         if (!form.file) throw tooLarge(form.fileSize);
         const src = fileSource(form.file.path, form.file.size);
@@ -176,7 +184,9 @@ function answer(emu: Emulator, req: FastifyRequest, reply: FastifyReply, request
  * the stream guard (core/stream-guard.ts). A `cut_after_chunks=N` fault ends the body after N events,
  * cleanly and without the final event; the emulator's shutdown ends it at an event boundary.
  */
-async function writeEventStream(emu: Emulator, req: FastifyRequest, reply: FastifyReply, traceId: string, events: Record<string, unknown>[]) {
+async function writeEventStream(emu: Emulator, req: FastifyRequest, reply: FastifyReply, traceId: string, events: StreamEvent[]) {
+  const startedMs = emu.clock.now();
+  const pace = req.ctx.account?.speechSettings?.stt?.stream_pace ?? 0;
   const res = reply.raw;
   const write = (text: string): boolean | Promise<boolean> => {
     if (res.destroyed || res.writableEnded) return false;
@@ -202,10 +212,34 @@ async function writeEventStream(emu: Emulator, req: FastifyRequest, reply: Fasti
     'Trace-Id': traceId,
     ...(ignored !== undefined ? { 'x-emulator-fault-ignored': ignored } : {}),
   });
+  // The status line leaves now: a paced stream may wait on the emulator clock before its first event.
+  res.flushHeaders();
   req.ctx.entry?.markStream('text/event-stream', { trace_id: traceId, events: events.length });
   for (const [i, event] of events.entries()) {
-    if (!(await guard.send(sseLine(event), i === events.length - 1 ? FINAL_EVENT_CHUNK : EVENT_CHUNK))) return;
+    // stt.stream_pace: the event leaves once the emulator clock stands that fraction of its audio time past the request.
+    if (pace > 0 && !(await clockReaches(emu, startedMs + Math.round(pace * event.atMs), res))) return void guard.end('left');
+    if (!(await guard.send(sseLine(event.body), i === events.length - 1 ? FINAL_EVENT_CHUNK : EVENT_CHUNK))) return;
   }
   guard.end('done');
   res.end();
+}
+
+/** Resolves true once the emulator clock reaches `dueMs` (at once if it has), false if the client leaves first. */
+function clockReaches(emu: Emulator, dueMs: number, res: FastifyReply['raw']): Promise<boolean> {
+  if (emu.clock.now() >= dueMs) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const onClose = () => {
+      emu.clock.cancel(timer);
+      resolve(false);
+    };
+    const timer = emu.clock.at(
+      dueMs,
+      () => {
+        res.off('close', onClose);
+        resolve(true);
+      },
+      'speech-to-text stream pace',
+    );
+    res.once('close', onClose);
+  });
 }

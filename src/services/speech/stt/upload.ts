@@ -1,8 +1,8 @@
 /**
  * Reading the multipart body of `POST /v1/speech_to_text`: text parts kept by name (the first of
- * each), the `file` part streamed to a temporary file while its SHA-256 and size are taken (nothing past
- * 52,428,800 bytes is kept or hashed; the rest is drained so the client still gets its 413), other
- * file parts drained. Then random access to the stored file for the container reader, through a small
+ * each), the `file` part streamed to a temporary file while its SHA-256 and size are taken, other
+ * file parts drained. Reading stops as soon as the file part passes 52,428,800 bytes (rule E1): the rest
+ * of the body is never read, and the 413 closes the connection. Then random access to the stored file for the container reader, through a small
  * window so only the headers of a long file are read. The file lives in the system's temporary folder,
  * never in the data dir: it is gone when the answer is.
  */
@@ -23,15 +23,24 @@ export interface ReceivedForm {
   fileParts: number;
   /** The first `file` part, stored (absent when none, or when it passed the size limit). */
   file?: { path: string; size: number; sha256: string };
-  /** Size of the first `file` part, counted to its end even past the limit. */
+  /** Size of the first `file` part; once past the limit, the bytes read when reading stopped. */
   fileSize: number;
+  /** Reading stopped at the size limit: the rest of the body was never read. */
+  overLimit?: boolean;
   /** Filename of the first `file` part. */
   filename?: string;
   /** The temporary folder to remove once answered. */
   dir?: string;
 }
 
-/** Writes a part to `path` up to the limit, hashing what it keeps and counting all of it. */
+/** The file part passed the size limit after `bytes` bytes: reading stops there. */
+class OverLimit extends Error {
+  constructor(readonly bytes: number) {
+    super(`the file part passed ${MAX_FILE_BYTES} bytes`);
+  }
+}
+
+/** Writes a part to `path`, hashing it; throws OverLimit as soon as it passes the limit. */
 async function storePart(source: AsyncIterable<Buffer>, path: string): Promise<{ size: number; sha256: string }> {
   const hash = createHash('sha256');
   const release = chunkReleaser();
@@ -40,7 +49,7 @@ async function storePart(source: AsyncIterable<Buffer>, path: string): Promise<{
     for await (const chunk of chunks) {
       release(chunk.length);
       size += chunk.length;
-      if (size > MAX_FILE_BYTES) continue; // drained so the client reads its 413, nothing kept
+      if (size > MAX_FILE_BYTES) throw new OverLimit(size);
       hash.update(chunk);
       yield chunk;
     }
@@ -65,9 +74,17 @@ export async function receiveForm(req: FastifyRequest): Promise<ReceivedForm> {
       form.filename = part.filename ?? '';
       form.dir = await mkdtemp(join(tmpdir(), 'emulator-stt-'));
       const path = join(form.dir, 'audio');
-      const { size, sha256 } = await storePart(part.file, path);
-      form.fileSize = size;
-      if (size <= MAX_FILE_BYTES) form.file = { path, size, sha256 };
+      let stored: { size: number; sha256: string };
+      try {
+        stored = await storePart(part.file, path);
+      } catch (err) {
+        if (!(err instanceof OverLimit)) throw err;
+        form.fileSize = err.bytes;
+        form.overLimit = true;
+        return form; // nothing more of the body is read
+      }
+      form.fileSize = stored.size;
+      form.file = { path, ...stored };
     }
   } catch (err) {
     await dropForm(form);

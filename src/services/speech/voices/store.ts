@@ -1,4 +1,5 @@
-import { areaOf, recordArea, type RecordArea } from '../../../core/areas.js';
+import * as z from 'zod';
+import { areaOf, checkWith, recordArea, type RecordArea } from '../../../core/areas.js';
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { SpeechError } from '../errors.js';
@@ -37,6 +38,18 @@ export function voiceStore(emu: Emulator): VoiceArea {
       name: AREA,
       idOf: (v) => v.voice_id,
       accountOf: (v) => v.account_id,
+      record: checkWith(
+        z.looseObject({
+          voice_id: z.string().min(1),
+          account_id: z.string().min(1),
+          kind: z.enum(['clone', 'design']),
+          tone_id: z.string(),
+          created_at_ms: z.number(),
+          expires_at_ms: z.number(),
+          used: z.boolean(),
+          deleted_at_ms: z.number().optional(),
+        }),
+      ),
       listed: (byId) => {
         sweep(emu);
         return byId.values();

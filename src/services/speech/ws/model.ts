@@ -12,6 +12,7 @@ import { firstProblem } from '../schema.js';
 import type { SpeechArea } from '../state.js';
 import { codePoints } from '../text.js';
 import {
+  IDLE_MS,
   AudioSender,
   audioFrame,
   BINARY_FRAME_MSG,
@@ -20,15 +21,12 @@ import {
   event,
   failureOf,
   readClientFrame,
-  SOCKET_CODE_MSG,
   synthesizePiece,
   type PieceOut,
   type SessionPort,
 } from './piece.js';
 import { taskContinueSchema, type TaskStart } from './schema.js';
 
-/** 120 s without a client message or a result ends the session with 2201 (rule 12.7). */
-export const IDLE_MS = 120_000;
 /** A piece over this many characters is skipped with 2204. */
 export const MAX_PIECE_CHARS = 10_000;
 /** With this many pieces waiting, the next one is refused with 2205 (rule 12.6). */
@@ -77,11 +75,11 @@ export function openSession(emu: Emulator, port: SessionPort, ctx: SessionContex
   /** The idle clock runs while nothing is being synthesized, from the last message or result. */
   const armIdle = () => {
     port.cancel(idle);
-    idle = busy || phase === 'ended' ? null : port.after(IDLE_MS, () => fail(2201, SOCKET_CODE_MSG[2201]!), 'speech socket idle timeout');
+    idle = busy || phase === 'ended' ? null : port.after(IDLE_MS, () => fail(2201, STATUS_MSG[2201]!), 'speech socket idle timeout');
   };
   armIdle();
 
-  const illegal = (what: string) => fail(2202, `${SOCKET_CODE_MSG[2202]}: ${what}`);
+  const illegal = (what: string) => fail(2202, `${STATUS_MSG[2202]}: ${what}`);
 
   function onStart(frame: Record<string, unknown>) {
     if (phase !== 'connected') return illegal('task_start was already received; one session per connection');
@@ -102,7 +100,7 @@ export function openSession(emu: Emulator, port: SessionPort, ctx: SessionContex
     if (!parsed.success) return fail(2013, invalidParams(firstProblem(parsed.problem)).message);
     if (queue.length >= MAX_QUEUED) {
       // Refused on arrival: the piece never entered the queue.
-      return send('task_continued', 2205, `${SOCKET_CODE_MSG[2205]}: ${MAX_QUEUED} pieces are already waiting`, { data: null, is_final: true });
+      return send('task_continued', 2205, `${STATUS_MSG[2205]}: ${MAX_QUEUED} pieces are already waiting`, { data: null, is_final: true });
     }
     const text = parsed.data.text ?? '';
     const length = codePoints(text);
@@ -128,7 +126,7 @@ export function openSession(emu: Emulator, port: SessionPort, ctx: SessionContex
     try {
       while (queue.length && phase !== 'ended' && !port.closed) {
         const item = queue.shift()!;
-        if (item.kind === 'soft') send('task_continued', item.code, `${SOCKET_CODE_MSG[item.code]}: ${item.detail}`, { data: null, is_final: true });
+        if (item.kind === 'soft') send('task_continued', item.code, `${STATUS_MSG[item.code]}: ${item.detail}`, { data: null, is_final: true });
         else
           await synthesizePiece(
             emu,

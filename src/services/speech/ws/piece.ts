@@ -18,14 +18,11 @@ import { audioHex, extraInfo, inflatedInfo, MAX_EVENT_AUDIO_BYTES, type ExtraInf
 import { clientFrameSchema, taskStartSchema, type TaskStart } from './schema.js';
 import { countingFrames, SubtitleFeed, type WsSubtitle } from './subtitles.js';
 
-export const SOCKET_CODE_MSG: Record<number, string> = {
-  2201: 'timeout disconnect',
-  2202: 'illegal event',
-  2203: 'empty text, skipped',
-  2204: 'character limit exceeded, skipped',
-  2205: 'request limit exceeded',
-  2206: 'illegal event order',
-};
+/**
+ * Both speech sockets end a session with 2201 after 120 s on the emulator clock with no client frame
+ * and no audio (rule 12.7; E9 for the bidirectional socket, where a client ping counts too).
+ */
+export const IDLE_MS = 120_000;
 
 /** Close codes (rule 12.3): 1011 after an internal fault, 1000 after everything else. */
 export function closeCodeFor(code: number): number {
@@ -87,7 +84,7 @@ export function readClientFrame(text: string): { frame: Record<string, unknown> 
   if (json === null || typeof json !== 'object' || Array.isArray(json))
     return { code: 2013, msg: 'invalid params, message must be a JSON object with an event field' };
   const frame = clientFrameSchema.safeParse(json);
-  if (!frame.success) return { code: 2202, msg: `${SOCKET_CODE_MSG[2202]}: the message has no event field (string)` };
+  if (!frame.success) return { code: 2202, msg: `${STATUS_MSG[2202]}: the message has no event field (string)` };
   return { frame: frame.data };
 }
 
@@ -272,7 +269,7 @@ export function pieceBody(start: TaskStart, text: string): Record<string, unknow
     body.voice_setting = { ...v, text_normalization: v.text_normalization ?? english_normalization ?? text_normalization };
   }
   if (start.audio_setting?.format === 'wav')
-    throw invalidParams('audio_setting.format wav is supported only in non-streaming output; over the socket use pcm, pcmu_wav, mp3 or flac');
+    throw invalidParams('audio_setting.format wav is supported only in non-streaming output; over the socket use mp3, pcm, flac, pcmu_raw, pcmu_wav or opus');
   return body;
 }
 

@@ -2,7 +2,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Account } from '../../../core/accounts.js';
 import type { RawData, WebSocket } from 'ws';
 import type { z } from 'zod';
-import { admitRequest, type Admission } from '../../../core/admission.js';
+import { admit, admitRequest, keyOfRequest, type Admission } from '../../../core/admission.js';
+import { takeFault } from '../../../core/request-context.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { AUDIO_CHUNK, FINAL_AUDIO_CHUNK } from '../../../core/stream-guard.js';
 import { MAX_FRAME_BYTES, messageBytes, openSocketWire } from '../../../core/wire.js';
@@ -49,6 +50,15 @@ export async function speechSocketRoutes(app: FastifyInstance, opts: { emu: Emul
   });
 }
 
+/**
+ * The admission of a socket request, once. A plain GET (no upgrade, answered 426) has no socket to
+ * express `close_ws` or a fault code on: only `status` is taken, and those fields stay reported ignored.
+ */
+function admitSocket(emu: Emulator, req: FastifyRequest): Admission {
+  if (!req.ws) return admit(emu, { fault: (field) => (field === 'status' ? takeFault(req, field) : undefined), key: keyOfRequest(req), capability: 'tts' });
+  return admitRequest(emu, req, 'tts', { socket: true });
+}
+
 /** A speech socket at `path`: admission before the upgrade, refusals spoken on the socket, then the protocol's session. */
 export function speechSocketRoute(app: FastifyInstance, emu: Emulator, path: string, protocol: SocketProtocol): void {
   const area = speechArea(emu);
@@ -58,7 +68,7 @@ export function speechSocketRoute(app: FastifyInstance, emu: Emulator, path: str
     url: path,
     config: { messages: protocol.messages },
     preValidation: async (req) => {
-      const admission = admitRequest(emu, req, 'tts', { socket: true });
+      const admission = admitSocket(emu, req);
       if (!admission.ok && admission.refusal.kind === 'fault_status') {
         const status = admission.refusal.status;
         throw new SpeechError(codeForHttpStatus(status), undefined, status);
@@ -67,7 +77,7 @@ export function speechSocketRoute(app: FastifyInstance, emu: Emulator, path: str
     },
     handler: (req, reply) =>
       sendSpeechError(emu, req, reply, new SpeechError(2013, `invalid params, ${path} is a WebSocket endpoint: connect with an Upgrade request`, 426)),
-    wsHandler: (socket, req) => speechSocket(emu, socket, req, admissions.get(req) ?? admitRequest(emu, req, 'tts', { socket: true }), area, protocol),
+    wsHandler: (socket, req) => speechSocket(emu, socket, req, admissions.get(req) ?? admitSocket(emu, req), area, protocol),
   });
 }
 
