@@ -82,7 +82,7 @@ export const settings: Setting[] = [
   { key: 'logLevel', flag: '--log-level', env: 'LOG_LEVEL', expects: 'one of fatal, error, warn, info, debug, trace, silent', help: 'pino log level' },
   { key: 'controlToken', flag: '--control-token', env: 'EMULATOR_CONTROL_TOKEN', expects: 'a non-empty token', help: 'bearer token required by /_emulator' },
   { key: 'globalLimits', flag: '--global-limits', env: 'EMULATOR_GLOBAL_LIMITS', expects: BOOL, help: 'global (all-account) rate limits on/off', switch: true },
-  { key: 'latency', flag: '--latency', env: 'EMULATOR_LATENCY', expects: 'none or realistic', help: 'none | realistic' },
+  { key: 'latency', flag: '--latency', env: 'EMULATOR_LATENCY', expects: 'none or realistic', help: 'none | realistic (paces every audio stream)' },
   {
     key: 'bodyTimeoutMs',
     flag: '--body-timeout-ms',

@@ -99,7 +99,27 @@ export interface AccountChange {
     single_channel?: boolean;
   };
   speech_settings?: SpeechSettings;
+  /** Pace and audio faults of every audio stream of the account; replaces the previous ones (`{}` clears). */
+  stream_faults?: StreamFaults;
 }
+
+/** The stream fault fields (docs/voice-agents.md). */
+export type StreamFaults = Pick<
+  FaultDirective,
+  | 'ttfa_ms'
+  | 'rtf'
+  | 'jitter_ms'
+  | 'stall_ms'
+  | 'stall_at_ms'
+  | 'drop_final'
+  | 'duplicate_chunk'
+  | 'hex_odd'
+  | 'split_frame'
+  | 'gap_ms'
+  | 'gap_at_ms'
+  | 'corrupt_bytes'
+  | 'extra_info_mismatch'
+>;
 
 export interface AccountView {
   /** The key, redacted. */
@@ -112,6 +132,7 @@ export interface AccountView {
   limits: AccountLimits;
   real_name_verified: boolean;
   speech_settings: SpeechSettings;
+  stream_faults: StreamFaults;
 }
 
 // ---- faults -------------------------------------------------------------------------------------
@@ -127,6 +148,24 @@ export interface FaultDirective {
   cut_after_chunks?: number;
   /** WebSockets close with this code. */
   close_ws?: number;
+  /** Pace of an audio stream (docs/voice-agents.md): first audio no sooner than this after the request. */
+  ttfa_ms?: number;
+  /** Seconds of audio delivered per wall-clock second at most (1: real time). */
+  rtf?: number;
+  /** Each chunk's send time moves by a seeded amount within ±this. */
+  jitter_ms?: number;
+  /** One pause of this length once `stall_at_ms` of audio was sent. */
+  stall_ms?: number;
+  stall_at_ms?: number;
+  /** Faults inside the audio (docs/voice-agents.md). */
+  drop_final?: number;
+  duplicate_chunk?: number;
+  hex_odd?: number;
+  split_frame?: number;
+  gap_ms?: number;
+  gap_at_ms?: number;
+  corrupt_bytes?: number;
+  extra_info_mismatch?: number;
 }
 
 export type FaultService = 'speech' | 'speech-backup' | 'platform';

@@ -6,6 +6,7 @@
  */
 import * as z from 'zod';
 import { CAPABILITIES } from './accounts.js';
+import { streamFaultsSchema } from './faults.js';
 import { speechSettingsSchema } from './speech-settings.js';
 
 const LIMITS = {
@@ -41,6 +42,8 @@ export const accountChangeSchema = z
   .object({
     ...SETTINGS,
     free_call_seconds: z.number().min(0).optional(),
+    /** Pace and audio faults of every audio stream of the account (docs/voice-agents.md); replaced as a set. */
+    stream_faults: streamFaultsSchema.optional(),
     limits: z
       .object({ ...limitsOf((s) => s.nullable().optional()), single_channel: z.boolean().optional() })
       .strict()

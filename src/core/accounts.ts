@@ -4,6 +4,7 @@
  */
 import { sha256Hex } from './ids.js';
 import type { SpeechSettings } from './speech-settings.js';
+import type { StreamShape } from './stream-shaping.js';
 
 export const CAPABILITIES = ['tts', 'cloning', 'upload', 'podcast', 'calls', 'recognition', 'detection', 'diarization', 'agents'] as const;
 export type Capability = (typeof CAPABILITIES)[number];
@@ -29,6 +30,8 @@ export interface AccountSettings {
   real_name_verified?: boolean;
   /** Settings of the speech service (the bidi socket's buffering); a PUT merges each group. */
   speech_settings?: SpeechSettings;
+  /** Pace and audio faults of every audio stream of the account (docs/voice-agents.md); a PUT replaces them, `{}` clears. */
+  stream_faults?: StreamShape;
 }
 
 export interface Account {
@@ -47,6 +50,8 @@ export interface Account {
   listed: boolean;
   /** The values set; the service applies its defaults to the others. */
   speechSettings?: SpeechSettings;
+  /** Pace and audio faults of every audio stream (the stream guard reads them). */
+  streamFaults?: StreamShape;
 }
 
 export type Resolution = { ok: true; account: Account } | { ok: false; problem: 'missing' | 'invalid' | 'disabled' };
@@ -183,6 +188,7 @@ export class Accounts {
     for (const [group, values] of Object.entries(settings.speech_settings ?? {}) as [keyof SpeechSettings, object | undefined][]) {
       if (values) account.speechSettings = { ...account.speechSettings, [group]: { ...account.speechSettings?.[group], ...values } };
     }
+    if (settings.stream_faults !== undefined) account.streamFaults = { ...settings.stream_faults };
     return account;
   }
 
@@ -275,5 +281,6 @@ export function accountView(a: Account) {
     limits: a.limits,
     real_name_verified: a.realNameVerified !== false,
     speech_settings: a.speechSettings ?? {},
+    stream_faults: a.streamFaults ?? {},
   };
 }

@@ -7,6 +7,32 @@ import * as z from 'zod';
 import type { RandomStream } from './ids.js';
 import { firstProblemOf } from './validation.js';
 
+/**
+ * Fault fields of a stream that carries synthesized audio, applied by the stream guard (core/stream-guard.ts,
+ * core/stream-shaping.ts): its pace (wall time) and damage inside its audio. Times are milliseconds.
+ */
+export const streamFaultFields = {
+  ttfa_ms: z.int().min(0).max(600_000).optional(),
+  rtf: z.number().gt(0).max(1000).optional(),
+  jitter_ms: z.int().min(0).max(60_000).optional(),
+  stall_ms: z.int().min(0).max(600_000).optional(),
+  stall_at_ms: z.int().min(0).optional(),
+  drop_final: z.int().min(0).max(1).optional(),
+  duplicate_chunk: z.int().min(1).optional(),
+  hex_odd: z.int().min(1).optional(),
+  split_frame: z.int().min(0).max(1).optional(),
+  gap_ms: z.int().min(0).max(600_000).optional(),
+  gap_at_ms: z.int().min(0).optional(),
+  corrupt_bytes: z.int().min(0).max(100_000).optional(),
+  extra_info_mismatch: z.int().min(0).max(1).optional(),
+};
+
+/** An account's standing stream faults (`PUT /_emulator/accounts/{key}` `stream_faults`): every stream of its keys. */
+export const streamFaultsSchema = z.object(streamFaultFields).strict();
+
+/** The one fault field that may be a decimal (`rtf=1.5`): every other value is an integer. */
+const DECIMAL_FIELDS = new Set(['rtf']);
+
 export const faultDirectiveSchema = z
   .object({
     code: z.int().optional(),
@@ -14,6 +40,7 @@ export const faultDirectiveSchema = z
     delay_ms: z.int().min(0).max(600_000).optional(),
     cut_after_chunks: z.int().min(0).optional(),
     close_ws: z.int().min(1000).max(4999).optional(),
+    ...streamFaultFields,
   })
   .strict();
 export type FaultDirective = z.infer<typeof faultDirectiveSchema>;
@@ -66,7 +93,7 @@ export function parseFaultHeader(value: string): FaultDirective {
   for (const part of value.split(/[;,]/)) {
     const p = part.trim();
     if (!p) continue;
-    const m = /^([a-z_]+)\s*=\s*(-?\d+)$/.exec(p);
+    const m = /^([a-z_]+)\s*=\s*(-?\d+)$/.exec(p) ?? decimalField(p);
     if (!m) throw new FaultHeaderError(`X-Emulator-Fault: cannot read "${p}" (expected key=integer)`);
     out[m[1]!] = Number(m[2]);
   }
@@ -77,6 +104,12 @@ export function parseFaultHeader(value: string): FaultDirective {
     throw new FaultHeaderError(`X-Emulator-Fault: ${field ? `${field}: ` : ''}${problem?.rule ?? 'invalid directive'}`);
   }
   return parsed.data;
+}
+
+/** `rtf=0.5`: a decimal value, for the fields that take one. */
+function decimalField(part: string): RegExpExecArray | null {
+  const m = /^([a-z_]+)\s*=\s*(-?\d+\.\d+)$/.exec(part);
+  return m && DECIMAL_FIELDS.has(m[1]!) ? m : null;
 }
 
 export interface SavedFaults {

@@ -5,12 +5,32 @@
  * frame boundary, the journal note of how the stream ended, and finishing the entry once. A transport
  * only says how one frame is written, how its connection is cut and how it ends for shutdown.
  *
- * A new per-chunk behaviour (pacing, an audio fault) is one more entry of CHUNK_STEPS below.
+ * A new per-chunk behaviour is one more entry of CHUNK_STEPS below. The audio of a stream that carries
+ * synthesized speech goes through `sendAudio`: there the guard paces it and applies the faults inside
+ * the audio (core/stream-shaping.ts), through the frame's own `render` so it never parses a payload.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyRequest } from 'fastify';
+import { RandomStream } from './ids.js';
 import type { JournalEntry } from './journal.js';
 import { takeFault } from './request-context.js';
 import { finishEntry } from './request-finish.js';
+import {
+  flipBytes,
+  isPaced,
+  Pacer,
+  REALISTIC_PACE,
+  shapeOf,
+  silenceFrames,
+  splitInsideFrames,
+  withSilence,
+  type AudioCarrier,
+  type AudioFrame,
+  type AudioShaping,
+  type StreamShape,
+} from './stream-shaping.js';
+
+export type { AudioFrame, AudioShaping } from './stream-shaping.js';
 
 /** What a frame is to the guard; the shared constants below keep a send free of allocation. */
 export interface FrameKind {
@@ -58,6 +78,16 @@ export interface StreamGuardOptions {
   onEnd?: (end: StreamEnd, chunks: number) => void;
   /** Where a client that left is told: routine, so at debug level. */
   logger?: { debug(msg: string): void };
+  /** Its pace and audio faults (core/stream-shaping.ts); none: sent as fast as it is made, intact. */
+  shape?: StreamShape;
+  /** When the answer began, in wall time (performance.now): `ttfa_ms` counts from it. Default: now. */
+  startedAt?: number;
+  /** Fires when the client is gone: a paced wait ends at once. */
+  gone?: AbortSignal;
+  /** Told once, before the first paced wait: the sender frees its synthesis slot (no slot is held while waiting). */
+  onPaceWait?: () => void;
+  /** Seeds the jitter and the corrupted bytes (the journal entry's id: same requests, same damage). */
+  seed?: string;
 }
 
 /** A step's verdict on one frame: go on (null), or end the stream this way. */
@@ -93,18 +123,181 @@ const NOTES: Partial<Record<StreamEnd, (chunks: number) => string>> = {
   shutdown: () => 'stream ended by shutdown',
 };
 
-export class StreamGuard<F> {
+export class StreamGuard<F> implements AudioShaping {
   /** Chunks that left so far. */
   chunks = 0;
   /** How the stream ended; null while it runs. */
   ended: StreamEnd | null = null;
   readonly cutAt: number | undefined;
+  /** The stream's pace and audio faults (empty: none). */
+  readonly shape: StreamShape;
+  private readonly pacer: Pacer | null;
+  /** Audio faults applied so far, for the journal note. */
+  private readonly applied: string[] = [];
+  private random: RandomStream | null = null;
+  private corruptLeft: number;
+  private flipped = 0;
+  private audioFrames = 0;
+  private paceWaited = false;
+  private goneAt: number | null = null;
+  private cancelledByClient = false;
+  /** How long audio went on after the last cancel of an earlier answer (ms). */
+  private cutMs: number | null = null;
+  private lastAudioAt: number | null = null;
 
   constructor(
     private readonly transport: StreamTransport<F>,
     readonly options: StreamGuardOptions,
   ) {
     this.cutAt = options.cutAfterChunks;
+    this.shape = options.shape ?? {};
+    this.pacer = isPaced(this.shape) ? new Pacer(this.shape, options.startedAt ?? performance.now(), options.seed ?? '') : null;
+    this.corruptLeft = this.shape.corrupt_bytes ?? 0;
+    options.gone?.addEventListener('abort', () => (this.goneAt ??= performance.now()), { once: true });
+  }
+
+  /** A new answer on the same stream (a socket's next piece of text): `ttfa_ms` counts again from now. */
+  beginAnswer(): void {
+    // A cancelled answer is over: its cut's timing is kept, the next answer's audio is not counted in it.
+    if (this.cancelledByClient && this.goneAt !== null) {
+      this.cutMs = Math.max(0, Math.round((this.lastAudioAt ?? 0) - this.goneAt));
+      this.goneAt = null;
+      this.cancelledByClient = false;
+    }
+    this.pacer?.restart(performance.now());
+  }
+
+  /** The client cancelled (bidi `task_cancel`): the journal reports how long audio went on after it. */
+  cancelled(): void {
+    this.cancelledByClient = true;
+    this.goneAt ??= performance.now();
+    if (this.pacer || this.applied.length) this.writeNote();
+  }
+
+  /**
+   * `gap_ms` at `gap_at_ms`: the PCM a sender encodes, with the silence inserted (the sender's
+   * encoder then reports the longer duration). The source itself without the fault.
+   */
+  audioSource(source: AsyncIterable<Int16Array>, sampleRate: number, channels: number): AsyncIterable<Int16Array> {
+    const { gap_ms: gap, gap_at_ms: at = 0 } = this.shape;
+    if (!gap) return source;
+    this.note(`gap_ms=${gap} at ${at} ms`);
+    return withSilence(source, sampleRate, channels, gap, at);
+  }
+
+  /** Frames of silence `audioSource` adds (a header that states its length up front counts them). */
+  addedFrames(sampleRate: number): number {
+    return this.shape.gap_ms ? silenceFrames(sampleRate, this.shape.gap_ms) : 0;
+  }
+
+  get dropsFinal(): boolean {
+    return !!this.shape.drop_final;
+  }
+
+  /** `split_frame`: the encoder's chunks with their boundaries moved inside frames; the chunks themselves without it. */
+  encodedChunks(chunks: AsyncIterable<Buffer>): AsyncIterable<Buffer> {
+    if (!this.shape.split_frame) return chunks;
+    this.note('split_frame=1');
+    return splitInsideFrames(chunks);
+  }
+
+  /**
+   * Sends one frame of synthesized audio: paced (wall time; the client leaving ends the wait at once),
+   * then damaged as the audio faults say, then through `send`. A dropped final frame (`drop_final`)
+   * answers true: the sender ends the stream cleanly as if it had left. `stop` ends a paced wait for
+   * this frame only (a socket's piece cancelled while the socket stays): false, the stream goes on.
+   */
+  sendAudio(frame: AudioFrame<F>, kind: FrameKind, stop?: AbortSignal): boolean | Promise<boolean> {
+    if (this.ended) return false;
+    const s = this.shape;
+    // The audio frame's own number (a duplicate is not one more frame to `hex_odd`, `duplicate_chunk`).
+    const number = ++this.audioFrames;
+    if (kind.final && s.drop_final) {
+      this.note('drop_final=1');
+      return true;
+    }
+    let audio = frame.audio;
+    if (this.corruptLeft > 0 && number > 1 && !kind.final && audio.length) {
+      // Spread over some four chunks: a decoder meets damage more than once.
+      const budget = Math.min(this.corruptLeft, Math.ceil((s.corrupt_bytes ?? 0) / 4));
+      const [damaged, flipped] = flipBytes(audio, budget, (this.random ??= new RandomStream(`corrupt:${this.options.seed ?? ''}`)));
+      audio = damaged;
+      this.corruptLeft -= flipped;
+      this.flipped += flipped;
+      if (flipped) this.note(`corrupt_bytes=${this.flipped}`, true);
+    }
+    const oddHex = s.hex_odd === number && audio.length > 0;
+    if (oddHex) this.note(`hex_odd=${number}`);
+    const inflate = kind.final && s.extra_info_mismatch ? 1.1 : 1;
+    if (inflate !== 1) this.note('extra_info_mismatch=1');
+    const rendered = frame.render(audio, { oddHex, inflate });
+    const pacer = this.pacer;
+    if (!pacer) return this.deliver(rendered, kind, frame.ms, number);
+    const wait = pacer.due() - performance.now();
+    if (wait < 1) return this.deliver(rendered, kind, frame.ms, number);
+    return this.paced(wait, rendered, kind, frame.ms, number, stop);
+  }
+
+  private async paced(wait: number, frame: F, kind: FrameKind, ms: number, number: number, stop?: AbortSignal): Promise<boolean> {
+    if (!this.paceWaited) {
+      this.paceWaited = true;
+      this.options.onPaceWait?.();
+    }
+    const { gone, closing } = this.options;
+    if (gone?.aborted) return this.stop('left');
+    if (stop?.aborted) return false;
+    // The client leaving, the piece cancelled or the emulator shutting down each end the wait at once.
+    const signals = [gone, stop, closing].filter((x): x is AbortSignal => x !== undefined);
+    try {
+      await sleep(wait, undefined, signals.length ? { signal: signals.length === 1 ? signals[0] : AbortSignal.any(signals) } : undefined);
+    } catch {
+      if (gone?.aborted) return this.stop('left');
+      if (stop?.aborted) return false;
+      return this.stop(closing?.aborted ? 'shutdown' : 'left');
+    }
+    if (this.ended) return false;
+    return this.deliver(frame, kind, ms, number);
+  }
+
+  /** Writes an audio frame (twice for `duplicate_chunk`) and tells the pacer it left. */
+  private deliver(frame: F, kind: FrameKind, ms: number, number: number): boolean | Promise<boolean> {
+    const twice = this.shape.duplicate_chunk === number;
+    const first = this.send(frame, kind);
+    const after = (ok: boolean): boolean | Promise<boolean> => {
+      if (!ok) return false;
+      const now = performance.now();
+      this.lastAudioAt = now;
+      this.pacer?.sent(ms, now);
+      if (this.pacer || this.applied.length) this.writeNote();
+      if (!twice) return true;
+      this.note(`duplicate_chunk=${number}`);
+      return this.send(frame, kind);
+    };
+    return typeof first === 'boolean' ? after(first) : first.then(after);
+  }
+
+  /** Records an audio fault applied (once). */
+  private note(what: string, replace = false): void {
+    const key = what.split('=')[0]!;
+    const at = this.applied.findIndex((a) => a.startsWith(key));
+    if (at >= 0) {
+      if (replace) this.applied[at] = what;
+      return void (replace && this.writeNote());
+    }
+    this.applied.push(what);
+    this.writeNote();
+  }
+
+  /** The journal note of the stream's shaping, after how it ended when it did. */
+  private writeNote(end?: string): void {
+    const entry = this.options.entry;
+    if (!entry) return;
+    const parts: string[] = end ? [end] : [];
+    if (this.pacer) parts.push(this.pacer.describe());
+    if (this.applied.length) parts.push(`audio faults: ${this.applied.join(', ')}`);
+    const cut = this.goneAt !== null ? Math.max(0, Math.round((this.lastAudioAt ?? 0) - this.goneAt)) : this.cutMs;
+    if (cut !== null) parts.push(`last audio ${cut} ms after the client left or cancelled`);
+    if (parts.length) entry.setNote(parts.join('; '));
   }
 
   /**
@@ -174,6 +367,10 @@ export class StreamGuard<F> {
   private close(how: StreamEnd): void {
     const note = NOTES[how];
     if (note) this.options.entry?.setNote(note(this.chunks));
+    // Our own cut or a shutdown aborts the same signal: only a client that left or cancelled is timed.
+    if (how !== 'left' && !this.cancelledByClient) this.goneAt = null;
+    // An unshaped stream keeps its plain note; a paced one says how long audio went on after the cut.
+    if (this.pacer || this.applied.length) this.writeNote(note?.(this.chunks));
     if (how === 'left') this.options.logger?.debug('client left before the end of the stream');
     if (how === 'cut' || how === 'left') this.options.finish?.();
     this.options.onEnd?.(how, this.chunks);
@@ -184,17 +381,30 @@ export class StreamGuard<F> {
  * The guard of one request's stream: its journal entry, its `cut_after_chunks` (taken here, so the
  * fault is read in one place) and, for an HTTP answer (`status`), the entry finished when the
  * connection is gone. A socket leaves `status` out: its entry finishes when the socket closes.
+ * A stream of synthesized audio names its `carrier`: its pace and audio faults are read here too,
+ * over the account's and the `latency` profile's (`realistic`: REALISTIC_PACE).
  */
 export function guardStream<F>(
   req: FastifyRequest,
   transport: StreamTransport<F>,
-  options: Omit<StreamGuardOptions, 'entry' | 'cutAfterChunks' | 'finish'> & { status?: number } = {},
+  options: Omit<StreamGuardOptions, 'entry' | 'cutAfterChunks' | 'finish' | 'shape' | 'seed'> & {
+    status?: number;
+    carrier?: AudioCarrier;
+    latency?: 'none' | 'realistic';
+    accountPace?: StreamShape;
+  } = {},
 ): StreamGuard<F> {
-  const { status, ...rest } = options;
+  const { status, carrier, latency, accountPace, ...rest } = options;
+  const entry = req.ctx?.entry ?? null;
+  // The request's fault over the account's standing stream faults over the latency profile.
+  const account = accountPace ?? req.ctx?.account?.streamFaults;
+  const base = latency === 'realistic' || account ? { ...(latency === 'realistic' ? REALISTIC_PACE : {}), ...account } : undefined;
   return new StreamGuard(transport, {
     ...rest,
-    entry: req.ctx?.entry ?? null,
+    entry,
     cutAfterChunks: takeFault(req, 'cut_after_chunks'),
     finish: status === undefined ? undefined : () => finishEntry(req, status),
+    shape: carrier ? shapeOf(req, carrier, base) : undefined,
+    seed: entry?.id ?? '',
   });
 }

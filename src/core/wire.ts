@@ -10,7 +10,8 @@ import type { Emulator } from './emulator.js';
 import { pathOf } from './request-context.js';
 import { finishEntry } from './request-finish.js';
 import { recordFrame } from './journal.js';
-import { AUDIO_CHUNK, guardStream, type FrameKind, type StreamEnd } from './stream-guard.js';
+import { AUDIO_CHUNK, guardStream, type AudioFrame, type AudioShaping, type FrameKind, type StreamEnd } from './stream-guard.js';
+import type { AudioCarrier } from './stream-shaping.js';
 
 export interface SocketWire {
   readonly signal: AbortSignal;
@@ -24,6 +25,17 @@ export interface SocketWire {
   sendJson(body: object, event?: string, kind?: FrameKind): boolean;
   /** Sends one binary audio frame through the guard; false when the socket is gone (or was cut by a fault). */
   sendAudio(chunk: Buffer): boolean;
+  /**
+   * Sends one JSON message of synthesized audio through the guard, which paces it and applies the faults
+   * inside its audio (a promise while a paced frame waits); `stop` ends such a wait for this frame only.
+   */
+  sendAudioFrame(frame: AudioFrame<object>, event: string, kind: FrameKind, stop?: AbortSignal): boolean | Promise<boolean>;
+  /** Where a sender applies the faults only it can (`gap_ms`, `split_frame`), decided by the guard. */
+  readonly shaping: AudioShaping;
+  /** A new answer begins on the socket (a piece of text arrived): `ttfa_ms` counts from now. */
+  beginAnswer(): void;
+  /** The client cancelled the audio in progress: the journal times how long audio went on after it. */
+  cancelled(): void;
   /** Closes with a close frame; codes that cannot be sent (1005, 1006, 1015…) drop the connection instead. */
   close(code: number, reason: string): void;
   /** Drops the connection without a close frame (how the guard cuts a socket). */
@@ -50,7 +62,13 @@ export const OVERSIZE_REASON = `message over ${MAX_FRAME_BYTES} bytes (8 MiB)`;
  * `onOversize` sends the socket's own error event for a frame over MAX_FRAME_BYTES; it goes out just
  * before the 1009 close frame. The socket's `cut_after_chunks` is read by its stream guard.
  */
-export function openSocketWire(emu: Emulator, socket: WebSocket, req: FastifyRequest, onOversize?: () => void): SocketWire {
+export function openSocketWire(
+  emu: Emulator,
+  socket: WebSocket,
+  req: FastifyRequest,
+  onOversize?: () => void,
+  audio?: { carrier: AudioCarrier; latency: 'none' | 'realistic' },
+): SocketWire {
   const entry = req.ctx?.entry;
   const accountId = req.ctx?.account?.id ?? null;
   const controller = new AbortController();
@@ -128,7 +146,8 @@ export function openSocketWire(emu: Emulator, socket: WebSocket, req: FastifyReq
       cut: () => wire.terminate(),
       endForShutdown: () => wire.close(1001, 'emulator shutting down'),
     },
-    { closing: emu.closing },
+    // A socket carrying synthesized audio is paced and damaged by its guard; its first audio counts from the upgrade.
+    { closing: emu.closing, carrier: audio?.carrier, latency: audio?.latency, gone: controller.signal },
   );
 
   const wire: SocketWire = {
@@ -139,6 +158,7 @@ export function openSocketWire(emu: Emulator, socket: WebSocket, req: FastifyReq
     get streamEnded() {
       return guard.ended;
     },
+    shaping: guard,
     sendJson(body, event, kind) {
       if (kind) {
         // The guard's writer takes the text only: the event name waits here (no object per chunk).
@@ -149,6 +169,16 @@ export function openSocketWire(emu: Emulator, socket: WebSocket, req: FastifyReq
     },
     sendAudio(chunk) {
       return guard.send(chunk, AUDIO_CHUNK) as boolean;
+    },
+    sendAudioFrame(frame, event, kind, stop) {
+      chunkEvent = event;
+      return guard.sendAudio(frame, kind, stop);
+    },
+    beginAnswer() {
+      guard.beginAnswer();
+    },
+    cancelled() {
+      guard.cancelled();
     },
     close(code, reason) {
       if (closed) return;

@@ -29,7 +29,8 @@ function session(settings: Partial<typeof DEFAULT_BUFFER_SETTINGS & { maxPending
     },
     streamEnded: null,
     send: (body) => sent.push(body),
-    sendAudio: (body) => (sent.push(body), true),
+    // The guard renders an audio message from its frame (here without pace or faults).
+    sendAudio: (frame) => (sent.push(frame.render(frame.audio, { oddHex: false, inflate: 1 })), true),
     close: (code, reason) => {
       closed = { code, reason };
       controller.abort();

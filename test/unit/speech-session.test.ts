@@ -30,7 +30,8 @@ function fakePort() {
     },
     streamEnded: null,
     send: (body) => void sent.push(body as Sent),
-    sendAudio: (body) => (sent.push(body as Sent), true),
+    // The guard renders an audio message from its frame (here without pace or faults).
+    sendAudio: (frame) => (sent.push(frame.render(frame.audio, { oddHex: false, inflate: 1 }) as Sent), true),
     close: (code, reason) => {
       closedWith = { code, reason };
       ac.abort();

@@ -3,13 +3,16 @@
  * Content-Type (audio/mpeg, audio/wav, audio/flac, audio/ogg with Opus, audio/pcm;rate=N of 16-bit
  * little-endian mono), with in-process decoders only. Problems are `HeardAudioError`s naming them.
  */
-import { decodeFlac, decodeMp3, decodeWav, readWav, wavCodecReadable } from '../decode.js';
+import { readWav, wavCodecReadable } from '../decode.js';
+import { decodeMonoBounded } from '../decode-slices.js';
 import { decodeOggOpus } from './ogg-opus.js';
 
 export class HeardAudioError extends Error {}
 
 /** Largest body read (bytes). */
 export const HEAR_MAX_BYTES = 50 * 1024 * 1024;
+/** Most sample frames decoded (15 min at 48 kHz): the rest of a longer recording is not heard. */
+export const HEAR_MAX_FRAMES = 15 * 60 * 48_000;
 
 export const HEARD_TYPES = ['audio/mpeg', 'audio/wav', 'audio/flac', 'audio/ogg', 'audio/pcm;rate=N'] as const;
 
@@ -59,16 +62,16 @@ export async function decodeHeard(body: Buffer, format: { type: string; rate?: n
         const info = readWav(body);
         if (!info) throw new Error('no RIFF/WAVE header with fmt and data chunks');
         if (!wavCodecReadable(info)) throw new Error(`WAV codec ${info.audioFormat} at ${info.bitsPerSample} bits is not read`);
-        out = decodeWav(body, info);
+        out = await decodeMonoBounded({ kind: 'wav', bytes: body, layout: info }, HEAR_MAX_FRAMES);
         break;
       }
       case 'audio/mpeg':
         if (!looksLikeMp3(body)) throw new Error('no MPEG audio frame sync or ID3 tag at the start');
-        out = await decodeMp3(body);
+        out = await decodeMonoBounded({ kind: 'mp3', bytes: body }, HEAR_MAX_FRAMES);
         break;
       case 'audio/flac':
         if (body.toString('latin1', 0, 4) !== 'fLaC') throw new Error('no fLaC marker at the start');
-        out = await decodeFlac(body);
+        out = await decodeMonoBounded({ kind: 'flac', bytes: body }, HEAR_MAX_FRAMES);
         break;
       default:
         if (body.toString('latin1', 0, 4) !== 'OggS') throw new Error('no OggS page at the start');

@@ -15,7 +15,7 @@ import { t2aRequestSchema, type T2aRequest } from './schema.js';
 import { countingFrames, SubtitleFeed, withSubtitles } from './ws/subtitles.js';
 import { signedLink } from './reply.js';
 import { speechArea, type SpeechArea } from './state.js';
-import { extraInfo, finalEvent, intermediateEvent, MAX_EVENT_AUDIO_BYTES, sseEvent } from './stream.js';
+import { audioHex, extraInfo, finalEvent, inflatedInfo, intermediateEvent, MAX_EVENT_AUDIO_BYTES, sseEvent } from './stream.js';
 
 export const T2A_PATH = '/v1/t2a_v2';
 
@@ -39,18 +39,28 @@ export async function speechRoutes(app: FastifyInstance, opts: { emu: Emulator }
       // One slot per running synthesis, held until its answer is written (bounds memory under load).
       let release: () => void;
       try {
-        release = await emu.synthesis.acquire(ac.signal);
+        release = once(await emu.synthesis.acquire(ac.signal));
       } catch {
         return leftWhileQueued(req, reply);
       }
       try {
-        if (plan.stream) return await streamSynthesis(emu, area, req, reply, plan, traceId, ac, synth);
+        if (plan.stream) return await streamSynthesis(emu, area, req, reply, plan, traceId, ac, synth, release);
         return await wholeSynthesis(emu, req, reply, plan, traceId, ac, synth);
       } finally {
         release();
       }
     },
   );
+}
+
+/** `fn` at most once (a slot freed early by a paced stream is not freed again). */
+function once(fn: () => void): () => void {
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    fn();
+  };
 }
 
 /** The client left while its synthesis waited for a slot or ran: nobody is there to answer. */
@@ -137,8 +147,18 @@ async function wholeSynthesis(
 }
 
 /** Chunks without subtitles, in the shape `withSubtitles` gives. */
-async function* plainChunks(chunks: AsyncIterable<Buffer>): AsyncGenerator<[Buffer, undefined]> {
+async function* plainChunks<T>(chunks: AsyncIterable<T>): AsyncGenerator<[T, undefined]> {
   for await (const chunk of chunks) yield [chunk, undefined];
+}
+
+/** An encoded chunk with how much audio had been made when it came out of the encoder (pacing counts it). */
+interface TimedChunk {
+  bytes: Buffer;
+  madeMs: number;
+}
+
+async function* timed(chunks: AsyncIterable<Buffer>, madeMs: () => number): AsyncGenerator<TimedChunk> {
+  for await (const bytes of chunks) yield { bytes, madeMs: madeMs() };
 }
 
 /**
@@ -176,26 +196,13 @@ async function streamSynthesis(
   traceId: string,
   ac: AbortController,
   synth: Synthesis,
+  release: () => void,
 ) {
   const res = reply.raw;
   const account = req.ctx.account!;
-  // Whatever can fail before audio runs before the headers leave: such a failure is plain JSON (A2),
-  // never an event stream left open.
-  // With subtitle_enable, each chunk carries what its audio completes (rule E16, the socket's rules).
-  const feed = plan.subtitles ? new SubtitleFeed(synth.timeline, plan.subtitles, plan.input.text) : null;
-  let madeFrames = 0;
-  const source = feed ? countingFrames(synth, plan.channels, (n) => (madeFrames += n)) : synth;
-  const encoded = encodeAudioStream(plan.format, source, {
-    ...encodeOptionsOf(plan),
-    // A μ-law WAV's header carries the true sizes from the first chunk (E13).
-    ...(plan.format === 'pcmu_wav' ? { totalFrames: synth.frames } : {}),
-    maxChunkBytes: MAX_EVENT_AUDIO_BYTES,
-    keepWhole: !plan.excludeAggregated,
-  });
-  // The plan is known up front: even a stream cut short carries a signature the emulator knows.
-  recordSignature(emu, plan, synth);
-  const run = area.startStream(account.id, traceId);
+  let run: ReturnType<SpeechArea['startStream']> | undefined;
   const write = eventWriter(res);
+  // The guard paces the audio and applies the faults inside it (core/stream-guard.ts).
   const guard = guardStream<string>(
     req,
     {
@@ -213,8 +220,36 @@ async function streamSynthesis(
         res.end();
       },
     },
-    { status: 200, closing: emu.closing, logger: emu.logger, onEnd: (end, events) => run.end(RUN_STATUS[end], events) },
+    {
+      status: 200,
+      closing: emu.closing,
+      logger: emu.logger,
+      onEnd: (end, events) => run?.end(RUN_STATUS[end], events),
+      carrier: 'hex',
+      latency: emu.config.latency,
+      gone: ac.signal,
+      startedAt: performance.now() - reply.elapsedTime,
+      // A paced stream waits without its synthesis slot; what is left of the synthesis follows the pace.
+      onPaceWait: release,
+    },
   );
+  // Whatever can fail before audio runs before the headers leave: such a failure is plain JSON (A2),
+  // never an event stream left open.
+  // With subtitle_enable, each chunk carries what its audio completes (rule E16, the socket's rules).
+  const feed = plan.subtitles ? new SubtitleFeed(synth.timeline, plan.subtitles, plan.input.text) : null;
+  let madeFrames = 0;
+  const madeMs = () => (madeFrames * 1000) / plan.sampleRate;
+  const source = countingFrames(guard.audioSource(synth, plan.sampleRate, plan.channels), plan.channels, (n) => (madeFrames += n));
+  const encoded = encodeAudioStream(plan.format, source, {
+    ...encodeOptionsOf(plan),
+    // A μ-law WAV's header carries the true sizes from the first chunk (E13).
+    ...(plan.format === 'pcmu_wav' ? { totalFrames: synth.frames + guard.addedFrames(plan.sampleRate) } : {}),
+    maxChunkBytes: MAX_EVENT_AUDIO_BYTES,
+    keepWhole: !plan.excludeAggregated,
+  });
+  // The plan is known up front: even a stream cut short carries a signature the emulator knows.
+  recordSignature(emu, plan, synth);
+  run = area.startStream(account.id, traceId);
   reply.hijack();
   // The pipeline's onSend hook never runs for a hijacked reply: report ignored fields and a bad header here.
   const ignored = faultIgnoredHeader(req);
@@ -231,9 +266,14 @@ async function streamSynthesis(
   req.ctx.entry?.markStream('text/event-stream', { trace_id: traceId });
 
   try {
-    const chunks = feed ? withSubtitles(encoded, feed, () => (madeFrames * 1000) / plan.sampleRate) : plainChunks(encoded);
+    const out = timed(guard.encodedChunks(encoded), madeMs);
+    const chunks = feed ? withSubtitles(out, feed, madeMs) : plainChunks(out);
+    let sentMs = 0;
     for await (const [chunk, subtitle] of chunks) {
-      if (!(await guard.send(intermediateEvent(chunk, traceId, subtitle), AUDIO_CHUNK))) return;
+      const ms = chunk.madeMs - sentMs;
+      sentMs = chunk.madeMs;
+      const frame = { audio: chunk.bytes, ms, render: (audio: Buffer, d: { oddHex: boolean }) => intermediateEvent(audio, traceId, subtitle, d.oddHex) };
+      if (!(await guard.sendAudio(frame, AUDIO_CHUNK))) return;
       run.progress(guard.chunks);
     }
     const meta = await encoded.meta();
@@ -241,8 +281,14 @@ async function streamSynthesis(
     // The aggregated audio is the whole file, with the true totals a one-shot file has.
     const whole = plan.excludeAggregated ? undefined : await encoded.wholeFile();
     if (whole) keepAnswerAudio(emu, req, plan, whole.length);
-    const aggregated = whole ? whole.toString('hex') : '';
-    if (!(await guard.send(finalEvent(aggregated, extraInfo(meta, plan), traceId), FINAL_AUDIO_CHUNK))) return;
+    const extra = extraInfo(meta, plan);
+    const final = {
+      audio: whole ?? Buffer.alloc(0),
+      ms: 0,
+      render: (audio: Buffer, d: { oddHex: boolean; inflate: number }) => finalEvent(audioHex(audio, d.oddHex), inflatedInfo(extra, d.inflate), traceId),
+    };
+    // With drop_final the guard keeps the final event back and answers true: the body still ends cleanly.
+    if (!(await guard.sendAudio(final, FINAL_AUDIO_CHUNK))) return;
     guard.end('done');
     res.end();
   } catch (err) {

@@ -44,9 +44,21 @@ export function sseEvent(body: unknown): string {
   return `data: ${JSON.stringify(body)}\n\n`;
 }
 
+/** Audio as hex; `oddHex` drops the last character (the `hex_odd` fault). */
+export function audioHex(audio: Buffer, oddHex = false): string {
+  const hex = audio.toString('hex');
+  return oddHex ? hex.slice(0, -1) : hex;
+}
+
+/** `extra_info` claiming `factor` times its duration and size (the `extra_info_mismatch` fault). */
+export function inflatedInfo(extra: ExtraInfo, factor: number): ExtraInfo {
+  if (factor === 1) return extra;
+  return { ...extra, audio_length: Math.round(extra.audio_length * factor), audio_size: Math.round(extra.audio_size * factor) };
+}
+
 /** An intermediate chunk; `subtitle` is what its audio completes (with `subtitle_enable`). */
-export function intermediateEvent(audio: Buffer, traceId: string, subtitle?: unknown): string {
-  const data = { audio: audio.toString('hex'), status: 1, ced: '', ...(subtitle ? { subtitle } : {}) };
+export function intermediateEvent(audio: Buffer, traceId: string, subtitle?: unknown, oddHex = false): string {
+  const data = { audio: audioHex(audio, oddHex), status: 1, ced: '', ...(subtitle ? { subtitle } : {}) };
   return sseEvent({ data, trace_id: traceId, base_resp: { status_code: 0, status_msg: '' } });
 }
 

@@ -8,6 +8,7 @@ import { encodeAudioStream, synthesizeStream, type SynthInput } from '../../../a
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { speechRecord } from '../../../core/signatures.js';
+import { AUDIO_CHUNK } from '../../../core/stream-guard.js';
 import { chooseReply, conversationPrice, latencyProfile, tokensOf, type Role } from './model.js';
 import type { TurnTimings } from './schema.js';
 import type { Wire } from '../shared/socket-wire.js';
@@ -78,10 +79,16 @@ export async function runReply(ctx: ReplyContext, userText: string, clock: TurnC
 
   const ttsStart = performance.now();
   if (latency.ttsFirstAudio) await sleep(latency.ttsFirstAudio, undefined, { signal });
-  const encoded = encodeAudioStream('mp3', synth, { sampleRate: REPLY_SAMPLE_RATE, channels: 1, bitrate: REPLY_BITRATE });
+  const encoded = encodeAudioStream('mp3', wire.shaping.audioSource(synth, REPLY_SAMPLE_RATE, 1), {
+    sampleRate: REPLY_SAMPLE_RATE,
+    channels: 1,
+    bitrate: REPLY_BITRATE,
+  });
   let firstAudioMs = -1;
-  for await (const chunk of encoded) {
-    if (!wire.sendAudio(chunk)) return { outcome: 'closed', replyText: reply.text };
+  for await (const chunk of wire.shaping.encodedChunks(encoded)) {
+    // MP3 at a constant bit rate: the chunk's bytes say how much audio it carries (the pace counts it).
+    const frame = { audio: chunk, ms: (chunk.length * 8000) / REPLY_BITRATE, render: (bytes: Buffer) => bytes };
+    if (!(await wire.sendAudioFrame(frame, 'audio', AUDIO_CHUNK))) return { outcome: 'closed', replyText: reply.text };
     if (firstAudioMs < 0) firstAudioMs = since(clock.t0);
   }
   const meta = await encoded.meta();

@@ -12,9 +12,12 @@ export interface Wire extends SocketWire {
   send(event: { type: string } & Record<string, unknown>, kind?: FrameKind): boolean;
 }
 
-/** `onOversize` sends the socket's `error` event for a frame over 8 MiB, just before the 1009 close. */
-export function openWire(emu: Emulator, socket: WebSocket, req: FastifyRequest, onOversize: () => void): Wire {
-  const wire = openSocketWire(emu, socket, req, onOversize) as Wire;
+/**
+ * `onOversize` sends the socket's `error` event for a frame over 8 MiB, just before the 1009 close.
+ * A socket that carries synthesized audio names it (`audio`): its guard paces and damages that audio.
+ */
+export function openWire(emu: Emulator, socket: WebSocket, req: FastifyRequest, onOversize: () => void, audio?: Parameters<typeof openSocketWire>[4]): Wire {
+  const wire = openSocketWire(emu, socket, req, onOversize, audio) as Wire;
   wire.send = (event, kind) => wire.sendJson(event, event.type, kind);
   return wire;
 }

@@ -119,11 +119,20 @@ function commit(emu: Emulator, account: Account, plan: TtsPlan, summary: SynthSu
   emu.markDirty();
 }
 
-/** Starts a streamed synthesis: audio chunks are rendered as they are read. */
-export function startTtsStream(emu: Emulator, account: Account, plan: TtsPlan, signal?: AbortSignal): { stream: SynthStream; chunks: AsyncIterable<Buffer> } {
+/**
+ * Starts a streamed synthesis: audio chunks are rendered as they are read. `shape` sees the PCM before
+ * it is encoded (the stream guard's `gap_ms`, the pace's count of audio made).
+ */
+export function startTtsStream(
+  emu: Emulator,
+  account: Account,
+  plan: TtsPlan,
+  signal?: AbortSignal,
+  shape: (pcm: AsyncIterable<Int16Array>) => AsyncIterable<Int16Array> = (pcm) => pcm,
+): { stream: SynthStream; chunks: AsyncIterable<Buffer> } {
   const stream = synthesizeStream(plan.synth, { signal });
   commit(emu, account, plan, stream);
-  return { stream, chunks: pcmChunks(plan.format, stream, TTS_SAMPLE_RATE, TTS_CHANNELS) };
+  return { stream, chunks: pcmChunks(plan.format, shape(stream), TTS_SAMPLE_RATE, TTS_CHANNELS) };
 }
 
 /** A whole synthesis (the sync endpoint and the `/mcp` tool): bytes plus what a decoder will find. */

@@ -3,6 +3,7 @@
  * while sent). Errors before audio are the envelope with an HTTP status; after audio began, the
  * connection is cut (`cut_after_chunks` fault).
  */
+import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -26,35 +27,88 @@ function audioHeaders(reply: FastifyReply, contentType: string): void {
  * The guard of one chunked audio body (core/stream-guard.ts): chunk count, `cut_after_chunks`, shutdown
  * after a whole chunk (the chunked body then ends cleanly), a client that left.
  */
-function guardBody(emu: Emulator, req: FastifyRequest): StreamGuard<Buffer> {
+interface GuardedBody {
+  /** Frames the guard let through, waiting for the body to take them. */
+  out: Buffer[];
+  gone: AbortSignal;
+  onPaceWait: () => void;
+  /** Set when the fault cut the stream: the body hands on what was let through, then cuts. */
+  cutPending?: boolean;
+}
+
+/** Waits until the socket handed everything written so far to the system, then cuts it. */
+async function flushThenCut(socket: Socket): Promise<void> {
+  for (let i = 0; i < 200 && socket.writableLength > 0 && !socket.destroyed; i++) await new Promise((r) => setTimeout(r, 5));
+  socket.destroy();
+}
+
+function guardBody(emu: Emulator, req: FastifyRequest, audio?: GuardedBody): StreamGuard<Buffer> {
   const socket = req.raw.socket;
   return guardStream<Buffer>(
     req,
     {
-      // The body is pulled (guard.frames): nothing is written through the guard.
-      write: () => true,
-      // Waits until the socket handed everything written so far to the system, then cuts it.
-      cut: async () => {
-        for (let i = 0; i < 200 && socket.writableLength > 0 && !socket.destroyed; i++) await new Promise((r) => setTimeout(r, 5));
-        socket.destroy();
-      },
+      // The body is pulled: guard.frames writes nothing; a paced stream's frames wait in `out` for the body.
+      write: (frame) => (audio?.out.push(frame), true),
+      // A pulled body cuts once the frames let through were taken (guardedAudio); the whole answer cuts here.
+      cut: () => (audio ? void (audio.cutPending = true) : flushThenCut(socket)),
       endForShutdown: () => undefined,
     },
-    { status: 200, closing: emu.closing, logger: emu.logger },
+    {
+      status: 200,
+      closing: emu.closing,
+      logger: emu.logger,
+      ...(audio ? { carrier: 'binary' as const, latency: emu.config.latency, gone: audio.gone, onPaceWait: audio.onPaceWait } : {}),
+    },
   );
+}
+
+/**
+ * The streamed body through the guard's audio path (pace, faults inside the audio): each chunk the
+ * guard let through, in order; `madeMs` is how much audio had been made when the chunk came out.
+ */
+async function* guardedAudio(
+  guard: StreamGuard<Buffer>,
+  body: GuardedBody,
+  socket: Socket,
+  chunks: AsyncIterable<Buffer>,
+  madeMs: () => number,
+): AsyncGenerator<Buffer> {
+  let sentMs = 0;
+  for await (const chunk of guard.encodedChunks(chunks)) {
+    const ms = madeMs() - sentMs;
+    sentMs += ms;
+    const ok = await guard.sendAudio({ audio: chunk, ms, render: (bytes) => bytes }, AUDIO_CHUNK);
+    yield* body.out.splice(0);
+    if (body.cutPending) return void (await flushThenCut(socket));
+    if (!ok) return;
+  }
+  await guard.end('done');
 }
 
 function* slices(bytes: Buffer): Generator<Buffer> {
   for (let i = 0; i < bytes.length; i += CHUNK) yield bytes.subarray(i, i + CHUNK);
 }
 
-/** Renders the stream inside a synthesis slot, taken at the first chunk and freed however it ends. */
-async function* inSlot(emu: Emulator, chunks: AsyncIterable<Buffer>, signal: AbortSignal): AsyncGenerator<Buffer> {
-  const release = await emu.synthesis.acquire(signal);
+/**
+ * Renders the stream inside a synthesis slot, taken at the first chunk and freed however it ends, or
+ * earlier through `slot.free` (a paced stream waits without its slot).
+ */
+async function* inSlot(
+  emu: Emulator,
+  chunks: AsyncIterable<Buffer>,
+  signal: AbortSignal,
+  slot: { free: () => void } = { free: () => {} },
+): AsyncGenerator<Buffer> {
+  const acquired = await emu.synthesis.acquire(signal);
+  let held = true;
+  slot.free = () => {
+    if (held) acquired();
+    held = false;
+  };
   try {
     yield* chunks;
   } finally {
-    release();
+    slot.free();
   }
 }
 
@@ -85,9 +139,14 @@ export async function ttsRoutes(app: FastifyInstance, { emu }: { emu: Emulator }
   r.post('/v1/text-to-speech/stream', route, async (req, reply) => {
     const account = req.ctx.account!;
     const plan = planTts(emu, account, req.body);
-    const guard = guardBody(emu, req);
     const abort = new AbortController();
-    const { stream, chunks } = startTtsStream(emu, account, plan, abort.signal);
+    const slot = { free: () => {} };
+    const body: GuardedBody = { out: [], gone: abort.signal, onPaceWait: () => slot.free() };
+    const guard = guardBody(emu, req, body);
+    let madeFrames = 0;
+    const { stream, chunks } = startTtsStream(emu, account, plan, abort.signal, (pcm) =>
+      framesCounted(guard.audioSource(pcm, TTS_SAMPLE_RATE, TTS_CHANNELS), (n) => (madeFrames += n)),
+    );
     // A client that goes away stops the rendering, and its half-sent response is not kept open.
     const socket = req.raw.socket;
     reply.raw.on('close', () => {
@@ -98,20 +157,27 @@ export async function ttsRoutes(app: FastifyInstance, { emu }: { emu: Emulator }
     });
     audioHeaders(reply, plan.contentType);
     reply.header('x-accel-buffering', 'no');
+    const rendered = inSlot(
+      emu,
+      counted(chunks, () => emu.metrics.audioSynthesized(plan.format, stream.durationMs / 1000)),
+      abort.signal,
+      slot,
+    );
     return reply.send(
       Readable.from(
-        guard.frames(
-          inSlot(
-            emu,
-            counted(chunks, () => emu.metrics.audioSynthesized(plan.format, stream.durationMs / 1000)),
-            abort.signal,
-          ),
-          AUDIO_CHUNK,
-        ),
+        guardedAudio(guard, body, socket, rendered, () => (madeFrames * 1000) / TTS_SAMPLE_RATE),
         { highWaterMark: 1 },
       ),
     );
   });
+}
+
+/** PCM blocks (mono) handed on, each counted as it passes. */
+async function* framesCounted(pcm: AsyncIterable<Int16Array>, onFrames: (n: number) => void): AsyncGenerator<Int16Array> {
+  for await (const block of pcm) {
+    onFrames(block.length / TTS_CHANNELS);
+    yield block;
+  }
 }
 
 /** Reports the synthesis once its last chunk exists. */

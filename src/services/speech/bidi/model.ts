@@ -14,7 +14,7 @@ import type { SpeechArea } from '../state.js';
 import { codePoints } from '../text.js';
 import {
   AudioSender,
-  audioBody,
+  audioFrame,
   IDLE_MS,
   BINARY_FRAME_MSG,
   checkTaskStart,
@@ -199,6 +199,7 @@ export function openBidiSession(emu: Emulator, port: SessionPort, ctx: BidiConte
 
   /** `task_cancel` (E8): everything waiting and the sentence in progress go; waiting flushes are answered first. */
   function onCancel() {
+    port.cancelled?.();
     stopAll();
     answerFlushes();
     send('task_canceled');
@@ -222,7 +223,8 @@ export function openBidiSession(emu: Emulator, port: SessionPort, ctx: BidiConte
     if (phase !== 'finishing' || current || queue.length || port.closed) return;
     phase = 'ended';
     port.cancel(idle?.id ?? null);
-    send('task_finished');
+    // drop_final: the answer ends without its last event, the socket closes cleanly.
+    if (!port.shaping?.dropsFinal) send('task_finished');
     port.close(1000, 'task finished');
   }
 
@@ -267,13 +269,19 @@ export function openBidiSession(emu: Emulator, port: SessionPort, ctx: BidiConte
   /** The audio messages of one sentence, on its trace, through the one audio sender; none once it is cancelled. */
   function out(sentence: Sentence, signal: AbortSignal): PieceOut {
     return {
-      chunk(bytes, isFinal, extra, subtitle) {
+      chunk(bytes, isFinal, extra, subtitle, ms) {
         if (signal.aborted) return false;
-        const body = event('task_continued', { ...ids, traceId: sentence.traceId }, 0, STATUS_MSG[0]!, audioBody(bytes, isFinal, extra, subtitle));
-        if (!audio.send(body, isFinal)) return false;
-        log({ dir: 'out', event: 'task_continued', sentence: sentence.index, is_final: isFinal, audio_bytes: bytes.length });
-        return true;
+        const wrap = (data: object) => event('task_continued', { ...ids, traceId: sentence.traceId }, 0, STATUS_MSG[0]!, data);
+        const logged = (ok: boolean) => {
+          if (ok) log({ dir: 'out', event: 'task_continued', sentence: sentence.index, is_final: isFinal, audio_bytes: bytes.length });
+          return ok;
+        };
+        // A paced message waits in the guard; the sentence's cancel ends that wait (the socket stays).
+        const sent = audio.send(audioFrame(bytes, ms, isFinal, extra, subtitle, wrap), isFinal, signal);
+        return typeof sent === 'boolean' ? logged(sent) : sent.then(logged);
       },
+      begin: () => port.beginAnswer?.(),
+      shaping: port.shaping,
       stopped: () => audio.stopped,
     };
   }

@@ -14,7 +14,7 @@ import { codePoints } from '../text.js';
 import {
   IDLE_MS,
   AudioSender,
-  audioBody,
+  audioFrame,
   BINARY_FRAME_MSG,
   checkTaskStart,
   closeCodeFor,
@@ -142,7 +142,8 @@ export function openSession(emu: Emulator, port: SessionPort, ctx: SessionContex
     }
     if (phase === 'finishing' && !port.closed) {
       phase = 'ended';
-      send('task_finished');
+      // drop_final: the answer ends without its last event, the socket closes cleanly.
+      if (!port.shaping?.dropsFinal) send('task_finished');
       port.close(1000, 'task finished');
       return;
     }
@@ -151,9 +152,14 @@ export function openSession(emu: Emulator, port: SessionPort, ctx: SessionContex
 
   /** Each audio message of a piece, counted by the one audio sender. */
   const out: PieceOut = {
-    chunk: (bytes, isFinal, extra, subtitle) =>
-      audio.send(event('task_continued', ctx, 0, STATUS_MSG[0]!, audioBody(bytes, isFinal, extra, subtitle)), isFinal),
+    chunk: (bytes, isFinal, extra, subtitle, ms) =>
+      audio.send(
+        audioFrame(bytes, ms, isFinal, extra, subtitle, (data) => event('task_continued', ctx, 0, STATUS_MSG[0]!, data)),
+        isFinal,
+      ),
     stopped: () => audio.stopped,
+    begin: () => port.beginAnswer?.(),
+    shaping: port.shaping,
   };
 
   return {

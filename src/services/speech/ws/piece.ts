@@ -8,13 +8,13 @@
 import { encodeAudioStream, type SynthStream } from '../../../audio/index.js';
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
-import type { StreamEnd as GuardEnd } from '../../../core/stream-guard.js';
+import type { AudioFrame, AudioShaping, StreamEnd as GuardEnd } from '../../../core/stream-guard.js';
 import { parseFirst } from '../../../core/validation.js';
 import { invalidParams, SpeechError, STATUS_MSG } from '../errors.js';
 import { encodeOptionsOf, planRequest, readRequest, recordSignature, startSynthesis, type SynthesisPlan } from '../model.js';
 import { firstProblem } from '../schema.js';
 import type { SpeechArea, StreamEnd } from '../state.js';
-import { extraInfo, MAX_EVENT_AUDIO_BYTES, type ExtraInfo } from '../stream.js';
+import { audioHex, extraInfo, inflatedInfo, MAX_EVENT_AUDIO_BYTES, type ExtraInfo } from '../stream.js';
 import { clientFrameSchema, taskStartSchema, type TaskStart } from './schema.js';
 import { countingFrames, SubtitleFeed, type WsSubtitle } from './subtitles.js';
 
@@ -35,10 +35,17 @@ export interface SessionPort {
   readonly closed: boolean;
   send(body: object, event: string): void;
   /**
-   * Sends one audio message through the socket's stream guard (chunk count, `cut_after_chunks`);
-   * false once the stream ended (client gone, cut by the fault).
+   * Sends one audio message through the socket's stream guard (chunk count, `cut_after_chunks`, pace,
+   * faults inside the audio); false once the stream ended (client gone, cut by the fault). A promise
+   * while a paced message waits; `stop` (a cancelled piece) ends that wait.
    */
-  sendAudio(body: object, isFinal: boolean): boolean;
+  sendAudio(frame: AudioFrame<object>, isFinal: boolean, stop?: AbortSignal): boolean | Promise<boolean>;
+  /** A piece begins: its first audio waits the pace's `ttfa_ms` (the first piece counts from the upgrade). */
+  beginAnswer?(): void;
+  /** The client cancelled the audio in progress (bidi `task_cancel`): the journal times the cut. */
+  cancelled?(): void;
+  /** The guard's faults applied around the encoder (`gap_ms`, `split_frame`). */
+  readonly shaping?: AudioShaping;
   /** Why the guard ended the stream (`cut` by the fault…); null while it runs. */
   readonly streamEnded: GuardEnd | null;
   close(code: number, reason: string): void;
@@ -100,9 +107,9 @@ export class AudioSender {
   constructor(private readonly port: SessionPort) {}
 
   /** Sends one audio message; false when the socket is gone (or the fault has just dropped it). */
-  send(body: object, isFinal: boolean): boolean {
+  send(frame: AudioFrame<object>, isFinal: boolean, stop?: AbortSignal): boolean | Promise<boolean> {
     if (this.port.closed) return false;
-    return this.port.sendAudio(body, isFinal);
+    return this.port.sendAudio(frame, isFinal, stop);
   }
 
   /** How a piece that could not send ended. */
@@ -113,16 +120,39 @@ export class AudioSender {
 
 /** What one piece sends through: an audio message, and whether the piece was stopped from outside (bidi's cancel). */
 export interface PieceOut {
-  /** Sends one `task_continued` with audio; false once nothing more may be sent. */
-  chunk(audio: Buffer, isFinal: boolean, extra?: ExtraInfo, subtitle?: WsSubtitle): boolean;
+  /** Sends one `task_continued` with `ms` of new audio; false once nothing more may be sent (a promise while paced). */
+  chunk(audio: Buffer, isFinal: boolean, extra: ExtraInfo | undefined, subtitle: WsSubtitle | undefined, ms: number): boolean | Promise<boolean>;
   /** How a piece that could not send ended (for the state view). */
   stopped(): StreamEnd;
+  /** The piece begins (its pace's `ttfa_ms` counts from here). */
+  begin?(): void;
+  /** The guard's faults applied around the encoder (`gap_ms`, `split_frame`). */
+  readonly shaping?: AudioShaping;
 }
 
-/** The body of one audio message. */
-export function audioBody(audio: Buffer, isFinal: boolean, extra?: ExtraInfo, subtitle?: WsSubtitle): object {
-  const data = subtitle ? { audio: audio.toString('hex'), subtitle } : { audio: audio.toString('hex') };
+/** The body of one audio message; `oddHex` is the `hex_odd` fault. */
+export function audioBody(audio: Buffer, isFinal: boolean, extra?: ExtraInfo, subtitle?: WsSubtitle, oddHex = false): object {
+  const data = subtitle ? { audio: audioHex(audio, oddHex), subtitle } : { audio: audioHex(audio, oddHex) };
   return { data, is_final: isFinal, ...(extra ? { extra_info: extra } : {}) };
+}
+
+/**
+ * One audio message as the stream guard takes it: the audio apart, and how the event is made of it
+ * (`wrap` adds the event's envelope), so the guard can damage the audio without reading JSON.
+ */
+export function audioFrame(
+  audio: Buffer,
+  ms: number,
+  isFinal: boolean,
+  extra: ExtraInfo | undefined,
+  subtitle: WsSubtitle | undefined,
+  wrap: (body: object) => object,
+): AudioFrame<object> {
+  return {
+    audio,
+    ms,
+    render: (bytes, d) => wrap(audioBody(bytes, isFinal, extra && inflatedInfo(extra, d.inflate), subtitle, d.oddHex)),
+  };
 }
 
 export interface PieceContext {
@@ -148,36 +178,56 @@ export async function synthesizePiece(emu: Emulator, ctx: PieceContext, text: st
   });
   recordSignature(emu, plan, synth);
   // A client that leaves while the piece waits frees its place in line.
-  const release = await emu.synthesis.acquire(ctx.signal);
+  const acquired = await emu.synthesis.acquire(ctx.signal);
+  let held = true;
+  const release = () => {
+    if (held) acquired();
+    held = false;
+  };
   try {
-    return await sendPiece(ctx, plan, synth, text, out);
+    return await sendPiece(ctx, plan, synth, text, out, release);
   } finally {
     release();
   }
 }
 
-async function sendPiece(ctx: PieceContext, plan: SynthesisPlan, synth: SynthStream, text: string, out: PieceOut): Promise<boolean> {
+/**
+ * Sends one piece's chunks. A chunk that answers with a promise waits for its pace: the synthesis
+ * slot is freed first (no slot is held while waiting), the rest of the piece follows the pace.
+ */
+async function sendPiece(ctx: PieceContext, plan: SynthesisPlan, synth: SynthStream, text: string, out: PieceOut, release: () => void): Promise<boolean> {
+  out.begin?.();
   const run = ctx.area.startStream(ctx.account.id, ctx.traceId);
   const start = ctx.start;
   // Subtitles: each audio message carries what its audio finished saying (never the is_final one).
   const subtitles =
     (start as { subtitle_enable?: unknown }).subtitle_enable === true ? new SubtitleFeed(synth.timeline, start.subtitle_type ?? 'sentence', text) : null;
   let madeFrames = 0;
-  const source = subtitles ? countingFrames(synth, plan.channels, (n) => (madeFrames += n)) : synth;
+  const shaping = out.shaping;
+  const source = countingFrames(shaping ? shaping.audioSource(synth, plan.sampleRate, plan.channels) : synth, plan.channels, (n) => (madeFrames += n));
   const madeMs = () => (madeFrames * 1000) / plan.sampleRate;
   let sent = 0;
   let held: Buffer | null = null;
   let heldMs = 0;
+  let sentMs = 0;
   const stop = () => {
     run.end(out.stopped(), sent);
     return false;
   };
+  const chunk = async (audio: Buffer, isFinal: boolean, extra: ExtraInfo | undefined, subtitle: WsSubtitle | undefined, upToMs: number) => {
+    const ms = Math.max(0, upToMs - sentMs);
+    sentMs = Math.max(sentMs, upToMs);
+    const ok = out.chunk(audio, isFinal, extra, subtitle, ms);
+    if (typeof ok === 'boolean') return ok;
+    release();
+    return ok;
+  };
   try {
-    const audio = encodePiece(plan, synth, source);
-    for await (const chunk of audio) {
-      if (held && !out.chunk(held, false, undefined, subtitles?.take(heldMs))) return stop();
+    const audio = encodePiece(plan, synth, source, shaping?.addedFrames(plan.sampleRate) ?? 0);
+    for await (const next of shaping ? shaping.encodedChunks(audio) : audio) {
+      if (held && !(await chunk(held, false, undefined, subtitles?.take(heldMs), heldMs))) return stop();
       if (held) sent++;
-      held = chunk;
+      held = next;
       heldMs = madeMs();
       run.progress(sent);
     }
@@ -185,11 +235,11 @@ async function sendPiece(ctx: PieceContext, plan: SynthesisPlan, synth: SynthStr
     // What the last audio says travels with it; the is_final message that follows then has no audio.
     const lastSubtitle = subtitles?.rest();
     if (held && lastSubtitle) {
-      if (!out.chunk(held, false, undefined, lastSubtitle)) return stop();
+      if (!(await chunk(held, false, undefined, lastSubtitle, madeMs()))) return stop();
       sent++;
       held = Buffer.alloc(0);
     }
-    if (!held || !out.chunk(held, true, extra)) return stop();
+    if (!held || !(await chunk(held, true, extra, undefined, madeMs()))) return stop();
     run.end('done', sent + 1);
     return true;
   } catch (err) {
@@ -228,6 +278,6 @@ export function pieceBody(start: TaskStart, text: string): Record<string, unknow
  * and, after the last, their true metadata. A piece's FLAC header and μ-law WAV header carry its
  * true length up front.
  */
-function encodePiece(plan: SynthesisPlan, synth: SynthStream, source: AsyncIterable<Int16Array> = synth) {
-  return encodeAudioStream(plan.format, source, { ...encodeOptionsOf(plan), maxChunkBytes: MAX_EVENT_AUDIO_BYTES, totalFrames: synth.frames });
+function encodePiece(plan: SynthesisPlan, synth: SynthStream, source: AsyncIterable<Int16Array>, addedFrames: number) {
+  return encodeAudioStream(plan.format, source, { ...encodeOptionsOf(plan), maxChunkBytes: MAX_EVENT_AUDIO_BYTES, totalFrames: synth.frames + addedFrames });
 }

@@ -84,7 +84,10 @@ export function speechSocketRoute(app: FastifyInstance, emu: Emulator, path: str
 function speechSocket(emu: Emulator, socket: WebSocket, req: FastifyRequest, admission: Admission, area: SpeechArea, protocol: SocketProtocol): void {
   const ids = protocol.ids(sessionIdOf(emu, admission.ok ? admission.account.id : 'anonymous'), traceIdOf(emu, req));
   const oversize = `invalid params, a message is at most ${MAX_FRAME_BYTES} bytes (8 MiB)`;
-  const wire = openSocketWire(emu, socket, req, () => wire.sendJson(event('task_failed', ids, 2013, oversize), 'task_failed'));
+  const wire = openSocketWire(emu, socket, req, () => wire.sendJson(event('task_failed', ids, 2013, oversize), 'task_failed'), {
+    carrier: 'hex',
+    latency: emu.config.latency,
+  });
   if (!admission.ok) {
     const refusal = admission.refusal;
     if (refusal.kind === 'close_ws') return wire.close(refusal.closeCode, 'injected fault: close_ws');
@@ -105,7 +108,10 @@ function speechSocket(emu: Emulator, socket: WebSocket, req: FastifyRequest, adm
       return wire.streamEnded;
     },
     send: (body, name) => wire.sendJson(body, name),
-    sendAudio: (body, isFinal) => wire.sendJson(body, 'task_continued', isFinal ? FINAL_AUDIO_CHUNK : AUDIO_CHUNK),
+    sendAudio: (frame, isFinal, stop) => wire.sendAudioFrame(frame, 'task_continued', isFinal ? FINAL_AUDIO_CHUNK : AUDIO_CHUNK, stop),
+    beginAnswer: () => wire.beginAnswer(),
+    shaping: wire.shaping,
+    cancelled: () => wire.cancelled(),
     close: (code, reason) => wire.close(code, reason),
     after: (ms, fn, label) => wire.after(ms, fn, label),
     cancel: (id) => wire.cancel(id),
