@@ -58,7 +58,10 @@ describe('the inspector does not record itself', () => {
     expect(plain.status).toBe(200);
     const [entry] = (await ctl.journal({ limit: 1 })).body.entries;
     expect(entry).toMatchObject({ method: 'GET', path: link.pathname, service: 'platform' });
-    expect(await downloadsCounted()).toBe(1);
+    // Counted when the answer has left (onResponse): give the count the moment it takes.
+    let counted = await downloadsCounted();
+    for (let i = 0; i < 50 && counted < 1; i++) counted = (await new Promise((r) => setTimeout(r, 20)), await downloadsCounted());
+    expect(counted).toBe(1);
     // The mark only spares downloads: an API call that carries it is journaled as usual.
     await call(`${emu.speechUrl}/v1/t2a_v2`, { headers: { 'x-emulator-inspector': '1', authorization: 'Bearer mark-key' }, json: {} });
     expect((await ctl.journal({ limit: 1 })).body.entries[0].path).toBe('/v1/t2a_v2');
@@ -124,6 +127,9 @@ describe('the inspector does not record itself', () => {
 
   it('a list scrolled down holds still too, with no row under the cursor or open', async () => {
     await page.click('#journal-clear');
+    // The page clears the journal on the server, then its list: wait for both, so every request below is counted.
+    await page.locator('#journal-count', { hasText: /^0 of 0 requests$/ }).waitFor();
+    expect((await ctl.journal()).body.entries).toEqual([]);
     await page.mouse.move(5, 5);
     for (let i = 0; i < 24; i++) await call(`${emu.platformUrl}/v1/voice/list`, { headers: { 'x-api-key': `scroll-key-${i}` } });
     await page.locator('#journal-count', { hasText: '24 of 24' }).waitFor();
