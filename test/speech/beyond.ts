@@ -18,7 +18,7 @@ export function speechApi(base: string, key: string | null = 'beyond-key') {
     key,
     post: (path: string, json: unknown, headers: Record<string, string> = {}) =>
       call(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth, ...headers }, body: JSON.stringify(json) }),
-    raw: (path: string, init: { method?: string; headers?: Record<string, string>; body?: string | FormData }) =>
+    raw: (path: string, init: { method?: string; headers?: Record<string, string>; body?: string | globalThis.FormData }) =>
       call(`${base}${path}`, { ...init, headers: { ...auth, ...init.headers } }),
     get: (path: string, headers: Record<string, string> = {}) => call(`${base}${path}`, { headers: { ...auth, ...headers } }),
     getBytes: (path: string) => call(`${base}${path}`, { headers: auth }),
