@@ -116,7 +116,7 @@ export class ControlClient {
 
   /** Waits until the emulator is ready (a container just started): polls readyz, connection errors included. */
   async waitUntilReady(options: { timeoutMs?: number; intervalMs?: number } = {}): Promise<void> {
-    const deadline = Date.now() + (options.timeoutMs ?? 30_000);
+    const deadline = performance.now() + (options.timeoutMs ?? 30_000);
     let last: unknown;
     for (;;) {
       try {
@@ -125,7 +125,7 @@ export class ControlClient {
       } catch (err) {
         last = err;
       }
-      if (Date.now() >= deadline) {
+      if (performance.now() >= deadline) {
         const why = last instanceof Error ? `: ${last.message}` : '';
         throw new Error(`the emulator at ${this.baseUrl} was not ready within ${options.timeoutMs ?? 30_000} ms${why}`);
       }
