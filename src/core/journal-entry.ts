@@ -236,11 +236,6 @@ export class JournalEntry {
     this.note = note;
   }
 
-  /** The same, unless something was noted already (the first cause wins). */
-  noteOnce(note: string): void {
-    this.note ??= note;
-  }
-
   /** One streamed chunk (SSE event, audio chunk, binary frame). */
   countChunk(): void {
     this.chunks = (this.chunks ?? 0) + 1;

@@ -103,11 +103,6 @@ export function noteSpecCode(req: FastifyRequest, code: number): void {
   req.ctx?.entry?.setCode(code);
 }
 
-/** Counts one streamed chunk (SSE event, audio chunk) in the journal. */
-export function countChunk(req: FastifyRequest): void {
-  req.ctx?.entry?.countChunk();
-}
-
 /** Names the account of a request found later than its headers (e.g. /mcp `arguments.apiKey`). */
 export function attachAccount(req: FastifyRequest, account: Account): void {
   req.ctx.account = account;
