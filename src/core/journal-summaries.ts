@@ -182,13 +182,22 @@ export function journalAnswer(entry: JournalEntry, contentType: string, payload:
   if (typeof payload === 'string') {
     if (contentType.includes('json') && payload.length < JSON_SUMMARY_MAX_CHARS) entry.keepJsonAnswer(type, payload, jsonSummary);
     else {
-      entry.describeAnswer(type, { bytes: Buffer.byteLength(payload) });
-      // Too large to summarize, but its spec code still counts (verify by code, metrics, the inspector).
-      const code = entry.response.code === undefined && contentType.includes('json') ? codeInLargeJson(payload) : undefined;
+      // Too large to summarize, but its trace id still names it (hear finds the answer by it) and its
+      // spec code still counts (verify by code, metrics, the inspector).
+      const json = contentType.includes('json');
+      const traceId = json ? traceIdInLargeJson(payload) : undefined;
+      entry.describeAnswer(type, traceId === undefined ? { bytes: Buffer.byteLength(payload) } : { bytes: Buffer.byteLength(payload), trace_id: traceId });
+      const code = entry.response.code === undefined && json ? codeInLargeJson(payload) : undefined;
       if (code !== undefined) entry.setCode(code);
     }
   } else if (Buffer.isBuffer(payload)) entry.describeAnswer(type, { bytes: payload.length });
   else entry.describeAnswer(type, payload ? { stream: true } : undefined);
+}
+
+/** The `trace_id` of a JSON answer too large to summarize: the speech service writes it after the audio, near the end. */
+export function traceIdInLargeJson(payload: string): string | undefined {
+  const re = /"trace_id":\s*"([^"\\]{1,128})"/;
+  return (re.exec(payload.slice(-512)) ?? re.exec(payload.slice(0, 512)))?.[1];
 }
 
 /**
