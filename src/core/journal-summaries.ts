@@ -126,10 +126,13 @@ const TEXT_BODY = /json|^text\/|x-www-form-urlencoded|xml/i;
 /** Of a body that is not text, only its size is kept; of a text body over this size, its start as text. */
 const TEXT_KEEP_BYTES = 1024 * 1024;
 
+/** A refusal waits at most this long (wall time) for the rest of a body it journals: a client that stalls is still answered. */
+const REFUSED_BODY_WAIT_MS = 2000;
+
 /**
  * A request refused before its body was read (fault `code`/`status`, key, capability) still has its
- * body journaled: it is read here, up to the route's body limit, and `then` renders the refusal once
- * it ended. The answer does not change: only when it leaves.
+ * body journaled: it is read here, up to the route's body limit (or for REFUSED_BODY_WAIT_MS), and
+ * `then` renders the refusal once it ended. The answer does not change: only when it leaves.
  */
 export function journalRefusedBody(req: FastifyRequest, bodyLimit: number, then: () => void): void {
   const entry = req.ctx?.entry;
@@ -146,6 +149,7 @@ export function journalRefusedBody(req: FastifyRequest, bodyLimit: number, then:
   const finish = () => {
     if (ended) return;
     ended = true;
+    clearTimeout(timer);
     raw.off('data', onData).off('end', finish).off('error', finish).off('close', finish);
     // What the rest of the body holds is dropped as it arrives (the answer may leave before it ends).
     raw.resume();
@@ -163,6 +167,7 @@ export function journalRefusedBody(req: FastifyRequest, bodyLimit: number, then:
     }
     if (size > bodyLimit) finish();
   };
+  const timer = setTimeout(finish, REFUSED_BODY_WAIT_MS).unref();
   raw.on('data', onData).on('end', finish).on('error', finish).on('close', finish);
 }
 
