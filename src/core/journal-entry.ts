@@ -323,6 +323,8 @@ export class JournalEntry {
   finish(status: number, durationMs: number): void {
     if (this.status === null || this.status === 101) this.status = status;
     this.duration_ms = durationMs;
+    // A stream cut short holds its last event as sent: summarized now, so no finished entry holds a frame.
+    this.stream?.settle();
   }
 }
 

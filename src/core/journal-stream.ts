@@ -36,11 +36,15 @@ export class StreamRecord {
     } else this.lastRaw = frame;
   }
 
+  /** The last event held as sent is summarized (the stream ended, or someone looks). */
+  settle(): void {
+    if (this.lastRaw === null) return;
+    this.last = eventContent(this.lastRaw);
+    this.lastRaw = null;
+  }
+
   toJSON(): Record<string, unknown> {
-    if (this.lastRaw !== null) {
-      this.last = eventContent(this.lastRaw);
-      this.lastRaw = null;
-    }
+    this.settle();
     const out: Record<string, unknown> = { bytes: this.bytes };
     if (this.first !== undefined) out.first_event = this.first;
     if (this.last !== undefined) out.last_event = this.last;

@@ -74,6 +74,23 @@ describe('a faulted request is recorded whole', () => {
     expect(JSON.stringify(entry.stream)).not.toMatch(/[0-9a-f]{64}/);
   });
 
+  it('delay_ms, audio faults and close_ws are named with what they did', async () => {
+    await t2a(emu.speechUrl, req(), { headers: { 'X-Emulator-Fault': 'delay_ms=5' } });
+    expect((await newest()).fault).toEqual({ origin: 'header', delay_ms: 5 });
+
+    const r = await t2a(emu.speechUrl, req({ stream: true }, 'A text long enough for several audio chunks to be damaged here.'), {
+      headers: { 'X-Emulator-Fault': 'hex_odd=1;duplicate_chunk=1' },
+    });
+    expect(r.status).toBe(200);
+    const streamed = await newest();
+    expect(streamed.fault).toMatchObject({ origin: 'header', hex_odd: 1, duplicate_chunk: 1, audio_faults: ['hex_odd=1', 'duplicate_chunk=1'] });
+
+    const closed = await session(emu.speechUrl, [START], { headers: { 'X-Emulator-Fault': 'close_ws=4001' } });
+    expect(closed.close.code).toBe(4001);
+    expect((await newest({ path: '/ws/v1/t2a_v2' })).fault).toEqual({ origin: 'header', close_ws: 4001 });
+    expect((await verify({ path: '/ws/v1/t2a_v2', fault: true }, { exactly: 1 })).status).toBe(200);
+  });
+
   it('a whole stream: its last event (the final one, whole audio as hex) is kept without audio', async () => {
     const r = await t2a(emu.speechUrl, req({ stream: true }, 'Short stream.'));
     expect(r.status).toBe(200);
