@@ -11,7 +11,7 @@ export class FaultRecord {
   /** The chunk count at which `cut_after_chunks` dropped the connection. */
   cutAtChunk: number | undefined = undefined;
   /** Audio faults the guard applied, as it applied them (`hex_odd=2`, `corrupt_bytes=17`…). */
-  audio: string[] | undefined = undefined;
+  audio: readonly string[] | undefined = undefined;
   /** A paced stream's first audio, ms after its answer began. */
   firstAudioMs: number | undefined = undefined;
 

@@ -253,7 +253,8 @@ export class StreamGuard<F> implements AudioShaping {
     if (!entry.fault && !this.applied.length) return;
     const fault = entry.fault ?? new FaultRecord('account', {}, new Set());
     if (!entry.fault) entry.setFault(fault);
-    if (this.applied.length) fault.audio = [...this.applied];
+    // The guard's own list (shown as a copy): this runs on every paced frame.
+    if (this.applied.length) fault.audio = this.applied;
     if (this.pacer?.firstAudioMs != null) fault.firstAudioMs = this.pacer.firstAudioMs;
   }
 
