@@ -45,7 +45,7 @@ export interface ControlClientOptions {
   fetch?: typeof globalThis.fetch;
 }
 
-type Query = Record<string, string | number | boolean | undefined>;
+type Query = Record<string, string | number | boolean | string[] | undefined>;
 interface Call {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   path: string;
@@ -75,7 +75,10 @@ export class ControlClient {
   /** Sends one call; answers the raw response of a 2xx (or an accepted) status, else throws. */
   async #send(call: Call): Promise<Response> {
     const url = new URL(this.baseUrl + call.path);
-    for (const [k, v] of Object.entries(call.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+    for (const [k, v] of Object.entries(call.query ?? {})) {
+      if (Array.isArray(v)) for (const item of v) url.searchParams.append(k, item);
+      else if (v !== undefined) url.searchParams.set(k, String(v));
+    }
     const headers: Record<string, string> = { accept: 'application/json' };
     if (this.#token !== undefined) headers.authorization = `Bearer ${this.#token}`;
     if (call.body !== undefined) headers['content-type'] = 'application/json';
@@ -182,9 +185,19 @@ export class ControlClient {
   // ---- journal ----
 
   readonly journal = {
-    /** Entries newest first, filtered by path and API key. */
-    list: async (query: JournalQuery = {}): Promise<JournalEntryView[]> =>
-      (await this.#json<{ entries: JournalEntryView[] }>({ method: 'GET', path: '/journal', query: { ...query } })).entries,
+    /** Entries newest first, filtered by path, API key, listener, headers, query, fault and time window. */
+    list: async (query: JournalQuery = {}): Promise<JournalEntryView[]> => {
+      const { header, query: params, ...plain } = query;
+      // Headers and query parameters travel as repeated `name:value` parameters.
+      const asPairs = (o: Record<string, string> | undefined) => (o ? Object.entries(o).map(([k, v]) => `${k}:${v}`) : undefined);
+      return (
+        await this.#json<{ entries: JournalEntryView[] }>({
+          method: 'GET',
+          path: '/journal',
+          query: { ...plain, header: asPairs(header), query: asPairs(params) },
+        })
+      ).entries;
+    },
     get: (id: string): Promise<JournalEntryView> => this.#json({ method: 'GET', path: `/journal/${seg(id)}` }),
     clear: (): Promise<{ deleted: 'all' }> => this.#json({ method: 'DELETE', path: '/journal' }),
     /** The audio a client streamed on a socket, as WAV (PCM16 mono at the socket's rate). */

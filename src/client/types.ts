@@ -204,6 +204,8 @@ export interface FaultAdded {
 
 // ---- journal ------------------------------------------------------------------------------------
 
+export type Listener = 'speech' | 'speech-backup' | 'platform';
+
 export interface JournalQuery {
   /** At most this many entries (newest first). */
   limit?: number;
@@ -211,6 +213,20 @@ export interface JournalQuery {
   path?: string;
   /** Only entries of this API key. */
   account?: string;
+  listener?: Listener;
+  method?: string;
+  status?: number;
+  /** The answer's spec code. */
+  code?: string;
+  /** Request headers the entries carry (names case-insensitive). */
+  header?: Record<string, string>;
+  /** Query parameters the entries carry. */
+  query?: Record<string, string>;
+  /** Whether a fault was injected. */
+  fault?: boolean;
+  /** A window on the emulator clock: since_ms <= at_ms < until_ms. */
+  since_ms?: number;
+  until_ms?: number;
 }
 
 export interface WsFrameView {
@@ -219,6 +235,10 @@ export interface WsFrameView {
   size: number;
   event?: string;
   at_ms: number;
+  /** A text frame's JSON (audio fields replaced by `{chars}`), or its text when not JSON. */
+  content?: unknown;
+  /** The content was cut (over the per-frame bound) or dropped (over the journal's bound). */
+  truncated?: true;
 }
 
 /** One request as the journal shows it (keys redacted). */
@@ -226,6 +246,8 @@ export interface JournalEntryView {
   id: string;
   at_ms: number;
   service: 'speech' | 'platform';
+  /** The listener that served it (the backup is a second listener of the speech service). */
+  listener: Listener;
   method: string;
   path: string;
   /** Null while the request is still being answered. */
@@ -235,9 +257,15 @@ export interface JournalEntryView {
   duration_ms: number | null;
   request: { headers: Record<string, string>; query: Record<string, unknown> | undefined; body: unknown };
   response: { summary: unknown; content_type: string | undefined; code: number | undefined };
+  /** The fault injected: its origin (`header`, a rule id, `account`) and what it did. */
+  fault?: Record<string, unknown>;
   chunks?: number;
+  /** A streamed answer: its bytes, first and last events without their audio. */
+  stream?: Record<string, unknown>;
   ws_frames?: WsFrameView[];
   ws_frames_total?: number;
+  /** Frame contents were dropped to keep the journal within its bound in bytes. */
+  ws_frames_truncated?: true;
   /** How a stream ended, a fault that fired… (absent from the JSON when there is none). */
   note: string | undefined;
   client_audio?: { bytes: number; sample_rate: number; truncated: boolean; url: string };
@@ -256,6 +284,7 @@ export interface JournalAudio {
 export interface VerifyRequest {
   request: {
     service?: 'speech' | 'platform';
+    listener?: Listener;
     method?: string;
     path?: string;
     account?: string;
@@ -264,6 +293,15 @@ export interface VerifyRequest {
     code?: number | string;
     /** A JSON subset of the request body. */
     body?: unknown;
+    /** A subset of the request headers (names case-insensitive; credentials compared redacted). */
+    headers?: Record<string, string>;
+    /** A subset of the query parameters. */
+    query?: Record<string, string | number | boolean | string[]>;
+    /** Whether a fault was injected. */
+    fault?: boolean;
+    /** A window on the emulator clock: since_ms <= at_ms < until_ms. */
+    since_ms?: number;
+    until_ms?: number;
   };
   exactly?: number;
   at_least?: number;

@@ -11,22 +11,63 @@ import { accountId } from '../core/accounts.js';
 import type { Emulator } from '../core/emulator.js';
 import { entryCode, type JournalEntry } from '../core/journal.js';
 import { ControlError, input, keyParam } from './common.js';
+import { differences, matcherFields, type Matcher } from './journal-match.js';
+
+/** `name:value` pairs of a query parameter that may repeat (`?header=x-request-id:7&header=…`). */
+const pairs = z
+  .union([z.string(), z.array(z.string())])
+  .transform((v, ctx) => {
+    const out: Record<string, string> = {};
+    for (const item of [v].flat()) {
+      const at = item.indexOf(':');
+      if (at <= 0) {
+        ctx.addIssue({ code: 'custom', message: `expected name:value, got ${JSON.stringify(item.slice(0, 60))}` });
+        return z.NEVER;
+      }
+      out[item.slice(0, at).trim()] = item.slice(at + 1).trim();
+    }
+    return out;
+  })
+  .optional();
 
 export const journalQuery = z
   .object({
     limit: z.coerce.number().int().min(1).optional(),
     path: z.string().optional(),
     account: z.string().optional(),
+    listener: matcherFields.listener,
+    method: z.string().min(1).optional(),
+    status: z.coerce.number().int().min(100).max(599).optional(),
+    code: z.string().min(1).optional(),
+    /** Request headers the entries carry (`name:value`, repeatable; names case-insensitive). */
+    header: pairs,
+    /** Query parameters the entries carry (`name:value`, repeatable). */
+    query: pairs,
+    fault: z
+      .enum(['true', 'false'])
+      .transform((v) => v === 'true')
+      .optional(),
+    since_ms: z.coerce.number().int().min(0).optional(),
+    until_ms: z.coerce.number().int().min(0).optional(),
   })
   .strict();
+export type JournalQueryInput = z.output<typeof journalQuery>;
+
+const JOURNAL_QUERY_KEYS = Object.keys(journalQuery.shape);
 
 /**
  * An entry as the control plane shows it (list, one entry, the live feed, verify's near misses): the
  * account's id (a hash of the key) stays inside; `response.code` is the entry's one code reading.
  */
 export function entryView(e: JournalEntry) {
-  const { accountId: _hidden, response, request, ...view } = e;
-  return { ...view, request: request.toJSON(), response: { summary: response.summary, content_type: response.content_type, code: entryCode(e) } };
+  const { accountId: _hidden, frameBytes: _bytes, response, request, fault, stream, ...view } = e;
+  return {
+    ...view,
+    ...(fault ? { fault: fault.toJSON() } : {}),
+    ...(stream ? { stream: stream.toJSON() } : {}),
+    request: request.toJSON(),
+    response: { summary: response.summary, content_type: response.content_type, code: entryCode(e) },
+  };
 }
 
 const idParams = z.object({ id: z.string() });
@@ -46,12 +87,16 @@ function playable(format: string, raw: Buffer, rate: number, channels: number): 
 }
 
 export function journalRoutes(app: FastifyInstance, emu: Emulator): void {
-  app.get('/journal', { ...input({ query: ['limit', 'path', 'account'], what: 'journal query' }), schema: { querystring: journalQuery } }, async (req) => {
-    const q = req.query as z.output<typeof journalQuery>;
+  app.get('/journal', { ...input({ query: JOURNAL_QUERY_KEYS, what: 'journal query' }), schema: { querystring: journalQuery } }, async (req) => {
+    const q = req.query as JournalQueryInput;
+    const { limit, path, account, header, ...rest } = q;
+    const matcher: Matcher = { ...rest, headers: header };
+    const filtered = Object.values(matcher).some((v) => v !== undefined);
     const entries = emu.journal.list({
-      limit: q.limit,
-      path: q.path,
-      accountId: q.account !== undefined ? accountId(keyParam(q.account, 'journal query account')) : undefined,
+      limit,
+      path,
+      accountId: account !== undefined ? accountId(keyParam(account, 'journal query account')) : undefined,
+      match: filtered ? (e) => differences(matcher, undefined, e).length === 0 : undefined,
     });
     return { entries: entries.map(entryView) };
   });

@@ -5,25 +5,16 @@
  */
 import type { FastifyInstance } from 'fastify';
 import * as z from 'zod';
-import { accountId, redactKey } from '../core/accounts.js';
+import { accountId } from '../core/accounts.js';
 import type { Emulator } from '../core/emulator.js';
-import { entryCode, type JournalEntry } from '../core/journal.js';
+import type { JournalEntry } from '../core/journal.js';
 import { ControlError, input, keyParam } from './common.js';
 import { entryView } from './journal.js';
+import { differences, matcherFields } from './journal-match.js';
 
 export const verifyBody = z
   .object({
-    request: z
-      .object({
-        service: z.enum(['speech', 'platform']).optional(),
-        method: z.string().min(1).optional(),
-        path: z.string().startsWith('/').optional(),
-        account: z.string().optional(),
-        status: z.int().min(100).max(599).optional(),
-        code: z.union([z.int(), z.string().min(1)]).optional(),
-        body: z.unknown().optional(),
-      })
-      .strict(),
+    request: z.object(matcherFields).strict(),
     exactly: z.int().min(0).optional(),
     at_least: z.int().min(0).optional(),
     at_most: z.int().min(0).optional(),
@@ -36,36 +27,14 @@ export const verifyBody = z
   .refine((b) => b.at_least === undefined || b.at_most === undefined || b.at_least <= b.at_most, {
     message: 'at_least must not exceed at_most',
     path: ['at_least'],
+  })
+  .refine((b) => b.request.since_ms === undefined || b.request.until_ms === undefined || b.request.since_ms < b.request.until_ms, {
+    message: 'since_ms must be before until_ms',
+    path: ['request', 'since_ms'],
   });
 type VerifyBody = z.output<typeof verifyBody>;
 
 const NEAR_MISSES = 5;
-
-/** True when every field of `expected` is in `actual` with a matching value (arrays: same length, item by item). */
-export function jsonSubset(expected: unknown, actual: unknown): boolean {
-  if (expected === null || typeof expected !== 'object') return Object.is(expected, actual);
-  if (Array.isArray(expected)) {
-    return Array.isArray(actual) && actual.length === expected.length && expected.every((v, i) => jsonSubset(v, actual[i]));
-  }
-  if (actual === null || typeof actual !== 'object' || Array.isArray(actual)) return false;
-  return Object.entries(expected).every(([k, v]) => Object.hasOwn(actual, k) && jsonSubset(v, (actual as Record<string, unknown>)[k]));
-}
-
-/** The matcher fields an entry fails, each with what was expected and what the entry has. */
-function differences(m: VerifyBody['request'], id: string | undefined, e: JournalEntry): string[] {
-  const out: string[] = [];
-  if (m.service !== undefined && e.service !== m.service) out.push(`service: expected ${m.service}, got ${e.service}`);
-  if (m.method !== undefined && e.method !== m.method.toUpperCase()) out.push(`method: expected ${m.method.toUpperCase()}, got ${e.method}`);
-  if (m.path !== undefined && e.path !== m.path) out.push(`path: expected ${m.path}, got ${e.path}`);
-  if (id !== undefined && e.accountId !== id) out.push(`account: expected ${redactKey(m.account!.trim())}, got ${e.account ?? 'none'}`);
-  if (m.status !== undefined && e.status !== m.status) out.push(`status: expected ${m.status}, got ${e.status ?? 'none (in progress)'}`);
-  if (m.code !== undefined) {
-    const code = entryCode(e);
-    if (String(code) !== String(m.code)) out.push(`code: expected ${m.code}, got ${code ?? 'none'}`);
-  }
-  if (m.body !== undefined && !jsonSubset(m.body, e.request.body)) out.push('body: not a superset of the expected JSON');
-  return out;
-}
 
 function expectation(b: VerifyBody): { holds: (n: number) => boolean; text: string } {
   if (b.exactly !== undefined) return { holds: (n) => n === b.exactly, text: `exactly ${b.exactly}` };

@@ -171,9 +171,12 @@ export class Faults {
     this.changed();
   }
 
-  /** The directive for this request: the header wins, else the first queued rule that matches and fires. */
-  take(ctx: FaultContext, header?: FaultDirective): FaultDirective | null {
-    if (header) return header;
+  /**
+   * The directive for this request and where it came from (`header`, or the rule's id): the header
+   * wins, else the first queued rule that matches and fires.
+   */
+  take(ctx: FaultContext, header?: FaultDirective): { directive: FaultDirective; origin: string } | null {
+    if (header) return { directive: header, origin: 'header' };
     for (const rule of this.rules) {
       if (!matches(rule, ctx)) continue;
       if (rule.probability !== undefined && !(this.random().next() < rule.probability)) continue;
@@ -182,7 +185,7 @@ export class Faults {
         if (rule.remaining <= 0) this.rules = this.rules.filter((r) => r !== rule);
         this.changed();
       }
-      return { ...rule.fault };
+      return { directive: { ...rule.fault }, origin: rule.id };
     }
     return null;
   }

@@ -3,13 +3,23 @@
  * the methods that change it, its lazily summarized request and response parts, and the summaries they
  * show (secrets redacted). The bounded record of entries is core/journal.ts.
  */
+import { FaultRecord } from './journal-fault.js';
+import { StreamRecord } from './journal-stream.js';
+
 export interface WsFrameSummary {
   dir: 'in' | 'out';
   type: 'text' | 'binary' | 'close';
   size: number;
   event?: string;
   at_ms: number;
+  /** A text frame's JSON (audio fields replaced by their size), or its text when it is not JSON. */
+  content?: unknown;
+  /** The content was cut (over the per-frame bound) or left out (over the entry's bound). */
+  truncated?: true;
 }
+
+/** Which listener a request reached (the backup is a second listener of the speech service). */
+export type EntryListener = 'speech' | 'speech-backup' | 'platform';
 
 type RequestSummary = { headers: Record<string, string>; query?: Record<string, unknown> };
 
@@ -138,6 +148,8 @@ export class JournalResponse extends LazySummary<string> {
 export interface EntryFields {
   at_ms: number;
   service: 'speech' | 'platform';
+  /** The listener that served it; its service when not given. */
+  listener?: EntryListener;
   method: string;
   path: string;
   account: string | null;
@@ -146,8 +158,9 @@ export interface EntryFields {
   note?: string;
 }
 
-const FRAME_HEAD = 20;
-const FRAME_TAIL = 20;
+/** Frames an entry keeps: the first FRAME_HEAD and the last FRAME_TAIL (`ws_frames_total` counts all). */
+export const FRAME_HEAD = 100;
+export const FRAME_TAIL = 50;
 
 /**
  * One request as the journal keeps it. Routes and transports change it only through its methods; the
@@ -158,6 +171,7 @@ export class JournalEntry {
   id = '';
   at_ms: number;
   service: 'speech' | 'platform';
+  listener: EntryListener;
   method: string;
   path: string;
   status: number | null = null;
@@ -168,10 +182,18 @@ export class JournalEntry {
   note: string | undefined;
   /** Internal: matched by the control plane's `account` filter, never serialized. */
   accountId: string | undefined;
-  // Made by the first chunk, frame or kept audio only: most requests have none (they stay out of the answer's JSON).
+  // Made by the first chunk, frame, fault or kept audio only: most requests have none (they stay out of the answer's JSON).
+  /** The fault injected into this request: its origin and what it did (core/journal-fault.ts). */
+  declare fault?: FaultRecord;
   declare chunks?: number;
+  /** A streamed answer's bytes and its first and last events without their audio (core/journal-stream.ts). */
+  declare stream?: StreamRecord;
   declare ws_frames?: WsFrameSummary[];
   declare ws_frames_total?: number;
+  /** Text frames whose content was left out: the entry's bound on frame contents was reached. */
+  declare ws_frames_truncated?: true;
+  /** Bytes of frame contents kept (internal: the journal's bound in bytes reads it). */
+  declare frameBytes?: number;
   /** Audio the client streamed over a socket, kept for download as WAV (the URL is on the control plane). */
   declare client_audio?: { bytes: number; sample_rate: number; truncated: boolean; url: string };
   /** Audio the answer carried inside its body (hex), to listen to again (the URL is on the control plane). */
@@ -181,6 +203,7 @@ export class JournalEntry {
   constructor(
     at_ms: number,
     service: 'speech' | 'platform',
+    listener: EntryListener,
     method: string,
     path: string,
     account: string | null,
@@ -190,6 +213,7 @@ export class JournalEntry {
   ) {
     this.at_ms = at_ms;
     this.service = service;
+    this.listener = listener;
     this.method = method;
     this.path = path;
     this.account = account;
@@ -199,7 +223,17 @@ export class JournalEntry {
   }
 
   static of(fields: EntryFields): JournalEntry {
-    return new JournalEntry(fields.at_ms, fields.service, fields.method, fields.path, fields.account, fields.accountId, fields.request, fields.note);
+    return new JournalEntry(
+      fields.at_ms,
+      fields.service,
+      fields.listener ?? fields.service,
+      fields.method,
+      fields.path,
+      fields.account,
+      fields.accountId,
+      fields.request,
+      fields.note,
+    );
   }
 
   /** Names the account of a key found after the headers (e.g. /mcp `arguments.apiKey`). */
@@ -236,17 +270,48 @@ export class JournalEntry {
     this.note = note;
   }
 
-  /** One streamed chunk (SSE event, audio chunk, binary frame). */
-  countChunk(): void {
+  /**
+   * One streamed chunk (SSE event, audio chunk, binary frame). An SSE event (text) or an audio chunk
+   * (bytes) also counts its bytes, and the first and last events are kept without their audio; a
+   * socket's frames are kept as frames instead (`recordFrame`).
+   */
+  countChunk(frame?: unknown, final?: boolean): void {
     this.chunks = (this.chunks ?? 0) + 1;
+    if (typeof frame === 'string' || Buffer.isBuffer(frame)) (this.stream ??= new StreamRecord()).add(frame, final === true);
   }
 
-  /** Keeps the first and the last 20 frames of a WebSocket conversation, and the total count. */
-  recordFrame(frame: WsFrameSummary): void {
+  /** The fault injected into the request (the lifecycle records it when the request arrives). */
+  setFault(fault: FaultRecord): void {
+    this.fault = fault;
+  }
+
+  /**
+   * Keeps a WebSocket frame: the first FRAME_HEAD and the last FRAME_TAIL of them, and the total count.
+   * Answers the bytes of frame content this added to the entry (a frame pushed out of the middle gives
+   * its bytes back, so the answer may be negative).
+   */
+  recordFrame(frame: WsFrameSummary, contentBytes = 0): number {
     const frames = (this.ws_frames ??= []);
     this.ws_frames_total = (this.ws_frames_total ?? 0) + 1;
-    if (frames.length >= FRAME_HEAD + FRAME_TAIL) frames.splice(FRAME_HEAD, 1);
+    if (contentBytes) (frame as { [CONTENT_BYTES]?: number })[CONTENT_BYTES] = contentBytes;
+    let added = contentBytes;
+    if (frames.length >= FRAME_HEAD + FRAME_TAIL) added -= contentSize(frames.splice(FRAME_HEAD, 1)[0]!);
     frames.push(frame);
+    this.frameBytes = (this.frameBytes ?? 0) + added;
+    return added;
+  }
+
+  /** Frame contents leave the entry (the journal is over its bound in bytes): the frames stay, by size. */
+  dropFrameContents(): number {
+    const freed = this.frameBytes ?? 0;
+    for (const frame of this.ws_frames ?? []) {
+      if (frame.content === undefined) continue;
+      delete frame.content;
+      frame.truncated = true;
+    }
+    this.frameBytes = 0;
+    if (freed) this.ws_frames_truncated = true;
+    return freed;
   }
 
   /** A streamed answer still being written. */
@@ -258,12 +323,16 @@ export class JournalEntry {
   finish(status: number, durationMs: number): void {
     if (this.status === null || this.status === 101) this.status = status;
     this.duration_ms = durationMs;
+    // A stream cut short holds its last event as sent: summarized now, so no finished entry holds a frame.
+    this.stream?.settle();
   }
 }
 
-/** Keeps a frame summary on a socket's entry (see JournalEntry.recordFrame); nothing without an entry. */
-export function recordFrame(entry: JournalEntry | null | undefined, frame: WsFrameSummary): void {
-  entry?.recordFrame(frame);
+/** The bytes of content a kept frame holds, measured when it was recorded (a symbol: never serialized). */
+export const CONTENT_BYTES = Symbol('content bytes');
+
+function contentSize(frame: WsFrameSummary): number {
+  return frame.content === undefined ? 0 : ((frame as { [CONTENT_BYTES]?: number })[CONTENT_BYTES] ?? 0);
 }
 
 /** The spec's own code of an answer: `base_resp.status_code` (speech) or `error_code` (platform); '' if none. */

@@ -5,7 +5,10 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { redactKey } from './accounts.js';
+import type { FaultDirective } from './faults.js';
+import { FaultRecord } from './journal-fault.js';
 import { JournalRequest, summarize, type JournalEntry } from './journal.js';
+import type { RequestContext } from './request-context.js';
 
 /** Headers that carry credentials under any scheme (docs/control-plane.md lists them). */
 const SECRET_HEADERS = new Set([
@@ -52,6 +55,11 @@ function redactSecret(value: string): string {
     .join(',');
 }
 
+/** A header's value as the journal shows it (a credential redacted): verify compares an expected header so. */
+export function journalHeaderValue(name: string, value: string): string {
+  return isSecretHeader(name) ? redactSecret(value) : value;
+}
+
 function journalQuery(q: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
   if (!q || Object.keys(q).length === 0) return undefined;
   return summarize(q, redactKey) as Record<string, unknown>;
@@ -92,6 +100,84 @@ export function journalBody(req: FastifyRequest): void {
   else entry.request.setBody(summarize(req.body, redactKey));
 }
 
+/** A body as text: its JSON summarized when it is JSON, else the text itself (bounded like any string). */
+export function summarizeBodyText(text: string): unknown {
+  const trimmed = text.trim();
+  if (trimmed.startsWith('{') || trimmed.startsWith('[')) {
+    try {
+      return summarize(JSON.parse(trimmed), redactKey);
+    } catch {
+      // not JSON after all: kept as text
+    }
+  }
+  return summarize(text, redactKey);
+}
+
+/** Records a body read as text: its JSON summary when it is JSON, else the text (bounded). Summarized on first read when small. */
+export function journalBodyText(req: FastifyRequest, text: string): void {
+  const entry = req.ctx?.entry;
+  if (!entry) return;
+  if (text.length <= LAZY_BODY_MAX_BYTES) entry.request.keepBody(text, summarizeBodyText as (v: unknown) => unknown);
+  else entry.request.setBody(summarize(text, redactKey));
+}
+
+/** Content types whose body the journal shows as text (JSON, forms, text); others by their size. */
+const TEXT_BODY = /json|^text\/|x-www-form-urlencoded|xml/i;
+/** Of a body that is not text, only its size is kept; of a text body over this size, its start as text. */
+const TEXT_KEEP_BYTES = 1024 * 1024;
+
+/** A refusal waits at most this long (wall time) for the rest of a body it journals: a client that stalls is still answered. */
+const REFUSED_BODY_WAIT_MS = 2000;
+
+/**
+ * A request refused before its body was read (fault `code`/`status`, key, capability) still has its
+ * body journaled: it is read here, up to the route's body limit (or for REFUSED_BODY_WAIT_MS), and
+ * `then` renders the refusal once it ended. The answer does not change: only when it leaves.
+ */
+export function journalRefusedBody(req: FastifyRequest, bodyLimit: number, then: () => void): void {
+  const entry = req.ctx?.entry;
+  const raw = req.raw;
+  const hasBody = raw.headers['transfer-encoding'] !== undefined || Number(raw.headers['content-length'] ?? 0) > 0;
+  if (!entry || !hasBody || raw.readableEnded || raw.destroyed) return then();
+  const type = String(raw.headers['content-type'] ?? '');
+  const text = TEXT_BODY.test(type);
+  const keep = text ? Math.min(bodyLimit, TEXT_KEEP_BYTES) : 0;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let kept = 0;
+  let ended = false;
+  const finish = () => {
+    if (ended) return;
+    ended = true;
+    clearTimeout(timer);
+    raw.off('data', onData).off('end', finish).off('error', finish).off('close', finish);
+    // What the rest of the body holds is dropped as it arrives (the answer may leave before it ends).
+    raw.resume();
+    if (!text) entry.request.setBody({ bytes: size, content_type: type || undefined });
+    else if (size > keep) entry.request.setBody(summarize(Buffer.concat(chunks).toString('utf8'), redactKey));
+    else journalBodyText(req, Buffer.concat(chunks).toString('utf8'));
+    then();
+  };
+  const onData = (chunk: Buffer) => {
+    size += chunk.length;
+    if (kept < keep) {
+      const piece = chunk.subarray(0, keep - kept);
+      chunks.push(piece);
+      kept += piece.length;
+    }
+    if (size > bodyLimit) finish();
+  };
+  const timer = setTimeout(finish, REFUSED_BODY_WAIT_MS).unref();
+  raw.on('data', onData).on('end', finish).on('error', finish).on('close', finish);
+}
+
+/** The fault a request arrived with, on its entry: its origin and, as the endpoint takes them, the fields it expressed. */
+export function recordFault(ctx: RequestContext, directive: FaultDirective, origin: string): void {
+  if (!ctx.entry) return;
+  ctx.faultUsed ??= new Set();
+  ctx.entry.setFault(new FaultRecord(origin, directive, ctx.faultUsed));
+}
+
 /** JSON answers up to this size are kept for a summary made on first read; larger ones show their size. */
 const JSON_SUMMARY_MAX_CHARS = 65_536;
 
@@ -101,13 +187,22 @@ export function journalAnswer(entry: JournalEntry, contentType: string, payload:
   if (typeof payload === 'string') {
     if (contentType.includes('json') && payload.length < JSON_SUMMARY_MAX_CHARS) entry.keepJsonAnswer(type, payload, jsonSummary);
     else {
-      entry.describeAnswer(type, { bytes: Buffer.byteLength(payload) });
-      // Too large to summarize, but its spec code still counts (verify by code, metrics, the inspector).
-      const code = entry.response.code === undefined && contentType.includes('json') ? codeInLargeJson(payload) : undefined;
+      // Too large to summarize, but its trace id still names it (hear finds the answer by it) and its
+      // spec code still counts (verify by code, metrics, the inspector).
+      const json = contentType.includes('json');
+      const traceId = json ? traceIdInLargeJson(payload) : undefined;
+      entry.describeAnswer(type, traceId === undefined ? { bytes: Buffer.byteLength(payload) } : { bytes: Buffer.byteLength(payload), trace_id: traceId });
+      const code = entry.response.code === undefined && json ? codeInLargeJson(payload) : undefined;
       if (code !== undefined) entry.setCode(code);
     }
   } else if (Buffer.isBuffer(payload)) entry.describeAnswer(type, { bytes: payload.length });
   else entry.describeAnswer(type, payload ? { stream: true } : undefined);
+}
+
+/** The `trace_id` of a JSON answer too large to summarize: the speech service writes it after the audio, near the end. */
+export function traceIdInLargeJson(payload: string): string | undefined {
+  const re = /"trace_id":\s*"([^"\\]{1,128})"/;
+  return (re.exec(payload.slice(-512)) ?? re.exec(payload.slice(0, 512)))?.[1];
 }
 
 /**

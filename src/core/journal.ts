@@ -2,17 +2,20 @@
  * A bounded record of what was requested and answered, newest first when read. Keys never appear:
  * accounts are shown by their redacted label and matched by their id (a hash of the key).
  */
-import { JournalEntry, JournalRequest, type EntryFields } from './journal-entry.js';
+import { JournalEntry, JournalRequest, type EntryFields, type WsFrameSummary } from './journal-entry.js';
+import { withoutAudio } from './journal-frames.js';
 
 // What an entry is and how it is summarized lives beside this file; importers of the journal get it here too.
 export {
+  FRAME_HEAD,
+  FRAME_TAIL,
   JournalEntry,
   JournalRequest,
   JournalResponse,
   entryCode,
-  recordFrame,
   summarize,
   type EntryFields,
+  type EntryListener,
   type RequestSummarizer,
   type ValueSummarizer,
   type WsFrameSummary,
@@ -32,6 +35,9 @@ interface KeptAudio {
   chunks: Buffer[];
   bytes: number;
 }
+
+/** Frame contents kept in all (the oldest entry's contents go first; its frames stay, by size). */
+export const FRAME_CONTENT_TOTAL_CAP = 32 * 1024 * 1024;
 
 /** Left entries are cut from the journal's array once this many have piled up at its head. */
 const COMPACT_AFTER = 1024;
@@ -72,11 +78,15 @@ export class Journal {
   /** Audio answers carried as hex, by entry id, under the same caps (a larger one is not kept). */
   private answers = new Map<string, { entry: JournalEntry; audio: AnswerAudio }>();
   private answerBytes = 0;
+  /** Entries holding frame contents, oldest first, and the bytes they hold in all. */
+  private framed = new Set<JournalEntry>();
+  private frameBytes = 0;
   private readonly watchers = new Set<JournalWatcher>();
 
   constructor(
     private readonly limit: number,
     private readonly audioCaps = { entry: CLIENT_AUDIO_ENTRY_CAP, total: CLIENT_AUDIO_TOTAL_CAP },
+    private readonly frameCap = FRAME_CONTENT_TOTAL_CAP,
   ) {}
 
   /**
@@ -102,6 +112,32 @@ export class Journal {
   private forget(entry: JournalEntry): void {
     if (this.audio.size) this.dropAudio(entry.id);
     if (this.answers.size) this.dropAnswer(entry.id);
+    if (this.framed.size && this.framed.delete(entry)) this.frameBytes -= entry.frameBytes ?? 0;
+  }
+
+  /**
+   * Keeps a WebSocket frame on its entry; a text frame with its `text` (a JSON string or the object
+   * sent), its audio fields replaced by their size and bounded per frame. Over the journal's bound in
+   * bytes, the oldest entries' frame contents go first.
+   */
+  recordFrame(entry: JournalEntry | null | undefined, frame: WsFrameSummary, text?: unknown): void {
+    if (!entry) return;
+    let bytes = 0;
+    if (text !== undefined && frame.type === 'text') {
+      const kept = withoutAudio(text);
+      frame.content = kept.content;
+      if (kept.truncated) frame.truncated = true;
+      bytes = kept.bytes;
+    }
+    const added = entry.recordFrame(frame, bytes);
+    if (added === 0) return;
+    this.frameBytes += added;
+    this.framed.add(entry);
+    for (const old of this.framed) {
+      if (this.frameBytes <= this.frameCap || old === entry) break;
+      this.framed.delete(old);
+      this.frameBytes -= old.dropFrameContents();
+    }
   }
 
   /** Whether `entry` is still in the journal (the newest are looked at first: audio is kept for recent entries). */
@@ -205,12 +241,14 @@ export class Journal {
     delete kept.entry.client_audio;
   }
 
-  list(filter: { limit?: number; path?: string; accountId?: string } = {}): JournalEntry[] {
+  /** Entries newest first, those `filter.match` keeps (all without it), up to `limit`. */
+  list(filter: { limit?: number; path?: string; accountId?: string; match?: (e: JournalEntry) => boolean } = {}): JournalEntry[] {
     const out: JournalEntry[] = [];
     for (let i = this.entries.length - 1; i >= this.first; i--) {
       const e = this.entries[i]!;
       if (filter.path && e.path !== filter.path) continue;
       if (filter.accountId && e.accountId !== filter.accountId) continue;
+      if (filter.match && !filter.match(e)) continue;
       out.push(e);
       if (filter.limit && out.length >= filter.limit) break;
     }

@@ -21,7 +21,7 @@ import { installDurableAnswers } from './durable-answers.js';
 import type { Emulator } from './emulator.js';
 import { parseFaultHeader, type FaultDirective } from './faults.js';
 import { JournalEntry } from './journal.js';
-import { journalAnswer, journalBody, journalRequest } from './journal-summaries.js';
+import { journalAnswer, journalBody, journalRefusedBody, journalRequest, recordFault } from './journal-summaries.js';
 import { faultIgnoredHeader, listenerOf, pathOf, takeFault, type RequestContext } from './request-context.js';
 import { finishEntry } from './request-finish.js';
 import { unrecorded } from './unrecorded.js';
@@ -53,6 +53,7 @@ export function installLifecycle(app: FastifyInstance, emu: Emulator, opts: Life
     const websocket = ws.websocket === true || typeof ws.wsHandler === 'function';
     const url = route.url;
     const config = (route.config ??= {}) as FastifyContextConfig;
+    const bodyLimit = route.bodyLimit ?? app.initialConfig.bodyLimit ?? 1_048_576;
     for (const method of [route.method].flat()) emu.routes.push({ service: opts.service, method, url, websocket, messages: config.messages });
     const enterRoute: onRequestHookHandler = (req, _reply, done) => {
       const ctx = req.ctx;
@@ -67,7 +68,10 @@ export function installLifecycle(app: FastifyInstance, emu: Emulator, opts: Life
         return done();
       }
       const admission = admitRequest(emu, req, config.capability);
-      done(admission.ok ? undefined : (config.refusal ?? opts.refusal)(req, admission.refusal));
+      if (admission.ok) return done();
+      // Refused before its body was read (the order of checks); the body is still read for the journal, then the refusal answers.
+      const refusal = (config.refusal ?? opts.refusal)(req, admission.refusal);
+      journalRefusedBody(req, bodyLimit, () => done(refusal));
     };
     route.onRequest = [enterRoute, ...[route.onRequest ?? []].flat()];
   });
@@ -112,12 +116,14 @@ export function installLifecycle(app: FastifyInstance, emu: Emulator, opts: Life
         ctx.faultNote = (err as Error).message;
       }
     }
-    ctx.fault = emu.faults.take({ service: ctx.listener, method: req.method, path, accountId: ctx.account?.id }, header);
+    const taken = emu.faults.take({ service: ctx.listener, method: req.method, path, accountId: ctx.account?.id }, header);
+    if (taken) ctx.fault = taken.directive;
 
     ctx.entry = emu.journal.start(
       new JournalEntry(
         emu.clock.now(),
         opts.service,
+        ctx.listener,
         req.method,
         path,
         journalAccount?.label ?? null,
@@ -126,6 +132,7 @@ export function installLifecycle(app: FastifyInstance, emu: Emulator, opts: Life
         ctx.listener === 'speech-backup' ? 'backup listener' : undefined,
       ),
     );
+    if (taken) recordFault(ctx, taken.directive, taken.origin);
 
     const delay = takeFault(req, 'delay_ms');
     // Unref'd: a long delay never keeps the process alive once the listeners have closed.

@@ -12,6 +12,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyRequest } from 'fastify';
 import { RandomStream } from './ids.js';
+import type { JournalEntry } from './journal.js';
+import { FaultRecord } from './journal-fault.js';
 import type { FrameKind, StreamEnd, StreamGuardOptions, StreamTransport } from './stream-frames.js';
 import { takeFault } from './request-context.js';
 import { finishEntry } from './request-finish.js';
@@ -243,6 +245,17 @@ export class StreamGuard<F> implements AudioShaping {
     const cut = this.goneAt !== null ? Math.max(0, Math.round((this.lastAudioAt ?? 0) - this.goneAt)) : this.cutMs;
     if (cut !== null) parts.push(`last audio ${cut} ms after the client left or cancelled`);
     if (parts.length) entry.setNote(parts.join('; '));
+    this.recordFault(entry);
+  }
+
+  /** The entry's structured fault: the audio faults applied and a paced first audio (an account's standing faults have no request fault: `account`). */
+  private recordFault(entry: JournalEntry): void {
+    if (!entry.fault && !this.applied.length) return;
+    const fault = entry.fault ?? new FaultRecord('account', {}, new Set());
+    if (!entry.fault) entry.setFault(fault);
+    // The guard's own list (shown as a copy): this runs on every paced frame.
+    if (this.applied.length) fault.audio = this.applied;
+    if (this.pacer?.firstAudioMs != null) fault.firstAudioMs = this.pacer.firstAudioMs;
   }
 
   /**
@@ -257,8 +270,8 @@ export class StreamGuard<F> implements AudioShaping {
       if (verdict) return this.stop(verdict);
     }
     const written = this.transport.write(frame, kind);
-    if (typeof written === 'boolean') return this.afterWrite(written, kind);
-    return written.then((ok) => this.afterWrite(ok, kind));
+    if (typeof written === 'boolean') return this.afterWrite(written, kind, frame);
+    return written.then((ok) => this.afterWrite(ok, kind, frame));
   }
 
   /**
@@ -274,7 +287,7 @@ export class StreamGuard<F> implements AudioShaping {
         if (verdict) return void (await this.end(verdict));
       }
       yield frame;
-      const goOn = this.afterWrite(true, kind);
+      const goOn = this.afterWrite(true, kind, frame);
       if (goOn !== true && !(await goOn)) return;
     }
     if (!this.ended) await this.end('done');
@@ -289,13 +302,13 @@ export class StreamGuard<F> implements AudioShaping {
     this.close(how);
   }
 
-  private afterWrite(ok: boolean, kind: FrameKind): boolean | Promise<boolean> {
+  private afterWrite(ok: boolean, kind: FrameKind, frame: F): boolean | Promise<boolean> {
     if (this.ended) return false;
     if (!ok) return this.stop('left');
     if (kind.chunk) {
       this.chunks += 1;
       const entry = this.options.entry;
-      entry?.countChunk();
+      entry?.countChunk(frame, kind.final);
     }
     for (const step of AFTER) {
       const verdict = step(this, kind);
@@ -312,6 +325,7 @@ export class StreamGuard<F> implements AudioShaping {
   private close(how: StreamEnd): void {
     const note = NOTES[how];
     if (note) this.options.entry?.setNote(note(this.chunks));
+    if (how === 'cut' && this.options.entry?.fault) this.options.entry.fault.cutAtChunk = this.chunks;
     // Our own cut or a shutdown aborts the same signal: only a client that left or cancelled is timed.
     if (how !== 'left' && !this.cancelledByClient) this.goneAt = null;
     // An unshaped stream keeps its plain note; a paced one says how long audio went on after the cut.

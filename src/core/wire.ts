@@ -9,7 +9,7 @@ import type { RawData, WebSocket } from 'ws';
 import type { Emulator } from './emulator.js';
 import { pathOf } from './request-context.js';
 import { finishEntry } from './request-finish.js';
-import { recordFrame } from './journal.js';
+import type { WsFrameSummary } from './journal.js';
 import { AUDIO_CHUNK, guardStream, type AudioFrame, type AudioShaping, type FrameKind, type StreamEnd } from './stream-guard.js';
 import type { AudioCarrier } from './stream-shaping.js';
 
@@ -48,8 +48,8 @@ export interface SocketWire {
    */
   after(ms: number, fn: () => void, label: string, listed?: boolean): number;
   cancel(id: number | null | undefined): void;
-  /** Journal summary of a frame the client sent. */
-  recordIn(size: number, binary: boolean, event?: string): void;
+  /** Journal summary of a frame the client sent; a text frame with its content (its text, or its JSON already parsed). */
+  recordIn(size: number, binary: boolean, event?: string, content?: unknown): void;
   /** Keeps audio the client streamed (PCM16 mono) with the journal entry, for download as WAV. */
   keepAudio(pcm: Buffer, sampleRate: number): void;
 }
@@ -83,12 +83,13 @@ export function openSocketWire(
     close: (code, reason) => wire.close(code, reason),
   });
 
+  const record = (frame: WsFrameSummary, text?: unknown) => emu.journal.recordFrame(entry, frame, text);
   const isOpen = () => !closed && socket.readyState === socket.OPEN;
 
   const shutdown = (code: number, byClient: boolean) => {
     if (closed) return;
     closed = true;
-    if (byClient) recordFrame(entry, { dir: 'in', type: 'close', size: 0, event: String(code), at_ms: emu.clock.now() });
+    if (byClient) record({ dir: 'in', type: 'close', size: 0, event: String(code), at_ms: emu.clock.now() });
     controller.abort(new Error('socket closed'));
     for (const id of timers) emu.clock.cancel(id);
     timers.clear();
@@ -114,7 +115,7 @@ export function openSocketWire(
     } catch (err) {
       emu.logger.error({ err }, 'websocket oversize event failed');
     }
-    recordFrame(entry, { dir: 'out', type: 'close', size: 0, event: '1009', at_ms: emu.clock.now() });
+    record({ dir: 'out', type: 'close', size: 0, event: '1009', at_ms: emu.clock.now() });
     closeFrame(1009, reason ?? OVERSIZE_REASON);
   };
   // A protocol error (e.g. a frame over 8 MiB) has already started the close handshake with its own
@@ -127,7 +128,7 @@ export function openSocketWire(
     if (!isOpen()) return false;
     const text = JSON.stringify(body);
     socket.send(text);
-    recordFrame(entry, { dir: 'out', type: 'text', size: Buffer.byteLength(text), event, at_ms: emu.clock.now() });
+    record({ dir: 'out', type: 'text', size: Buffer.byteLength(text), event, at_ms: emu.clock.now() }, body);
     return true;
   };
   let chunkEvent: string | undefined;
@@ -139,7 +140,7 @@ export function openSocketWire(
         if (!Buffer.isBuffer(frame)) return sendText(frame, chunkEvent);
         if (!isOpen()) return false;
         socket.send(frame, { binary: true });
-        recordFrame(entry, { dir: 'out', type: 'binary', size: frame.length, at_ms: emu.clock.now() });
+        record({ dir: 'out', type: 'binary', size: frame.length, at_ms: emu.clock.now() });
         return true;
       },
       // The fault imitates a dropped connection: no close frame.
@@ -182,7 +183,7 @@ export function openSocketWire(
     },
     close(code, reason) {
       if (closed) return;
-      recordFrame(entry, { dir: 'out', type: 'close', size: 0, event: String(code), at_ms: emu.clock.now() });
+      record({ dir: 'out', type: 'close', size: 0, event: String(code), at_ms: emu.clock.now() });
       if (!sendableCloseCode(code)) socket.terminate();
       else if (socket.readyState === socket.OPEN || socket.readyState === socket.CONNECTING) socket.close(code, truncateUtf8(reason, 120));
       // Cleanup now: the client may never answer the close frame.
@@ -191,7 +192,7 @@ export function openSocketWire(
     terminate() {
       if (closed) return;
       socket.terminate();
-      recordFrame(entry, { dir: 'out', type: 'close', size: 0, event: '1006', at_ms: emu.clock.now() });
+      record({ dir: 'out', type: 'close', size: 0, event: '1006', at_ms: emu.clock.now() });
       shutdown(1006, false);
     },
     onClose(fn) {
@@ -216,8 +217,8 @@ export function openSocketWire(
       timers.delete(id);
       emu.clock.cancel(id);
     },
-    recordIn(size, binary, event) {
-      recordFrame(entry, { dir: 'in', type: binary ? 'binary' : 'text', size, event, at_ms: emu.clock.now() });
+    recordIn(size, binary, event, content) {
+      record({ dir: 'in', type: binary ? 'binary' : 'text', size, event, at_ms: emu.clock.now() }, content);
     },
     keepAudio(pcm, sampleRate) {
       emu.journal.keepAudio(entry, pcm, sampleRate);

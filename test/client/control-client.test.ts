@@ -103,6 +103,32 @@ describe('control client on the in-process handle (emu.control)', () => {
     expect(await emu.control.journal.get(entry.id).catch((e: unknown) => (e as ControlClientError).status)).toBe(404);
   });
 
+  it('lists and verifies by listener, headers, query, fault and a clock window', async () => {
+    await emu.control.journal.clear();
+    await t2a(emu.speechBackupUrl, req({}, 'Via the backup.'), {
+      key: 'client-filters',
+      headers: { 'X-Emulator-Fault': 'code=1002', 'X-Request-Id': 'r-1' },
+      query: '?GroupId=g7',
+    });
+    await t2a(emu.speechUrl, req({}, 'Via the primary.'), { key: 'client-filters' });
+    const [entry] = await emu.control.journal.list({ listener: 'speech-backup', header: { 'x-request-id': 'r-1' }, query: { GroupId: 'g7' }, fault: true });
+    expect(entry).toMatchObject({ listener: 'speech-backup', fault: { origin: 'header', code: 1002 }, request: { body: { text: 'Via the backup.' } } });
+    expect(await emu.control.journal.list({ fault: false, since_ms: entry!.at_ms, code: '0' })).toHaveLength(1);
+    expect(
+      await emu.control.verify({
+        request: {
+          listener: 'speech-backup',
+          headers: { 'X-Request-Id': 'r-1' },
+          query: { GroupId: 'g7' },
+          fault: true,
+          code: 1002,
+          until_ms: entry!.at_ms + 1,
+        },
+        exactly: 1,
+      }),
+    ).toMatchObject({ ok: true, count: 1 });
+  });
+
   it('verifies by spec code an answer too large to summarize (its code is kept beside the summary)', async () => {
     const long = await t2a(emu.speechUrl, req({}, 'A sentence long enough that its answer is too large to summarize. '.repeat(3)), { key: 'client-long' });
     expect(long.body.base_resp.status_code).toBe(0);

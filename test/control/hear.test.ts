@@ -63,6 +63,15 @@ const CONTAINERS: [string, string, (pcm: Buffer) => Buffer][] = [
 const typeOf = (label: string) => label.replace(/ \(.*\)$/, '');
 
 describe('hear: whole syntheses in every format the emulator makes', () => {
+  it('a large non-streamed answer (its journal summary only a byte count) is found with its trace_id and journal_id', async () => {
+    const { bytes, traceId } = await t2a(TEXT_A, { format: 'wav', sample_rate: 32000 });
+    expect(bytes.length * 2).toBeGreaterThan(65_536);
+    const entry = (await control(emu.speechUrl, TOKEN).journal({ path: '/v1/t2a_v2', limit: 1 })).body.entries[0];
+    expect(entry.response.summary).toEqual({ bytes: expect.any(Number), trace_id: traceId });
+    const r = await hear(bytes, 'audio/wav');
+    expect(r.body.utterances.map((u: any) => [u.trace_id, u.journal_id])).toEqual([[traceId, entry.id]]);
+  });
+
   for (const format of ['mp3', 'wav', 'flac', 'opus', 'pcm'] as const) {
     it(`a whole ${format} answer is one complete utterance with every word, linked to its request`, async () => {
       const { bytes, traceId } = await t2a(TEXT_A, { format, sample_rate: 24000 });
@@ -74,8 +83,8 @@ describe('hear: whole syntheses in every format the emulator makes', () => {
       expect(u.heard_text, JSON.stringify(r.body)).toBe(words(TEXT_A).join(' '));
       expect(r.body.text).toBe(u.heard_text);
       expect([u.complete, u.full_text]).toEqual([true, TEXT_A]);
-      // The trace id is known when the journal kept the answer's summary (answers under its summary cap).
-      expect([traceId, null]).toContain(u.trace_id);
+      // The trace id is known also when the answer was too large for the journal to summarize (wav, pcm).
+      expect(u.trace_id).toBe(traceId);
       expect(u.journal_id).toMatch(/^req_/);
       expect(r.body.anomalies).toEqual([]);
       expect(u.start_ms).toBeLessThan(80);

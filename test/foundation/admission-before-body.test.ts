@@ -79,7 +79,7 @@ for (const service of ['platform', 'speech'] as const) {
 }
 
 describe('the journal shows where a request stopped', () => {
-  it('a body refused by its schema is journaled; a request refused by admission never had its body read', async () => {
+  it('a body refused by its schema is journaled; a request refused by admission (before its body was read) has its body journaled after the refusal was decided', async () => {
     const journal = async () => (await call(`${emu.platformUrl}/_emulator/journal?limit=1`)).body.entries[0];
     const invalid = await call(`${emu.platformUrl}/v1/text-to-speech`, { json: { voice_id: 42 }, headers: { 'x-api-key': 'stages-key' } });
     expect(invalid.body.error_code).toBe(10001);
@@ -90,6 +90,6 @@ describe('the journal shows where a request stopped', () => {
     const entry = await journal();
     expect(entry.status).toBe(401);
     expect(entry.response.code).toBe(10003);
-    expect(entry.request.body).toBeUndefined();
+    expect(entry.request.body).toEqual({ voice_id: 42 });
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Ids } from '../../src/core/ids.js';
-import { recordFrame } from '../../src/core/journal.js';
+import { FRAME_HEAD, FRAME_TAIL } from '../../src/core/journal.js';
 import { call, emulatorForFile } from '../helpers/emulator.js';
 
 const { emu, ctl } = emulatorForFile({ plane: 'speech-backup', start: { journalLimit: 6 }, resetEach: true });
@@ -294,7 +294,7 @@ describe('areas and sockets follow reset and the state view', () => {
 });
 
 describe('journal frames', () => {
-  it('a WebSocket entry keeps the first and last 20 frames and the total', () => {
+  it('a WebSocket entry keeps the first and last frames (FRAME_HEAD, FRAME_TAIL), the total, and text contents within the bounds', () => {
     const entry = emu.emulator.journal.start({
       at_ms: 0,
       service: 'platform',
@@ -304,9 +304,25 @@ describe('journal frames', () => {
       request: { headers: {} },
       response: {},
     });
-    for (let i = 0; i < 50; i++) recordFrame(entry, { dir: 'in', type: 'text', size: i, at_ms: i });
-    expect(entry.ws_frames_total).toBe(50);
-    expect(entry.ws_frames!.map((f) => f.size)).toEqual([...Array(20).keys(), ...Array.from({ length: 20 }, (_, i) => 30 + i)]);
+    const journal = emu.emulator.journal;
+    const n = FRAME_HEAD + FRAME_TAIL + 30;
+    for (let i = 0; i < n; i++) journal.recordFrame(entry, { dir: 'in', type: 'text', size: i, at_ms: i }, { i, audio: 'ab'.repeat(i) });
+    expect(entry.ws_frames_total).toBe(n);
+    expect(entry.ws_frames!.map((f) => f.size)).toEqual([...Array(FRAME_HEAD).keys(), ...Array.from({ length: FRAME_TAIL }, (_, i) => FRAME_HEAD + 30 + i)]);
+    // audio fields are kept as their size; a frame over the per-frame bound is summarized and marked
+    expect(entry.ws_frames![3]!.content).toEqual({ i: 3, audio: { chars: 6 } });
+    journal.recordFrame(
+      entry,
+      { dir: 'out', type: 'text', size: 9000, at_ms: 0 },
+      {
+        text: 'x'
+          .repeat(900)
+          .split('')
+          .map(() => 'word'),
+      },
+    );
+    expect(entry.ws_frames!.at(-1)).toMatchObject({ truncated: true });
+    expect(JSON.stringify(entry.ws_frames!.at(-1)!.content).length).toBeLessThan(4096);
   });
 });
 

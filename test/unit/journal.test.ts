@@ -45,3 +45,24 @@ describe('the journal keeps the newest entries only', () => {
     expect(journal.list()).toEqual([]);
   });
 });
+
+describe('the journal is bounded in bytes of frame contents', () => {
+  it('over the cap the oldest entries lose their frame contents first (frames stay, by size, marked); an entry that leaves gives its bytes back', () => {
+    const journal = new Journal(3, undefined, 20_000);
+    const text = (n: number) => ({ event: 'x', text: 'y'.repeat(n) });
+    const a = journal.start(entry('/ws/a'));
+    for (let i = 0; i < 10; i++) journal.recordFrame(a, { dir: 'out', type: 'text', size: 1000, at_ms: i }, text(1000));
+    const b = journal.start(entry('/ws/b'));
+    for (let i = 0; i < 15; i++) journal.recordFrame(b, { dir: 'out', type: 'text', size: 1000, at_ms: i }, text(1000));
+    // a (the older) lost its contents, b kept all of its own
+    expect(a.ws_frames!.every((f) => f.content === undefined && f.truncated === true)).toBe(true);
+    expect(a.ws_frames_truncated).toBe(true);
+    expect(a.ws_frames).toHaveLength(10);
+    expect(b.ws_frames!.every((f) => f.content !== undefined)).toBe(true);
+    // b leaves the journal: a new entry's frames have room again
+    for (let i = 0; i < 3; i++) journal.start(entry(`/p${i}`));
+    const c = journal.start(entry('/ws/c'));
+    for (let i = 0; i < 15; i++) journal.recordFrame(c, { dir: 'out', type: 'text', size: 1000, at_ms: i }, text(1000));
+    expect(c.ws_frames!.every((f) => f.content !== undefined)).toBe(true);
+  });
+});

@@ -8,7 +8,7 @@ function setUp(options: Partial<StreamGuardOptions> = {}, writeResult: (n: numbe
   const actions: string[] = [];
   const ends: [StreamEnd, number][] = [];
   // A real entry: the guard writes on it through its methods only.
-  const entry = new JournalEntry(0, 'speech', 'POST', '/v1/t2a_v2', null, undefined, new JournalRequest(null, null, null), undefined);
+  const entry = new JournalEntry(0, 'speech', 'speech', 'POST', '/v1/t2a_v2', null, undefined, new JournalRequest(null, null, null), undefined);
   let finished = 0;
   const guard = new StreamGuard<string>(
     {

@@ -16,7 +16,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 
 class ControlError(Exception):
@@ -75,7 +75,7 @@ class ControlClient:
         url = self.base_url + path
         pairs = {k: v for k, v in (query or {}).items() if v is not None}
         if pairs:
-            url += "?" + urllib.parse.urlencode(pairs)
+            url += "?" + urllib.parse.urlencode(pairs, doseq=True)
         headers = {"accept": "application/json"}
         if self.token is not None:
             headers["authorization"] = f"Bearer {self.token}"
@@ -218,9 +218,40 @@ class _Faults(_Part):
 
 
 class _Journal(_Part):
-    def list(self, limit: Optional[int] = None, path: Optional[str] = None, account: Optional[str] = None) -> List[Dict[str, Any]]:
-        """Entries newest first, filtered by path and API key."""
-        return self._c._json("GET", "/journal", {"limit": limit, "path": path, "account": account})["entries"]
+    def list(
+        self,
+        limit: Optional[int] = None,
+        path: Optional[str] = None,
+        account: Optional[str] = None,
+        listener: Optional[str] = None,
+        method: Optional[str] = None,
+        status: Optional[int] = None,
+        code: Optional[Union[int, str]] = None,
+        header: Optional[Dict[str, str]] = None,
+        query: Optional[Dict[str, str]] = None,
+        fault: Optional[bool] = None,
+        since_ms: Optional[int] = None,
+        until_ms: Optional[int] = None,
+    ) -> List[Dict[str, Any]]:
+        """Entries newest first, filtered by path, API key, listener, method, status, spec code, request
+        headers and query parameters (subsets), whether a fault was injected, and a window on the
+        emulator clock (since_ms <= at_ms < until_ms)."""
+        params: Dict[str, Any] = {
+            "limit": limit,
+            "path": path,
+            "account": account,
+            "listener": listener,
+            "method": method,
+            "status": status,
+            "code": code,
+            "fault": None if fault is None else ("true" if fault else "false"),
+            "since_ms": since_ms,
+            "until_ms": until_ms,
+            # Headers and query parameters travel as repeated name:value parameters.
+            "header": [f"{k}:{v}" for k, v in header.items()] if header else None,
+            "query": [f"{k}:{v}" for k, v in query.items()] if query else None,
+        }
+        return self._c._json("GET", "/journal", params)["entries"]
 
     def get(self, entry_id: str) -> Dict[str, Any]:
         return self._c._json("GET", f"/journal/{_seg(entry_id)}")

@@ -45,6 +45,22 @@ def test_journal_and_verify_see_a_synthesis(emulator):
     assert failed.value.detail == "expected exactly 2 matching request, found 1"
 
 
+def test_journal_filters_and_verify_see_a_faulted_request_whole(emulator):
+    body = {"model": "speech-02-turbo", "text": "Boom", "voice_setting": {"voice_id": "male-qn-qingse"}}
+    request = urllib.request.Request(
+        emulator.speech_backup_url + "/v1/t2a_v2?tag=py",
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"authorization": "Bearer py-key", "content-type": "application/json", "x-emulator-fault": "code=1002", "x-request-id": "py-1"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as res:
+        assert json.loads(res.read())["base_resp"]["status_code"] == 1002
+    entries = emulator.control.journal.list(listener="speech-backup", header={"X-Request-Id": "py-1"}, query={"tag": "py"}, fault=True)
+    assert len(entries) == 1 and entries[0]["fault"] == {"origin": "header", "code": 1002}
+    assert emulator.control.journal.list(fault=False) == []
+    assert emulator.control.verify({"request": {"listener": "speech-backup", "code": 1002, "body": {"text": "Boom"}, "fault": True}, "exactly": 1})["count"] == 1
+
+
 def test_each_test_starts_from_a_reset_emulator(emulator):
     assert emulator.control.journal.list() == []
 

@@ -178,11 +178,12 @@ function frames(e) {
   );
 }
 
-/** Server-Sent Events as the journal keeps them (`events`, or the first and last ones), each with its JSON. */
+/** Server-Sent Events as the journal keeps them (`events`, or the stream's first and last ones), each with its JSON. */
 function events(e) {
   const s = e.response?.summary;
   if (!s || typeof s !== 'object') return null;
-  const list = Array.isArray(s.events) ? s.events : [...(Array.isArray(s.first) ? s.first : []), ...(Array.isArray(s.last) ? s.last : [])];
+  const kept = [e.stream?.first_event, e.stream?.last_event].filter((ev) => ev !== undefined);
+  const list = Array.isArray(s.events) ? s.events : kept;
   if (!list.length) return null;
   return el('section', {}, el('h3', {}, `Stream events (${e.chunks ?? list.length} in all)`), ...list.map((ev) => json(withoutAudio(ev))));
 }
@@ -193,7 +194,8 @@ function response(e) {
   if ((summary === undefined || summary === null) && !audio) return null;
   const type = e.response?.content_type ? ` (${e.response.content_type})` : '';
   // An answer too large to summarize, or bytes (audio, a file), is kept as its size only.
-  const sizeOnly = summary && typeof summary === 'object' && Object.keys(summary).length === 1 && typeof summary.bytes === 'number';
+  const sizeOnly =
+    summary && typeof summary === 'object' && typeof summary.bytes === 'number' && Object.keys(summary).every((k) => k === 'bytes' || k === 'trace_id');
   const shown =
     summary === undefined || summary === null
       ? null

@@ -111,8 +111,9 @@ class Conversation {
       this.wire.recordIn(data.length, true);
       return this.onAudio(data);
     }
-    const parsed = parseJsonObject(data.toString('utf8'));
-    this.wire.recordIn(data.length, false, parsed.ok ? eventName(parsed.value) : 'invalid');
+    const text = data.toString('utf8');
+    const parsed = parseJsonObject(text);
+    this.wire.recordIn(data.length, false, parsed.ok ? eventName(parsed.value) : 'invalid', parsed.ok ? parsed.value : text);
     if (!parsed.ok) return this.fail('20003', parsed.message);
     if (this.phase === 'meta') return this.onMeta(parsed.value);
     if (isFinalMessage(parsed.value)) this.endUtterance(true);

@@ -135,8 +135,10 @@ function recognitionSocket(emu: Emulator, socket: WebSocket, req: FastifyRequest
       if (partial) event('asr_partial', { ...partial.result, text: partial.text });
       return;
     }
-    const parsed = parseJsonObject(data.toString('utf8'));
-    wire.recordIn(data.length, false, parsed.ok ? (isFinalMessage(parsed.value) ? 'is_final' : phase === 'meta' ? 'meta' : 'message') : 'invalid');
+    const text = data.toString('utf8');
+    const parsed = parseJsonObject(text);
+    const frameName = parsed.ok ? (isFinalMessage(parsed.value) ? 'is_final' : phase === 'meta' ? 'meta' : 'message') : 'invalid';
+    wire.recordIn(data.length, false, frameName, parsed.ok ? parsed.value : text);
     if (!parsed.ok) return fail(10001, parsed.message);
     if (phase === 'audio') {
       if (isFinalMessage(parsed.value)) finish();

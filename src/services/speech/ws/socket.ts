@@ -132,7 +132,7 @@ function speechSocket(emu: Emulator, socket: WebSocket, req: FastifyRequest, adm
       return session.onBinary();
     }
     const text = bytes.toString('utf8');
-    wire.recordIn(bytes.length, false, /"event"\s*:\s*"([^"\\]{1,40})"/.exec(text.slice(0, 400))?.[1]);
+    wire.recordIn(bytes.length, false, /"event"\s*:\s*"([^"\\]{1,40})"/.exec(text.slice(0, 400))?.[1], text);
     session.onMessage(text);
   });
   if (session.onPing) socket.on('ping', () => session.onPing!());
