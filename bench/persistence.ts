@@ -1,0 +1,354 @@
+/**
+ * What persistence costs with a data dir of 1k, 10k and 100k records: the latency of one write at a
+ * time (REST conversation sessions over HTTP), the longest stall it causes to everyone else, and the
+ * time from start to healthy. Stalls are seen two ways, each beside the same measure when idle:
+ * - the event loop: a WebSocket ping every ~2 ms on an open speech socket, answered by the socket
+ *   library on the loop with no persistence in its way, while the lone writes run;
+ * - another client's answers: `GET /_emulator/health` every ~2 ms during a second run of the writes.
+ *   With the JSON snapshot every answer waits for the changes made so far to be on disk, so this ping
+ *   waits for the snapshot too (and makes the next one), as any other client's request would.
+ *
+ * The emulator runs as a child process from a built checkout (`dist/main.js`), so the same bench
+ * measures another build: BENCH_BEFORE=<checkout with a built dist/> adds a column. The data dir is
+ * seeded with a `state.json` in snapshot format version 1 (src/core/snapshot-schema.ts), written here
+ * directly: seeding 100k records over HTTP would rewrite the whole snapshot 100k times. A build that
+ * keeps its state elsewhere migrates that file on its first start: each data dir is started twice, the
+ * first start (which migrates, if the build does) reported apart from the second.
+ *
+ * BENCH_PERSIST_SIZES=1000,10000 runs only those sizes; BENCH_PERSIST_WRITES sets the writes measured.
+ * Runnable alone: npx tsx bench/persistence.ts
+ */
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, openSync, readFileSync, readSync, closeSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { loadavg, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { Pool } from 'undici';
+import WebSocket from 'ws';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const KEYS = 200;
+const ROLE = 'default';
+const PING_EVERY_MS = 2;
+
+interface Build {
+  name: string;
+  root: string;
+  flags: string[];
+}
+
+const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
+const keyOf = (i: number) => `bench-persist-${String(i).padStart(3, '0')}`;
+
+/**
+ * A snapshot (format version 1) of `records` REST conversation sessions spread over KEYS accounts. The
+ * account record is the one a key gets on first use (src/core/accounts.ts: id and label from the key's
+ * hash, every capability, the default balance), the session the one POST /api/v1/audio/sessions makes.
+ */
+function seedSnapshot(records: number): string {
+  const capabilities = ['tts', 'cloning', 'upload', 'podcast', 'calls', 'recognition', 'detection', 'diarization', 'agents'];
+  const accounts = Array.from({ length: KEYS }, (_, i) => {
+    const key = keyOf(i);
+    return {
+      id: sha256(key).slice(0, 16),
+      label: `${key.slice(0, 4)}…${sha256(key).slice(0, 6)}`,
+      balanceMicro: 1_000_000_000_000_000,
+      capabilities,
+      project: 'default',
+      disabled: false,
+      limits: {},
+      realNameVerified: true,
+      freeCallSeconds: 0,
+      listed: false,
+    };
+  });
+  const t0 = Date.UTC(2026, 0, 1);
+  const sessions = Array.from({ length: records }, (_, i) => ({
+    sessionId: `sess_${sha256(`bench-session-${i}`).slice(0, 24)}`,
+    accountId: accounts[i % KEYS]!.id,
+    voiceId: ROLE,
+    createdAtMs: t0 + i,
+    turns: [],
+  }));
+  return JSON.stringify({ version: 1, saved_at_ms: t0 + records, accounts, areas: { conversation_sessions: sessions } });
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function quantiles(xs: number[]): { median: number; worst: number } {
+  const s = [...xs].sort((a, b) => a - b);
+  const median = s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+  return { median, worst: s[s.length - 1] ?? NaN };
+}
+
+interface Running {
+  startMs: number;
+  port: number;
+  speech: Pool;
+  platform: Pool;
+  stop(): Promise<void>;
+}
+
+/** Starts a build on a data dir and waits until it answers healthy; the time is from spawn to healthy. */
+async function start(build: Build, dataDir: string): Promise<Running> {
+  const port = await freePort();
+  let platformPort = await freePort();
+  while (platformPort === port) platformPort = await freePort();
+  const env = {
+    ...process.env,
+    EMULATOR_HOST: '127.0.0.1',
+    EMULATOR_SPEECH_PORT: String(port),
+    EMULATOR_SPEECH_BACKUP_PORT: '0',
+    EMULATOR_PLATFORM_PORT: String(platformPort),
+    EMULATOR_DATA_DIR: dataDir,
+    EMULATOR_SEED: 'bench',
+    LOG_LEVEL: 'silent',
+    NODE_ENV: 'production',
+  };
+  const t0 = performance.now();
+  const child = spawn(process.execPath, [...build.flags, join(build.root, 'dist', 'main.js')], { cwd: build.root, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d));
+  const exit = new Promise<void>((r) => child.once('exit', () => r()));
+  const speech = new Pool(`http://127.0.0.1:${port}`, { connections: 1 });
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${build.name} exited: ${stderr.trim().split('\n').slice(-3).join(' ')}`);
+    try {
+      const r = await speech.request({ path: '/_emulator/health', method: 'GET' });
+      await r.body.dump();
+      if (r.statusCode === 200) break;
+    } catch {
+      /* not listening yet */
+    }
+    await sleep(2);
+  }
+  const startMs = performance.now() - t0;
+  const platform = new Pool(`http://127.0.0.1:${platformPort}`, { connections: 1 });
+  return {
+    startMs,
+    port,
+    speech,
+    platform,
+    stop: async () => {
+      await Promise.all([speech.close(), platform.close()]);
+      child.kill('SIGTERM');
+      await exit;
+    },
+  };
+}
+
+/** Pings health, one at a time every PING_EVERY_MS, until `until` resolves: each answer's latency. */
+async function pingUntil(pool: Pool, until: Promise<unknown>): Promise<number[]> {
+  let done = false;
+  void until.finally(() => (done = true));
+  const lat: number[] = [];
+  while (!done) {
+    const t0 = performance.now();
+    const r = await pool.request({ path: '/_emulator/health', method: 'GET' });
+    await r.body.dump();
+    lat.push(performance.now() - t0);
+    const wait = t0 + PING_EVERY_MS - performance.now();
+    if (wait > 0) await sleep(wait);
+  }
+  return lat;
+}
+
+/** Opens a speech socket (the first seeded key), answered `connected_success`; pings go over it. */
+async function openSocket(port: number): Promise<WebSocket> {
+  const ws = new WebSocket(`ws://127.0.0.1:${port}/ws/v1/t2a_v2`, { headers: { authorization: `Bearer ${keyOf(0)}` } });
+  await new Promise<void>((resolve, reject) => {
+    ws.once('message', () => resolve());
+    ws.once('error', reject);
+    ws.once('close', (code) => reject(new Error(`speech socket closed ${code}`)));
+  });
+  return ws;
+}
+
+/** Pings over the socket, one at a time every PING_EVERY_MS, until `until` resolves: each pong's latency. */
+async function wsPingUntil(ws: WebSocket, until: Promise<unknown>): Promise<number[]> {
+  let done = false;
+  void until.finally(() => (done = true));
+  const lat: number[] = [];
+  while (!done) {
+    const t0 = performance.now();
+    await new Promise<void>((resolve, reject) => {
+      ws.once('pong', () => resolve());
+      ws.ping((err?: Error) => err && reject(err));
+    });
+    lat.push(performance.now() - t0);
+    const wait = t0 + PING_EVERY_MS - performance.now();
+    if (wait > 0) await sleep(wait);
+  }
+  return lat;
+}
+
+/** Creates one REST conversation session and answers its latency; any refusal stops the bench. */
+async function writeOne(pool: Pool, i: number): Promise<number> {
+  const t0 = performance.now();
+  const r = await pool.request({
+    path: '/api/v1/audio/sessions',
+    method: 'POST',
+    headers: { 'x-api-key': keyOf(i % KEYS), 'content-type': 'application/json' },
+    body: JSON.stringify({ voice_id: ROLE }),
+  });
+  const text = await r.body.text();
+  const ms = performance.now() - t0;
+  if (r.statusCode !== 200 || !text.includes('"succeed":true')) throw new Error(`write refused: ${r.statusCode} ${text.slice(0, 200)}`);
+  return ms;
+}
+
+/**
+ * Sessions the running emulator holds: the first account's (they are spread evenly) times the accounts,
+ * which checks that the seed was read whole without asking the control plane for 100k records.
+ */
+async function recordsReadBack(pool: Pool): Promise<number> {
+  const r = await pool.request({ path: '/_emulator/state?limit=1', method: 'GET' });
+  const body = (await r.body.json()) as { accounts: { resources: Record<string, unknown[]> }[]; totals: { accounts: number } };
+  return (body.accounts[0]?.resources.conversation_sessions ?? []).length * body.totals.accounts;
+}
+
+/** `sqlite` when the data dir holds an SQLite database after a start, else `json` (the snapshot). */
+function storeKind(dir: string): 'sqlite' | 'json' {
+  for (const name of readdirSync(dir)) {
+    const file = join(dir, name);
+    if (!statSync(file).isFile() || statSync(file).size < 16) continue;
+    const head = Buffer.alloc(16);
+    const fd = openSync(file, 'r');
+    readSync(fd, head, 0, 16, 0);
+    closeSync(fd);
+    if (head.toString('latin1') === 'SQLite format 3\0') return 'sqlite';
+  }
+  return 'json';
+}
+
+const dirBytes = (dir: string) => readdirSync(dir).reduce((sum, n) => sum + (statSync(join(dir, n)).isFile() ? statSync(join(dir, n)).size : 0), 0);
+
+interface Figures {
+  store: 'sqlite' | 'json';
+  loaded: number;
+  dataMb: number;
+  firstStartMs: number;
+  startMs: number;
+  write: { median: number; worst: number };
+  idleLoop: { median: number; worst: number };
+  busyLoop: { median: number; worst: number };
+  idlePing: { median: number; worst: number };
+  busyPing: { median: number; worst: number };
+}
+
+async function measure(build: Build, records: number, seed: string, writes: number): Promise<Figures> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-persist-'));
+  try {
+    writeFileSync(join(dir, 'state.json'), seed);
+    // First start: reads the snapshot (and migrates it, for a build that keeps its state elsewhere).
+    const first = await start(build, dir);
+    await first.stop();
+    const store = storeKind(dir);
+    const run = await start(build, dir);
+    try {
+      const loaded = await recordsReadBack(run.speech);
+      const ws = await openSocket(run.port);
+      const idleLoop = quantiles(await wsPingUntil(ws, sleep(2000)));
+      const idlePing = quantiles(await pingUntil(run.speech, sleep(2000)));
+      // A few writes first, not counted: the write path's code is not optimized yet.
+      for (let i = 0; i < 5; i++) await writeOne(run.platform, i);
+      const writeAll = async (lat: number[]) => {
+        for (let i = 0; i < writes; i++) lat.push(await writeOne(run.platform, i * 7));
+      };
+      const lat: number[] = [];
+      const lone = writeAll(lat);
+      const loop = await wsPingUntil(ws, lone);
+      await lone;
+      const shared = writeAll([]);
+      const pings = await pingUntil(run.speech, shared);
+      await shared;
+      ws.close();
+      return {
+        store,
+        loaded,
+        dataMb: dirBytes(dir) / 1e6,
+        firstStartMs: first.startMs,
+        startMs: run.startMs,
+        write: quantiles(lat),
+        idleLoop,
+        busyLoop: quantiles(loop),
+        idlePing,
+        busyPing: quantiles(pings),
+      };
+    } finally {
+      await run.stop();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const ms = (x: number) => (x >= 100 ? `${Math.round(x)} ms` : `${x.toFixed(1)} ms`);
+
+export async function benchPersistence(): Promise<Record<string, unknown>> {
+  const sizes = (process.env.BENCH_PERSIST_SIZES ?? '1000,10000,100000').split(',').map(Number);
+  const writes = Number(process.env.BENCH_PERSIST_WRITES ?? 50);
+  const builds: Build[] = [{ name: 'this build', root: ROOT, flags: [] }];
+  if (process.env.BENCH_BEFORE)
+    builds.push({ name: 'before', root: process.env.BENCH_BEFORE, flags: (process.env.BENCH_BEFORE_FLAGS ?? '').split(' ').filter(Boolean) });
+  for (const b of builds) if (!existsSync(join(b.root, 'dist', 'main.js'))) throw new Error(`${b.root}/dist/main.js is missing: run npm run build there first`);
+  const load0 = loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
+  const figures = new Map<string, Map<number, Figures | string>>(builds.map((b) => [b.name, new Map()]));
+  for (const records of sizes) {
+    const seed = seedSnapshot(records);
+    for (const b of builds) {
+      // One build that cannot run a size (refused seed, crash) still lets the others report.
+      const f = await measure(b, records, seed, writes).catch((err: Error) => `failed: ${err.message.slice(0, 160)}`);
+      figures.get(b.name)!.set(records, f);
+      console.log(
+        `  ${b.name}, ${records} records: ${typeof f === 'string' ? f : `median write ${ms(f.write.median)}, worst stall ${ms(f.busyLoop.worst)}, worst health answer ${ms(f.busyPing.worst)}`}`,
+      );
+    }
+  }
+  const load1 = loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
+
+  const rows: string[] = [];
+  const cell = (f: Figures | string | undefined, pick: (f: Figures) => string) => (f === undefined ? '—' : typeof f === 'string' ? f : pick(f));
+  for (const records of sizes) {
+    const row = (what: string, pick: (f: Figures) => string, goal = '') =>
+      rows.push(`| ${records.toLocaleString('en')} | ${what} | ${builds.map((b) => cell(figures.get(b.name)!.get(records), pick)).join(' | ')} | ${goal} |`);
+    const big = records >= 100_000;
+    row('store, data dir size', (f) => `${f.store}, ${f.dataMb.toFixed(1)} MB (${f.loaded.toLocaleString('en')} records read back)`);
+    row(`lone write, median / worst of ${writes}`, (f) => `${ms(f.write.median)} / ${ms(f.write.worst)}`, big ? 'median ≤ 10 ms' : '');
+    const worst = (busy: Figures['busyLoop'], idle: Figures['idleLoop']) => `${ms(busy.worst)} / ${ms(busy.median)} (${ms(idle.worst)} / ${ms(idle.median)})`;
+    row(
+      `event loop: WebSocket ping every ${PING_EVERY_MS} ms during the writes, worst / median (idle)`,
+      (f) => worst(f.busyLoop, f.idleLoop),
+      big ? 'no stall > 20 ms' : '',
+    );
+    row(`other answers: GET /_emulator/health every ${PING_EVERY_MS} ms during the writes, worst / median (idle)`, (f) => worst(f.busyPing, f.idlePing));
+    row('start to healthy: first start (migration, if any) / next start', (f) => `${ms(f.firstStartMs)} / ${ms(f.startMs)}`, big ? '< 2 s' : '');
+  }
+  const table = [
+    `| records | measure | ${builds.map((b) => (b.name === 'this build' ? 'this build' : `${b.name} (${b.root})`)).join(' | ')} | goal |`,
+    `|---|---|${builds.map(() => '---|').join('')}---|`,
+    ...rows,
+  ].join('\n');
+  console.log(`load average before ${load0}, after ${load1}\n${table}`);
+  return { loadBefore: load0, loadAfter: load1, table };
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) await benchPersistence();
