@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { RunningEmulator } from '../../src/index.js';
 import { call, control, startTestEmulator } from '../helpers/emulator.js';
-import { HashRing, startRoutingProxy, type RoutingProxy } from '../helpers/routing-proxy.js';
+import { HashRing, platformRouteKey, speechRouteKey, startRoutingProxy, type RoutingProxy } from '../helpers/routing-proxy.js';
 import { connect, wsUrl } from '../platform/conversation-helpers.js';
 
 const KEYS = ['team-a-ci', 'team-b-ci', 'team-c-dev', 'team-d-dev', 'team-e-load', 'team-f-load', 'team-g-demo', 'team-h-demo'];
@@ -20,10 +20,12 @@ beforeAll(async () => {
   speech = await startRoutingProxy(
     ring,
     emus.map((e) => e.speechUrl),
+    speechRouteKey,
   );
   platform = await startRoutingProxy(
     ring,
     emus.map((e) => e.platformUrl),
+    platformRouteKey,
   );
   for (const key of KEYS) {
     // A REST conversation session (X-API-Key), a T2A call (Bearer), a conversation socket (?api_key=) and a speech socket (Bearer).

@@ -8,10 +8,13 @@ import { createHash } from 'node:crypto';
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
 
-/** The key a request presents, wherever the services read it: `Authorization: Bearer`, `X-API-Key`, `?api_key=`. */
-export function routeKey(req: IncomingMessage): string {
-  const bearer = /^Bearer\s+(.*)$/i.exec((req.headers.authorization ?? '').trim());
-  if (bearer) return bearer[1]!.trim();
+/** The key the speech service reads (src/services/speech/app.ts): `Authorization: Bearer <key>`, HTTP and sockets. */
+export function speechRouteKey(req: IncomingMessage): string {
+  return /^Bearer\s+(.*)$/i.exec((req.headers.authorization ?? '').trim())?.[1]?.trim() ?? '';
+}
+
+/** The key the platform reads (src/services/platform/app.ts): `X-API-Key`, else `?api_key=` (sockets, browsers). */
+export function platformRouteKey(req: IncomingMessage): string {
   const header = req.headers['x-api-key'];
   if (typeof header === 'string' && header.trim()) return header.trim();
   return new URL(req.url ?? '/', 'http://proxy').searchParams.get('api_key') ?? '';
@@ -49,12 +52,12 @@ export interface RoutingProxy {
   close(): Promise<void>;
 }
 
-/** Starts a proxy in front of `targets` (base URLs, in the ring's order of names). */
-export async function startRoutingProxy(ring: HashRing, targets: string[]): Promise<RoutingProxy> {
+/** Starts a proxy in front of `targets` (base URLs of one listener, in the ring's order of names), routing by `keyOf`. */
+export async function startRoutingProxy(ring: HashRing, targets: string[], keyOf: (req: IncomingMessage) => string): Promise<RoutingProxy> {
   const upstream = targets.map((t) => new URL(t));
   const sockets = new Set<Socket>();
   const server: Server = createServer((req, res) => {
-    const to = upstream[ring.pick(routeKey(req))]!;
+    const to = upstream[ring.pick(keyOf(req))]!;
     const out = request({ host: to.hostname, port: to.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.rawHeaders);
       answer.pipe(res);
@@ -64,7 +67,7 @@ export async function startRoutingProxy(ring: HashRing, targets: string[]): Prom
   });
   // An upgrade is passed on as it came (request line, headers, any bytes already read), then both ways as bytes.
   server.on('upgrade', (req: IncomingMessage, client: Socket, head: Buffer) => {
-    const to = upstream[ring.pick(routeKey(req))]!;
+    const to = upstream[ring.pick(keyOf(req))]!;
     const back = connect(Number(to.port), to.hostname, () => {
       const lines = [`${req.method} ${req.url} HTTP/${req.httpVersion}`];
       for (let i = 0; i < req.rawHeaders.length; i += 2) lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
