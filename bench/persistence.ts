@@ -346,7 +346,7 @@ export async function benchPersistence(): Promise<Record<string, unknown>> {
     const row = (what: string, pick: (f: Figures) => string, goal = '') =>
       rows.push(`| ${records.toLocaleString('en')} | ${what} | ${builds.map((b) => cell(figures.get(b.name)!.get(records), pick)).join(' | ')} | ${goal} |`);
     const big = records >= 100_000;
-    row('store, data dir size', (f) => `${f.store}, ${f.dataMb.toFixed(1)} MB (${f.loaded.toLocaleString('en')} records read back)`);
+    row('store, size of the whole data dir', (f) => `${f.store}, ${f.dataMb.toFixed(1)} MB (${f.loaded.toLocaleString('en')} records read back)`);
     row(
       `lone write, median / worst of ${writes} (emulator CPU per write)`,
       (f) => `${ms(f.write.median)} / ${ms(f.write.worst)} (${ms(f.writeCpuMs)})`,
@@ -359,7 +359,12 @@ export async function benchPersistence(): Promise<Record<string, unknown>> {
       big ? 'no stall > 20 ms' : '',
     );
     row(`other answers: GET /_emulator/health every ${PING_EVERY_MS} ms during the writes, worst / median (idle)`, (f) => worst(f.busyPing, f.idlePing));
-    row('start to healthy: first start (migration, if any) / next start', (f) => `${ms(f.firstStartMs)} / ${ms(f.startMs)}`, big ? '< 2 s' : '');
+    // A build that migrated state.json on its first start: the migration is what that start took beyond the next one.
+    const starts = (f: Figures) =>
+      f.store === 'sqlite'
+        ? `${ms(f.firstStartMs)} (migration ≈ ${ms(f.firstStartMs - f.startMs)}) / ${ms(f.startMs)}`
+        : `${ms(f.firstStartMs)} / ${ms(f.startMs)}`;
+    row('start to healthy: first start (migration, if any) / next start', starts, big ? 'next start < 2 s' : '');
   }
   const table = [
     `| records | measure | ${builds.map((b) => (b.name === 'this build' ? 'this build' : `${b.name} (${b.root})`)).join(' | ')} | goal |`,
