@@ -4,6 +4,8 @@
  * time from start to healthy. Stalls are seen two ways, each beside the same measure when idle:
  * - the event loop: a WebSocket ping every ~2 ms on an open speech socket, answered by the socket
  *   library on the loop with no persistence in its way, while the lone writes run;
+ *   The same stall in CPU time, which a loaded machine does not lengthen: bench/loop-probe.mjs, loaded
+ *   into the emulator, reports the main thread's longest busy stretch between two ticks of a 1 ms timer;
  * - another client's answers: `GET /_emulator/health` every ~2 ms during a second run of the writes.
  *   With the JSON snapshot every answer waits for the changes made so far to be on disk, so this ping
  *   waits for the snapshot too (and makes the next one), as any other client's request would.
@@ -25,11 +27,12 @@ import { createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Pool } from 'undici';
 import WebSocket from 'ws';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const PROBE = pathToFileURL(join(ROOT, 'bench', 'loop-probe.mjs')).href;
 const KEYS = 200;
 const ROLE = 'default';
 const PING_EVERY_MS = 2;
@@ -113,7 +116,7 @@ interface Running {
 }
 
 /** Starts a build on a data dir and waits until it answers healthy; the time is from spawn to healthy. */
-async function start(build: Build, dataDir: string): Promise<Running> {
+async function start(build: Build, dataDir: string, probeFile: string): Promise<Running> {
   const port = await freePort();
   let platformPort = await freePort();
   while (platformPort === port) platformPort = await freePort();
@@ -124,12 +127,17 @@ async function start(build: Build, dataDir: string): Promise<Running> {
     EMULATOR_SPEECH_BACKUP_PORT: '0',
     EMULATOR_PLATFORM_PORT: String(platformPort),
     EMULATOR_DATA_DIR: dataDir,
+    LOOP_PROBE_FILE: probeFile,
     EMULATOR_SEED: 'bench',
     LOG_LEVEL: 'silent',
     NODE_ENV: 'production',
   };
   const t0 = performance.now();
-  const child = spawn(process.execPath, [...build.flags, join(build.root, 'dist', 'main.js')], { cwd: build.root, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', PROBE, ...build.flags, join(build.root, 'dist', 'main.js')], {
+    cwd: build.root,
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d));
   const exit = new Promise<void>((r) => child.once('exit', () => r()));
@@ -231,6 +239,18 @@ async function recordsReadBack(pool: Pool): Promise<number> {
   return (body.accounts[0]?.resources.conversation_sessions ?? []).length * body.totals.accounts;
 }
 
+/** The longest busy stretch of the emulator's event loop (main-thread CPU ms) since the last call (bench/loop-probe.mjs). */
+async function longestBusy(run: Running, probeFile: string): Promise<number> {
+  writeFileSync(probeFile, '');
+  process.kill(run.pid, 'SIGUSR2');
+  for (let i = 0; i < 1000; i++) {
+    const text = readFileSync(probeFile, 'utf8');
+    if (text) return Number(text);
+    await sleep(5);
+  }
+  throw new Error('the loop probe did not answer');
+}
+
 /** `sqlite` when the data dir holds an SQLite database after a start, else `json` (the snapshot). */
 function storeKind(dir: string): 'sqlite' | 'json' {
   for (const name of readdirSync(dir)) {
@@ -256,6 +276,9 @@ interface Figures {
   write: { median: number; worst: number };
   /** The emulator's CPU time per lone write. */
   writeCpuMs: number;
+  /** The longest busy stretch of the event loop in main-thread CPU ms: during the lone writes, and idle. */
+  busyCpu: number;
+  idleCpu: number;
   idleLoop: { median: number; worst: number };
   busyLoop: { median: number; worst: number };
   idlePing: { median: number; worst: number };
@@ -267,26 +290,31 @@ async function measure(build: Build, records: number, seed: string, writes: numb
   try {
     writeFileSync(join(dir, 'state.json'), seed);
     // First start: reads the snapshot (and migrates it, for a build that keeps its state elsewhere).
-    const first = await start(build, dir);
+    const probe = join(dir, 'loop-probe.txt');
+    const first = await start(build, dir, probe);
     await first.stop();
     const store = storeKind(dir);
-    const run = await start(build, dir);
+    const run = await start(build, dir, probe);
     try {
       const loaded = await recordsReadBack(run.speech);
       const ws = await openSocket(run.port);
+      await longestBusy(run, probe);
       const idleLoop = quantiles(await wsPingUntil(ws, sleep(2000)));
       const idlePing = quantiles(await pingUntil(run.speech, sleep(2000)));
+      const idleCpu = await longestBusy(run, probe);
       // A few writes first, not counted: the write path's code is not optimized yet.
       for (let i = 0; i < 5; i++) await writeOne(run.platform, i);
       const writeAll = async (lat: number[]) => {
         for (let i = 0; i < writes; i++) lat.push(await writeOne(run.platform, i * 7));
       };
       const lat: number[] = [];
+      await longestBusy(run, probe);
       const cpu0 = cpuMs(run.pid);
       const lone = writeAll(lat);
       const loop = await wsPingUntil(ws, lone);
       await lone;
       const writeCpuMs = (cpuMs(run.pid) - cpu0) / writes;
+      const busyCpu = await longestBusy(run, probe);
       const shared = writeAll([]);
       const pings = await pingUntil(run.speech, shared);
       await shared;
@@ -299,6 +327,8 @@ async function measure(build: Build, records: number, seed: string, writes: numb
         startMs: run.startMs,
         write: quantiles(lat),
         writeCpuMs,
+        busyCpu,
+        idleCpu,
         idleLoop,
         busyLoop: quantiles(loop),
         idlePing,
@@ -332,7 +362,7 @@ export async function benchPersistence(): Promise<Record<string, unknown>> {
       const f = await measure(b, records, seed, writes).catch((err: Error) => `failed: ${err.message.slice(0, 160)}`);
       figures.get(b.name)!.set(records, f);
       console.log(
-        `  ${b.name}, ${records} records: ${typeof f === 'string' ? f : `median write ${ms(f.write.median)}, worst stall ${ms(f.busyLoop.worst)}, worst health answer ${ms(f.busyPing.worst)}`}`,
+        `  ${b.name}, ${records} records: ${typeof f === 'string' ? f : `median write ${ms(f.write.median)}, worst stall ${ms(f.busyLoop.worst)} (${ms(f.busyCpu)} of CPU), worst health answer ${ms(f.busyPing.worst)}`}`,
       );
     }
   }
@@ -356,6 +386,11 @@ export async function benchPersistence(): Promise<Record<string, unknown>> {
     row(
       `event loop: WebSocket ping every ${PING_EVERY_MS} ms during the writes, worst / median (idle)`,
       (f) => worst(f.busyLoop, f.idleLoop),
+      big ? 'no stall > 20 ms' : '',
+    );
+    row(
+      'event loop: longest busy stretch in main-thread CPU time, during the writes (idle)',
+      (f) => `${ms(f.busyCpu)} (${ms(f.idleCpu)})`,
       big ? 'no stall > 20 ms' : '',
     );
     row(`other answers: GET /_emulator/health every ${PING_EVERY_MS} ms during the writes, worst / median (idle)`, (f) => worst(f.busyPing, f.idlePing));
