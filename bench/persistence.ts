@@ -21,8 +21,7 @@
  * Runnable alone: npx tsx bench/persistence.ts
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, openSync, readFileSync, readSync, closeSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -30,11 +29,10 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Pool } from 'undici';
 import WebSocket from 'ws';
+import { dirBytes, keyOf, KEYS, ROLE, seedSnapshot, storeKind } from './persistence-data.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const PROBE = pathToFileURL(join(ROOT, 'bench', 'loop-probe.mjs')).href;
-const KEYS = 200;
-const ROLE = 'default';
 const PING_EVERY_MS = 2;
 const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim()) || 100;
 
@@ -49,42 +47,6 @@ interface Build {
   name: string;
   root: string;
   flags: string[];
-}
-
-const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
-const keyOf = (i: number) => `bench-persist-${String(i).padStart(3, '0')}`;
-
-/**
- * A snapshot (format version 1) of `records` REST conversation sessions spread over KEYS accounts. The
- * account record is the one a key gets on first use (src/core/accounts.ts: id and label from the key's
- * hash, every capability, the default balance), the session the one POST /api/v1/audio/sessions makes.
- */
-function seedSnapshot(records: number): string {
-  const capabilities = ['tts', 'cloning', 'upload', 'podcast', 'calls', 'recognition', 'detection', 'diarization', 'agents'];
-  const accounts = Array.from({ length: KEYS }, (_, i) => {
-    const key = keyOf(i);
-    return {
-      id: sha256(key).slice(0, 16),
-      label: `${key.slice(0, 4)}…${sha256(key).slice(0, 6)}`,
-      balanceMicro: 1_000_000_000_000_000,
-      capabilities,
-      project: 'default',
-      disabled: false,
-      limits: {},
-      realNameVerified: true,
-      freeCallSeconds: 0,
-      listed: false,
-    };
-  });
-  const t0 = Date.UTC(2026, 0, 1);
-  const sessions = Array.from({ length: records }, (_, i) => ({
-    sessionId: `sess_${sha256(`bench-session-${i}`).slice(0, 24)}`,
-    accountId: accounts[i % KEYS]!.id,
-    voiceId: ROLE,
-    createdAtMs: t0 + i,
-    turns: [],
-  }));
-  return JSON.stringify({ version: 1, saved_at_ms: t0 + records, accounts, areas: { conversation_sessions: sessions } });
 }
 
 function freePort(): Promise<number> {
@@ -251,22 +213,6 @@ async function longestBusy(run: Running, probeFile: string): Promise<number> {
   throw new Error('the loop probe did not answer');
 }
 
-/** `sqlite` when the data dir holds an SQLite database after a start, else `json` (the snapshot). */
-function storeKind(dir: string): 'sqlite' | 'json' {
-  for (const name of readdirSync(dir)) {
-    const file = join(dir, name);
-    if (!statSync(file).isFile() || statSync(file).size < 16) continue;
-    const head = Buffer.alloc(16);
-    const fd = openSync(file, 'r');
-    readSync(fd, head, 0, 16, 0);
-    closeSync(fd);
-    if (head.toString('latin1') === 'SQLite format 3\0') return 'sqlite';
-  }
-  return 'json';
-}
-
-const dirBytes = (dir: string) => readdirSync(dir).reduce((sum, n) => sum + (statSync(join(dir, n)).isFile() ? statSync(join(dir, n)).size : 0), 0);
-
 interface Figures {
   store: 'sqlite' | 'json';
   loaded: number;
@@ -290,7 +236,7 @@ async function measure(build: Build, records: number, seed: string, writes: numb
   try {
     writeFileSync(join(dir, 'state.json'), seed);
     // First start: reads the snapshot (and migrates it, for a build that keeps its state elsewhere).
-    const probe = join(dir, 'loop-probe.txt');
+    const probe = `${dir}.loop-probe`;
     const first = await start(build, dir, probe);
     await first.stop();
     const store = storeKind(dir);
@@ -339,6 +285,7 @@ async function measure(build: Build, records: number, seed: string, writes: numb
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
+    rmSync(`${dir}.loop-probe`, { force: true });
   }
 }
 
