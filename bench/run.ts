@@ -10,6 +10,7 @@ const parts: { name: string; module: string; fn: string }[] = [
   { name: 'audio speed goals (MP3 vs lamejs, first SSE event, event-loop stalls)', module: './speed-audio.js', fn: 'benchSpeedAudio' },
   { name: 'what the listener heard (POST /_emulator/hear, audio seconds per CPU second)', module: './hear.js', fn: 'benchHear' },
   { name: 'paced streams (first audio against ttfa_ms, delivered real-time factor against rtf)', module: './pacing.js', fn: 'benchPacing' },
+  { name: 'persistence (lone writes, stalls seen by others and start time at 1k, 10k, 100k records)', module: './persistence.js', fn: 'benchPersistence' },
 ];
 
 const only = process.argv.slice(2);
