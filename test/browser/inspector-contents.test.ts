@@ -36,13 +36,13 @@ async function open(id: string) {
   await page.locator('#detail h2 + p', { hasText: id }).waitFor();
 }
 
-/** Runs a conversation on the platform's socket: spoken audio in, `done` out. */
+/** Runs a conversation on the platform's socket: spoken audio in (in small frames: more than the journal keeps), `done` out. */
 async function spokenTurn(spoken: string) {
   const { pcm } = await spokenPcm(emu.emulator, spoken);
   const c = await connect(wsUrl(emu.platformUrl, '/api/v1/audio/conversation/stream', 'contents-conv'));
   c.sendJson({ meta: { voice_id: 'support_agent', audio_format: 'pcm16', language: 'en' } });
   await c.waitFor('session_created');
-  await sendFrames(c.ws, pcm);
+  await sendFrames(c.ws, pcm, 640);
   await flush(c.ws);
   c.sendJson({ is_final: true });
   const done = await c.waitFor('done');
@@ -151,6 +151,9 @@ describe('the inspector shows what a request carried', () => {
   it('the conversation socket: what was heard (asr_final) and the reply text, binary frames as counted runs', async () => {
     const e = entries.conversation;
     await open(e.id);
+    expect(await detail().locator('section.events p').textContent()).toBe(
+      `The answer's audio (${e.chunks} chunks, ${e.stream.bytes.toLocaleString('en')} bytes) went out in the frames below.`,
+    );
     const turn = detail().locator('section.conversation .turn');
     expect(await turn.count()).toBe(1);
     expect(await turn.locator('.heard').textContent()).toBe('heard (asr_final): Hello, what is the weather like tomorrow?');
@@ -165,6 +168,21 @@ describe('the inspector shows what a request carried', () => {
     const runBytes = await runs.evaluateAll((trs: HTMLElement[]) => trs.map((tr) => Number(tr.querySelector('td.num').textContent.replace(/[^\d]/g, ''))));
     expect(runBytes.reduce((a, b) => a + b, 0)).toBe(sentBinary.reduce((a: number, f: any) => a + f.size, 0));
     expect(runBytes.length).toBeLessThan(sentBinary.length);
+    // The frames the journal did not keep are counted where they were: after the first 100.
+    const dropped = e.ws_frames_total - e.ws_frames.length;
+    expect(dropped).toBeGreaterThan(0);
+    const gap = detail().locator('.frames tr.gap');
+    expect(await gap.textContent()).toBe(`… ${dropped} frames not kept (the journal keeps the first and the last) …`);
+    const before = await detail()
+      .locator('.frames tr')
+      .evaluateAll((trs: HTMLElement[]) => trs.findIndex((tr) => tr.classList.contains('gap')));
+    const framesBefore = await detail()
+      .locator('.frames tr')
+      .evaluateAll(
+        (trs: HTMLElement[], n: number) => trs.slice(0, n).reduce((sum, tr) => sum + (Number(/×(\d+)/.exec(tr.children[1].textContent)?.[1]) || 1), 0),
+        before,
+      );
+    expect(framesBefore).toBe(100);
     await page.screenshot({ path: screenshotPath('inspector-contents-conversation'), fullPage: true });
   });
 

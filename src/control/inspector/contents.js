@@ -117,6 +117,8 @@ export function streamSection(e) {
   if (s?.last_event !== undefined) parts.push(eventBlock(e.fault?.cut_at_chunk !== undefined ? 'Last event sent (then cut)' : 'Last event', s.last_event));
   const size = [e.chunks ? `${e.chunks} chunks` : null, typeof s?.bytes === 'number' ? `${s.bytes.toLocaleString('en')} bytes` : null].filter(Boolean);
   if (!parts.length && !size.length) return null;
+  // A socket's stream has no events of its own: its chunks are the frames below.
+  if (!parts.length) parts.push(el('p', { className: 'muted' }, `The answer's audio (${size.join(', ')}) went out in the frames below.`));
   return el('section', { className: 'events' }, el('h3', {}, `Stream${size.length ? ` (${size.join(', ')})` : ''}`), ...parts);
 }
 
