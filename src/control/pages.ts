@@ -11,6 +11,7 @@ const FILES: Record<string, string> = {
   'api.js': SCRIPT,
   'journal.js': SCRIPT,
   'detail.js': SCRIPT,
+  'contents.js': SCRIPT,
   'state.js': SCRIPT,
   'forms.js': SCRIPT,
   'style.css': 'text/css; charset=utf-8',

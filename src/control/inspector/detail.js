@@ -1,5 +1,9 @@
 // One request's detail: what it carried and what it got, in order, with a player for every audio the control plane serves.
 import { $, el, fetchFile } from './api.js';
+import { conversationSection, faultSection, framesSection, json, streamSection } from './contents.js';
+
+/** The journal keeps a socket's first 100 and last 50 frames (docs/control-plane.md, Bounds). */
+const FRAME_TAIL = 50;
 
 /** The listeners' base URLs (from /health), to name the listener a download link belongs to. */
 export const listeners = {};
@@ -32,25 +36,6 @@ function listenerOfUrl(url) {
   }
   return null;
 }
-
-const HEX_AUDIO = /^[0-9a-f]+(…\((\d+) chars\))?$/i;
-
-/** A value as JSON with its audio fields (hex) replaced by their size; `found` counts them. */
-function withoutAudio(value, found = { count: 0 }) {
-  if (Array.isArray(value)) return value.map((v) => withoutAudio(v, found));
-  if (!value || typeof value !== 'object') return value;
-  const out = {};
-  for (const [k, v] of Object.entries(value)) {
-    const m = typeof v === 'string' && /audio|chunk/i.test(k) && v.length > 16 ? HEX_AUDIO.exec(v) : null;
-    if (m) {
-      found.count++;
-      out[k] = `‹audio: ${Math.floor(Number(m[2] ?? v.length) / 2).toLocaleString('en')} bytes›`;
-    } else out[k] = withoutAudio(v, found);
-  }
-  return out;
-}
-
-const json = (value) => el('pre', {}, typeof value === 'string' ? value : JSON.stringify(value, null, 2));
 
 function block(title, value, ...extra) {
   if (value === undefined || value === null || (typeof value === 'object' && Object.keys(value).length === 0)) return null;
@@ -132,62 +117,6 @@ function answerAudio(e) {
   );
 }
 
-/** What a frame or event holds beyond its name and size (its JSON, as far as the journal keeps it). */
-function contentOf(f) {
-  const { dir: _d, type: _t, size: _s, event: _e, at_ms: _a, ...rest } = f;
-  if (!Object.keys(rest).length) return null;
-  // A frame kept as its text shows as the JSON it holds.
-  for (const [k, v] of Object.entries(rest)) {
-    if (typeof v !== 'string' || !/^\s*[[{]/.test(v)) continue;
-    try {
-      rest[k] = JSON.parse(v);
-    } catch {
-      /* cut at the journal's bound: shown as text */
-    }
-  }
-  return withoutAudio(rest);
-}
-
-function frames(e) {
-  if (!e.ws_frames?.length) return null;
-  const total = e.ws_frames_total ?? e.ws_frames.length;
-  return el(
-    'section',
-    {},
-    el('h3', {}, `WebSocket frames (${total} in all${total > e.ws_frames.length ? `, ${e.ws_frames.length} kept: the first and the last` : ''})`),
-    el(
-      'table',
-      { className: 'frames' },
-      el(
-        'tbody',
-        {},
-        ...e.ws_frames.map((f) => {
-          const content = contentOf(f);
-          return el(
-            'tr',
-            {},
-            el('td', { className: 'mono', title: f.dir === 'in' ? 'from the client' : 'to the client' }, f.dir === 'in' ? '→' : '←'),
-            el('td', {}, f.type),
-            el('td', {}, f.event ?? ''),
-            el('td', { className: 'num' }, `${f.size.toLocaleString('en')} B`),
-            el('td', { className: 'content' }, content ? json(content) : null),
-          );
-        }),
-      ),
-    ),
-  );
-}
-
-/** Server-Sent Events as the journal keeps them (`events`, or the stream's first and last ones), each with its JSON. */
-function events(e) {
-  const s = e.response?.summary;
-  if (!s || typeof s !== 'object') return null;
-  const kept = [e.stream?.first_event, e.stream?.last_event].filter((ev) => ev !== undefined);
-  const list = Array.isArray(s.events) ? s.events : kept;
-  if (!list.length) return null;
-  return el('section', {}, el('h3', {}, `Stream events (${e.chunks ?? list.length} in all)`), ...list.map((ev) => json(withoutAudio(ev))));
-}
-
 function response(e) {
   const summary = e.response?.summary;
   const audio = answerAudio(e);
@@ -201,7 +130,7 @@ function response(e) {
       ? null
       : sizeOnly
         ? el('p', { className: 'muted' }, `${summary.bytes.toLocaleString('en')} bytes (the journal keeps the size of this answer, not its content)`)
-        : json(withoutAudio(summary));
+        : json(summary);
   return el('section', {}, el('h3', {}, `Response${type}`), shown, audio);
 }
 
@@ -221,27 +150,29 @@ export function renderDetail(e) {
       el('h2', {}, `${e.method} ${e.path}`),
       el(
         'p',
-        { className: 'muted' },
+        { className: 'muted facts' },
+        el('span', { className: 'pill listener', title: 'the listener that served this request' }, listenerOf(e)),
+        ' ',
         [
           e.id,
-          listenerOf(e),
           `status ${e.status ?? 'pending'}`,
           code !== null ? `code ${code}` : null,
           e.duration_ms !== null && e.duration_ms !== undefined ? `${e.duration_ms} ms` : null,
-          e.chunks ? `${e.chunks} chunks` : null,
+          e.chunks && !e.stream ? `${e.chunks} chunks` : null,
           e.note ?? null,
         ]
           .filter(Boolean)
           .join(' · '),
       ),
-      block('Fault', e.fault),
+      faultSection(e),
       files(e),
       clientAudio(e),
       block('Query', e.request?.query),
-      block('Request body (summary)', e.request?.body === undefined ? undefined : withoutAudio(e.request.body)),
+      block('Request body (summary)', e.request?.body),
       response(e),
-      events(e),
-      frames(e),
+      streamSection(e),
+      conversationSection(e),
+      framesSection(e, FRAME_TAIL),
       headers(e),
     ].filter(Boolean),
   );

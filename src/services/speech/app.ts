@@ -5,6 +5,7 @@ import { MAX_FRAME_BYTES, socketErrorHandler } from '../../core/wire.js';
 import { registerDownloads } from '../../core/downloads.js';
 import type { Emulator } from '../../core/emulator.js';
 import { installLifecycle } from '../../core/lifecycle.js';
+import { journalRefusedJson } from '../../core/json-body.js';
 import { pathOf } from '../../core/request-context.js';
 import { classifyBodyError } from '../../core/body-errors.js';
 import { StorageError } from '../../core/storage.js';
@@ -56,6 +57,8 @@ export async function setupSpeechApp(app: FastifyInstance, emu: Emulator): Promi
   });
 
   app.setNotFoundHandler(notFound);
+  // Fastify's JSON parser as before; a body it refuses is journaled as text (the answer is the same 2013).
+  journalRefusedJson(app);
 
   registerDownloads(app, emu, (reply, status, message) =>
     sendSpeechError(emu, reply.request, reply, new SpeechError(status === 403 ? 1004 : 1000, message, status)),
