@@ -3,6 +3,11 @@
  * uploads, tasks, sessions…): it says what it keeps per account, and reset (all or one account's),
  * the state view, save and load come from that declaration. `areaOf` registers an area on first use;
  * `recordArea` declares the common kind, records of accounts in one map by id.
+ *
+ * With a data dir, every change is marked (`emu.markDirty(area, account, id)`): the state store
+ * (core/store/) writes only the rows marked, so an area that declares its `records` costs a write of
+ * the records that changed, not of the whole area. A change marked without a record rewrites the
+ * account's records of the area; without an account, the whole area.
  */
 import type { z } from 'zod';
 import type { Emulator } from './emulator.js';
@@ -28,6 +33,42 @@ export interface StateArea {
    * loads): a part that does not pass stops the start instead of being loaded half and overwritten.
    */
   check?(data: unknown): string | null;
+  /** The saved part as one row per record, so the store writes only those that changed. */
+  records?: SavedRecords;
+}
+
+/** One record of a saved part: its id, its account (null for none) and what is saved of it. */
+export interface SavedRecord {
+  id: string;
+  account: string | null;
+  value: unknown;
+}
+
+/** How an area's saved part splits into records and joins back (what `save` gives, what `load` takes). */
+export interface SavedRecords {
+  /** The saved part (what `save` answers) as records. */
+  split(part: unknown): SavedRecord[];
+  /** Saved records back into the part `check` and `load` read. */
+  join(values: unknown[]): unknown;
+  /** One record as it is now, or undefined once it is gone. */
+  one?(id: string): SavedRecord | undefined;
+  /** One account's records as they are now. */
+  ofAccount?(accountId: string): SavedRecord[];
+}
+
+/** `SavedRecords` of a part that is a list of records: the common shape. */
+export function listRecords<R>(idOf: (r: R) => string | number, accountOf: (r: R) => string | null, current?: (id: string) => R | undefined): SavedRecords {
+  const row = (r: R): SavedRecord => ({ id: String(idOf(r)), account: accountOf(r), value: r });
+  return {
+    split: (part) => (Array.isArray(part) ? (part as R[]).map(row) : []),
+    join: (values) => values,
+    one: current
+      ? (id) => {
+          const r = current(id);
+          return r === undefined ? undefined : row(r);
+        }
+      : undefined,
+  };
 }
 
 /** A `check` from a schema of the saved part: its first problem, with the path inside the part. */
@@ -130,6 +171,8 @@ export function recordArea<K, R>(decl: RecordAreaDeclaration<K, R>): RecordArea<
     },
     ...recordViews(() => (decl.listed ? decl.listed(byId) : byId.values()), decl.accountOf, decl.show),
     save: () => [...byId.values()],
+    // Ids are strings or numbers: a saved id comes back as text, so a number is looked up as one too.
+    records: listRecords(decl.idOf as (r: R) => string | number, decl.accountOf, (id) => byId.get(id as K) ?? byId.get(Number(id) as K)),
     check(data) {
       if (!Array.isArray(data)) return `must be a list of records, not ${data === null ? 'null' : typeof data}`;
       for (const [i, r] of data.entries()) {

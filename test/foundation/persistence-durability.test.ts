@@ -37,7 +37,7 @@ describe('a write the data dir cannot keep is never acknowledged (simulated ENOS
       emu.emulator.storageWrites.fail('ENOSPC');
       const put = await control(emu.speechUrl).putAccount('refused-key', { project: 'refused' });
       expect(put.status).toBe(500);
-      expect(put.body.error.message).toBe('the change could not be saved: the disk of the data dir is full (ENOSPC) writing state.json');
+      expect(put.body.error.message).toBe('the change could not be saved: the disk of the data dir is full (ENOSPC) writing state.db');
 
       const session = await call(`${emu.platformUrl}/v1/audio/assistant/start`, { headers: platformHeaders, json: { client_nonce: NONCE } });
       expect(session.body.succeed).toBe(false);
@@ -207,20 +207,25 @@ describe.skipIf(tmpfsSkip !== null)('a real small tmpfs (needs mount; the simula
     }
   });
 
-  it('a remount read-only mid-run refuses writes with EROFS; read-only at start stops the start with one line', async () => {
+  it('a read-only data dir mid-run refuses writes with EROFS; read-only at start stops the start with one line', async () => {
     const mounted = tryTmpfs('4m') as { dir: string };
     const dataDir = join(mounted.dir, 'data');
     mkdirSync(dataDir);
     const emu = await startTestEmulator({ dataDir });
     try {
       expect((await control(emu.speechUrl).putAccount('ro-key', { project: 'before' })).status).toBe(200);
-      execFileSync('mount', ['-o', 'remount,ro', mounted.dir]);
+      // The kernel refuses to remount read-only a file system with a file open for writing, and the state
+      // database is open for the emulator's whole life: only a forced remount (errors=remount-ro after an
+      // I/O error) turns it read-only mid-run. The simulated EROFS stands for that here.
+      expect(() => execFileSync('mount', ['-o', 'remount,ro', mounted.dir], { stdio: 'pipe' })).toThrow(/busy/);
+      emu.emulator.storageWrites.fail('EROFS');
       const put = await control(emu.speechUrl).putAccount('ro-key', { project: 'after' });
       expect(put.status).toBe(500);
       expect(put.body.error.message).toMatch(/read-only \(EROFS\)/);
       const session = await call(`${emu.platformUrl}/v1/audio/assistant/start`, { headers: platformHeaders, json: { client_nonce: NONCE } });
       expect(session.body.error_code).toBe(50000);
       await emu.close();
+      execFileSync('mount', ['-o', 'remount,ro', mounted.dir]);
       // A state in a read-only data dir: the start stops, with one line naming the folder and why.
       const refused = await startTestEmulator({ dataDir }).then(
         async (e) => {
