@@ -49,7 +49,7 @@ export interface SavedRecords {
   /** The saved part (what `save` answers) as records. */
   split(part: unknown): SavedRecord[];
   /** Saved records back into the part `check` and `load` read. */
-  join(values: unknown[]): unknown;
+  join(records: SavedRecord[]): unknown;
   /** One record as it is now, or undefined once it is gone. */
   one?(id: string): SavedRecord | undefined;
   /** One account's records as they are now. */
@@ -57,17 +57,41 @@ export interface SavedRecords {
 }
 
 /** `SavedRecords` of a part that is a list of records: the common shape. */
-export function listRecords<R>(idOf: (r: R) => string | number, accountOf: (r: R) => string | null, current?: (id: string) => R | undefined): SavedRecords {
+export function listRecords<R>(
+  idOf: (r: R) => string | number,
+  accountOf: (r: R) => string | null,
+  current: { one?: (id: string) => R | undefined; ofAccount?: (accountId: string) => Iterable<R> } = {},
+): SavedRecords {
   const row = (r: R): SavedRecord => ({ id: String(idOf(r)), account: accountOf(r), value: r });
+  const { one, ofAccount } = current;
   return {
     split: (part) => (Array.isArray(part) ? (part as R[]).map(row) : []),
-    join: (values) => values,
-    one: current
+    join: (records) => records.map((r) => r.value),
+    one: one
       ? (id) => {
-          const r = current(id);
+          const r = one(id);
           return r === undefined ? undefined : row(r);
         }
       : undefined,
+    ofAccount: ofAccount ? (accountId) => [...ofAccount(accountId)].map(row) : undefined,
+  };
+}
+
+/** `SavedRecords` of a part that is an object by account id (one record per account: usage, uploads…). */
+export function accountRecords(current: (accountId: string) => unknown): SavedRecords {
+  const one = (id: string): SavedRecord | undefined => {
+    const value = current(id);
+    return value === undefined ? undefined : { id, account: id, value };
+  };
+  return {
+    split: (part) =>
+      typeof part === 'object' && part !== null && !Array.isArray(part) ? Object.entries(part).map(([id, value]) => ({ id, account: id, value })) : [],
+    join: (records) => Object.fromEntries(records.map((r) => [r.id, r.value])),
+    one,
+    ofAccount: (accountId) => {
+      const r = one(accountId);
+      return r ? [r] : [];
+    },
   };
 }
 
@@ -172,7 +196,7 @@ export function recordArea<K, R>(decl: RecordAreaDeclaration<K, R>): RecordArea<
     ...recordViews(() => (decl.listed ? decl.listed(byId) : byId.values()), decl.accountOf, decl.show),
     save: () => [...byId.values()],
     // Ids are strings or numbers: a saved id comes back as text, so a number is looked up as one too.
-    records: listRecords(decl.idOf as (r: R) => string | number, decl.accountOf, (id) => byId.get(id as K) ?? byId.get(Number(id) as K)),
+    records: listRecords(decl.idOf as (r: R) => string | number, decl.accountOf, { one: (id) => byId.get(id as K) ?? byId.get(Number(id) as K) }),
     check(data) {
       if (!Array.isArray(data)) return `must be a list of records, not ${data === null ? 'null' : typeof data}`;
       for (const [i, r] of data.entries()) {

@@ -44,7 +44,7 @@ export function areaRows(area: StateArea): PartRows {
       ofAccount: records.ofAccount ? (account) => records.ofAccount!(account ?? '') : undefined,
       one: records.one,
       split: (part) => records.split(part),
-      join: (rows) => records.join(rows.map((r) => r.value)),
+      join: (rows) => records.join(rows),
     };
   return wholePart('records', area.name, () => area.save?.());
 }

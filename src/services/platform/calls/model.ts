@@ -92,7 +92,7 @@ function end(emu: Emulator, x: CallSession, atMs: number, reason: EndReason): vo
   x.endedAtMs = Math.max(atMs, x.meter.settledToMs);
   x.endReason = reason;
   hb.dropDeadline(emu, callStore(emu), x.sessionId);
-  emu.markDirty();
+  emu.markDirty(rules.area, x.accountId);
 }
 
 function ownSession(emu: Emulator, account: Account, sessionId: string): CallSession {
@@ -184,7 +184,7 @@ export async function startCall(emu: Emulator, account: Account, body: StartBody
   hb.pruneClosed(emu, rules, account.id);
   hb.armDeadline(emu, rules, session);
   hb.armExhaustion(emu, rules, account);
-  emu.markDirty();
+  emu.markDirty(rules.area, account.id);
 
   const room = { sessionId, identity: session.identity, room: session.roomName, nowMs: now, expireAt: session.expireAt };
   await hb.signRoomToken(emu, store, room, (token) => (session.token = token));

@@ -93,14 +93,14 @@ function sweep(emu: Emulator): void {
     if (f.expires_at_ms !== undefined && now >= f.expires_at_ms) {
       area.byId.delete(id);
       void emu.blobs.removeTree(f.blob).catch(() => undefined); // synchronous: gone before any answer
-      emu.markDirty();
+      emu.markDirty(AREA, f.account_id, id);
     }
   }
 }
 
 export function addFile(emu: Emulator, record: FileRecord): void {
   filesArea(emu).byId.set(record.file_id, record);
-  emu.markDirty();
+  emu.markDirty(AREA, record.account_id, record.file_id);
 }
 
 /** A file id as a request gives it: ids beyond 2^53 are well-formed but name no file (ours are smaller). */
@@ -146,7 +146,7 @@ export async function deleteFile(emu: Emulator, account: Account, fileId: FileId
   if (purpose !== undefined && f.purpose !== purpose) throw invalidParams(`purpose ${purpose} does not match the file's purpose ${f.purpose}`);
   filesArea(emu).byId.delete(f.file_id);
   await emu.blobs.remove(f.blob).catch(() => undefined);
-  emu.markDirty();
+  emu.markDirty(AREA, f.account_id, f.file_id);
   return f;
 }
 
