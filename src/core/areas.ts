@@ -54,17 +54,20 @@ export interface SavedRecords {
   one?(id: string): SavedRecord | undefined;
   /** One account's records as they are now. */
   ofAccount?(accountId: string): SavedRecord[];
+  /** Stored files (blob paths) a saved record names: a start finding one missing stops. */
+  blobsOf?(value: unknown): string[];
 }
 
 /** `SavedRecords` of a part that is a list of records: the common shape. */
 export function listRecords<R>(
   idOf: (r: R) => string | number,
   accountOf: (r: R) => string | null,
-  current: { one?: (id: string) => R | undefined; ofAccount?: (accountId: string) => Iterable<R> } = {},
+  current: { one?: (id: string) => R | undefined; ofAccount?: (accountId: string) => Iterable<R>; blobs?: (r: R) => string[] } = {},
 ): SavedRecords {
   const row = (r: R): SavedRecord => ({ id: String(idOf(r)), account: accountOf(r), value: r });
-  const { one, ofAccount } = current;
+  const { one, ofAccount, blobs } = current;
   return {
+    blobsOf: blobs && ((value) => blobs(value as R)),
     split: (part) => (Array.isArray(part) ? (part as R[]).map(row) : []),
     join: (records) => records.map((r) => r.value),
     one: one
@@ -78,12 +81,13 @@ export function listRecords<R>(
 }
 
 /** `SavedRecords` of a part that is an object by account id (one record per account: usage, uploads…). */
-export function accountRecords(current: (accountId: string) => unknown): SavedRecords {
+export function accountRecords(current: (accountId: string) => unknown, blobsOf?: (value: unknown) => string[]): SavedRecords {
   const one = (id: string): SavedRecord | undefined => {
     const value = current(id);
     return value === undefined ? undefined : { id, account: id, value };
   };
   return {
+    blobsOf,
     split: (part) =>
       typeof part === 'object' && part !== null && !Array.isArray(part) ? Object.entries(part).map(([id, value]) => ({ id, account: id, value })) : [],
     join: (records) => Object.fromEntries(records.map((r) => [r.id, r.value])),
@@ -174,6 +178,8 @@ export interface RecordAreaDeclaration<K, R> {
   record?(saved: unknown): string | null;
   /** A saved record as a restart brings it back (default: as saved). */
   restore?(record: R): R;
+  /** Stored files (blob paths) a record names, checked at start. */
+  blobs?(record: R): string[];
   /** What a reset drops besides the records (files of the account, or all). */
   alsoReset?(accountId: string | undefined): void;
 }
@@ -196,7 +202,10 @@ export function recordArea<K, R>(decl: RecordAreaDeclaration<K, R>): RecordArea<
     ...recordViews(() => (decl.listed ? decl.listed(byId) : byId.values()), decl.accountOf, decl.show),
     save: () => [...byId.values()],
     // Ids are strings or numbers: a saved id comes back as text, so a number is looked up as one too.
-    records: listRecords(decl.idOf as (r: R) => string | number, decl.accountOf, { one: (id) => byId.get(id as K) ?? byId.get(Number(id) as K) }),
+    records: listRecords(decl.idOf as (r: R) => string | number, decl.accountOf, {
+      one: (id) => byId.get(id as K) ?? byId.get(Number(id) as K),
+      blobs: decl.blobs,
+    }),
     check(data) {
       if (!Array.isArray(data)) return `must be a list of records, not ${data === null ? 'null' : typeof data}`;
       for (const [i, r] of data.entries()) {

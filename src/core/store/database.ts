@@ -50,8 +50,12 @@ export function openDatabase(file: string): DatabaseSync {
       throw new UnreadableDatabase(`its schema version ${version} was written by a newer emulator; this one reads version ${SCHEMA_VERSION}`);
     if (version < 1) throw new UnreadableDatabase(`it holds no emulator state (schema version ${version})`);
     const check = db.prepare('PRAGMA quick_check').all() as { quick_check: string }[];
-    const problems = check.map((r) => r.quick_check).filter((r) => r !== 'ok');
-    if (problems.length) throw new UnreadableDatabase(`it fails its integrity check: ${problems[0]}`);
+    const problems = check
+      .flatMap((r) => r.quick_check.split('\n'))
+      .map((line) => line.trim())
+      .filter((line) => line && line !== 'ok' && !line.startsWith('***'));
+    if (problems.length)
+      throw new UnreadableDatabase(`it fails its integrity check: ${problems[0]}${problems.length > 1 ? ` (and ${problems.length - 1} more)` : ''}`);
     tune(db);
     return db;
   } catch (err) {

@@ -243,6 +243,21 @@ export class StateStore {
     syncDirSync(snapshot);
   }
 
+  /** Every stored file a loaded record names must be there: one that is not stops the start, naming it. */
+  private checkBlobs(records: StoredRow[]): void {
+    for (const row of records) {
+      const blobsOf = this.parts.areas.get(row.part)?.records?.blobsOf;
+      if (!blobsOf) continue;
+      for (const rel of blobsOf(JSON.parse(row.data))) {
+        const path = join(this.dataDir, 'blobs', rel);
+        if (!existsSync(path))
+          throw new SnapshotError(
+            `stored file ${path} is missing: record ${row.id} of ${row.part} in ${this.file} names it; put the file back, or move the data dir away to start empty`,
+          );
+      }
+    }
+  }
+
   /** Reads every row, joins them into the saved state's shape, checks it whole, then loads it. */
   private loadRows(): void {
     const refuse = this.refusal();
@@ -267,6 +282,7 @@ export class StateStore {
     }
     raw.areas = areas;
     applySaved(this.parts, checkSaved(raw, this.parts.areas, refuse), refuse);
+    this.checkBlobs(rows.records);
     // Loading touched what it loaded: nothing of it needs writing.
     this.changes.take();
   }

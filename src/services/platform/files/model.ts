@@ -67,7 +67,10 @@ function createArea(emu: Emulator): UploadArea {
     },
     view: (accountId) => byAccount.get(accountId) ?? [],
     save: () => Object.fromEntries(byAccount),
-    records: accountRecords((accountId) => byAccount.get(accountId)),
+    records: accountRecords(
+      (accountId) => byAccount.get(accountId),
+      (list) => (list as UploadRecord[]).map((u) => u.object_key),
+    ),
     check: checkWith(
       z.record(
         z.string(),

@@ -45,6 +45,8 @@ export function filesArea(emu: Emulator): FilesArea {
       name: AREA,
       idOf: (f) => f.file_id,
       accountOf: (f) => f.account_id,
+      // A file whose time is over is swept with its bytes at first use: only the others must be there.
+      blobs: (f) => (f.expires_at_ms !== undefined && emu.clock.now() >= f.expires_at_ms ? [] : [f.blob]),
       record: checkWith(
         z.looseObject({
           file_id: z.number().int(),
@@ -145,8 +147,10 @@ export async function deleteFile(emu: Emulator, account: Account, fileId: FileId
   const f = ownFile(emu, account, fileId);
   if (purpose !== undefined && f.purpose !== purpose) throw invalidParams(`purpose ${purpose} does not match the file's purpose ${f.purpose}`);
   filesArea(emu).byId.delete(f.file_id);
-  await emu.blobs.remove(f.blob).catch(() => undefined);
   emu.markDirty(AREA, f.account_id, f.file_id);
+  // The record is gone on disk before its bytes are: a crash in between never leaves a record naming a missing file.
+  await emu.persist();
+  await emu.blobs.remove(f.blob).catch(() => undefined);
   return f;
 }
 
