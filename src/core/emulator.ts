@@ -197,6 +197,11 @@ export class Emulator {
     return this.store.persist();
   }
 
+  /** The commit a frame of a stream must wait for (changes are marked and not on disk yet), or null. */
+  pendingCommit(): Promise<void> | null {
+    return this.store.pending();
+  }
+
   /** Opens the data dir's state (migrating a JSON snapshot) and loads it, after every area present at start has registered. */
   loadSnapshot(): Promise<void> {
     return this.store.load();

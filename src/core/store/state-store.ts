@@ -86,6 +86,12 @@ export class StateStore {
     return this.scheduled;
   }
 
+  /** The commit of what is marked, when something is; null otherwise (a stream's frame goes at once). */
+  pending(): Promise<void> | null {
+    if (!this.persistent || this.stopped || !this.db || this.changes.isEmpty()) return null;
+    return this.persist();
+  }
+
   /** Commits what is marked and the clock, now (close). */
   saveNow(): Promise<void> {
     if (!this.persistent || this.stopped || !this.db) return Promise.resolve();
