@@ -225,7 +225,7 @@ export class Emulator {
     this.sockets.closeAll(1001, 'emulator shutting down');
     // A last save that fails is logged (saveNow does): nobody waits for it any more.
     if (opts.save !== false) await this.store.saveNow().catch(() => undefined);
-    this.store.close();
+    await this.store.close();
     this.closed = true;
     this.clock.stop();
     if (!this.persistent) rmSync(this.dataDir, { recursive: true, force: true });

@@ -1,5 +1,5 @@
 // A saved state is checked part by part before any of it is loaded: a wrong part stops the start.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -42,6 +42,8 @@ beforeAll(async () => {
 /** Writes `snapshot` into its own data dir and answers the start's refusal (or null when it started). */
 async function startWith(snapshot: unknown): Promise<{ message: string | null; file: string; before: string }> {
   const own = mkdtempSync(join(dir, 'case-'));
+  // The stored files the snapshot names are there, as in the data dir it was taken from.
+  cpSync(join(dir, 'blobs'), join(own, 'blobs'), { recursive: true });
   const file = join(own, 'state.json');
   const before = JSON.stringify(snapshot);
   writeFileSync(file, before);

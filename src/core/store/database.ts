@@ -98,6 +98,8 @@ function tune(db: DatabaseSync): void {
   db.exec('PRAGMA synchronous = FULL');
   // A busy or locked database is a failure to say, not a wait.
   db.exec('PRAGMA busy_timeout = 0');
+  // Checkpoints run in a worker thread (checkpointer.ts), never inside a commit on the event loop.
+  db.exec('PRAGMA wal_autocheckpoint = 0');
 }
 
 /** The problem of a failed SQLite call in words ("file is not a database"). */

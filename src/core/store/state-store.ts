@@ -19,12 +19,14 @@ import { Changes } from './changes.js';
 import { createDatabase, DATABASE, openDatabase, sqliteCode, sqliteProblem, UnreadableDatabase } from './database.js';
 import { syncDirSync } from './files.js';
 import { areaRows, coreRows, keptRows, type PartRows } from './parts.js';
+import { Checkpointer } from './checkpointer.js';
 import { probeWrite } from './probe.js';
 import { readRows, RowWriter, type StoredRow } from './row-writer.js';
 
 export class StateStore {
   private db: DatabaseSync | null = null;
   private writer: RowWriter | null = null;
+  private checkpointer: Checkpointer | null = null;
   private readonly changes = new Changes();
   private readonly core: PartRows[];
   /** Saved rows of areas not registered yet (they register on first use), by area. */
@@ -33,6 +35,12 @@ export class StateStore {
   private scheduled: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
+  /**
+   * The last commit failed: what it held was refused to its clients, so only the commit of a later
+   * answer writes it (the timer and the close do not), and a refused change is kept only if a later
+   * change is acknowledged.
+   */
+  private refused = false;
   readonly file: string;
 
   constructor(
@@ -61,7 +69,7 @@ export class StateStore {
     this.timer = setTimeout(() => {
       this.timer = null;
       // Logged by commit; the next answer tries again and fails if the disk still refuses.
-      this.persist().catch(() => undefined);
+      if (!this.refused) this.persist().catch(() => undefined);
     }, 100);
     this.timer.unref();
   }
@@ -94,7 +102,7 @@ export class StateStore {
 
   /** Commits what is marked and the clock, now (close). */
   saveNow(): Promise<void> {
-    if (!this.persistent || this.stopped || !this.db) return Promise.resolve();
+    if (!this.persistent || this.stopped || !this.db || this.refused) return Promise.resolve();
     try {
       this.commit();
       return Promise.resolve();
@@ -109,10 +117,12 @@ export class StateStore {
     this.timer = null;
   }
 
-  /** After the last commit: nothing is written again, and the database is closed. */
-  close(): void {
+  /** After the last commit: nothing is written again, and the database is closed (a last checkpoint with it). */
+  async close(): Promise<void> {
     this.stop();
     this.stopped = true;
+    await this.checkpointer?.close();
+    this.checkpointer = null;
     this.db?.close();
     this.db = null;
     this.writer = null;
@@ -128,6 +138,8 @@ export class StateStore {
       db.exec('BEGIN IMMEDIATE');
       this.writer!.write(taken, this.sources(), new Set(this.unclaimed.keys()));
       db.exec('COMMIT');
+      this.refused = false;
+      this.checkpointer?.committed();
     } catch (err) {
       if (db.isTransaction) {
         try {
@@ -137,6 +149,7 @@ export class StateStore {
         }
       }
       this.changes.restore(taken);
+      this.refused = true;
       const code = typeof (err as { errcode?: unknown }).errcode === 'number' ? this.codeOf(err) : (err as NodeJS.ErrnoException).code;
       const problem = code ? writeProblem({ code }) : `the write failed (${sqliteProblem(err)})`;
       this.parts.logger.error({ err }, 'saving state failed');
@@ -210,6 +223,7 @@ export class StateStore {
         this.parts.logger.info(`state snapshot ${snapshot} migrated into ${this.file}; the snapshot is kept as ${MIGRATED_SNAPSHOT}`);
       } else this.db = createDatabase(this.file);
       this.writer = new RowWriter(this.db);
+      this.checkpointer = new Checkpointer(this.file);
     }
     this.loadRows();
   }

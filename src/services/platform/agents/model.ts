@@ -176,7 +176,11 @@ export async function createAgentSession(
   emu.markDirty(rules.area, account.id);
 
   const room = { sessionId: session.sessionId, identity: session.userIdentifier, room: session.roomName, nowMs: now, expireAt: session.expireAt };
-  await hb.signRoomToken(emu, store, room, (token) => (session.userToken = token));
+  // The token comes after the session was marked (a commit may have written it in between): marked again.
+  await hb.signRoomToken(emu, store, room, (token) => {
+    session.userToken = token;
+    emu.markDirty(rules.area, account.id);
+  });
   return { item: await createItem(emu, store, session), traceId: session.traceId };
 }
 

@@ -187,7 +187,11 @@ export async function startCall(emu: Emulator, account: Account, body: StartBody
   emu.markDirty(rules.area, account.id);
 
   const room = { sessionId, identity: session.identity, room: session.roomName, nowMs: now, expireAt: session.expireAt };
-  await hb.signRoomToken(emu, store, room, (token) => (session.token = token));
+  // The token comes after the session was marked (a commit may have written it in between): marked again.
+  await hb.signRoomToken(emu, store, room, (token) => {
+    session.token = token;
+    emu.markDirty(rules.area, account.id);
+  });
   return startData(emu, store, session);
 }
 
