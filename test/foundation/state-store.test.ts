@@ -85,6 +85,33 @@ describe('the state database', () => {
     }
   });
 
+  it('a reset of one account, then of everything, is in the database as answered', async () => {
+    const own = fresh();
+    let emu = await startTestEmulator({ dataDir: own });
+    try {
+      await writeEverything(emu);
+      expect((await control(emu.speechUrl).reset(KEY)).status).toBe(200);
+      const afterOne = emu.emulator.exportState();
+      // The other account's settings stay.
+      expect(JSON.stringify(afterOne)).toContain('"project":"kept"');
+      await emu.close();
+      emu = await startTestEmulator({ dataDir: own });
+      expect(comparable(emu.emulator.exportState())).toEqual(comparable(afterOne));
+      expect((await control(emu.speechUrl).reset()).status).toBe(200);
+      const afterAll = emu.emulator.exportState();
+      await emu.close();
+      emu = await startTestEmulator({ dataDir: own });
+      expect(comparable(emu.emulator.exportState())).toEqual(comparable(afterAll));
+      const db = new DatabaseSync(join(own, 'state.db'), { readOnly: true });
+      const left = db.prepare("SELECT count(*) AS n FROM records WHERE id != ''").get() as { n: number };
+      db.close();
+      // No record is left; only a small area's whole part (its row of id '') may be, emptied.
+      expect(left.n).toBe(0);
+    } finally {
+      await emu.close();
+    }
+  }, 60_000);
+
   it('keeps one row per record, readable with sqlite3 (docs/state-store.md)', () => {
     const db = new DatabaseSync(join(dir, 'state.db'), { readOnly: true });
     try {

@@ -18,6 +18,8 @@ export type Table = 'parts' | 'records';
 export interface PartRows {
   table: Table;
   name: string;
+  /** One row holding the whole part: any change rewrites it. */
+  whole?: boolean;
   /** Every row now. */
   all(): Iterable<SavedRecord>;
   /** One account's rows now (default: filtered from `all`). */
@@ -59,6 +61,7 @@ function wholePart(table: Table, name: string, save: () => unknown): PartRows {
   return {
     table,
     name,
+    whole: true,
     all: () => row(save()),
     split: (part) => row(part),
     join: (rows) => rows[0]?.value,

@@ -57,7 +57,7 @@ export class RowWriter {
         if (!kept.has(name)) this.deleteArea.run(name);
         continue;
       }
-      if (changes === 'all') {
+      if (changes === 'all' || source.whole) {
         this.rewrite(source);
         continue;
       }
