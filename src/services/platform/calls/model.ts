@@ -122,7 +122,11 @@ export async function startCall(emu: Emulator, account: Account, body: StartBody
 
   // The same nonce within the window answers the same session, whatever its state.
   const nonceKey = hb.keyFor(account.id, body.client_nonce.toLowerCase());
-  for (const [key, entry] of store.keys) if (now - entry.atMs > NONCE_WINDOW_MS) store.keys.delete(key);
+  for (const [key, entry] of store.keys) {
+    if (now - entry.atMs <= NONCE_WINDOW_MS) continue;
+    store.keys.delete(key);
+    emu.markDirty(rules.area, key.slice(0, key.indexOf(':')));
+  }
   const seen = store.keys.get(nonceKey);
   const replay = seen && store.sessions.get(seen.sessionId);
   if (replay) return startData(emu, store, replay);

@@ -90,6 +90,12 @@ export function voiceRecord(emu: Emulator, voiceId: string): SpeechVoice | undef
   return voiceStore(emu).byId.get(voiceId);
 }
 
+/** Forgets a voice just added whose preview was refused: no voice is left behind. */
+export function dropNewSpeechVoice(emu: Emulator, account: Account, voiceId: string): void {
+  voiceStore(emu).byId.delete(voiceId);
+  emu.markDirty(AREA, account.id, voiceId);
+}
+
 /** Deletes a voice: it leaves the lists and synthesis, and its id stays taken until reset. */
 export function deleteSpeechVoice(emu: Emulator, voice: SpeechVoice): void {
   voice.deleted_at_ms = emu.clock.now();
