@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listRecords } from '../../src/core/areas.js';
 import { call, control, startTestEmulator } from '../helpers/emulator.js';
 
 type RunningEmulator = Awaited<ReturnType<typeof startTestEmulator>>;
@@ -151,6 +152,54 @@ describe('the state database', () => {
     } finally {
       await emu.close();
     }
+  });
+
+  it('an area registered after the start gets its migrated part, and is then kept record by record', async () => {
+    const own = fresh();
+    cpSync(join(dir, 'blobs'), join(own, 'blobs'), { recursive: true });
+    copyFileSync(join(dir, 'url-secret'), join(own, 'url-secret'));
+    const records = [
+      { id: 'r1', account: 'acct-1', n: 1 },
+      { id: 'r2', account: 'acct-2', n: 2 },
+    ];
+    writeFileSync(join(own, 'state.json'), JSON.stringify({ ...(before as object), areas: { ...(before as { areas: object }).areas, late_probe: records } }));
+    const emu = await startTestEmulator({ dataDir: own });
+    try {
+      type R = (typeof records)[number];
+      let loaded: unknown = null;
+      const byId = new Map<string, R>();
+      emu.emulator.registerArea({
+        name: 'late_probe',
+        reset: () => byId.clear(),
+        save: () => [...byId.values()],
+        load: (data) => {
+          loaded = data;
+          for (const r of data as R[]) byId.set(r.id, r);
+        },
+        records: listRecords<R>(
+          (r) => r.id,
+          (r) => r.account,
+          { one: (id) => byId.get(id) },
+        ),
+      });
+      expect(loaded).toEqual(records);
+      byId.get('r2')!.n = 3;
+      emu.emulator.markDirty('late_probe', 'acct-2', 'r2');
+      await emu.emulator.persist();
+    } finally {
+      await emu.close();
+    }
+    const db = new DatabaseSync(join(own, 'state.db'), { readOnly: true });
+    const rows = db.prepare("SELECT id, account, data FROM records WHERE area = 'late_probe' ORDER BY id").all() as {
+      id: string;
+      account: string;
+      data: string;
+    }[];
+    db.close();
+    expect(rows.map((r) => [r.id, r.account, JSON.parse(r.data).n])).toEqual([
+      ['r1', 'acct-1', 1],
+      ['r2', 'acct-2', 3],
+    ]);
   });
 
   /** A copy of the data dir with its database changed by `spoil`; answers the start's refusal and the bytes before and after. */

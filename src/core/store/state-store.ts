@@ -18,7 +18,7 @@ import { StorageError, writeProblem } from '../storage.js';
 import { Changes } from './changes.js';
 import { createDatabase, DATABASE, openDatabase, sqliteCode, sqliteProblem, UnreadableDatabase } from './database.js';
 import { syncDirSync } from './files.js';
-import { areaRows, coreRows, keptRows, type PartRows } from './parts.js';
+import { areaRows, coreRows, keptRows, WHOLE_PART, type PartRows } from './parts.js';
 import { Checkpointer } from './checkpointer.js';
 import { probeWrite } from './probe.js';
 import { readRows, RowWriter, type StoredRow } from './row-writer.js';
@@ -41,6 +41,8 @@ export class StateStore {
    * change is acknowledged.
    */
   private refused = false;
+  /** Areas read from a whole-part row that are written again as records once loaded. */
+  private readonly rewriteAfterLoad = new Set<string>();
   readonly file: string;
 
   constructor(
@@ -182,10 +184,23 @@ export class StateStore {
     }
     this.unclaimed.delete(area.name);
     const refuse = this.refusal();
-    const part = joinRows(areaRows(area), rows, refuse);
+    const part = this.areaPart(area, rows, refuse);
     const problem = area.check?.(part);
     if (problem) throw refuse(`part areas.${area.name}: ${problem}`);
     area.load?.(part);
+    if (this.rewriteAfterLoad.delete(area.name)) this.markDirty(area.name);
+  }
+
+  /**
+   * An area's saved part from its rows. An area that declares records but was saved whole (migrated
+   * while it was not registered yet) is read whole, and marked to be written again as records.
+   */
+  private areaPart(area: StateArea, rows: StoredRow[], refuse: Refusal): unknown {
+    if (area.records && rows.length === 1 && rows[0]!.id === WHOLE_PART) {
+      this.rewriteAfterLoad.add(area.name);
+      return joinRows(keptRows(area.name, undefined), rows, refuse);
+    }
+    return joinRows(areaRows(area), rows, refuse);
   }
 
   /** A full reset: saved rows nobody claimed are dropped too. */
@@ -297,14 +312,16 @@ export class StateStore {
     this.unclaimed.clear();
     for (const [name, saved] of groupBy(rows.records)) {
       const area = this.parts.areas.get(name);
-      if (area) areas[name] = joinRows(areaRows(area), saved, refuse);
+      if (area) areas[name] = this.areaPart(area, saved, refuse);
       else this.unclaimed.set(name, saved);
     }
     raw.areas = areas;
     applySaved(this.parts, checkSaved(raw, this.parts.areas, refuse), refuse);
     this.checkBlobs(rows.records);
-    // Loading touched what it loaded: nothing of it needs writing.
+    // Loading touched what it loaded: nothing of it needs writing, but areas read whole are written as records.
     this.changes.take();
+    for (const name of this.rewriteAfterLoad) this.changes.mark(name);
+    this.rewriteAfterLoad.clear();
   }
 }
 
