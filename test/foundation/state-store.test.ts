@@ -154,6 +154,20 @@ describe('the state database', () => {
     }
   });
 
+  it('a migration stopped after its commit (state.db and state.json both there) reads the database and keeps the file as the backup', async () => {
+    const own = fresh();
+    cpSync(dir, own, { recursive: true });
+    writeFileSync(join(own, 'state.json'), '{"version": 1, "accounts": []}');
+    const emu = await startTestEmulator({ dataDir: own });
+    try {
+      expect(comparable(emu.emulator.exportState())).toEqual(comparable(before));
+      expect(existsSync(join(own, 'state.json'))).toBe(false);
+      expect(readFileSync(join(own, 'state.json.migrated'), 'utf8')).toBe('{"version": 1, "accounts": []}');
+    } finally {
+      await emu.close();
+    }
+  });
+
   it('an area registered after the start gets its migrated part, and is then kept record by record', async () => {
     const own = fresh();
     cpSync(join(dir, 'blobs'), join(own, 'blobs'), { recursive: true });

@@ -230,7 +230,12 @@ export class StateStore {
       if (existsSync(this.file)) {
         this.db = this.open();
         // A migration stopped between its commit and the rename of the JSON snapshot: finish it.
-        if (existsSync(snapshot)) this.keepMigrated(snapshot);
+        if (existsSync(snapshot)) {
+          this.keepMigrated(snapshot);
+          this.parts.logger.warn(
+            `${snapshot} is beside ${this.file} (a migration stopped before renaming it): the database is read, the snapshot kept as ${MIGRATED_SNAPSHOT}`,
+          );
+        }
       } else if (existsSync(snapshot)) {
         const saved = await readSnapshotFile(snapshot, this.parts.areas);
         this.db = this.migrate(saved);
