@@ -131,7 +131,9 @@ export class StateStore {
   }
 
   private commit(): void {
-    const db = this.db!;
+    // Closed since the commit was scheduled: the close committed what was marked.
+    if (!this.db) return;
+    const db = this.db;
     // The clock's row goes with every commit: a restart goes on from the time of the last one.
     this.changes.mark('clock');
     const taken = this.changes.take();
