@@ -207,6 +207,37 @@ describe.skipIf(tmpfsSkip !== null)('a real small tmpfs (needs mount; the simula
     }
   });
 
+  it('a full disk at start stops the start with one line, and the database stays as it was', async () => {
+    const mounted = tryTmpfs('1m') as { dir: string };
+    const dataDir = join(mounted.dir, 'data');
+    mkdirSync(dataDir);
+    try {
+      const emu = await startTestEmulator({ dataDir });
+      expect((await control(emu.speechUrl).putAccount('full-at-start', { project: 'kept' })).status).toBe(200);
+      await emu.close();
+      const before = readFileSync(join(dataDir, 'state.db'));
+      execFileSync('sh', ['-c', `dd if=/dev/zero of=${join(mounted.dir, 'filler')} bs=4k 2>/dev/null || true`]);
+      const refused = await startTestEmulator({ dataDir }).then(
+        async (e) => {
+          await e.close();
+          return null;
+        },
+        (err: Error) => err.message,
+      );
+      expect(refused).toBe(`data dir ${dataDir} cannot hold the emulator's state: a file cannot be written in it (ENOSPC)`);
+      expect(readFileSync(join(dataDir, 'state.db')).equals(before)).toBe(true);
+      unlinkSync(join(mounted.dir, 'filler'));
+      const again = await startTestEmulator({ dataDir });
+      try {
+        expect((await control(again.speechUrl).account('full-at-start')).body.project).toBe('kept');
+      } finally {
+        await again.close();
+      }
+    } finally {
+      unmount(mounted.dir);
+    }
+  });
+
   it('a read-only data dir mid-run refuses writes with EROFS; read-only at start stops the start with one line', async () => {
     const mounted = tryTmpfs('4m') as { dir: string };
     const dataDir = join(mounted.dir, 'data');
