@@ -16,7 +16,7 @@ export function accountRoutes(app: FastifyInstance, emu: Emulator): void {
     const body = req.body as z.output<typeof accountBody>;
     const limits = body.limits ? Object.fromEntries(Object.entries(body.limits).map(([k, v]) => [k, v === null ? undefined : v])) : undefined;
     const account = emu.accounts.put(keyParam(req.params.key, 'account key'), { ...body, limits });
-    emu.markDirty();
+    emu.markDirty('accounts', account.id, account.id);
     return accountView(account);
   });
 

@@ -32,7 +32,7 @@ export function clockRoutes(app: FastifyInstance, emu: Emulator): void {
     if (body.freeze === false) emu.clock.freeze(false);
     // Work whose outcome depends on the new time (async tasks' audio) has happened when this is answered.
     if (body.set_ms !== undefined || body.advance_ms !== undefined) await emu.clock.settled();
-    emu.markDirty();
+    emu.markDirty('clock');
     return clockView();
   });
 }

@@ -65,7 +65,7 @@ export function restoreFixtures(emu: Emulator): FixtureName[] {
   const names = [...area.replaced];
   for (const name of names) apply(emu, name, structuredClone(area.startup[name]));
   area.replaced.clear();
-  emu.markDirty();
+  emu.markDirty('fixtures');
   return names;
 }
 
@@ -98,7 +98,7 @@ export function fixtureRoutes(app: FastifyInstance, emu: Emulator): void {
     if (!checked.ok) throw new ControlError(400, `fixture ${name}: ${checked.message} (the current file stays)`);
     apply(emu, name, checked.data);
     area.replaced.add(name);
-    emu.markDirty();
+    emu.markDirty('fixtures');
     return view(name);
   });
 }

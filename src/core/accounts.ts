@@ -96,6 +96,8 @@ export class Accounts {
   graceMs = ACCOUNT_GRACE_MS;
   /** Called when enough accounts were created since the last sweep (set by the listeners' owner). */
   onSweepDue: (() => void) | null = null;
+  /** Told of each account added, changed or dropped (the state store writes only those). */
+  onChange: (id: string) => void = () => {};
 
   constructor(private readonly opts: AccountsOptions) {
     this.useFixture(opts.fixture, opts.freeCallSeconds);
@@ -113,6 +115,7 @@ export class Accounts {
     for (const [id, account] of reapply ? this.accounts : []) {
       const listed = this.fixture.get(id);
       if (listed) this.accounts.set(id, { ...this.build(id, account.label, listed), freeCallSeconds: account.freeCallSeconds });
+      if (listed) this.onChange(id);
     }
   }
 
@@ -153,6 +156,7 @@ export class Accounts {
     for (const id of dropped) {
       this.accounts.delete(id);
       this.seenAt.delete(id);
+      this.onChange(id);
     }
     return dropped;
   }
@@ -177,6 +181,7 @@ export class Accounts {
     const id = accountId(key);
     const account = this.accounts.get(id) ?? this.create(id, redactKey(key), this.fixture.get(id));
     account.listed = true;
+    this.onChange(id);
     if (settings.balance_micro !== undefined) account.balanceMicro = settings.balance_micro;
     if (settings.free_call_seconds !== undefined) account.freeCallSeconds = settings.free_call_seconds;
     if (settings.capabilities !== undefined) account.capabilities = [...settings.capabilities];
@@ -214,7 +219,7 @@ export class Accounts {
   /** Forget settings and balances (all, or one account): they come back from the fixture/defaults. */
   reset(id?: string): void {
     if (id === undefined) (this.accounts.clear(), this.seenAt.clear());
-    else (this.accounts.delete(id), this.seenAt.delete(id));
+    else (this.accounts.delete(id), this.seenAt.delete(id), this.onChange(id));
   }
 
   canAfford(account: Account, micro: number): boolean {
@@ -224,6 +229,7 @@ export class Accounts {
   charge(account: Account, micro: number): void {
     const due = Math.max(0, Math.round(micro));
     account.balanceMicro = Math.max(0, account.balanceMicro - due);
+    this.onChange(account.id);
     // A request that outlived the grace may hold an account a sweep forgot: the charge brings it back.
     const stored = this.accounts.get(account.id);
     if (stored === undefined) this.accounts.set(account.id, account);
@@ -246,6 +252,7 @@ export class Accounts {
   private create(id: string, label: string, listed?: AccountSettings & { label: string }): Account {
     const account = this.build(id, label, listed);
     this.accounts.set(id, account);
+    this.onChange(id);
     this.seenAt.set(id, performance.now());
     // Amortized: a sweep after as many new accounts as half those kept (at least 1,000).
     if (++this.createdSinceSweep >= Math.max(1000, this.accounts.size / 2)) this.onSweepDue?.();

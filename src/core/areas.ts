@@ -3,6 +3,11 @@
  * uploads, tasks, sessions…): it says what it keeps per account, and reset (all or one account's),
  * the state view, save and load come from that declaration. `areaOf` registers an area on first use;
  * `recordArea` declares the common kind, records of accounts in one map by id.
+ *
+ * With a data dir, every change is marked (`emu.markDirty(area, account, id)`): the state store
+ * (core/store/) writes only the rows marked, so an area that declares its `records` costs a write of
+ * the records that changed, not of the whole area. A change marked without a record rewrites the
+ * account's records of the area; without an account, the whole area.
  */
 import type { z } from 'zod';
 import type { Emulator } from './emulator.js';
@@ -28,6 +33,70 @@ export interface StateArea {
    * loads): a part that does not pass stops the start instead of being loaded half and overwritten.
    */
   check?(data: unknown): string | null;
+  /** The saved part as one row per record, so the store writes only those that changed. */
+  records?: SavedRecords;
+}
+
+/** One record of a saved part: its id, its account (null for none) and what is saved of it. */
+export interface SavedRecord {
+  id: string;
+  account: string | null;
+  value: unknown;
+}
+
+/** How an area's saved part splits into records and joins back (what `save` gives, what `load` takes). */
+export interface SavedRecords {
+  /** The saved part (what `save` answers) as records. */
+  split(part: unknown): SavedRecord[];
+  /** Saved records back into the part `check` and `load` read. */
+  join(records: SavedRecord[]): unknown;
+  /** One record as it is now, or undefined once it is gone. */
+  one?(id: string): SavedRecord | undefined;
+  /** One account's records as they are now. */
+  ofAccount?(accountId: string): SavedRecord[];
+  /** Stored files (blob paths) a saved record names: a start finding one missing stops. */
+  blobsOf?(value: unknown): string[];
+}
+
+/** `SavedRecords` of a part that is a list of records: the common shape. */
+export function listRecords<R>(
+  idOf: (r: R) => string | number,
+  accountOf: (r: R) => string | null,
+  current: { one?: (id: string) => R | undefined; ofAccount?: (accountId: string) => Iterable<R>; blobs?: (r: R) => string[] } = {},
+): SavedRecords {
+  const row = (r: R): SavedRecord => ({ id: String(idOf(r)), account: accountOf(r), value: r });
+  const { one, ofAccount, blobs } = current;
+  return {
+    blobsOf: blobs && ((value) => blobs(value as R)),
+    split: (part) => (Array.isArray(part) ? (part as R[]).map(row) : []),
+    join: (records) => records.map((r) => r.value),
+    one: one
+      ? (id) => {
+          const r = one(id);
+          return r === undefined ? undefined : row(r);
+        }
+      : undefined,
+    ofAccount: ofAccount ? (accountId) => [...ofAccount(accountId)].map(row) : undefined,
+  };
+}
+
+/** `SavedRecords` of a part that is an object by account id (one record per account: usage, uploads…). */
+export function accountRecords(current: (accountId: string) => unknown, blobsOf?: (value: unknown) => string[]): SavedRecords {
+  const one = (id: string): SavedRecord | undefined => {
+    const value = current(id);
+    return value === undefined ? undefined : { id, account: id, value };
+  };
+  return {
+    blobsOf,
+    split: (part) =>
+      typeof part === 'object' && part !== null && !Array.isArray(part) ? Object.entries(part).map(([id, value]) => ({ id, account: id, value })) : [],
+    join: (records) => Object.fromEntries(records.map((r) => [r.id, r.value])),
+    one,
+    ofAccount: (accountId) => {
+      const r = one(accountId);
+      return r ? [r] : [];
+    },
+  };
 }
 
 /** A `check` from a schema of the saved part: its first problem, with the path inside the part. */
@@ -109,6 +178,8 @@ export interface RecordAreaDeclaration<K, R> {
   record?(saved: unknown): string | null;
   /** A saved record as a restart brings it back (default: as saved). */
   restore?(record: R): R;
+  /** Stored files (blob paths) a record names, checked at start. */
+  blobs?(record: R): string[];
   /** What a reset drops besides the records (files of the account, or all). */
   alsoReset?(accountId: string | undefined): void;
 }
@@ -130,6 +201,11 @@ export function recordArea<K, R>(decl: RecordAreaDeclaration<K, R>): RecordArea<
     },
     ...recordViews(() => (decl.listed ? decl.listed(byId) : byId.values()), decl.accountOf, decl.show),
     save: () => [...byId.values()],
+    // Ids are strings or numbers: a saved id comes back as text, so a number is looked up as one too.
+    records: listRecords(decl.idOf as (r: R) => string | number, decl.accountOf, {
+      one: (id) => byId.get(id as K) ?? byId.get(Number(id) as K),
+      blobs: decl.blobs,
+    }),
     check(data) {
       if (!Array.isArray(data)) return `must be a list of records, not ${data === null ? 'null' : typeof data}`;
       for (const [i, r] of data.entries()) {

@@ -19,7 +19,10 @@ import { Sockets } from './sockets.js';
 import { SlotQueue } from './queue.js';
 import { loadUrlSecret, URL_SECRET_FILE } from './url-secret.js';
 import { dataDirProblem, makeDirs } from './data-dir.js';
-import { SNAPSHOT, Snapshots } from './snapshots.js';
+import { savedSnapshot, SNAPSHOT } from './snapshots.js';
+import type { SavedSnapshot } from './snapshot-schema.js';
+import { DATABASE } from './store/database.js';
+import { StateStore } from './store/state-store.js';
 import { StorageWrites } from './storage.js';
 
 // Areas are declared in core/areas.ts; importers of the emulator get the type here too.
@@ -58,7 +61,7 @@ export class Emulator {
   readonly blobs: BlobStore;
   readonly limits: RateWindows;
   readonly signatures = new SignatureRecords();
-  /** The write path of the data dir (snapshot, stored files): a test fails it as a full or read-only disk would. */
+  /** The write path of the data dir (state database, stored files): a test fails it as a full or read-only disk would. */
   readonly storageWrites = new StorageWrites();
   readonly sockets = new Sockets();
   /** Syntheses running at once (HTTP T2A, platform TTS, speech sockets): `run`/`acquire` take a slot. */
@@ -83,8 +86,8 @@ export class Emulator {
           .map((e) => e.service),
       ),
   });
-  /** The whole-state snapshot of the data dir (core/snapshots.ts). */
-  private readonly snapshots: Snapshots;
+  /** The state database of the data dir (core/store/): written through, change by change. */
+  private readonly store: StateStore;
   private closed = false;
   private readonly shutdown = new AbortController();
   /** Aborted when the emulator begins to close: open streams end at their next event boundary. */
@@ -108,12 +111,12 @@ export class Emulator {
     });
     this.faults = new Faults(
       () => this.ids.stream('faults'),
-      () => this.markDirty(),
+      () => this.markDirty('faults'),
     );
     this.journal = new Journal(config.journalLimit);
     this.blobs = new BlobStore(join(dataDir, 'blobs'), secret, () => this.clock.now(), persistent, this.storageWrites);
     this.limits = new RateWindows(() => this.clock.now());
-    this.snapshots = new Snapshots(this, dataDir, persistent);
+    this.store = new StateStore(this, dataDir, persistent);
   }
 
   static async create(config: Config, fixtures: LoadedFixtures, logger: Logger): Promise<Emulator> {
@@ -123,7 +126,8 @@ export class Emulator {
     // A data dir that cannot take a durable write stops the start: nothing could be acknowledged there.
     const problem = persistent ? dataDirProblem(dataDir) : null;
     if (problem) throw new Error(`data dir ${dataDir} cannot hold the emulator's state: ${problem}`);
-    const secret = await loadUrlSecret(dataDir, persistent, existsSync(join(dataDir, SNAPSHOT)));
+    const hadState = existsSync(join(dataDir, DATABASE)) || existsSync(join(dataDir, SNAPSHOT));
+    const secret = await loadUrlSecret(dataDir, persistent, hadState);
     if (secret.replacedMissing)
       logger.warn(`${join(dataDir, URL_SECRET_FILE)} was missing: a new download-link secret is made, and links handed out before no longer verify`);
     return new Emulator(config, fixtures, logger, dataDir, persistent, secret.key);
@@ -132,7 +136,7 @@ export class Emulator {
   /** Registers a state area (core/areas.ts declares them); one registered late gets its saved part now. */
   registerArea(area: StateArea): void {
     this.areas.set(area.name, area);
-    this.snapshots.claim(area);
+    this.store.claim(area);
   }
 
   /** Base of links handed out by a service: EMULATOR_PUBLIC_URL, else the listener's own address. */
@@ -155,7 +159,7 @@ export class Emulator {
     this.limits.reset(id === undefined ? undefined : `${id}:`);
     this.journal.clear(id);
     if (id === undefined) {
-      this.snapshots.forgetUnclaimed();
+      this.store.forgetUnclaimed();
       this.signatures.clear(); // content-addressed, shared by all accounts: only a full reset drops them
       this.accounts.reset();
       this.ids.reset();
@@ -164,7 +168,13 @@ export class Emulator {
       this.accounts.reset(id);
       this.ids.reset(id);
     }
-    this.markDirty();
+    // A full reset rewrites everything; one account's reset, the records of that account in each part.
+    if (id === undefined) this.markDirty();
+    else {
+      for (const area of this.areas.values()) this.markDirty(area.name, id);
+      this.markDirty('accounts', id, id);
+      this.markDirty('faults');
+    }
   }
 
   /** Key of a rate window of one account: reset by account uses this prefix. */
@@ -172,19 +182,34 @@ export class Emulator {
     return `${account.id}:${name}`;
   }
 
-  /** Records that the state changed (with a data dir, a snapshot follows: core/snapshots.ts). */
-  markDirty(): void {
-    this.snapshots.markDirty();
+  /**
+   * Records that the state changed, as precisely as the caller knows: a part (an area's name,
+   * `accounts`, `faults`), one account's records of it, or one record by id; nothing names everything.
+   * With a data dir the rows named are committed before the next answer (core/store/); in memory it
+   * costs nothing.
+   */
+  markDirty(part?: string, account?: string | null, id?: string | number): void {
+    this.store.markDirty(part, account, id);
   }
 
   /** Resolves once every change made so far is on disk; at once in memory. */
   persist(): Promise<void> {
-    return this.snapshots.persist();
+    return this.store.persist();
   }
 
-  /** Loads the snapshot of a data dir, after every area present at start has registered. */
+  /** The commit a frame of a stream must wait for (changes are marked and not on disk yet), or null. */
+  pendingCommit(): Promise<void> | null {
+    return this.store.pending();
+  }
+
+  /** Opens the data dir's state (migrating a JSON snapshot) and loads it, after every area present at start has registered. */
   loadSnapshot(): Promise<void> {
-    return this.snapshots.load();
+    return this.store.load();
+  }
+
+  /** The whole state in the shape of the JSON snapshot earlier versions kept (tests, and migration checks). */
+  exportState(): SavedSnapshot {
+    return savedSnapshot(this, new Map());
   }
 
   /** Tells open streams to end at their next event boundary (close() does it too). */
@@ -196,11 +221,11 @@ export class Emulator {
   async close(opts: { save?: boolean } = {}): Promise<void> {
     if (this.closed) return;
     this.beginClose();
-    this.snapshots.stop();
+    this.store.stop();
     this.sockets.closeAll(1001, 'emulator shutting down');
     // A last save that fails is logged (saveNow does): nobody waits for it any more.
-    if (opts.save !== false) await this.snapshots.saveNow().catch(() => undefined);
-    this.snapshots.close();
+    if (opts.save !== false) await this.store.saveNow().catch(() => undefined);
+    await this.store.close();
     this.closed = true;
     this.clock.stop();
     if (!this.persistent) rmSync(this.dataDir, { recursive: true, force: true });

@@ -99,11 +99,14 @@ export type SavedIds = Record<string, SavedStream>;
 
 export class Ids {
   private streams = new Map<string, RandomStream>();
+  /** Told of each stream handed out (it may move on): the state store writes only those. */
+  onTouch: (name: string) => void = () => {};
 
   constructor(private readonly seed: string) {}
 
   /** The stream of one account (by account id) or of a named purpose such as `faults`. */
   stream(name: string): RandomStream {
+    this.onTouch(name);
     let s = this.streams.get(name);
     if (!s) {
       s = new RandomStream(`${this.seed}\u0000${name}`);
@@ -123,6 +126,11 @@ export class Ids {
     return out;
   }
 
+  /** One stream's position, or undefined when it is not kept. */
+  saveOne(name: string): SavedStream | undefined {
+    return this.streams.get(name)?.save();
+  }
+
   load(saved: SavedIds): void {
     for (const [name, s] of Object.entries(saved)) {
       if (typeof s?.counter === 'number' && (typeof s.pool === 'string' || typeof s.used === 'number')) this.stream(name).load(s);
@@ -131,7 +139,7 @@ export class Ids {
 
   reset(name?: string): void {
     if (name === undefined) this.streams.clear();
-    else this.streams.delete(name);
+    else (this.streams.delete(name), this.onTouch(name));
   }
 }
 

@@ -41,6 +41,8 @@ function weightOf(r: SignatureRecord): number {
 export class SignatureRecords {
   private records = new Map<string, SignatureRecord>();
   private weight = 0;
+  /** Told of each record added or dropped (the state store writes only those). */
+  onChange: (id: string) => void = () => {};
 
   constructor(
     private readonly limit = 20_000,
@@ -51,6 +53,7 @@ export class SignatureRecords {
     this.drop(record.id);
     this.records.set(record.id, record);
     this.weight += weightOf(record);
+    this.onChange(record.id);
     while (this.records.size > 1 && (this.records.size > this.limit || this.weight > this.maxWeight)) this.drop(this.records.keys().next().value!);
   }
 
@@ -59,6 +62,7 @@ export class SignatureRecords {
     if (!old) return;
     this.records.delete(id);
     this.weight -= weightOf(old);
+    this.onChange(id);
   }
 
   /** Total weight held (characters of text plus per-segment overhead). */

@@ -44,8 +44,8 @@ export function writeProblem(err: unknown): string {
 }
 
 /**
- * The write path's switch for simulated failures: while set, every write of the state snapshot and of
- * stored files fails with that system error code, as a full disk or a read-only remount would.
+ * The write path's switch for simulated failures: while set, every commit of the state database and every
+ * write of a stored file fails with that system error code, as a full disk or a read-only remount would.
  */
 export class StorageWrites {
   private failing: string | null = null;

@@ -59,6 +59,12 @@ export interface StreamGuardOptions {
   gone?: AbortSignal;
   /** Told once, before the first paced wait: the sender frees its synthesis slot (no slot is held while waiting). */
   onPaceWait?: () => void;
+  /**
+   * With a data dir: the commit of the changes made so far, when one is due (null when none is). A frame
+   * waits for it before it leaves, so no frame acknowledges a change that is not on disk; a commit that
+   * fails cuts the stream instead (nothing is acknowledged).
+   */
+  durable?: () => Promise<void> | null;
   /** Seeds the jitter and the corrupted bytes (the journal entry's id: same requests, same damage). */
   seed?: string;
 }

@@ -265,6 +265,12 @@ export class StreamGuard<F> implements AudioShaping {
    */
   send(frame: F, kind: FrameKind): boolean | Promise<boolean> {
     if (this.ended) return false;
+    const commit = this.options.durable?.();
+    if (commit)
+      return commit.then(
+        () => this.send(frame, kind),
+        () => this.stop('cut'),
+      );
     for (const step of BEFORE) {
       const verdict = step(this, kind);
       if (verdict) return this.stop(verdict);

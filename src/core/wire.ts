@@ -148,7 +148,14 @@ export function openSocketWire(
       endForShutdown: () => wire.close(1001, 'emulator shutting down'),
     },
     // A socket carrying synthesized audio is paced and damaged by its guard; its first audio counts from the upgrade.
-    { closing: emu.closing, carrier: audio?.carrier, latency: audio?.latency, gone: controller.signal },
+    {
+      closing: emu.closing,
+      carrier: audio?.carrier,
+      latency: audio?.latency,
+      gone: controller.signal,
+      // A frame that answers a change (a session opened, a task charged) leaves once the change is on disk.
+      durable: () => emu.pendingCommit(),
+    },
   );
 
   const wire: SocketWire = {

@@ -2,6 +2,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FixtureError } from '../../src/core/fixtures.js';
 import { call, control, emulatorForFile, startTestEmulator } from '../helpers/emulator.js';
@@ -50,10 +51,13 @@ describe('persistence', () => {
     expect((await control(first.platformUrl).putAccount(key, { project: 'kept', balance_micro: 77, capabilities: ['tts'] })).status).toBe(200);
     first.emulator.registerArea({ name: 'probe_area', reset: () => {}, save: () => ({ voices: ['v1'] }) });
     await first.close();
-    expect(existsSync(join(dataDir, 'state.json'))).toBe(true);
-    const snapshot = readFileSync(join(dataDir, 'state.json'), 'utf8');
-    expect(snapshot).not.toContain(key);
-    expect(JSON.parse(snapshot).areas.probe_area).toEqual({ voices: ['v1'] });
+    expect(existsSync(join(dataDir, 'state.db'))).toBe(true);
+    const db = new DatabaseSync(join(dataDir, 'state.db'), { readOnly: true });
+    const rows = db.prepare('SELECT data FROM parts UNION ALL SELECT data FROM records').all() as { data: string }[];
+    const probe = db.prepare("SELECT data FROM records WHERE area = 'probe_area'").get() as { data: string };
+    db.close();
+    expect(rows.map((r) => r.data).join('\n')).not.toContain(key);
+    expect(JSON.parse(probe.data)).toEqual({ voices: ['v1'] });
 
     const second = await startTestEmulator({ dataDir });
     try {

@@ -37,7 +37,7 @@ describe('a write the data dir cannot keep is never acknowledged (simulated ENOS
       emu.emulator.storageWrites.fail('ENOSPC');
       const put = await control(emu.speechUrl).putAccount('refused-key', { project: 'refused' });
       expect(put.status).toBe(500);
-      expect(put.body.error.message).toBe('the change could not be saved: the disk of the data dir is full (ENOSPC) writing state.json');
+      expect(put.body.error.message).toBe('the change could not be saved: the disk of the data dir is full (ENOSPC) writing state.db');
 
       const session = await call(`${emu.platformUrl}/v1/audio/assistant/start`, { headers: platformHeaders, json: { client_nonce: NONCE } });
       expect(session.body.succeed).toBe(false);
@@ -207,20 +207,56 @@ describe.skipIf(tmpfsSkip !== null)('a real small tmpfs (needs mount; the simula
     }
   });
 
-  it('a remount read-only mid-run refuses writes with EROFS; read-only at start stops the start with one line', async () => {
+  it('a full disk at start stops the start with one line, and the database stays as it was', async () => {
+    const mounted = tryTmpfs('1m') as { dir: string };
+    const dataDir = join(mounted.dir, 'data');
+    mkdirSync(dataDir);
+    try {
+      const emu = await startTestEmulator({ dataDir });
+      expect((await control(emu.speechUrl).putAccount('full-at-start', { project: 'kept' })).status).toBe(200);
+      await emu.close();
+      const before = readFileSync(join(dataDir, 'state.db'));
+      execFileSync('sh', ['-c', `dd if=/dev/zero of=${join(mounted.dir, 'filler')} bs=4k 2>/dev/null || true`]);
+      const refused = await startTestEmulator({ dataDir }).then(
+        async (e) => {
+          await e.close();
+          return null;
+        },
+        (err: Error) => err.message,
+      );
+      expect(refused).toBe(`data dir ${dataDir} cannot hold the emulator's state: a file cannot be written in it (ENOSPC)`);
+      expect(readFileSync(join(dataDir, 'state.db')).equals(before)).toBe(true);
+      unlinkSync(join(mounted.dir, 'filler'));
+      const again = await startTestEmulator({ dataDir });
+      try {
+        expect((await control(again.speechUrl).account('full-at-start')).body.project).toBe('kept');
+      } finally {
+        await again.close();
+      }
+    } finally {
+      unmount(mounted.dir);
+    }
+  });
+
+  it('a read-only data dir mid-run refuses writes with EROFS; read-only at start stops the start with one line', async () => {
     const mounted = tryTmpfs('4m') as { dir: string };
     const dataDir = join(mounted.dir, 'data');
     mkdirSync(dataDir);
     const emu = await startTestEmulator({ dataDir });
     try {
       expect((await control(emu.speechUrl).putAccount('ro-key', { project: 'before' })).status).toBe(200);
-      execFileSync('mount', ['-o', 'remount,ro', mounted.dir]);
+      // The kernel refuses to remount read-only a file system with a file open for writing, and the state
+      // database is open for the emulator's whole life: only a forced remount (errors=remount-ro after an
+      // I/O error) turns it read-only mid-run. The simulated EROFS stands for that here.
+      expect(() => execFileSync('mount', ['-o', 'remount,ro', mounted.dir], { stdio: 'pipe' })).toThrow(/busy/);
+      emu.emulator.storageWrites.fail('EROFS');
       const put = await control(emu.speechUrl).putAccount('ro-key', { project: 'after' });
       expect(put.status).toBe(500);
       expect(put.body.error.message).toMatch(/read-only \(EROFS\)/);
       const session = await call(`${emu.platformUrl}/v1/audio/assistant/start`, { headers: platformHeaders, json: { client_nonce: NONCE } });
       expect(session.body.error_code).toBe(50000);
       await emu.close();
+      execFileSync('mount', ['-o', 'remount,ro', mounted.dir]);
       // A state in a read-only data dir: the start stops, with one line naming the folder and why.
       const refused = await startTestEmulator({ dataDir }).then(
         async (e) => {

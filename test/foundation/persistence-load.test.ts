@@ -1,5 +1,5 @@
 // A saved state is checked part by part before any of it is loaded: a wrong part stops the start.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,6 +8,7 @@ import { spawnEmulator } from '../helpers/child.js';
 import { PANGRAM, speechApi } from '../speech/beyond.js';
 
 /**
+ * (Each case is a JSON snapshot of the earlier format, which a start migrates after these checks.)
  * A snapshot with the right syntax but the wrong types was loaded half (`accounts: "x"` started with one
  * account of many; `areas` of null started empty; garbage fault rules were dropped; `version: 99` was
  * accepted) and overwritten at the next write. Each case below edits one part of a real snapshot and
@@ -30,15 +31,19 @@ beforeAll(async () => {
       headers: { 'x-api-key': KEY },
       json: { client_nonce: '8b9d7c1e-3f4a-4b5c-9d6e-7f8091a2b3c4' },
     });
+    // The state in the JSON snapshot's shape: a data dir holding such a file is migrated on start,
+    // through the same checks as the database's own rows.
+    good = JSON.parse(JSON.stringify(emu.emulator.exportState()));
   } finally {
     await emu.close();
   }
-  good = JSON.parse(readFileSync(join(dir, 'state.json'), 'utf8'));
 }, 60_000);
 
 /** Writes `snapshot` into its own data dir and answers the start's refusal (or null when it started). */
 async function startWith(snapshot: unknown): Promise<{ message: string | null; file: string; before: string }> {
   const own = mkdtempSync(join(dir, 'case-'));
+  // The stored files the snapshot names are there, as in the data dir it was taken from.
+  cpSync(join(dir, 'blobs'), join(own, 'blobs'), { recursive: true });
   const file = join(own, 'state.json');
   const before = JSON.stringify(snapshot);
   writeFileSync(file, before);

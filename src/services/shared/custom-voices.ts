@@ -8,7 +8,7 @@
  * to read; `putCustomVoice`, `removeCustomVoice` to write (the caller has checked its rules).
  */
 import * as z from 'zod';
-import { areaOf, checkWith } from '../../core/areas.js';
+import { areaOf, checkWith, listRecords } from '../../core/areas.js';
 import type { Emulator, StateArea } from '../../core/emulator.js';
 
 export interface CustomVoice {
@@ -59,6 +59,12 @@ function createArea(emu: Emulator): CustomVoiceArea {
     save() {
       return [...byAccount.values()].flatMap((voices) => [...voices.values()]);
     },
+    // A voice id is unique within its account only.
+    records: listRecords<CustomVoice>(
+      (v) => `${v.accountId}/${v.voiceId}`,
+      (v) => v.accountId,
+      { ofAccount: (accountId) => byAccount.get(accountId)?.values() ?? [] },
+    ),
     check: checkWith(
       z.array(
         z.looseObject({
@@ -123,7 +129,7 @@ export function putCustomVoice(emu: Emulator, voice: CustomVoice): CustomVoice |
   const voices = voicesOf(area(emu).byAccount, voice.accountId);
   const previous = voices.get(voice.voiceId);
   voices.set(voice.voiceId, voice);
-  emu.markDirty();
+  emu.markDirty(AREA, voice.accountId);
   return previous;
 }
 
@@ -133,7 +139,7 @@ export function removeCustomVoice(emu: Emulator, accountId: string, voiceId: str
   const voice = voices?.get(voiceId);
   if (voice) {
     voices?.delete(voiceId);
-    emu.markDirty();
+    emu.markDirty(AREA, accountId);
   }
   return voice;
 }

@@ -324,7 +324,7 @@ export function chargeRequest(emu: Emulator, account: Account, plan: SynthesisPl
   const cpm = account.limits.characters_per_minute;
   if (cpm && !emu.limits.hit(emu.windowKey(account, 'speech:characters'), MINUTE_MS, cpm, plan.usageCharacters).allowed) throw tokenLimit();
   emu.accounts.charge(account, plan.priceMicro);
-  emu.markDirty();
+  emu.markDirty('accounts', account.id, account.id);
 }
 
 /** Records what the audio says, so the platform's recognition, detection and diarization know it. */
@@ -332,8 +332,9 @@ export function recordSignature(emu: Emulator, plan: SynthesisPlan, summary: Syn
   // A cloned or designed voice is kept and listed once it spoke; its first synthesis pays the voice fee.
   plan.usageVoiceCount = markVoicesUsed(emu, plan.voiceIds);
   const { text, pronunciations } = plan.input;
-  emu.signatures.put(speechRecord({ text, pronunciations, language: plan.language, voices: plan.voiceIds, summary, atMs: emu.clock.now() }));
-  emu.markDirty();
+  const signature = speechRecord({ text, pronunciations, language: plan.language, voices: plan.voiceIds, summary, atMs: emu.clock.now() });
+  emu.signatures.put(signature);
+  emu.markDirty('signatures', null, signature.id);
 }
 
 /**

@@ -249,6 +249,8 @@ async function streamSynthesis(
   });
   // The plan is known up front: even a stream cut short carries a signature the emulator knows.
   recordSignature(emu, plan, synth);
+  // The charge and the records above are on disk before the first byte (a failed write is answered as JSON).
+  await emu.persist();
   run = area.startStream(account.id, traceId);
   reply.hijack();
   // The pipeline's onSend hook never runs for a hijacked reply: report ignored fields and a bad header here.

@@ -4,7 +4,7 @@
  * `speech/<account id>/`; reset removes them.
  */
 import * as z from 'zod';
-import { areaOf, checkWith } from '../../core/areas.js';
+import { accountRecords, areaOf, checkWith } from '../../core/areas.js';
 import type { Emulator, StateArea } from '../../core/emulator.js';
 import type { SynthesisPlan } from './model.js';
 
@@ -36,6 +36,11 @@ export function speechArea(emu: Emulator): SpeechArea {
   return areaOf(emu, 'speech', () => newSpeechArea(emu));
 }
 
+/** What is saved of an account's usage: streams still running are not (they end with the process). */
+function saved(record: AccountUsage): AccountUsage {
+  return { ...record, streams: record.streams.filter((s) => s.status !== 'streaming') };
+}
+
 function newSpeechArea(emu: Emulator): StateArea & SpeechArea {
   const usage = new Map<string, AccountUsage>();
   const usageOf = (id: string) => {
@@ -59,7 +64,11 @@ function newSpeechArea(emu: Emulator): StateArea & SpeechArea {
       if (!record) return { requests: 0, usage_characters: 0, streams_active: 0, streams: [] };
       return { ...record, streams_active: record.streams.filter((s) => s.status === 'streaming').length, streams: record.streams.map((s) => ({ ...s })) };
     },
-    save: () => Object.fromEntries([...usage].map(([id, record]) => [id, { ...record, streams: record.streams.filter((s) => s.status !== 'streaming') }])),
+    save: () => Object.fromEntries([...usage].map(([id, record]) => [id, saved(record)])),
+    records: accountRecords((accountId) => {
+      const record = usage.get(accountId);
+      return record && saved(record);
+    }),
     check: checkWith(
       z.record(
         z.string(),
@@ -85,7 +94,7 @@ function newSpeechArea(emu: Emulator): StateArea & SpeechArea {
         const modes = (record.text_normalization_modes ??= {});
         modes[mode] = (modes[mode] ?? 0) + 1;
       }
-      emu.markDirty();
+      emu.markDirty('speech', accountId);
     },
     startStream(accountId, traceId) {
       const record = usageOf(accountId);
@@ -99,7 +108,7 @@ function newSpeechArea(emu: Emulator): StateArea & SpeechArea {
         end(status, events) {
           run.status = status;
           run.events = events;
-          emu.markDirty();
+          emu.markDirty('speech', accountId);
         },
       };
     },

@@ -85,7 +85,7 @@ function close(emu: Emulator, x: AgentSession, atMs: number, status: 'ended' | '
   hb.dropDeadline(emu, agentStore(emu), x.sessionId);
   const account = emu.accounts.byId(x.accountId);
   if (account) hb.armExhaustion(emu, rules, account);
-  emu.markDirty();
+  emu.markDirty(rules.area, x.accountId);
 }
 
 function own(emu: Emulator, account: Account, sessionId: string): AgentSession {
@@ -173,10 +173,14 @@ export async function createAgentSession(
   store.keys.set(keyOf, session.sessionId);
   hb.pruneClosed(emu, rules, account.id);
   hb.armDeadline(emu, rules, session);
-  emu.markDirty();
+  emu.markDirty(rules.area, account.id);
 
   const room = { sessionId: session.sessionId, identity: session.userIdentifier, room: session.roomName, nowMs: now, expireAt: session.expireAt };
-  await hb.signRoomToken(emu, store, room, (token) => (session.userToken = token));
+  // The token comes after the session was marked (a commit may have written it in between): marked again.
+  await hb.signRoomToken(emu, store, room, (token) => {
+    session.userToken = token;
+    emu.markDirty(rules.area, account.id);
+  });
   return { item: await createItem(emu, store, session), traceId: session.traceId };
 }
 
@@ -218,7 +222,7 @@ export function endAgentSession(emu: Emulator, account: Account, sessionId: stri
   close(emu, x, now, 'ended', 'client_end');
   if (x.status === 'failed') {
     x.status = 'ended';
-    emu.markDirty();
+    emu.markDirty(rules.area, account.id);
   }
   return { sessionId: x.sessionId, status: x.status, shouldClose: true };
 }

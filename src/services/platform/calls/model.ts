@@ -92,7 +92,7 @@ function end(emu: Emulator, x: CallSession, atMs: number, reason: EndReason): vo
   x.endedAtMs = Math.max(atMs, x.meter.settledToMs);
   x.endReason = reason;
   hb.dropDeadline(emu, callStore(emu), x.sessionId);
-  emu.markDirty();
+  emu.markDirty(rules.area, x.accountId);
 }
 
 function ownSession(emu: Emulator, account: Account, sessionId: string): CallSession {
@@ -122,7 +122,11 @@ export async function startCall(emu: Emulator, account: Account, body: StartBody
 
   // The same nonce within the window answers the same session, whatever its state.
   const nonceKey = hb.keyFor(account.id, body.client_nonce.toLowerCase());
-  for (const [key, entry] of store.keys) if (now - entry.atMs > NONCE_WINDOW_MS) store.keys.delete(key);
+  for (const [key, entry] of store.keys) {
+    if (now - entry.atMs <= NONCE_WINDOW_MS) continue;
+    store.keys.delete(key);
+    emu.markDirty(rules.area, key.slice(0, key.indexOf(':')));
+  }
   const seen = store.keys.get(nonceKey);
   const replay = seen && store.sessions.get(seen.sessionId);
   if (replay) return startData(emu, store, replay);
@@ -184,10 +188,14 @@ export async function startCall(emu: Emulator, account: Account, body: StartBody
   hb.pruneClosed(emu, rules, account.id);
   hb.armDeadline(emu, rules, session);
   hb.armExhaustion(emu, rules, account);
-  emu.markDirty();
+  emu.markDirty(rules.area, account.id);
 
   const room = { sessionId, identity: session.identity, room: session.roomName, nowMs: now, expireAt: session.expireAt };
-  await hb.signRoomToken(emu, store, room, (token) => (session.token = token));
+  // The token comes after the session was marked (a commit may have written it in between): marked again.
+  await hb.signRoomToken(emu, store, room, (token) => {
+    session.token = token;
+    emu.markDirty(rules.area, account.id);
+  });
   return startData(emu, store, session);
 }
 

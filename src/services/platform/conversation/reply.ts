@@ -97,7 +97,7 @@ export async function runReply(ctx: ReplyContext, userText: string, clock: TurnC
 
   emu.accounts.charge(account, conversationPrice(emu, audioSec));
   emu.signatures.put(speechRecord({ text: reply.text, language: reply.language, voices: [ctx.role.voice_id], summary: synth, atMs: emu.clock.now() }));
-  emu.markDirty();
+  emu.markDirty('accounts', account.id, account.id);
 
   const timings: TurnTimings = {
     first_token_ms: firstTokenMs,

@@ -137,7 +137,8 @@ class Conversation {
     const { role, language } = opened;
     this.session = opened.session;
     this.wire.onClose(addLive(this.state, this.session));
-    this.emu.markDirty();
+    // The account's id stream moved on (a new session id): kept so no id is handed out twice.
+    this.emu.markDirty('ids', null, this.account.id);
     this.ctx = { emu: this.emu, account: this.account, wire: this.wire, role, language, tokenEvents: this.mode === 'text' };
     this.phase = 'listening';
     this.wire.send({ type: 'session_created', session_id: this.session.session_id });

@@ -5,7 +5,7 @@
 import { rm } from 'node:fs/promises';
 import type { Account } from '../../../core/accounts.js';
 import * as z from 'zod';
-import { areaOf, checkWith } from '../../../core/areas.js';
+import { accountRecords, areaOf, checkWith } from '../../../core/areas.js';
 import type { Emulator, StateArea } from '../../../core/emulator.js';
 import { StorageError } from '../../../core/storage.js';
 import { uploadKeyPrefix } from '../../shared/remote.js';
@@ -67,6 +67,10 @@ function createArea(emu: Emulator): UploadArea {
     },
     view: (accountId) => byAccount.get(accountId) ?? [],
     save: () => Object.fromEntries(byAccount),
+    records: accountRecords(
+      (accountId) => byAccount.get(accountId),
+      (list) => (list as UploadRecord[]).map((u) => u.object_key),
+    ),
     check: checkWith(
       z.record(
         z.string(),
@@ -177,7 +181,7 @@ export async function commitUpload(
   const record: UploadRecord = { object_key: objectKey, file_name: input.fileName, size: input.size, scene: input.scene, uploaded_at_ms: emu.clock.now() };
   const area = uploadArea(emu);
   area.byAccount.set(account.id, [...(area.byAccount.get(account.id) ?? []), record]);
-  emu.markDirty();
+  emu.markDirty(AREA, account.id);
   return {
     object_key: objectKey,
     file_name: input.fileName,

@@ -150,6 +150,6 @@ export async function generatePodcast(emu: Emulator, account: Account, plan: Pod
     createdAtMs: emu.clock.now(),
     urlExpiresAtMs: expiresAt,
   });
-  emu.markDirty();
+  emu.markDirty('podcasts', account.id);
   return { audioUrl: emu.downloadUrl('platform', objectKey, expiresAt), objectKey, durationSec, traceId: emu.ids.traceId(account.id) };
 }

@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import * as z from 'zod';
-import { areaOf, checkWith } from '../../../core/areas.js';
+import { accountRecords, areaOf, checkWith } from '../../../core/areas.js';
 import type { Emulator, StateArea } from '../../../core/emulator.js';
 
 /** What the state view shows of one generated podcast. */
@@ -49,6 +49,7 @@ function createArea(emu: Emulator): PodcastArea {
     },
     view: (accountId) => byAccount.get(accountId) ?? [],
     save: () => Object.fromEntries(byAccount),
+    records: accountRecords((accountId) => byAccount.get(accountId)),
     check: checkWith(
       z.record(
         z.string(),

@@ -91,6 +91,6 @@ export function finishStream(emu: Emulator, account: Account, utterance: Utteran
   if (!emu.accounts.canAfford(account, price)) throw new PlatformError('balance', 'insufficient balance for recognition');
   const result = recognizeUtterance(emu, utterance, language);
   emu.accounts.charge(account, price);
-  emu.markDirty();
+  emu.markDirty('accounts', account.id, account.id);
   return result;
 }

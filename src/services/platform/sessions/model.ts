@@ -5,7 +5,7 @@
  */
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { conversationSessions, type ConversationSession } from '../shared/conversation-sessions.js';
+import { CONVERSATION_SESSIONS, conversationSessions, type ConversationSession } from '../shared/conversation-sessions.js';
 import { requireRole } from '../shared/roles.js';
 
 /** Sessions kept per account; the oldest go first. */
@@ -28,9 +28,12 @@ export function createSession(emu: Emulator, account: Account, voiceId: string):
     turns: [],
   };
   sessions.set(session.sessionId, session);
+  emu.markDirty(CONVERSATION_SESSIONS, account.id, session.sessionId);
   const mine = [...sessions.values()].filter((x) => x.accountId === account.id);
-  for (const old of mine.slice(0, Math.max(0, mine.length - MAX_PER_ACCOUNT))) sessions.delete(old.sessionId);
-  emu.markDirty();
+  for (const old of mine.slice(0, Math.max(0, mine.length - MAX_PER_ACCOUNT))) {
+    sessions.delete(old.sessionId);
+    emu.markDirty(CONVERSATION_SESSIONS, account.id, old.sessionId);
+  }
   return session;
 }
 
@@ -40,7 +43,7 @@ export function deleteSession(emu: Emulator, accountId: string, sessionId: strin
   const session = sessions.get(sessionId);
   if (session && session.accountId === accountId) {
     sessions.delete(sessionId);
-    emu.markDirty();
+    emu.markDirty(CONVERSATION_SESSIONS, accountId, sessionId);
   }
   return true;
 }

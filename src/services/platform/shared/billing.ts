@@ -12,5 +12,5 @@ export function priceOf(perSecondMicro: number, durationMs: number): number {
 export function chargeOrRefuse(emu: Emulator, account: Account, micro: number, what: string): void {
   if (!emu.accounts.canAfford(account, micro)) throw new PlatformError('balance', `insufficient balance for ${what}`);
   emu.accounts.charge(account, micro);
-  emu.markDirty();
+  emu.markDirty('accounts', account.id, account.id);
 }

@@ -5,7 +5,7 @@
  */
 import type { Emulator, StateArea } from '../../../core/emulator.js';
 import * as z from 'zod';
-import { areaOf, checkWith, recordViews } from '../../../core/areas.js';
+import { areaOf, checkWith, listRecords, recordViews } from '../../../core/areas.js';
 
 export interface Turn {
   user: string;
@@ -24,7 +24,8 @@ export interface ConversationSession {
 export const MAX_TURNS = 50;
 
 /** The area's name: also the key of its part of a saved snapshot (kept as it was). */
-const AREA = 'conversation_sessions';
+export const CONVERSATION_SESSIONS = 'conversation_sessions';
+const AREA = CONVERSATION_SESSIONS;
 
 interface SessionArea extends StateArea {
   sessions: Map<string, ConversationSession>;
@@ -44,6 +45,11 @@ function createArea(): SessionArea {
       (session) => ({ session_id: session.sessionId, voice_id: session.voiceId, created_at_ms: session.createdAtMs, turns: session.turns.length }),
     ),
     save: () => [...sessions.values()],
+    records: listRecords<ConversationSession>(
+      (s) => s.sessionId,
+      (s) => s.accountId,
+      { one: (id) => sessions.get(id) },
+    ),
     check: checkWith(
       z.array(
         z.looseObject({
@@ -79,5 +85,5 @@ export function appendTurn(emu: Emulator, accountId: string, sessionId: string, 
   if (!session) return;
   session.turns.push({ user: turn.user, reply: turn.reply });
   if (session.turns.length > MAX_TURNS) session.turns.splice(0, session.turns.length - MAX_TURNS);
-  emu.markDirty();
+  emu.markDirty(AREA, accountId, sessionId);
 }

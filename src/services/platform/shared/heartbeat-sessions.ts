@@ -6,7 +6,7 @@
  */
 import type { Account } from '../../../core/accounts.js';
 import * as z from 'zod';
-import { areaOf, checkWith, recordViews } from '../../../core/areas.js';
+import { areaOf, checkWith, recordViews, type SavedRecord, type SavedRecords } from '../../../core/areas.js';
 import type { Emulator, StateArea } from '../../../core/emulator.js';
 import { mintRoomToken } from '../../shared/livekit.js';
 import { budgetMs, settleMeters, type Meter } from './meter.js';
@@ -91,6 +91,7 @@ function createArea<S extends HeartbeatSession, K>(emu: Emulator, rules: Rules<S
       (session) => rules.view(session),
     ),
     save: () => ({ sessions: [...store.sessions.values()], [rules.keysField]: [...store.keys.entries()] }),
+    records: sessionRecords(store, rules.keysField),
     check: checkWith(
       z.looseObject({
         sessions: z.array(z.looseObject({ sessionId: z.string().min(1), accountId: z.string().min(1) })),
@@ -200,7 +201,9 @@ export function advance<S extends HeartbeatSession>(emu: Emulator, rules: Rules<
     rules.timedOut(emu, overdue, target);
   }
   armExhaustion(emu, rules, account);
-  emu.markDirty();
+  // The meters charged the account in place.
+  emu.markDirty(rules.area, account.id);
+  emu.markDirty('accounts', account.id, account.id);
 }
 
 /** Drops the account's oldest ended sessions beyond the cap. */
@@ -242,4 +245,34 @@ export async function signRoomToken<S, K>(
   } finally {
     s.signing.delete(x.sessionId);
   }
+}
+
+/**
+ * The saved part as rows: one per session (`session:<id>`) and one per nonce key (`key:<key>`), each
+ * with its account, so a change rewrites only that account's rows.
+ */
+function sessionRecords<S extends HeartbeatSession, K>(store: SessionStore<S, K>, keysField: string): SavedRecords {
+  const sessionRow = (s: S): SavedRecord => ({ id: `session:${s.sessionId}`, account: s.accountId, value: { session: s } });
+  // Keys are `<account>:<key>` (keyFor).
+  const keyRow = ([key, value]: [string, unknown]): SavedRecord => ({
+    id: `key:${key}`,
+    account: key.slice(0, key.indexOf(':')),
+    value: { key: [key, value] },
+  });
+  return {
+    split(part) {
+      const saved = (part ?? {}) as { sessions?: S[] } & Record<string, unknown>;
+      return [...(saved.sessions ?? []).map(sessionRow), ...((saved[keysField] ?? []) as [string, unknown][]).map(keyRow)];
+    },
+    join(records) {
+      const values = records.map((r) => r.value as { session?: S; key?: [string, K] });
+      return { sessions: values.flatMap((v) => (v.session ? [v.session] : [])), [keysField]: values.flatMap((v) => (v.key ? [v.key] : [])) };
+    },
+    ofAccount(accountId) {
+      const rows: SavedRecord[] = [];
+      for (const s of store.sessions.values()) if (s.accountId === accountId) rows.push(sessionRow(s));
+      for (const entry of store.keys) if (entry[0].startsWith(`${accountId}:`)) rows.push(keyRow(entry));
+      return rows;
+    },
+  };
 }

@@ -116,7 +116,7 @@ export function planTts(emu: Emulator, account: Account, req: TtsRequest): TtsPl
 function commit(emu: Emulator, account: Account, plan: TtsPlan, summary: SynthSummary): void {
   emu.accounts.charge(account, plan.priceMicro);
   emu.signatures.put(speechRecord({ text: plan.synth.text, language: plan.language, voices: [plan.voiceId], summary, atMs: emu.clock.now() }));
-  emu.markDirty();
+  emu.markDirty('accounts', account.id, account.id);
 }
 
 /**

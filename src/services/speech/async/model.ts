@@ -274,12 +274,13 @@ export async function createTask(emu: Emulator, account: Account, body: AsyncBod
     ...(opts.fail ? { note: 'synthesis cut by a fault' } : formats.unsupported ? { note: formats.unsupported } : {}),
   };
   area.byId.set(taskId, task);
-  emu.markDirty();
+  emu.markDirty(AREA, account.id, taskId);
   if (!fail) {
     const making = produce(emu, account, task, planned).catch((err) => {
       emu.logger.error({ err }, 'async synthesis failed');
       task.state = 'failed';
       task.note = 'synthesis failed';
+      emu.markDirty(AREA, task.account_id, task.task_id);
     });
     production.set(task, making);
     emu.clock.track(making);
@@ -344,7 +345,7 @@ async function produce(emu: Emulator, account: Account, task: AsyncTask, planned
       expires_at_ms: task.ready_at_ms + ASYNC_OUTPUT_TTL_MS,
     });
     task.state = 'done';
-    emu.markDirty();
+    emu.markDirty(AREA, task.account_id, task.task_id);
   } finally {
     for (const part of parts) await emu.blobs.remove(part).catch(() => undefined);
   }

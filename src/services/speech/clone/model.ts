@@ -10,7 +10,7 @@ import { findFile, type FileRecord } from '../files/model.js';
 import { extraInfo } from '../stream.js';
 import { checkNewVoiceId, checkVoiceIdFree } from '../voices/ids.js';
 import { synthesizePreview, type Preview } from '../voices/preview.js';
-import { addSpeechVoice, voiceStore } from '../voices/store.js';
+import { addSpeechVoice, dropNewSpeechVoice } from '../voices/store.js';
 import type { CloneBody } from './schema.js';
 import { similarity } from './similarity.js';
 
@@ -126,7 +126,7 @@ export async function cloneVoice(emu: Emulator, account: Account, body: CloneBod
     await emu.blobs.put(demoBlob, preview.bytes);
     return { preview, demoBlob };
   } catch (err) {
-    voiceStore(emu).byId.delete(voiceId); // a refused preview leaves no voice behind
+    dropNewSpeechVoice(emu, account, voiceId); // a refused preview leaves no voice behind
     throw err;
   }
 }

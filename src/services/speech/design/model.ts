@@ -3,7 +3,7 @@ import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { checkNewVoiceId, checkVoiceIdFree } from '../voices/ids.js';
 import { synthesizePreview } from '../voices/preview.js';
-import { addSpeechVoice, voiceRecord, voiceStore } from '../voices/store.js';
+import { addSpeechVoice, dropNewSpeechVoice, voiceRecord } from '../voices/store.js';
 import type { DesignBody } from './schema.js';
 import { designedTone } from './timbre.js';
 
@@ -34,7 +34,7 @@ export async function designVoice(emu: Emulator, account: Account, body: DesignB
     const preview = await synthesizePreview(emu, account, { voiceId, text: body.preview_text, model: PREVIEW_MODEL, watermark: body.aigc_watermark === true });
     return { voice_id: voiceId, trial_audio: preview.bytes.toString('hex') };
   } catch (err) {
-    voiceStore(emu).byId.delete(voiceId); // a refused preview leaves no voice behind
+    dropNewSpeechVoice(emu, account, voiceId); // a refused preview leaves no voice behind
     throw err;
   }
 }

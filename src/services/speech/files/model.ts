@@ -45,6 +45,8 @@ export function filesArea(emu: Emulator): FilesArea {
       name: AREA,
       idOf: (f) => f.file_id,
       accountOf: (f) => f.account_id,
+      // A file whose time is over is swept with its bytes at first use: only the others must be there.
+      blobs: (f) => (f.expires_at_ms !== undefined && emu.clock.now() >= f.expires_at_ms ? [] : [f.blob]),
       record: checkWith(
         z.looseObject({
           file_id: z.number().int(),
@@ -93,14 +95,14 @@ function sweep(emu: Emulator): void {
     if (f.expires_at_ms !== undefined && now >= f.expires_at_ms) {
       area.byId.delete(id);
       void emu.blobs.removeTree(f.blob).catch(() => undefined); // synchronous: gone before any answer
-      emu.markDirty();
+      emu.markDirty(AREA, f.account_id, id);
     }
   }
 }
 
 export function addFile(emu: Emulator, record: FileRecord): void {
   filesArea(emu).byId.set(record.file_id, record);
-  emu.markDirty();
+  emu.markDirty(AREA, record.account_id, record.file_id);
 }
 
 /** A file id as a request gives it: ids beyond 2^53 are well-formed but name no file (ours are smaller). */
@@ -145,8 +147,10 @@ export async function deleteFile(emu: Emulator, account: Account, fileId: FileId
   const f = ownFile(emu, account, fileId);
   if (purpose !== undefined && f.purpose !== purpose) throw invalidParams(`purpose ${purpose} does not match the file's purpose ${f.purpose}`);
   filesArea(emu).byId.delete(f.file_id);
+  emu.markDirty(AREA, f.account_id, f.file_id);
+  // The record is gone on disk before its bytes are: a crash in between never leaves a record naming a missing file.
+  await emu.persist();
   await emu.blobs.remove(f.blob).catch(() => undefined);
-  emu.markDirty();
   return f;
 }
 

@@ -12,7 +12,7 @@
  */
 import type { Account } from '../../../core/accounts.js';
 import * as z from 'zod';
-import { areaOf, checkWith } from '../../../core/areas.js';
+import { accountRecords, areaOf, checkWith } from '../../../core/areas.js';
 import type { Emulator, StateArea } from '../../../core/emulator.js';
 import { ExpectedError } from '../../../core/expected-error.js';
 import { ContainerError, readContainer, type ByteSource, type ContainerInfo } from '../../../audio/container.js';
@@ -205,6 +205,7 @@ export function sttArea(emu: Emulator): SttArea {
       },
       view: (accountId) => usage.get(accountId) ?? { requests: 0, audio_seconds: 0 },
       save: () => Object.fromEntries(usage),
+      records: accountRecords((accountId) => usage.get(accountId)),
       check: checkWith(z.record(z.string(), z.looseObject({ requests: z.number(), audio_seconds: z.number() }))),
       load(data) {
         usage.clear();
@@ -215,7 +216,7 @@ export function sttArea(emu: Emulator): SttArea {
         u.requests++;
         u.audio_seconds = Math.round((u.audio_seconds + durationMs / 1000) * 1000) / 1000;
         usage.set(accountId, u);
-        emu.markDirty();
+        emu.markDirty('speech_to_text', accountId);
       },
     };
   });

@@ -202,6 +202,8 @@ async function writeEventStream(emu: Emulator, req: FastifyRequest, reply: Fasti
     { write, cut: () => void res.end(), endForShutdown: () => void res.end() },
     { status: 200, closing: emu.closing, logger: emu.logger },
   );
+  // What the request changed is on disk before the first byte (a failed write is answered as JSON).
+  await emu.persist();
   reply.hijack();
   const ignored = faultIgnoredHeader(req);
   res.writeHead(200, {

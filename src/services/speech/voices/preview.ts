@@ -37,6 +37,6 @@ export async function synthesizePreview(
   chargeRequest(emu, account, plan);
   const encoded = await encodeAudio('mp3', synth, { sampleRate: 32000, channels: 1, bitrate: 128000 });
   emu.signatures.put(speechRecord({ text: plan.input.text, language: plan.language, voices: plan.voiceIds, summary: synth, atMs: emu.clock.now() }));
-  emu.markDirty();
+  emu.markDirty('accounts', account.id, account.id);
   return { bytes: encoded.bytes, meta: encoded.meta, plan };
 }

@@ -73,7 +73,7 @@ function sweep(emu: Emulator): void {
   for (const [id, v] of byId) {
     if (!v.used && v.deleted_at_ms === undefined && now >= v.expires_at_ms) {
       byId.delete(id);
-      emu.markDirty();
+      emu.markDirty(AREA, v.account_id, id);
     }
   }
 }
@@ -90,10 +90,16 @@ export function voiceRecord(emu: Emulator, voiceId: string): SpeechVoice | undef
   return voiceStore(emu).byId.get(voiceId);
 }
 
+/** Forgets a voice just added whose preview was refused: no voice is left behind. */
+export function dropNewSpeechVoice(emu: Emulator, account: Account, voiceId: string): void {
+  voiceStore(emu).byId.delete(voiceId);
+  emu.markDirty(AREA, account.id, voiceId);
+}
+
 /** Deletes a voice: it leaves the lists and synthesis, and its id stays taken until reset. */
 export function deleteSpeechVoice(emu: Emulator, voice: SpeechVoice): void {
   voice.deleted_at_ms = emu.clock.now();
-  emu.markDirty();
+  emu.markDirty(AREA, voice.account_id, voice.voice_id);
 }
 
 export function addSpeechVoice(emu: Emulator, account: Account, voiceId: string, kind: VoiceKind, toneId: string): SpeechVoice {
@@ -108,7 +114,7 @@ export function addSpeechVoice(emu: Emulator, account: Account, voiceId: string,
     used: false,
   };
   voiceStore(emu).byId.set(voiceId, voice);
-  emu.markDirty();
+  emu.markDirty(AREA, account.id, voiceId);
   return voice;
 }
 
@@ -139,7 +145,7 @@ export function markVoicesUsed(emu: Emulator, voiceIds: readonly string[]): numb
     if (v && !v.used) {
       v.used = true;
       first++;
-      emu.markDirty();
+      emu.markDirty(AREA, v.account_id, id);
     }
   }
   return first;
