@@ -104,15 +104,18 @@ export class StreamGuard<F> implements AudioShaping {
     options.gone?.addEventListener('abort', () => (this.goneAt ??= performance.now()), { once: true });
   }
 
-  /** A new answer on the same stream (a socket's next piece of text): `ttfa_ms` counts again from now. */
-  beginAnswer(): void {
+  /**
+   * A new answer on the same stream (a socket's next piece of text): `ttfa_ms` counts again from now.
+   * `evenTheFirst`: the stream's first answer too (a conversation reply counts from its synthesis).
+   */
+  beginAnswer(evenTheFirst = false): void {
     // A cancelled answer is over: its cut's timing is kept, the next answer's audio is not counted in it.
     if (this.cancelledByClient && this.goneAt !== null) {
       this.cutMs = Math.max(0, Math.round((this.lastAudioAt ?? 0) - this.goneAt));
       this.goneAt = null;
       this.cancelledByClient = false;
     }
-    this.pacer?.restart(performance.now());
+    this.pacer?.restart(performance.now(), evenTheFirst);
   }
 
   /** The client cancelled (bidi `task_cancel`): the journal reports how long audio went on after it. */

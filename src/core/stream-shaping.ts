@@ -133,10 +133,14 @@ export class Pacer {
     this.random = new RandomStream(`pace:${seed}`);
   }
 
-  /** A new answer on the same stream (a socket's next piece): its first audio waits `ttfa_ms` again. */
-  restart(at: number): void {
+  /**
+   * A new answer on the same stream (a socket's next piece): its first audio waits `ttfa_ms` again.
+   * `evenTheFirst`: the first answer too counts from `at` (a conversation reply, whose synthesis starts
+   * after recognition and the language model), not from when the stream began.
+   */
+  restart(at: number, evenTheFirst = false): void {
     // The first answer counts from when the stream began (a socket's upgrade), not from its text.
-    if (this.firstAt === null) return;
+    if (this.firstAt === null && !evenTheFirst) return;
     this.startedAt = at;
     this.firstAt = null;
     this.sentMs = 0;
