@@ -6,7 +6,7 @@ import { REALISTIC_PACE } from '../../src/core/stream-shaping.js';
 import { control, emulatorForFile, startTestEmulator } from '../helpers/emulator.js';
 import { connect, decodeMp3 } from './conversation-helpers.js';
 
-const { emu, ctl } = emulatorForFile();
+const { emu } = emulatorForFile();
 const TEXT = '/api/v1/audio/conversation/stream-text';
 
 async function turn(key: string, fault?: string, platformUrl = emu.platformUrl) {
@@ -16,13 +16,12 @@ async function turn(key: string, fault?: string, platformUrl = emu.platformUrl) 
   const c = await connect(url, fault ? { 'x-emulator-fault': fault } : {});
   let firstAudio = 0;
   let lastAudio = 0;
-  let metaSent = 0;
   c.ws.on('message', (_d, binary) => {
     if (!binary) return;
     lastAudio = performance.now();
     firstAudio ||= lastAudio;
   });
-  metaSent = performance.now();
+  const metaSent = performance.now();
   c.sendJson({ voice_id: 'english_tutor', text_input: 'Tell me a story about the sea.' });
   await c.closed;
   return {
