@@ -9,7 +9,7 @@
  * synthesized speech goes through `sendAudio`: there the guard paces it and applies the faults inside
  * the audio (core/stream-shaping.ts), through the frame's own `render` so it never parses a payload.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { FastifyRequest } from 'fastify';
 import { RandomStream } from './ids.js';
 import type { JournalEntry } from './journal.js';
@@ -18,6 +18,8 @@ import type { FrameKind, StreamEnd, StreamGuardOptions, StreamTransport } from '
 import { takeFault } from './request-context.js';
 import { finishEntry } from './request-finish.js';
 import {
+  FIRST_AUDIO_LEAD_MS,
+  afterATurn,
   flipBytes,
   isPaced,
   Pacer,
@@ -25,6 +27,7 @@ import {
   shapeOf,
   silenceFrames,
   splitInsideFrames,
+  waitUntil,
   withSilence,
   type AudioCarrier,
   type AudioFrame,
@@ -103,15 +106,18 @@ export class StreamGuard<F> implements AudioShaping {
     options.gone?.addEventListener('abort', () => (this.goneAt ??= performance.now()), { once: true });
   }
 
-  /** A new answer on the same stream (a socket's next piece of text): `ttfa_ms` counts again from now. */
-  beginAnswer(): void {
+  /**
+   * A new answer on the same stream (a socket's next piece of text): `ttfa_ms` counts again from now.
+   * `evenTheFirst`: the stream's first answer too (a conversation reply counts from its synthesis).
+   */
+  beginAnswer(evenTheFirst = false): void {
     // A cancelled answer is over: its cut's timing is kept, the next answer's audio is not counted in it.
     if (this.cancelledByClient && this.goneAt !== null) {
       this.cutMs = Math.max(0, Math.round((this.lastAudioAt ?? 0) - this.goneAt));
       this.goneAt = null;
       this.cancelledByClient = false;
     }
-    this.pacer?.restart(performance.now());
+    this.pacer?.restart(performance.now(), evenTheFirst);
   }
 
   /** The client cancelled (bidi `task_cancel`): the journal reports how long audio went on after it. */
@@ -123,13 +129,14 @@ export class StreamGuard<F> implements AudioShaping {
 
   /**
    * `gap_ms` at `gap_at_ms`: the PCM a sender encodes, with the silence inserted (the sender's
-   * encoder then reports the longer duration). The source itself without the fault.
+   * encoder then reports the longer duration). The source itself without the fault. A paced stream's
+   * synthesis starts a turn later (afterATurn), so streams asked together start their clocks together.
    */
   audioSource(source: AsyncIterable<Int16Array>, sampleRate: number, channels: number): AsyncIterable<Int16Array> {
     const { gap_ms: gap, gap_at_ms: at = 0 } = this.shape;
-    if (!gap) return source;
-    this.note(`gap_ms=${gap} at ${at} ms`);
-    return withSilence(source, sampleRate, channels, gap, at);
+    if (gap) this.note(`gap_ms=${gap} at ${at} ms`);
+    const pcm = gap ? withSilence(source, sampleRate, channels, gap, at) : source;
+    return this.pacer ? afterATurn(pcm) : pcm;
   }
 
   /** Frames of silence `audioSource` adds (a header that states its length up front counts them). */
@@ -180,12 +187,13 @@ export class StreamGuard<F> implements AudioShaping {
     const rendered = frame.render(audio, { oddHex, inflate });
     const pacer = this.pacer;
     if (!pacer) return this.deliver(rendered, kind, frame.ms, number);
-    const wait = pacer.due() - performance.now();
-    if (wait < 1) return this.deliver(rendered, kind, frame.ms, number);
-    return this.paced(wait, rendered, kind, frame.ms, number, stop);
+    const lead = pacer.awaitingFirst ? FIRST_AUDIO_LEAD_MS : 0;
+    const due = pacer.due();
+    if (due <= performance.now()) return this.deliver(rendered, kind, frame.ms, number);
+    return this.paced(due, lead, rendered, kind, frame.ms, number, stop);
   }
 
-  private async paced(wait: number, frame: F, kind: FrameKind, ms: number, number: number, stop?: AbortSignal): Promise<boolean> {
+  private async paced(due: number, lead: number, frame: F, kind: FrameKind, ms: number, number: number, stop?: AbortSignal): Promise<boolean> {
     if (!this.paceWaited) {
       this.paceWaited = true;
       this.options.onPaceWait?.();
@@ -196,14 +204,17 @@ export class StreamGuard<F> implements AudioShaping {
     // The client leaving, the piece cancelled or the emulator shutting down each end the wait at once.
     const signals = [gone, stop, closing].filter((x): x is AbortSignal => x !== undefined);
     try {
-      await sleep(wait, undefined, signals.length ? { signal: signals.length === 1 ? signals[0] : AbortSignal.any(signals) } : undefined);
+      await waitUntil(due, lead, signals.length === 1 ? signals[0] : signals.length ? AbortSignal.any(signals) : undefined);
     } catch {
       if (gone?.aborted) return this.stop('left');
       if (stop?.aborted) return false;
       return this.stop(closing?.aborted ? 'shutdown' : 'left');
     }
     if (this.ended) return false;
-    return this.deliver(frame, kind, ms, number);
+    const delivered = await this.deliver(frame, kind, ms, number);
+    // The next chunk is made a turn later: other streams' frames due now leave before that work runs.
+    if (delivered) await nextTurn();
+    return delivered;
   }
 
   /** Writes an audio frame (twice for `duplicate_chunk`) and tells the pacer it left. */

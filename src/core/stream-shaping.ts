@@ -7,6 +7,7 @@
  * (or the latency profile), the pacer, and the byte-level helpers a sender applies where only it can
  * (silence into the PCM before encoding, chunk boundaries inside frames).
  */
+import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyRequest } from 'fastify';
 import type { FaultDirective } from './faults.js';
 import { RandomStream } from './ids.js';
@@ -132,15 +133,24 @@ export class Pacer {
     this.random = new RandomStream(`pace:${seed}`);
   }
 
-  /** A new answer on the same stream (a socket's next piece): its first audio waits `ttfa_ms` again. */
-  restart(at: number): void {
+  /**
+   * A new answer on the same stream (a socket's next piece): its first audio waits `ttfa_ms` again.
+   * `evenTheFirst`: the first answer too counts from `at` (a conversation reply, whose synthesis starts
+   * after recognition and the language model), not from when the stream began.
+   */
+  restart(at: number, evenTheFirst = false): void {
     // The first answer counts from when the stream began (a socket's upgrade), not from its text.
-    if (this.firstAt === null) return;
+    if (this.firstAt === null && !evenTheFirst) return;
     this.startedAt = at;
     this.firstAt = null;
     this.sentMs = 0;
     this.stalled = false;
     this.stallExtra = 0;
+  }
+
+  /** True until the answer's first audio left: its wait gets the precise finish (FIRST_AUDIO_LEAD_MS). */
+  get awaitingFirst(): boolean {
+    return this.firstAt === null;
   }
 
   /** The wall time (performance.now) before which the next audio frame must not leave. */
@@ -185,6 +195,37 @@ export class Pacer {
     const first = this.firstAudioMs === null ? 'no audio sent' : `first audio after ${this.firstAudioMs} ms`;
     return `paced ${asked}: ${first}, ${Math.round(this.sentMs)} ms of audio over ${Math.round(took)} ms`;
   }
+}
+
+/**
+ * How long before its due time a first audio's timer is set: the last stretch is finished by turns of
+ * the event loop, so the first audio leaves on time (not a timer's slack late) and never early.
+ */
+export const FIRST_AUDIO_LEAD_MS = 2;
+
+/**
+ * Waits until `due` (performance.now). Node's timers count whole milliseconds and may fire a fraction
+ * early: a timer covers the wait up to `lead` ms before `due`, turns of the event loop (which keep
+ * serving other work) cover the rest, so nothing leaves before `due`. Rejects when `signal` aborts.
+ */
+export async function waitUntil(due: number, lead: number, signal?: AbortSignal): Promise<void> {
+  const options = signal ? { signal } : undefined;
+  for (;;) {
+    const left = due - performance.now();
+    if (left <= 0) return;
+    if (left > lead + 1) await sleep(left - lead, undefined, options);
+    else await nextTurn(undefined, options);
+  }
+}
+
+/**
+ * The PCM of a paced stream, its first block made one turn of the event loop later: requests that
+ * arrived together with this one are read (their `ttfa_ms` starts counting) before this synthesis
+ * runs, rather than after it. The pace's own wait covers the synthesis.
+ */
+export async function* afterATurn<T>(source: AsyncIterable<T>): AsyncGenerator<T> {
+  await nextTurn();
+  yield* source;
 }
 
 /**

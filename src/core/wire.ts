@@ -32,8 +32,11 @@ export interface SocketWire {
   sendAudioFrame(frame: AudioFrame<object>, event: string, kind: FrameKind, stop?: AbortSignal): boolean | Promise<boolean>;
   /** Where a sender applies the faults only it can (`gap_ms`, `split_frame`), decided by the guard. */
   readonly shaping: AudioShaping;
-  /** A new answer begins on the socket (a piece of text arrived): `ttfa_ms` counts from now. */
-  beginAnswer(): void;
+  /**
+   * A new answer begins on the socket (a piece of text arrived): `ttfa_ms` counts from now; for the
+   * socket's first answer only with `evenTheFirst` (else it counts from the upgrade).
+   */
+  beginAnswer(evenTheFirst?: boolean): void;
   /** The client cancelled the audio in progress: the journal times how long audio went on after it. */
   cancelled(): void;
   /** Closes with a close frame; codes that cannot be sent (1005, 1006, 1015…) drop the connection instead. */
@@ -182,8 +185,8 @@ export function openSocketWire(
       chunkEvent = event;
       return guard.sendAudio(frame, kind, stop);
     },
-    beginAnswer() {
-      guard.beginAnswer();
+    beginAnswer(evenTheFirst) {
+      guard.beginAnswer(evenTheFirst);
     },
     cancelled() {
       guard.cancelled();

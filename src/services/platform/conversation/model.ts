@@ -120,20 +120,19 @@ export function conversationPrice(emu: Emulator, seconds: number): number {
 }
 
 /**
- * Added delays of `EMULATOR_LATENCY=realistic` (ms); `none` adds nothing. They imitate the real
- * service's processing (first character well under its stated 3 s) and show up in the timing fields.
+ * Added delays of `EMULATOR_LATENCY=realistic` (ms) before the text events; `none` adds nothing. They
+ * imitate the real service's processing (first character well under its stated 3 s) and show up in
+ * the timing fields. The reply audio is paced by the profile every audio stream has (REALISTIC_PACE
+ * in core/stream-shaping.ts, through the socket's stream guard), counted from the reply's synthesis.
  */
 export interface LatencyProfile {
   asr: number;
   llmFirstToken: number;
   perToken: number;
-  ttsFirstAudio: number;
 }
 
 export function latencyProfile(emu: Emulator): LatencyProfile {
-  return emu.config.latency === 'realistic'
-    ? { asr: 250, llmFirstToken: 600, perToken: 20, ttsFirstAudio: 350 }
-    : { asr: 0, llmFirstToken: 0, perToken: 0, ttsFirstAudio: 0 };
+  return emu.config.latency === 'realistic' ? { asr: 250, llmFirstToken: 600, perToken: 20 } : { asr: 0, llmFirstToken: 0, perToken: 0 };
 }
 
 /** The meta message, as its schema typed it (conversation/schema.ts). */

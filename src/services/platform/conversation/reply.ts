@@ -78,7 +78,9 @@ export async function runReply(ctx: ReplyContext, userText: string, clock: TurnC
   const llmMs = since(llmStart);
 
   const ttsStart = performance.now();
-  if (latency.ttsFirstAudio) await sleep(latency.ttsFirstAudio, undefined, { signal });
+  // The reply's synthesis is an audio stream of its own: its `ttfa_ms` (the fault's, the account's or
+  // the `--latency realistic` profile's) counts from now, and the guard paces it.
+  wire.beginAnswer(true);
   const encoded = encodeAudioStream('mp3', wire.shaping.audioSource(synth, REPLY_SAMPLE_RATE, 1), {
     sampleRate: REPLY_SAMPLE_RATE,
     channels: 1,

@@ -30,14 +30,15 @@ import { runReply, type ReplyContext } from './reply.js';
 import { afterAudio, beforeMeta, endOfUtterance } from './turn-taking.js';
 
 export function conversationSocket(emu: Emulator, state: ConversationState, socket: WebSocket, req: FastifyRequest, mode: ConversationMode): void {
-  // The reply audio goes through the guard's audio path (pace and audio fault fields); the socket's
-  // `--latency realistic` delays are its own (reply.ts), so no pace profile is added on top.
+  // The reply audio goes through the guard's audio path: the pace and audio fault fields, and under
+  // `--latency realistic` the pace profile every audio stream has (recognition and the language model
+  // keep their own delays, reply.ts).
   const wire = openWire(
     emu,
     socket,
     req,
     () => wire.send({ type: 'error', code: '20003', message: `message: a frame is at most ${MAX_FRAME_BYTES} bytes (8 MiB)` }),
-    { carrier: 'binary', latency: 'none' },
+    { carrier: 'binary', latency: emu.config.latency },
   );
   const fail = (code: string, message: string, closeCode = CLOSE_POLICY) => {
     wire.send({ type: 'error', code, message });
