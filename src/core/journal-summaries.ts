@@ -139,6 +139,11 @@ export function journalRefusedBody(req: FastifyRequest, bodyLimit: number, then:
   const raw = req.raw;
   const hasBody = raw.headers['transfer-encoding'] !== undefined || Number(raw.headers['content-length'] ?? 0) > 0;
   if (!entry || !hasBody || raw.readableEnded || raw.destroyed) return then();
+  // Announced over the limit: its size says enough, nothing of it is read.
+  if (Number(raw.headers['content-length']) > bodyLimit) {
+    journalOversizeBody(req, bodyLimit);
+    return then();
+  }
   const type = String(raw.headers['content-type'] ?? '');
   const text = TEXT_BODY.test(type);
   const keep = text ? Math.min(bodyLimit, TEXT_KEEP_BYTES) : 0;
@@ -153,7 +158,8 @@ export function journalRefusedBody(req: FastifyRequest, bodyLimit: number, then:
     raw.off('data', onData).off('end', finish).off('error', finish).off('close', finish);
     // What the rest of the body holds is dropped as it arrives (the answer may leave before it ends).
     raw.resume();
-    if (!text) entry.request.setBody({ bytes: size, content_type: type || undefined });
+    if (size > bodyLimit) journalOversizeBody(req, bodyLimit);
+    else if (!text) entry.request.setBody({ bytes: size, content_type: type || undefined });
     else if (size > keep) entry.request.setBody(summarize(Buffer.concat(chunks).toString('utf8'), redactKey));
     else journalBodyText(req, Buffer.concat(chunks).toString('utf8'));
     then();
@@ -169,6 +175,24 @@ export function journalRefusedBody(req: FastifyRequest, bodyLimit: number, then:
   };
   const timer = setTimeout(finish, REFUSED_BODY_WAIT_MS).unref();
   raw.on('data', onData).on('end', finish).on('error', finish).on('close', finish);
+}
+
+/**
+ * A body over the route's size limit, refused unread (or read only up to the limit): the entry keeps
+ * its size as far as the client announced it (`Content-Length`; a chunked body has none) and the limit
+ * it broke, so `verify` still finds the request by path and code.
+ */
+export function journalOversizeBody(req: FastifyRequest, bodyLimit = req.routeOptions.bodyLimit): void {
+  const entry = req.ctx?.entry;
+  if (!entry) return;
+  const announced = Number(req.headers['content-length']);
+  const type = req.headers['content-type'];
+  entry.request.setBody({
+    ...(Number.isSafeInteger(announced) && announced > 0 ? { bytes: announced } : {}),
+    content_type: type || undefined,
+    over_limit: true,
+    limit: bodyLimit,
+  });
 }
 
 /** The fault a request arrived with, on its entry: its origin and, as the endpoint takes them, the fields it expressed. */

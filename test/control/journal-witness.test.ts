@@ -210,3 +210,49 @@ describe('socket contents', () => {
     expect(entry.ws_frames_total).toBeGreaterThanOrEqual(frames.length);
   });
 });
+
+describe('a body over the size limit', () => {
+  const big = JSON.stringify({ model: 'speech-02-hd', text: 'x'.repeat(1_100_000) });
+  /** Sent chunked: no Content-Length tells its size. */
+  const chunked = (url: string, headers: Record<string, string>) =>
+    fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: new Blob([big]).stream(),
+      duplex: 'half',
+    } as RequestInit).then((r) => r.json() as Promise<any>);
+
+  it('speech: kept as its announced size and the limit it broke, unread; verify finds it by path and code', async () => {
+    const r = await t2a(emu.speechUrl, null, { raw: big, key: 'witness-big' });
+    expect(r.body.base_resp.status_code).toBe(2013);
+    expect((await newest()).request.body).toEqual({ bytes: Buffer.byteLength(big), content_type: 'application/json', over_limit: true, limit: 1_048_576 });
+    const found = await verify({ path: '/v1/t2a_v2', code: 2013, body: { over_limit: true } }, { exactly: 1 });
+    expect(found.body).toMatchObject({ ok: true, count: 1 });
+
+    // chunked: its size is not known, only that it broke the limit
+    expect((await chunked(`${emu.speechUrl}/v1/t2a_v2`, { authorization: 'Bearer witness-big' })).base_resp.status_code).toBe(2013);
+    expect((await newest()).request.body).toEqual({ content_type: 'application/json', over_limit: true, limit: 1_048_576 });
+
+    // refused by a fault before the body is read: the same summary, not the body's first megabyte
+    const faulted = await t2a(emu.speechUrl, null, { raw: big, key: 'witness-big', headers: { 'X-Emulator-Fault': 'status=503' } });
+    expect(faulted.status).toBe(503);
+    expect((await newest()).request.body).toEqual({ bytes: Buffer.byteLength(big), content_type: 'application/json', over_limit: true, limit: 1_048_576 });
+  });
+
+  it('platform: the same summary on the family error; chunked without a size', async () => {
+    const pc = control(emu.platformUrl);
+    const url = `${emu.platformUrl}/v1/text-to-speech`;
+    const r = await call(url, { body: big, headers: { 'content-type': 'application/json', 'x-api-key': 'witness-big' } });
+    expect(r.body.error_code).toBe(10001);
+    expect((await pc.journal({ limit: 1 })).body.entries[0].request.body).toEqual({
+      bytes: Buffer.byteLength(big),
+      content_type: 'application/json',
+      over_limit: true,
+      limit: 1_048_576,
+    });
+    expect((await chunked(url, { 'x-api-key': 'witness-big' })).error_code).toBe(10001);
+    expect((await pc.journal({ limit: 1 })).body.entries[0].request.body).toEqual({ content_type: 'application/json', over_limit: true, limit: 1_048_576 });
+    const found = await pc.call('POST', '/verify', { request: { path: '/v1/text-to-speech', code: 10001, body: { over_limit: true } }, exactly: 2 });
+    expect(found.body).toMatchObject({ ok: true, count: 2 });
+  });
+});

@@ -6,6 +6,7 @@ import { MAX_FRAME_BYTES, socketErrorHandler } from '../../core/wire.js';
 import { registerDownloads } from '../../core/downloads.js';
 import type { Emulator } from '../../core/emulator.js';
 import { classifyBodyError, type BodyError } from '../../core/body-errors.js';
+import { journalOversizeBody } from '../../core/journal-summaries.js';
 import { installLifecycle } from '../../core/lifecycle.js';
 import { StorageError } from '../../core/storage.js';
 import { pathOf, sendJson } from '../../core/request-context.js';
@@ -71,6 +72,7 @@ export async function setupPlatformApp(app: FastifyInstance, emu: Emulator): Pro
     if (err instanceof StorageError) return sendPlatformError(req, reply, new PlatformError('internal', err.message));
     if (err.validation) return sendPlatformError(req, reply, new PlatformError('param', validationText(err)));
     const bodyError = classifyBodyError(err);
+    if (bodyError?.kind === 'too_large') journalOversizeBody(req);
     if (bodyError) return sendPlatformError(req, reply, new PlatformError('param', bodyErrorText(req, bodyError)));
     emu.logger.error({ err, path: pathOf(req) }, 'platform handler failed');
     return sendPlatformError(req, reply, new PlatformError('internal', 'internal server error'));
