@@ -87,7 +87,10 @@ export function withoutAudio(frame: unknown): FrameContent {
   const size: [number] = [0];
   const content = walk(value, size, 0);
   if (size[0] <= FRAME_CONTENT_MAX) return { content, bytes: size[0], truncated: false };
-  // Over the frame's bound: strings cut shorter, arrays to 20 items (the journal's body summary).
+  // Over the frame's bound: strings cut shorter, arrays to 20 items (the journal's body summary); an
+  // object of many fields is still larger, so its JSON is then kept as text, cut at the bound.
   const cut = summarize(content, redactKey);
-  return { content: cut, bytes: Math.min(size[0], FRAME_CONTENT_MAX), truncated: true };
+  const text = JSON.stringify(cut);
+  if (text.length <= FRAME_CONTENT_MAX) return { content: cut, bytes: text.length, truncated: true };
+  return { content: `${text.slice(0, FRAME_CONTENT_MAX)}…(${text.length} chars)`, bytes: FRAME_CONTENT_MAX, truncated: true };
 }

@@ -185,6 +185,18 @@ describe('socket contents', () => {
     expect(JSON.stringify(entry.ws_frames)).not.toMatch(/[0-9a-f]{64}/);
   });
 
+  it('a frame of many small fields is held to the per-frame bound too, and no credential in it is kept', async () => {
+    const wide: Record<string, unknown> = { event: 'task_start', api_key: 'frame-secret-key-1', tokens: ['x'] };
+    for (let i = 0; i < 20_000; i++) wide[`k${i}`] = i;
+    await session(emu.speechUrl, [wide]);
+    const frame = (await newest({ path: '/ws/v1/t2a_v2' })).ws_frames.find((f: any) => f.dir === 'in' && f.type === 'text');
+    expect(frame.truncated).toBe(true);
+    // kept as the start of its JSON, cut at the bound
+    expect(frame.content).toMatch(/^\{"event":"task_start","api_key":"fram…[0-9a-f]{6}".*…\(\d+ chars\)$/);
+    expect(frame.content.length).toBeLessThan(4096 + 32);
+    expect(JSON.stringify(frame)).not.toMatch(/frame-secret-key/);
+  });
+
   it('the conversation socket: asr_final and the reply text are in the entry; audio frames by size', async () => {
     const spoken = 'Hello, what is the weather like tomorrow?';
     const { pcm } = await spokenPcm(emu.emulator, spoken);
