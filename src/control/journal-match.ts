@@ -5,7 +5,7 @@
  */
 import * as z from 'zod';
 import { redactKey } from '../core/accounts.js';
-import { entryCode, type JournalEntry } from '../core/journal.js';
+import { entryCode, isSecretField, type JournalEntry } from '../core/journal.js';
 import { journalHeaderValue } from '../core/journal-summaries.js';
 
 /** The matcher's fields (verify's `request`; the journal query names the same ones). */
@@ -78,13 +78,10 @@ function cut(text: string): string {
   return text.length > 120 ? `${text.slice(0, 117)}…` : text;
 }
 
-/** Query parameters that carry a credential: the journal keeps them redacted (core/journal-entry.ts). */
-const SECRET_QUERY = /^(apikey|api_key|authorization|x-api-key|token|usertoken)$/i;
-
 /** A query value as the journal keeps it: text from the URL (a number or boolean asked for matches its text), a credential redacted. */
 function queryValue(expected: string | number | boolean | string[], name: string): string | string[] {
   if (Array.isArray(expected)) return expected.map((v) => queryValue(v, name) as string);
-  return SECRET_QUERY.test(name) ? redactKey(String(expected)) : String(expected);
+  return isSecretField(name) ? redactKey(String(expected)) : String(expected);
 }
 
 /** The matcher fields an entry fails, each naming the field, what was expected and what the entry has. */

@@ -4,7 +4,7 @@
  * journal can hold its contents to a bound in bytes (core/journal.ts).
  */
 import { redactKey } from './accounts.js';
-import { summarize } from './journal-entry.js';
+import { isSecretField, summarize } from './journal-entry.js';
 
 /** A frame's content is at most about this many bytes; a larger one is summarized and marked `truncated`. */
 export const FRAME_CONTENT_MAX = 4096;
@@ -15,8 +15,6 @@ const PARSE_MAX = 16 * 1024 * 1024;
 
 /** Fields that carry audio as text (hex or base64): shown as their size. */
 const AUDIO_FIELDS = new Set(['audio', 'audio_data', 'audio_hex', 'audio_base64']);
-/** Fields that carry a credential: shown redacted, as in request bodies. */
-const SECRET_FIELDS = new Set(['apikey', 'api_key', 'authorization', 'x-api-key', 'token', 'usertoken']);
 
 export interface FrameContent {
   content: unknown;
@@ -54,7 +52,8 @@ function walk(value: unknown, size: [number], depth: number): unknown {
   for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
     size[0] += k.length + 4;
     if (typeof v === 'string' && AUDIO_FIELDS.has(k)) out[k] = audioSize(v);
-    else if (typeof v === 'string' && SECRET_FIELDS.has(k.toLowerCase())) out[k] = redactKey(v);
+    // A credential, shown redacted as in request bodies (every string under it).
+    else if (isSecretField(k)) out[k] = summarize(v, redactKey, 0, true);
     else out[k] = walk(v, size, depth + 1);
   }
   return out;

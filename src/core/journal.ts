@@ -13,6 +13,7 @@ export {
   JournalRequest,
   JournalResponse,
   entryCode,
+  isSecretField,
   summarize,
   type EntryFields,
   type EntryListener,

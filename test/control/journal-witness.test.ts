@@ -149,6 +149,49 @@ describe('listener and matching', () => {
     expect(bad.body.error.message).toMatch(/header.*name:value/);
   });
 
+  it('a credential in the query is never kept, given once or repeated; verify matches it redacted', async () => {
+    const pc = control(emu.platformUrl);
+    await call(`${emu.platformUrl}/v1/voices?api_key=query-secret-one&api_key=query-secret-two&lang=en`);
+    const entry = (await pc.journal({ limit: 1 })).body.entries[0];
+    expect(entry.request.query.api_key).toEqual([expect.stringMatching(/^quer…[0-9a-f]{6}$/), expect.stringMatching(/^quer…[0-9a-f]{6}$/)]);
+    expect(JSON.stringify(entry)).not.toMatch(/query-secret/);
+    const found = await pc.call('POST', '/verify', { request: { query: { api_key: ['query-secret-one', 'query-secret-two'], lang: 'en' } }, exactly: 1 });
+    expect(found.status).toBe(200);
+    const miss = await pc.call('POST', '/verify', { request: { query: { api_key: ['query-secret-one', 'query-secret-six'] } } });
+    expect(miss.status).toBe(409);
+    expect(JSON.stringify(miss.body)).not.toMatch(/query-secret/);
+  });
+
+  it('header values are compared exactly; bad filters are refused naming the field', async () => {
+    await t2a(emu.speechUrl, req(), { headers: { 'X-Request-Id': 'Abc-1' } });
+    expect((await verify({ headers: { 'x-request-id': 'abc-1' } })).status).toBe(409);
+    expect((await verify({ headers: { 'X-Request-ID': 'Abc-1' } }, { exactly: 1 })).status).toBe(200);
+    for (const [query, field] of [
+      [{ listener: 'backup' }, 'listener'],
+      [{ status: 'abc' }, 'status'],
+      [{ fault: 'yes' }, 'fault'],
+      [{ since_ms: -1 }, 'since_ms'],
+      [{ header: ':no-name' }, 'header'],
+      [{ query: 'no-colon' }, 'query'],
+    ] as const) {
+      const r = await ctl.journal(query as Record<string, string>);
+      expect(r.status, JSON.stringify(query)).toBe(400);
+      expect(r.body.error.message).toMatch(new RegExp(`field ${field}:`));
+    }
+    for (const [request, field] of [
+      [{ listener: 'backup' }, 'request.listener'],
+      [{ headers: { 'x-request-id': 1 } }, 'request.headers.x-request-id'],
+      [{ headers: 'x-request-id:1' }, 'request.headers'],
+      [{ query: { tag: { a: 1 } } }, 'request.query.tag'],
+      [{ fault: 'yes' }, 'request.fault'],
+      [{ until_ms: 'soon' }, 'request.until_ms'],
+    ] as const) {
+      const r = await verify(request);
+      expect(r.status, JSON.stringify(request)).toBe(400);
+      expect(r.body.error.message).toMatch(new RegExp(`field ${field.replace(/\./g, '\\.')}:`));
+    }
+  });
+
   it('by a window on the emulator clock and by fault', async () => {
     await ctl.freeze(true);
     const t0 = (await ctl.clock()).body.now_ms as number;
