@@ -162,6 +162,16 @@ describe('listener and matching', () => {
     expect(JSON.stringify(miss.body)).not.toMatch(/query-secret/);
   });
 
+  it('a body is matched against its summary: a long text by its start and length, a credential redacted and never echoed', async () => {
+    const long = `Long ${'y'.repeat(300)}`;
+    await t2a(emu.speechUrl, { ...req({}, long), api_key: 'body-secret-key-1' });
+    expect((await verify({ body: { text: long, api_key: 'body-secret-key-1' } }, { exactly: 1 })).status).toBe(200);
+    const miss = await verify({ body: { api_key: 'body-secret-key-2' } });
+    expect(miss.status).toBe(409);
+    expect(miss.body.near_misses[0].differences[0]).toMatch(/^body\.api_key: expected "body…[0-9a-f]{6}", got "body…[0-9a-f]{6}"$/);
+    expect(JSON.stringify(miss.body)).not.toMatch(/body-secret-key/);
+  });
+
   it('header values are compared exactly; bad filters are refused naming the field', async () => {
     await t2a(emu.speechUrl, req(), { headers: { 'X-Request-Id': 'Abc-1' } });
     expect((await verify({ headers: { 'x-request-id': 'abc-1' } })).status).toBe(409);
