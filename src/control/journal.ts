@@ -90,6 +90,9 @@ export function journalRoutes(app: FastifyInstance, emu: Emulator): void {
   app.get('/journal', { ...input({ query: JOURNAL_QUERY_KEYS, what: 'journal query' }), schema: { querystring: journalQuery } }, async (req) => {
     const q = req.query as JournalQueryInput;
     const { limit, path, account, header, ...rest } = q;
+    if (q.since_ms !== undefined && q.until_ms !== undefined && q.since_ms >= q.until_ms) {
+      throw new ControlError(400, `journal query field since_ms: must be before until_ms (${q.since_ms} >= ${q.until_ms})`);
+    }
     const matcher: Matcher = { ...rest, headers: header };
     const filtered = Object.values(matcher).some((v) => v !== undefined);
     const entries = emu.journal.list({

@@ -72,7 +72,7 @@ const AUDIO_IN_TEXT = /"(audio|audio_data|audio_hex|audio_base64)"\s*:\s*"([A-Za
  * What the journal keeps of a frame: a parsed value or JSON text (parsed when it is JSON; its audio
  * fields as their size), or text that is not JSON (bounded).
  */
-export function withoutAudio(frame: unknown): FrameContent {
+export function frameContent(frame: unknown): FrameContent {
   let value = frame;
   if (typeof frame === 'string') {
     const text = frame.trim();

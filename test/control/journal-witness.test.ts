@@ -183,6 +183,7 @@ describe('listener and matching', () => {
       [{ since_ms: -1 }, 'since_ms'],
       [{ header: ':no-name' }, 'header'],
       [{ query: 'no-colon' }, 'query'],
+      [{ since_ms: 20, until_ms: 10 }, 'since_ms'],
     ] as const) {
       const r = await ctl.journal(query as Record<string, string>);
       expect(r.status, JSON.stringify(query)).toBe(400);
