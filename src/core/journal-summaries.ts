@@ -139,13 +139,15 @@ export function journalRefusedBody(req: FastifyRequest, bodyLimit: number, then:
   const raw = req.raw;
   const hasBody = raw.headers['transfer-encoding'] !== undefined || Number(raw.headers['content-length'] ?? 0) > 0;
   if (!entry || !hasBody || raw.readableEnded || raw.destroyed) return then();
-  // Announced over the limit: its size says enough, nothing of it is read.
-  if (Number(raw.headers['content-length']) > bodyLimit) {
+  const type = String(raw.headers['content-type'] ?? '');
+  const text = TEXT_BODY.test(type);
+  const announced = Number(raw.headers['content-length']) || 0;
+  // A text body announced over the limit: its size says enough, nothing of it is read. (The limit is
+  // the text parsers'; a multipart upload or raw audio is streamed by its route under its own limits.)
+  if (text && announced > bodyLimit) {
     journalOversizeBody(req, bodyLimit);
     return then();
   }
-  const type = String(raw.headers['content-type'] ?? '');
-  const text = TEXT_BODY.test(type);
   const keep = text ? Math.min(bodyLimit, TEXT_KEEP_BYTES) : 0;
   const chunks: Buffer[] = [];
   let size = 0;
@@ -158,8 +160,8 @@ export function journalRefusedBody(req: FastifyRequest, bodyLimit: number, then:
     raw.off('data', onData).off('end', finish).off('error', finish).off('close', finish);
     // What the rest of the body holds is dropped as it arrives (the answer may leave before it ends).
     raw.resume();
-    if (size > bodyLimit) journalOversizeBody(req, bodyLimit);
-    else if (!text) entry.request.setBody({ bytes: size, content_type: type || undefined });
+    if (!text) entry.request.setBody({ bytes: Math.max(size, announced), content_type: type || undefined });
+    else if (size > bodyLimit) journalOversizeBody(req, bodyLimit);
     else if (size > keep) entry.request.setBody(summarize(Buffer.concat(chunks).toString('utf8'), redactKey));
     else journalBodyText(req, Buffer.concat(chunks).toString('utf8'));
     then();

@@ -320,5 +320,15 @@ describe('a body over the size limit', () => {
     expect((await pc.journal({ limit: 1 })).body.entries[0].request.body).toEqual({ content_type: 'application/json', over_limit: true, limit: 1_048_576 });
     const found = await pc.call('POST', '/verify', { request: { path: '/v1/text-to-speech', code: 10001, body: { over_limit: true } }, exactly: 2 });
     expect(found.body).toMatchObject({ ok: true, count: 2 });
+
+    // an upload is not held to the JSON limit: refused (no key), it is kept by its whole size, not as over the limit
+    const form = new FormData();
+    form.append('purpose', 'voice_clone');
+    form.append('file', new Blob([Buffer.alloc(3_000_000)], { type: 'audio/wav' }), 'big.wav');
+    const upload = await call(`${emu.platformUrl}/v1/files/upload`, { body: form });
+    expect(upload.body.error_code).toBeDefined();
+    const body = (await pc.journal({ limit: 1 })).body.entries[0].request.body;
+    expect(body).toEqual({ bytes: expect.any(Number), content_type: expect.stringMatching(/^multipart\/form-data/) });
+    expect(body.bytes).toBeGreaterThan(3_000_000);
   });
 });
