@@ -21,7 +21,8 @@ const pairs = z
     for (const item of [v].flat()) {
       const at = item.indexOf(':');
       if (at <= 0) {
-        ctx.addIssue({ code: 'custom', message: `expected name:value, got ${JSON.stringify(item.slice(0, 60))}` });
+        // What was given is not echoed: it may be a credential (`authorization Bearer …` without its colon).
+        ctx.addIssue({ code: 'custom', message: `expected name:value, got ${at < 0 ? 'no colon' : 'no name before the colon'}` });
         return z.NEVER;
       }
       out[item.slice(0, at).trim()] = item.slice(at + 1).trim();

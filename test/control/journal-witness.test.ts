@@ -189,6 +189,8 @@ describe('listener and matching', () => {
       expect(r.status, JSON.stringify(query)).toBe(400);
       expect(r.body.error.message).toMatch(new RegExp(`field ${field}:`));
     }
+    const noColon = await ctl.journal({ header: 'authorization Bearer filter-secret-key' });
+    expect(noColon.body.error.message).toBe('journal query field header: expected name:value, got no colon');
     for (const [request, field] of [
       [{ listener: 'backup' }, 'request.listener'],
       [{ headers: { 'x-request-id': 1 } }, 'request.headers.x-request-id'],
