@@ -29,21 +29,8 @@ export const matcherFields = {
   until_ms: z.int().min(0).optional(),
 };
 
-export type Matcher = {
-  service?: 'speech' | 'platform';
-  listener?: 'speech' | 'speech-backup' | 'platform';
-  method?: string;
-  path?: string;
-  account?: string;
-  status?: number;
-  code?: number | string;
-  body?: unknown;
-  headers?: Record<string, string>;
-  query?: Record<string, string | number | boolean | string[]>;
-  fault?: boolean;
-  since_ms?: number;
-  until_ms?: number;
-};
+/** What a matcher names (verify's `request`; the journal query gives the same fields). */
+export type Matcher = z.output<ReturnType<typeof z.object<typeof matcherFields>>>;
 
 /** True when every field of `expected` is in `actual` with a matching value (arrays: same length, item by item). */
 export function jsonSubset(expected: unknown, actual: unknown): boolean {
