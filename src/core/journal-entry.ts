@@ -378,6 +378,12 @@ export function summarize(value: unknown, redact: (s: string) => string, depth =
     return items;
   }
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = summarize(v, redact, depth + 1, secret || isSecretField(k));
+  const fields = Object.entries(value as Record<string, unknown>);
+  for (const [k, v] of fields.slice(0, FIELDS_KEPT)) out[k] = summarize(v, redact, depth + 1, secret || isSecretField(k));
+  // An object of many fields would hold as much as its body: its first fields and their count.
+  if (fields.length > FIELDS_KEPT) out['…'] = `(${fields.length} fields)`;
   return out;
 }
+
+/** Fields of one object a summary keeps (arrays keep 20 items). */
+const FIELDS_KEPT = 50;

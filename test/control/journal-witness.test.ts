@@ -172,6 +172,16 @@ describe('listener and matching', () => {
     expect(JSON.stringify(miss.body)).not.toMatch(/body-secret-key/);
   });
 
+  it('a body of many fields is kept as its first 50 and their count (the summary stays small whatever the body holds)', async () => {
+    const extra: Record<string, number> = {};
+    for (let i = 0; i < 30_000; i++) extra[`field_${i}`] = i;
+    await t2a(emu.speechUrl, { ...req({}, 'Wide body.'), extra });
+    const body = (await newest()).request.body;
+    expect(Object.keys(body.extra)).toHaveLength(51);
+    expect(body.extra).toMatchObject({ field_0: 0, field_49: 49, '…': '(30000 fields)' });
+    expect((await verify({ body: { text: 'Wide body.', extra: { field_3: 3 } } }, { exactly: 1 })).status).toBe(200);
+  });
+
   it('header values are compared exactly; bad filters are refused naming the field', async () => {
     await t2a(emu.speechUrl, req(), { headers: { 'X-Request-Id': 'Abc-1' } });
     expect((await verify({ headers: { 'x-request-id': 'abc-1' } })).status).toBe(409);
@@ -241,9 +251,11 @@ describe('socket contents', () => {
     expect(JSON.stringify(entry.ws_frames)).not.toMatch(/[0-9a-f]{64}/);
   });
 
-  it('a frame of many small fields is held to the per-frame bound too, and no credential in it is kept', async () => {
+  it('a frame of many small fields is held to the per-frame bound too (the start of its JSON), and no credential in it is kept', async () => {
     const wide: Record<string, unknown> = { event: 'task_start', api_key: 'frame-secret-key-1', tokens: ['x'] };
-    for (let i = 0; i < 20_000; i++) wide[`k${i}`] = i;
+    // 100 × 100 small fields: even its summary (50 × 50 fields) is over the frame's bound
+    const row = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`f${i}`, i]));
+    for (let i = 0; i < 100; i++) wide[`k${i}`] = row;
     await session(emu.speechUrl, [wide]);
     const frame = (await newest({ path: '/ws/v1/t2a_v2' })).ws_frames.find((f: any) => f.dir === 'in' && f.type === 'text');
     expect(frame.truncated).toBe(true);
