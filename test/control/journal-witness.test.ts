@@ -59,6 +59,15 @@ describe('a faulted request is recorded whole', () => {
     expect(unparsed.body.error_code).toBeDefined();
     const pc = control(emu.platformUrl);
     expect((await pc.journal({ limit: 1 })).body.entries[0].request.body).toBe('hello there');
+    // and on a route that reads JSON with the platform's own parser: the same 10001 answer, the body kept
+    const tts = await call(`${emu.platformUrl}/v1/text-to-speech`, {
+      body: '{"text": oops',
+      headers: { 'content-type': 'application/json', 'x-api-key': 'witness-a' },
+    });
+    expect(tts.status).toBe(400);
+    expect(tts.body.error_code).toBe(10001);
+    expect(tts.body.error_message).toMatch(/not valid JSON/);
+    expect((await pc.journal({ limit: 1 })).body.entries[0].request.body).toBe('{"text": oops');
   });
 
   it('a stream cut by cut_after_chunks: the fault says the chunk it cut at; the stream its bytes and first event without audio', async () => {

@@ -6,6 +6,7 @@ import { MAX_FRAME_BYTES, socketErrorHandler } from '../../core/wire.js';
 import { registerDownloads } from '../../core/downloads.js';
 import type { Emulator } from '../../core/emulator.js';
 import { classifyBodyError, type BodyError } from '../../core/body-errors.js';
+import { journalRefusedJson } from '../../core/json-body.js';
 import { journalOversizeBody } from '../../core/journal-summaries.js';
 import { installLifecycle } from '../../core/lifecycle.js';
 import { StorageError } from '../../core/storage.js';
@@ -79,6 +80,8 @@ export async function setupPlatformApp(app: FastifyInstance, emu: Emulator): Pro
   });
 
   app.setNotFoundHandler(notFound);
+  // Fastify's JSON parser as before; a body it refuses is journaled as text (the answer is the same 10001).
+  journalRefusedJson(app);
 
   await app.register(multipart, { limits: { fileSize: 256 * 1024 * 1024, files: 1, fields: 16 } });
   await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES }, errorHandler: socketErrorHandler });
