@@ -68,7 +68,8 @@ function cut(text: string): string {
 /** A query value as the journal keeps it: text from the URL (a number or boolean asked for matches its text), a credential redacted. */
 function queryValue(expected: string | number | boolean | string[], name: string): string | string[] {
   if (Array.isArray(expected)) return expected.map((v) => queryValue(v, name) as string);
-  return isSecretField(name) ? redactKey(String(expected)) : String(expected);
+  // Summarized as the entry's query was (a credential redacted, a long value as its start and length).
+  return summarize(String(expected), redactKey, 0, isSecretField(name)) as string;
 }
 
 /** The matcher fields an entry fails, each naming the field, what was expected and what the entry has. */

@@ -160,11 +160,15 @@ describe('listener and matching', () => {
 
   it('a credential in the query is never kept, given once or repeated; verify matches it redacted', async () => {
     const pc = control(emu.platformUrl);
-    await call(`${emu.platformUrl}/v1/voices?api_key=query-secret-one&api_key=query-secret-two&lang=en`);
+    const long = 'q'.repeat(300);
+    await call(`${emu.platformUrl}/v1/voices?api_key=query-secret-one&api_key=query-secret-two&lang=en&long=${long}`);
     const entry = (await pc.journal({ limit: 1 })).body.entries[0];
     expect(entry.request.query.api_key).toEqual([expect.stringMatching(/^quer…[0-9a-f]{6}$/), expect.stringMatching(/^quer…[0-9a-f]{6}$/)]);
     expect(JSON.stringify(entry)).not.toMatch(/query-secret/);
-    const found = await pc.call('POST', '/verify', { request: { query: { api_key: ['query-secret-one', 'query-secret-two'], lang: 'en' } }, exactly: 1 });
+    const found = await pc.call('POST', '/verify', {
+      request: { query: { api_key: ['query-secret-one', 'query-secret-two'], lang: 'en', long } },
+      exactly: 1,
+    });
     expect(found.status).toBe(200);
     const miss = await pc.call('POST', '/verify', { request: { query: { api_key: ['query-secret-one', 'query-secret-six'] } } });
     expect(miss.status).toBe(409);
