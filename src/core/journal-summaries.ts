@@ -97,7 +97,17 @@ export function journalBody(req: FastifyRequest): void {
   // A small body is summarized when the journal is read; a large one at once, so the entry never
   // holds a large parsed body.
   if (Number(req.headers['content-length']) <= LAZY_BODY_MAX_BYTES) entry.request.keepBody(req.body, summarizeBody);
-  else entry.request.setBody(summarize(req.body, redactKey));
+  else entry.request.setBody(boundedSummary(summarize(req.body, redactKey)));
+}
+
+/**
+ * A large body's summary, held to LAZY_BODY_MAX_BYTES of JSON: a body of many small nested fields
+ * stays large even summarized, and is then kept as the start of its summary's JSON (as a frame is).
+ */
+function boundedSummary(summary: unknown): unknown {
+  if (summary === null || typeof summary !== 'object') return summary;
+  const text = JSON.stringify(summary);
+  return text.length <= LAZY_BODY_MAX_BYTES ? summary : `${text.slice(0, LAZY_BODY_MAX_BYTES)}…(${text.length} chars)`;
 }
 
 /** A body as text: its JSON summarized when it is JSON, else the text itself (bounded like any string). */
@@ -118,7 +128,8 @@ export function journalBodyText(req: FastifyRequest, text: string): void {
   const entry = req.ctx?.entry;
   if (!entry) return;
   if (text.length <= LAZY_BODY_MAX_BYTES) entry.request.keepBody(text, summarizeBodyText as (v: unknown) => unknown);
-  else entry.request.setBody(summarize(text, redactKey));
+  // A large JSON body is summarized as JSON too (verify matches its fields), now: the text is not held.
+  else entry.request.setBody(boundedSummary(summarizeBodyText(text)));
 }
 
 /** Content types whose body the journal shows as text (JSON, forms, text); others by their size. */

@@ -26,6 +26,30 @@ describe('a faulted request is recorded whole', () => {
     expect((await verify({ body: { text: 'Boom' }, fault: false, code: 0 }, { exactly: 1 })).status).toBe(200);
   });
 
+  it('a faulted body over 16 KiB is kept as its JSON summary too (verify matches its fields); a summary is bounded in bytes', async () => {
+    const padded = {
+      ...req({}, 'Boom big'),
+      pronunciation_dict: { tone: Array.from({ length: 400 }, (_, i) => `word${i}/(wo${i})`) },
+      pad: 'p'.repeat(20_000),
+    };
+    await t2a(emu.speechUrl, padded, { headers: { 'X-Emulator-Fault': 'code=1002' } });
+    expect((await newest()).request.body).toMatchObject({ text: 'Boom big', pad: `${'p'.repeat(64)}…(20000 chars)` });
+    expect((await verify({ code: 1002, body: { text: 'Boom big' } }, { exactly: 1 })).status).toBe(200);
+
+    // 50 × 50 × 40 small fields: within the field caps, but their summary would hold them all
+    const deep = Object.fromEntries(
+      Array.from({ length: 50 }, (_, i) => [
+        `a${i}`,
+        Object.fromEntries(Array.from({ length: 50 }, (_, j) => [`b${j}`, Object.fromEntries(Array.from({ length: 40 }, (_, k) => [`c${k}`, k]))])),
+      ]),
+    );
+    await t2a(emu.speechUrl, { ...req({}, 'Deep.'), deep });
+    const body = (await newest()).request.body;
+    expect(typeof body).toBe('string');
+    expect(body).toMatch(/^\{"model":.*…\(\d+ chars\)$/);
+    expect(body.length).toBeLessThan(16 * 1024 + 32);
+  });
+
   it('a rule fault (status=429, then code=1039): bodies journaled, origin is the rule id, unexpressed fields are listed ignored', async () => {
     const rule = await ctl.addFault({ path: '/v1/t2a_v2', times: 1, fault: { status: 429, cut_after_chunks: 2 } });
     const first = await t2a(emu.speechUrl, req({}, 'Rule one'), { key: 'witness-b' });
