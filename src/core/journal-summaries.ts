@@ -93,11 +93,20 @@ const LAZY_BODY_MAX_BYTES = 16 * 1024;
 /** Records the parsed body once (the lifecycle does it right after parsing, before validation). */
 export function journalBody(req: FastifyRequest): void {
   const entry = req.ctx?.entry;
-  if (!entry || req.body === undefined) return;
+  if (!entry) return;
+  if (req.body === undefined) return journalStreamedBody(req);
   // A small body is summarized when the journal is read; a large one at once, so the entry never
   // holds a large parsed body.
   if (Number(req.headers['content-length']) <= LAZY_BODY_MAX_BYTES) entry.request.keepBody(req.body, summarizeBody);
   else entry.request.setBody(boundedSummary(summarize(req.body, redactKey)));
+}
+
+/** A multipart upload, which its route reads as a stream, is kept by its size and content type (as a refused one is). */
+function journalStreamedBody(req: FastifyRequest): void {
+  const type = req.headers['content-type'];
+  if (!type || !/^multipart\//i.test(type)) return;
+  const announced = Number(req.headers['content-length']);
+  req.ctx!.entry!.request.setBody({ ...(Number.isSafeInteger(announced) && announced > 0 ? { bytes: announced } : {}), content_type: type });
 }
 
 /**

@@ -114,3 +114,25 @@ describe('a body over the size limit', () => {
     expect(body.bytes).toBeGreaterThan(3_000_000);
   });
 });
+
+describe('an upload', () => {
+  it('a multipart upload is kept by its size and content type, accepted or refused alike, on both services', async () => {
+    const form = () => {
+      const f = new FormData();
+      f.append('purpose', 'voice_clone');
+      f.append('file', new Blob([Buffer.alloc(30_000)], { type: 'audio/wav' }), 'voice.wav');
+      return f;
+    };
+    const multipart = { bytes: expect.any(Number), content_type: expect.stringMatching(/^multipart\/form-data; boundary=/) };
+    await call(`${emu.speechUrl}/v1/files/upload`, { body: form(), headers: { authorization: 'Bearer witness-up' } });
+    const speech = (await newest()).request.body;
+    expect(speech).toEqual(multipart);
+    expect(speech.bytes).toBeGreaterThan(30_000);
+    await call(`${emu.speechUrl}/v1/files/upload`, { body: form(), headers: { authorization: 'Bearer witness-up', 'X-Emulator-Fault': 'code=1002' } });
+    expect((await newest()).request.body).toEqual({ ...multipart, bytes: speech.bytes });
+
+    const pc = control(emu.platformUrl);
+    await call(`${emu.platformUrl}/v1/files/upload`, { body: form(), headers: { 'x-api-key': 'witness-up' } });
+    expect((await pc.journal({ limit: 1 })).body.entries[0].request.body).toEqual(multipart);
+  });
+});
