@@ -5,7 +5,7 @@
  */
 import * as z from 'zod';
 import { redactKey } from '../core/accounts.js';
-import { entryCode, type JournalEntry } from '../core/journal.js';
+import { entryCode, isSecretField, summarize, type JournalEntry } from '../core/journal.js';
 import { journalHeaderValue } from '../core/journal-summaries.js';
 
 /** The matcher's fields (verify's `request`; the journal query names the same ones). */
@@ -29,21 +29,8 @@ export const matcherFields = {
   until_ms: z.int().min(0).optional(),
 };
 
-export type Matcher = {
-  service?: 'speech' | 'platform';
-  listener?: 'speech' | 'speech-backup' | 'platform';
-  method?: string;
-  path?: string;
-  account?: string;
-  status?: number;
-  code?: number | string;
-  body?: unknown;
-  headers?: Record<string, string>;
-  query?: Record<string, string | number | boolean | string[]>;
-  fault?: boolean;
-  since_ms?: number;
-  until_ms?: number;
-};
+/** What a matcher names (verify's `request`; the journal query gives the same fields). */
+export type Matcher = z.output<ReturnType<typeof z.object<typeof matcherFields>>>;
 
 /** True when every field of `expected` is in `actual` with a matching value (arrays: same length, item by item). */
 export function jsonSubset(expected: unknown, actual: unknown): boolean {
@@ -78,13 +65,11 @@ function cut(text: string): string {
   return text.length > 120 ? `${text.slice(0, 117)}…` : text;
 }
 
-/** Query parameters that carry a credential: the journal keeps them redacted (core/journal-entry.ts). */
-const SECRET_QUERY = /^(apikey|api_key|authorization|x-api-key|token|usertoken)$/i;
-
 /** A query value as the journal keeps it: text from the URL (a number or boolean asked for matches its text), a credential redacted. */
 function queryValue(expected: string | number | boolean | string[], name: string): string | string[] {
   if (Array.isArray(expected)) return expected.map((v) => queryValue(v, name) as string);
-  return SECRET_QUERY.test(name) ? redactKey(String(expected)) : String(expected);
+  // Summarized as the entry's query was (a credential redacted, a long value as its start and length).
+  return summarize(String(expected), redactKey, 0, isSecretField(name)) as string;
 }
 
 /** The matcher fields an entry fails, each naming the field, what was expected and what the entry has. */
@@ -123,7 +108,9 @@ export function differences(m: Matcher, accountId: string | undefined, e: Journa
     }
   }
   if (m.body !== undefined) {
-    const d = firstDifference(m.body, e.request.body, 'body');
+    // The entry keeps the body's summary: the expected body is summarized the same way (a long string
+    // as its start and length, a credential redacted, so never echoed in a near miss).
+    const d = firstDifference(summarize(m.body, redactKey), e.request.body, 'body');
     if (d) out.push(d);
   }
   return out;

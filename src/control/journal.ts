@@ -21,7 +21,8 @@ const pairs = z
     for (const item of [v].flat()) {
       const at = item.indexOf(':');
       if (at <= 0) {
-        ctx.addIssue({ code: 'custom', message: `expected name:value, got ${JSON.stringify(item.slice(0, 60))}` });
+        // What was given is not echoed: it may be a credential (`authorization Bearer …` without its colon).
+        ctx.addIssue({ code: 'custom', message: `expected name:value, got ${at < 0 ? 'no colon' : 'no name before the colon'}` });
         return z.NEVER;
       }
       out[item.slice(0, at).trim()] = item.slice(at + 1).trim();
@@ -90,6 +91,9 @@ export function journalRoutes(app: FastifyInstance, emu: Emulator): void {
   app.get('/journal', { ...input({ query: JOURNAL_QUERY_KEYS, what: 'journal query' }), schema: { querystring: journalQuery } }, async (req) => {
     const q = req.query as JournalQueryInput;
     const { limit, path, account, header, ...rest } = q;
+    if (q.since_ms !== undefined && q.until_ms !== undefined && q.since_ms >= q.until_ms) {
+      throw new ControlError(400, `journal query field since_ms: must be before until_ms (${q.since_ms} >= ${q.until_ms})`);
+    }
     const matcher: Matcher = { ...rest, headers: header };
     const filtered = Object.values(matcher).some((v) => v !== undefined);
     const entries = emu.journal.list({

@@ -4,7 +4,7 @@
  * journal can hold its contents to a bound in bytes (core/journal.ts).
  */
 import { redactKey } from './accounts.js';
-import { summarize } from './journal-entry.js';
+import { isSecretField, summarize } from './journal-entry.js';
 
 /** A frame's content is at most about this many bytes; a larger one is summarized and marked `truncated`. */
 export const FRAME_CONTENT_MAX = 4096;
@@ -15,8 +15,6 @@ const PARSE_MAX = 16 * 1024 * 1024;
 
 /** Fields that carry audio as text (hex or base64): shown as their size. */
 const AUDIO_FIELDS = new Set(['audio', 'audio_data', 'audio_hex', 'audio_base64']);
-/** Fields that carry a credential: shown redacted, as in request bodies. */
-const SECRET_FIELDS = new Set(['apikey', 'api_key', 'authorization', 'x-api-key', 'token', 'usertoken']);
 
 export interface FrameContent {
   content: unknown;
@@ -54,7 +52,8 @@ function walk(value: unknown, size: [number], depth: number): unknown {
   for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
     size[0] += k.length + 4;
     if (typeof v === 'string' && AUDIO_FIELDS.has(k)) out[k] = audioSize(v);
-    else if (typeof v === 'string' && SECRET_FIELDS.has(k.toLowerCase())) out[k] = redactKey(v);
+    // A credential, shown redacted as in request bodies (every string under it).
+    else if (isSecretField(k)) out[k] = summarize(v, redactKey, 0, true);
     else out[k] = walk(v, size, depth + 1);
   }
   return out;
@@ -73,7 +72,7 @@ const AUDIO_IN_TEXT = /"(audio|audio_data|audio_hex|audio_base64)"\s*:\s*"([A-Za
  * What the journal keeps of a frame: a parsed value or JSON text (parsed when it is JSON; its audio
  * fields as their size), or text that is not JSON (bounded).
  */
-export function withoutAudio(frame: unknown): FrameContent {
+export function frameContent(frame: unknown): FrameContent {
   let value = frame;
   if (typeof frame === 'string') {
     const text = frame.trim();
@@ -87,7 +86,10 @@ export function withoutAudio(frame: unknown): FrameContent {
   const size: [number] = [0];
   const content = walk(value, size, 0);
   if (size[0] <= FRAME_CONTENT_MAX) return { content, bytes: size[0], truncated: false };
-  // Over the frame's bound: strings cut shorter, arrays to 20 items (the journal's body summary).
+  // Over the frame's bound: strings cut shorter, arrays to 20 items (the journal's body summary); an
+  // object of many fields is still larger, so its JSON is then kept as text, cut at the bound.
   const cut = summarize(content, redactKey);
-  return { content: cut, bytes: Math.min(size[0], FRAME_CONTENT_MAX), truncated: true };
+  const text = JSON.stringify(cut);
+  if (text.length <= FRAME_CONTENT_MAX) return { content: cut, bytes: text.length, truncated: true };
+  return { content: `${text.slice(0, FRAME_CONTENT_MAX)}…(${text.length} chars)`, bytes: FRAME_CONTENT_MAX, truncated: true };
 }

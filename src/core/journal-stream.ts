@@ -4,7 +4,7 @@
  * event is read once when it leaves; the last is only held (no copy) and read when someone looks, or
  * at once when it is the final event (it carries the whole file as hex: it is not held).
  */
-import { withoutAudio } from './journal-frames.js';
+import { frameContent } from './journal-frames.js';
 
 /** A text frame's content: the JSON of its `data:` lines without audio, or its bounded text. */
 function eventContent(text: string): unknown {
@@ -13,7 +13,7 @@ function eventContent(text: string): unknown {
     .filter((line) => line.startsWith('data:'))
     .map((line) => line.slice(5).trimStart())
     .join('\n');
-  return withoutAudio(data || text).content;
+  return frameContent(data || text).content;
 }
 
 export class StreamRecord {

@@ -93,11 +93,30 @@ const LAZY_BODY_MAX_BYTES = 16 * 1024;
 /** Records the parsed body once (the lifecycle does it right after parsing, before validation). */
 export function journalBody(req: FastifyRequest): void {
   const entry = req.ctx?.entry;
-  if (!entry || req.body === undefined) return;
+  if (!entry) return;
+  if (req.body === undefined) return journalStreamedBody(req);
   // A small body is summarized when the journal is read; a large one at once, so the entry never
   // holds a large parsed body.
   if (Number(req.headers['content-length']) <= LAZY_BODY_MAX_BYTES) entry.request.keepBody(req.body, summarizeBody);
-  else entry.request.setBody(summarize(req.body, redactKey));
+  else entry.request.setBody(boundedSummary(summarize(req.body, redactKey)));
+}
+
+/** A multipart upload, which its route reads as a stream, is kept by its size and content type (as a refused one is). */
+function journalStreamedBody(req: FastifyRequest): void {
+  const type = req.headers['content-type'];
+  if (!type || !/^multipart\//i.test(type)) return;
+  const announced = Number(req.headers['content-length']);
+  req.ctx!.entry!.request.setBody({ ...(Number.isSafeInteger(announced) && announced > 0 ? { bytes: announced } : {}), content_type: type });
+}
+
+/**
+ * A large body's summary, held to LAZY_BODY_MAX_BYTES of JSON: a body of many small nested fields
+ * stays large even summarized, and is then kept as the start of its summary's JSON (as a frame is).
+ */
+function boundedSummary(summary: unknown): unknown {
+  if (summary === null || typeof summary !== 'object') return summary;
+  const text = JSON.stringify(summary);
+  return text.length <= LAZY_BODY_MAX_BYTES ? summary : `${text.slice(0, LAZY_BODY_MAX_BYTES)}…(${text.length} chars)`;
 }
 
 /** A body as text: its JSON summarized when it is JSON, else the text itself (bounded like any string). */
@@ -118,7 +137,8 @@ export function journalBodyText(req: FastifyRequest, text: string): void {
   const entry = req.ctx?.entry;
   if (!entry) return;
   if (text.length <= LAZY_BODY_MAX_BYTES) entry.request.keepBody(text, summarizeBodyText as (v: unknown) => unknown);
-  else entry.request.setBody(summarize(text, redactKey));
+  // A large JSON body is summarized as JSON too (verify matches its fields), now: the text is not held.
+  else entry.request.setBody(boundedSummary(summarizeBodyText(text)));
 }
 
 /** Content types whose body the journal shows as text (JSON, forms, text); others by their size. */
@@ -141,6 +161,13 @@ export function journalRefusedBody(req: FastifyRequest, bodyLimit: number, then:
   if (!entry || !hasBody || raw.readableEnded || raw.destroyed) return then();
   const type = String(raw.headers['content-type'] ?? '');
   const text = TEXT_BODY.test(type);
+  const announced = Number(raw.headers['content-length']) || 0;
+  // A text body announced over the limit: its size says enough, nothing of it is read. (The limit is
+  // the text parsers'; a multipart upload or raw audio is streamed by its route under its own limits.)
+  if (text && announced > bodyLimit) {
+    journalOversizeBody(req, bodyLimit);
+    return then();
+  }
   const keep = text ? Math.min(bodyLimit, TEXT_KEEP_BYTES) : 0;
   const chunks: Buffer[] = [];
   let size = 0;
@@ -153,7 +180,8 @@ export function journalRefusedBody(req: FastifyRequest, bodyLimit: number, then:
     raw.off('data', onData).off('end', finish).off('error', finish).off('close', finish);
     // What the rest of the body holds is dropped as it arrives (the answer may leave before it ends).
     raw.resume();
-    if (!text) entry.request.setBody({ bytes: size, content_type: type || undefined });
+    if (!text) entry.request.setBody({ bytes: Math.max(size, announced), content_type: type || undefined });
+    else if (size > bodyLimit) journalOversizeBody(req, bodyLimit);
     else if (size > keep) entry.request.setBody(summarize(Buffer.concat(chunks).toString('utf8'), redactKey));
     else journalBodyText(req, Buffer.concat(chunks).toString('utf8'));
     then();
@@ -169,6 +197,24 @@ export function journalRefusedBody(req: FastifyRequest, bodyLimit: number, then:
   };
   const timer = setTimeout(finish, REFUSED_BODY_WAIT_MS).unref();
   raw.on('data', onData).on('end', finish).on('error', finish).on('close', finish);
+}
+
+/**
+ * A body over the route's size limit, refused unread (or read only up to the limit): the entry keeps
+ * its size as far as the client announced it (`Content-Length`; a chunked body has none) and the limit
+ * it broke, so `verify` still finds the request by path and code.
+ */
+export function journalOversizeBody(req: FastifyRequest, bodyLimit = req.routeOptions.bodyLimit): void {
+  const entry = req.ctx?.entry;
+  if (!entry) return;
+  const announced = Number(req.headers['content-length']);
+  const type = req.headers['content-type'];
+  entry.request.setBody({
+    ...(Number.isSafeInteger(announced) && announced > 0 ? { bytes: announced } : {}),
+    content_type: type || undefined,
+    over_limit: true,
+    limit: bodyLimit,
+  });
 }
 
 /** The fault a request arrived with, on its entry: its origin and, as the endpoint takes them, the fields it expressed. */

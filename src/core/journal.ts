@@ -3,7 +3,7 @@
  * accounts are shown by their redacted label and matched by their id (a hash of the key).
  */
 import { JournalEntry, JournalRequest, type EntryFields, type WsFrameSummary } from './journal-entry.js';
-import { withoutAudio } from './journal-frames.js';
+import { frameContent } from './journal-frames.js';
 
 // What an entry is and how it is summarized lives beside this file; importers of the journal get it here too.
 export {
@@ -13,6 +13,7 @@ export {
   JournalRequest,
   JournalResponse,
   entryCode,
+  isSecretField,
   summarize,
   type EntryFields,
   type EntryListener,
@@ -124,7 +125,7 @@ export class Journal {
     if (!entry) return;
     let bytes = 0;
     if (text !== undefined && frame.type === 'text') {
-      const kept = withoutAudio(text);
+      const kept = frameContent(text);
       frame.content = kept.content;
       if (kept.truncated) frame.truncated = true;
       bytes = kept.bytes;

@@ -59,6 +59,15 @@ describe('a faulted request is recorded whole', () => {
     expect(unparsed.body.error_code).toBeDefined();
     const pc = control(emu.platformUrl);
     expect((await pc.journal({ limit: 1 })).body.entries[0].request.body).toBe('hello there');
+    // and on a route that reads JSON with the platform's own parser: the same 10001 answer, the body kept
+    const tts = await call(`${emu.platformUrl}/v1/text-to-speech`, {
+      body: '{"text": oops',
+      headers: { 'content-type': 'application/json', 'x-api-key': 'witness-a' },
+    });
+    expect(tts.status).toBe(400);
+    expect(tts.body.error_code).toBe(10001);
+    expect(tts.body.error_message).toMatch(/not valid JSON/);
+    expect((await pc.journal({ limit: 1 })).body.entries[0].request.body).toBe('{"text": oops');
   });
 
   it('a stream cut by cut_after_chunks: the fault says the chunk it cut at; the stream its bytes and first event without audio', async () => {
@@ -147,6 +156,66 @@ describe('listener and matching', () => {
     const bad = await ctl.journal({ header: 'no-colon' });
     expect(bad.status).toBe(400);
     expect(bad.body.error.message).toMatch(/header.*name:value/);
+  });
+
+  it('a credential in the query is never kept, given once or repeated; verify matches it redacted', async () => {
+    const pc = control(emu.platformUrl);
+    const long = 'q'.repeat(300);
+    await call(`${emu.platformUrl}/v1/voices?api_key=query-secret-one&api_key=query-secret-two&lang=en&long=${long}`);
+    const entry = (await pc.journal({ limit: 1 })).body.entries[0];
+    expect(entry.request.query.api_key).toEqual([expect.stringMatching(/^quer…[0-9a-f]{6}$/), expect.stringMatching(/^quer…[0-9a-f]{6}$/)]);
+    expect(JSON.stringify(entry)).not.toMatch(/query-secret/);
+    const found = await pc.call('POST', '/verify', {
+      request: { query: { api_key: ['query-secret-one', 'query-secret-two'], lang: 'en', long } },
+      exactly: 1,
+    });
+    expect(found.status).toBe(200);
+    const miss = await pc.call('POST', '/verify', { request: { query: { api_key: ['query-secret-one', 'query-secret-six'] } } });
+    expect(miss.status).toBe(409);
+    expect(JSON.stringify(miss.body)).not.toMatch(/query-secret/);
+  });
+
+  it('a body is matched against its summary: a long text by its start and length, a credential redacted and never echoed', async () => {
+    const long = `Long ${'y'.repeat(300)}`;
+    await t2a(emu.speechUrl, { ...req({}, long), api_key: 'body-secret-key-1' });
+    expect((await verify({ body: { text: long, api_key: 'body-secret-key-1' } }, { exactly: 1 })).status).toBe(200);
+    const miss = await verify({ body: { api_key: 'body-secret-key-2' } });
+    expect(miss.status).toBe(409);
+    expect(miss.body.near_misses[0].differences[0]).toMatch(/^body\.api_key: expected "body…[0-9a-f]{6}", got "body…[0-9a-f]{6}"$/);
+    expect(JSON.stringify(miss.body)).not.toMatch(/body-secret-key/);
+  });
+
+  it('header values are compared exactly; bad filters are refused naming the field', async () => {
+    await t2a(emu.speechUrl, req(), { headers: { 'X-Request-Id': 'Abc-1' } });
+    expect((await verify({ headers: { 'x-request-id': 'abc-1' } })).status).toBe(409);
+    expect((await verify({ headers: { 'X-Request-ID': 'Abc-1' } }, { exactly: 1 })).status).toBe(200);
+    for (const [query, field] of [
+      [{ listener: 'backup' }, 'listener'],
+      [{ status: 'abc' }, 'status'],
+      [{ fault: 'yes' }, 'fault'],
+      [{ since_ms: -1 }, 'since_ms'],
+      [{ header: ':no-name' }, 'header'],
+      [{ query: 'no-colon' }, 'query'],
+      [{ since_ms: 20, until_ms: 10 }, 'since_ms'],
+    ] as const) {
+      const r = await ctl.journal(query as Record<string, string>);
+      expect(r.status, JSON.stringify(query)).toBe(400);
+      expect(r.body.error.message).toMatch(new RegExp(`field ${field}:`));
+    }
+    const noColon = await ctl.journal({ header: 'authorization Bearer filter-secret-key' });
+    expect(noColon.body.error.message).toBe('journal query field header: expected name:value, got no colon');
+    for (const [request, field] of [
+      [{ listener: 'backup' }, 'request.listener'],
+      [{ headers: { 'x-request-id': 1 } }, 'request.headers.x-request-id'],
+      [{ headers: 'x-request-id:1' }, 'request.headers'],
+      [{ query: { tag: { a: 1 } } }, 'request.query.tag'],
+      [{ fault: 'yes' }, 'request.fault'],
+      [{ until_ms: 'soon' }, 'request.until_ms'],
+    ] as const) {
+      const r = await verify(request);
+      expect(r.status, JSON.stringify(request)).toBe(400);
+      expect(r.body.error.message).toMatch(new RegExp(`field ${field.replace(/\./g, '\\.')}:`));
+    }
   });
 
   it('by a window on the emulator clock and by fault', async () => {

@@ -12,7 +12,7 @@ describe('verify by code: one reading of an entry code', () => {
     expect(r.status).toBe(200);
     const journal = await ctl.call('GET', '/journal?limit=1');
     const entry = journal.body.entries[0];
-    expect(entry.response.summary).toEqual({ bytes: expect.any(Number) });
+    expect(entry.response.summary).toEqual({ bytes: expect.any(Number), trace_id: expect.any(String) });
     expect(entry.response.summary.bytes).toBeGreaterThan(65_536);
     expect(entry.response.code).toBe(0);
 
@@ -51,7 +51,7 @@ describe('every large JSON answer keeps its spec code', () => {
     expect(res.status).toBe(200);
     expect((await res.arrayBuffer()).byteLength).toBeGreaterThan(65_536);
     const entry = (await ctl.call('GET', '/journal?limit=1&path=/v1/get_voice')).body.entries[0];
-    expect(entry.response.summary).toEqual({ bytes: expect.any(Number) });
+    expect(entry.response.summary).toEqual({ bytes: expect.any(Number), trace_id: expect.any(String) });
     expect(entry.response.code).toBe(0);
     const verified = await ctl.call('POST', '/verify', { request: { path: '/v1/get_voice', account: 'verify-voices', code: 0 }, exactly: 1 });
     expect(verified.status, verified.text).toBe(200);

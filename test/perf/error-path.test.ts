@@ -49,7 +49,7 @@ describe('the error path', () => {
     expect(r.body.data.audio.length).toBeGreaterThan(65_536);
     const j = await call(`${emu.speechUrl}/_emulator/journal?limit=1&account=${key}`);
     const entry = (j.body.entries ?? j.body)[0];
-    expect(entry.response.summary).toEqual({ bytes: expect.any(Number) });
+    expect(entry.response.summary).toEqual({ bytes: expect.any(Number), trace_id: r.body.trace_id });
     expect(entry.response.code).toBe(0);
     const bad = await call(`${emu.speechUrl}/v1/t2a_v2`, { json: { model: 'speech-02-turbo', text: 42 }, headers: { authorization: `Bearer ${key}` } });
     expect(bad.body.base_resp.status_code).toBe(2013);

@@ -6,6 +6,8 @@ import { MAX_FRAME_BYTES, socketErrorHandler } from '../../core/wire.js';
 import { registerDownloads } from '../../core/downloads.js';
 import type { Emulator } from '../../core/emulator.js';
 import { classifyBodyError, type BodyError } from '../../core/body-errors.js';
+import { journalRefusedJson } from '../../core/json-body.js';
+import { journalOversizeBody } from '../../core/journal-summaries.js';
 import { installLifecycle } from '../../core/lifecycle.js';
 import { StorageError } from '../../core/storage.js';
 import { pathOf, sendJson } from '../../core/request-context.js';
@@ -71,12 +73,15 @@ export async function setupPlatformApp(app: FastifyInstance, emu: Emulator): Pro
     if (err instanceof StorageError) return sendPlatformError(req, reply, new PlatformError('internal', err.message));
     if (err.validation) return sendPlatformError(req, reply, new PlatformError('param', validationText(err)));
     const bodyError = classifyBodyError(err);
+    if (bodyError?.kind === 'too_large') journalOversizeBody(req);
     if (bodyError) return sendPlatformError(req, reply, new PlatformError('param', bodyErrorText(req, bodyError)));
     emu.logger.error({ err, path: pathOf(req) }, 'platform handler failed');
     return sendPlatformError(req, reply, new PlatformError('internal', 'internal server error'));
   });
 
   app.setNotFoundHandler(notFound);
+  // Fastify's JSON parser as before; a body it refuses is journaled as text (the answer is the same 10001).
+  journalRefusedJson(app);
 
   await app.register(multipart, { limits: { fileSize: 256 * 1024 * 1024, files: 1, fields: 16 } });
   await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES }, errorHandler: socketErrorHandler });

@@ -6,6 +6,7 @@ import { registerDownloads } from '../../core/downloads.js';
 import type { Emulator } from '../../core/emulator.js';
 import { installLifecycle } from '../../core/lifecycle.js';
 import { journalRefusedJson } from '../../core/json-body.js';
+import { journalOversizeBody } from '../../core/journal-summaries.js';
 import { pathOf } from '../../core/request-context.js';
 import { classifyBodyError } from '../../core/body-errors.js';
 import { StorageError } from '../../core/storage.js';
@@ -51,6 +52,7 @@ export async function setupSpeechApp(app: FastifyInstance, emu: Emulator): Promi
     if (err instanceof StorageError) return sendSpeechError(emu, req, reply, new SpeechError(1000, err.message));
     // A body that cannot be read: admission already let the request in (it runs before the body).
     const unreadable = classifyBodyError(err);
+    if (unreadable?.kind === 'too_large') journalOversizeBody(req);
     if (unreadable) return sendSpeechError(emu, req, reply, bodyError(unreadable));
     emu.logger.error({ err, path: pathOf(req) }, 'speech handler failed');
     return sendSpeechError(emu, req, reply, new SpeechError(1000));
