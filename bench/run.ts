@@ -10,6 +10,7 @@ const parts: { name: string; module: string; fn: string }[] = [
   { name: 'audio speed goals (MP3 vs lamejs, first SSE event, event-loop stalls)', module: './speed-audio.js', fn: 'benchSpeedAudio' },
   { name: 'what the listener heard (POST /_emulator/hear, audio seconds per CPU second)', module: './hear.js', fn: 'benchHear' },
   { name: 'paced streams (first audio against ttfa_ms, delivered real-time factor against rtf)', module: './pacing.js', fn: 'benchPacing' },
+  { name: 'accepted decodes near the caps (audio seconds per CPU second, longest event-loop stall)', module: './decode-caps.js', fn: 'benchDecodeCaps' },
 ];
 
 const only = process.argv.slice(2);
