@@ -228,8 +228,10 @@ function runSocket(t: Target, service: 'speech' | 'platform', path: string, move
         if (ws.readyState !== WebSocket.OPEN) break;
         if (move === 'pause') await new Promise((r) => setTimeout(r, 30));
         else if (move === 'ping') ws.ping();
-        else if (move === 'flood') for (let i = 0; i < 300; i++) ws.send('{}');
-        else if (move === 'advance-idle') {
+        else if (move === 'flood') {
+          for (let i = 0; i < 300; i++) ws.send('{}');
+          sent = true;
+        } else if (move === 'advance-idle') {
           // Past the 120 s idle rule on the emulator clock: the socket closes (1001) unless it is busy.
           await fetch(`${t.platformUrl}/_emulator/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"advance_ms":121000}' });
         } else {
