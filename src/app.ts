@@ -106,6 +106,13 @@ export function baseApp(
   }) as unknown as FastifyInstance;
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
+  // A request answered before its body was read (a multipart body without a boundary, a refused part):
+  // the rest is read and dropped, or the next request on the keep-alive connection waits behind it
+  // until the body timeout and gets its 408.
+  app.addHook('onResponse', (req, _reply, done) => {
+    if (!req.raw.complete) req.raw.resume();
+    done();
+  });
   return app;
 }
 
