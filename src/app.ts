@@ -91,9 +91,10 @@ export function baseApp(
     // A request the HTTP parser refuses (bad bytes in the path, conflicting length headers, oversized
     // headers) is answered in the service's shape too.
     ...(badUrl ? { clientErrorHandler: parserErrorHandler(badUrl) } : {}),
-    loggerInstance: logger,
-    // A silent logger needs no per-request child (creating one is a visible share of a cheap answer).
-    childLoggerFactory: (parent, bindings, opts) => (parent.level === 'silent' ? parent : parent.child(bindings, opts)),
+    // A silent logger is not handed to Fastify: its requests then share Fastify's no-op logger instead
+    // of a child made (and checked) per request, a visible share of a cheap answer. The level is fixed
+    // at start, so nothing a silent logger could write is lost.
+    ...(logger.level === 'silent' ? {} : { loggerInstance: logger }),
     // One line per request is written by the lifecycle (core/lifecycle.ts), not by Fastify.
     logController: new EmulatorLogs({ disableRequestLogging: true }),
     bodyLimit: JSON_BODY_LIMIT,
