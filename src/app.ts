@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Logger } from 'pino';
@@ -91,9 +91,10 @@ export function baseApp(
     // A request the HTTP parser refuses (bad bytes in the path, conflicting length headers, oversized
     // headers) is answered in the service's shape too.
     ...(badUrl ? { clientErrorHandler: parserErrorHandler(badUrl) } : {}),
-    loggerInstance: logger,
-    // A silent logger needs no per-request child (creating one is a visible share of a cheap answer).
-    childLoggerFactory: (parent, bindings, opts) => (parent.level === 'silent' ? parent : parent.child(bindings, opts)),
+    // A silent logger is not handed to Fastify: its requests then share Fastify's no-op logger instead
+    // of a child made (and checked) per request, a visible share of a cheap answer. The level is fixed
+    // at start, so nothing a silent logger could write is lost.
+    ...(logger.level === 'silent' ? {} : { loggerInstance: logger }),
     // One line per request is written by the lifecycle (core/lifecycle.ts), not by Fastify.
     logController: new EmulatorLogs({ disableRequestLogging: true }),
     bodyLimit: JSON_BODY_LIMIT,
@@ -151,31 +152,28 @@ function listen(server: Server, port: number, host: string): Promise<void> {
 
 /**
  * Graceful close for one server: once closing, in-flight responses end their connection instead of
- * keeping it alive, so close() does not wait for clients to drop idle keep-alive sockets.
+ * keeping it alive, so close() does not wait for clients to drop idle keep-alive sockets. Connections
+ * are tracked, not requests: nothing runs per request until the server closes.
  */
 function drainOnClose(server: Server): () => void {
-  const open = new Set<ServerResponse>();
-  let closing = false;
-  // One listener per response, the same function for all (this runs on every request).
-  function forget(this: ServerResponse): void {
-    open.delete(this);
-  }
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
   function closeIdleAfter(): void {
     setImmediate(() => server.closeIdleConnections());
   }
-  server.on('request', (_req: IncomingMessage, res: ServerResponse) => {
-    open.add(res);
-    res.on('close', forget);
-    if (closing) {
-      if (!res.headersSent) res.shouldKeepAlive = false;
-      res.once('finish', closeIdleAfter);
-    }
-  });
+  function endAfterAnswer(res: ServerResponse): void {
+    if (!res.headersSent) res.shouldKeepAlive = false;
+    res.once('finish', closeIdleAfter);
+  }
   return () => {
-    closing = true;
-    for (const res of open) {
-      if (!res.headersSent) res.shouldKeepAlive = false;
-      res.once('finish', closeIdleAfter);
+    server.on('request', (_req: IncomingMessage, res: ServerResponse) => endAfterAnswer(res));
+    // The response a connection is writing now (Node's own link from a socket to its current response).
+    for (const socket of sockets) {
+      const res = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+      if (res && !res.writableFinished) endAfterAnswer(res);
     }
     server.closeIdleConnections();
   };
@@ -218,6 +216,7 @@ export async function runEmulator(config: Config, logger: Logger): Promise<Runni
     status: 503,
     body: { error_code: 10000, error_message: message, succeed: false, data: null },
   }));
+  const drains: (() => void)[] = [];
   const limits = { bodyTimeoutMs: config.bodyTimeoutMs, maxConnections: config.maxConnections };
   const speech = baseApp(
     logger.child({ service: 'speech' }),
@@ -267,6 +266,7 @@ export async function runEmulator(config: Config, logger: Logger): Promise<Runni
     await composeService(speech, emu, 'speech', setupSpeechApp);
     await composeService(platform, emu, 'platform', setupPlatformApp);
     await emu.loadSnapshot();
+    drains.push(drainOnClose(speech.server), drainOnClose(backupServer!), drainOnClose(platform.server));
     await speech.listen({ port: config.speechPort, host: config.host });
     await listen(backupServer!, config.speechBackupPort, config.host);
     logger.child({ service: 'speech-backup' }).info(`Server listening at ${urlOf(config.host, backupServer!)}`);
@@ -276,7 +276,6 @@ export async function runEmulator(config: Config, logger: Logger): Promise<Runni
     backupServer?.close();
     throw err;
   }
-  const drains = [drainOnClose(speech.server), drainOnClose(backupServer!), drainOnClose(platform.server)];
   emu.urls = {
     speech: urlOf(config.host, speech.server),
     speechBackup: urlOf(config.host, backupServer!),

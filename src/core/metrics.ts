@@ -26,7 +26,12 @@ export interface RequestLabels {
 interface PendingRequests {
   labels: RequestLabels;
   count: number;
+}
+
+/** What one route (pattern, method, service) is counted in. */
+interface RouteMeter {
   latency: LatencySeries;
+  outcomes: Map<number, Map<number | undefined, PendingRequests>>;
 }
 
 const LATENCY_NAME = 'emulator_request_duration_seconds';
@@ -106,7 +111,9 @@ export class Metrics {
    * share of a cheap answer, while a scrape is rare. The counter takes the pending counts when it is
    * collected; durations go straight into the histogram's buckets.
    */
-  private readonly pending = new Map<string, PendingRequests>();
+  private readonly pending: PendingRequests[] = [];
+  /** Route → method → service: its latency series and pending counts by status, then spec code. */
+  private readonly meters = new Map<string, Map<string, Map<string, RouteMeter>>>();
 
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
@@ -162,20 +169,38 @@ export class Metrics {
     });
   }
 
-  request(labels: RequestLabels, seconds: number): void {
-    const key = `${labels.service}\u0000${labels.method}\u0000${labels.route}\u0000${labels.status}\u0000${labels.code}`;
-    let pending = this.pending.get(key);
+  /**
+   * Counts one finished request. The pending count of its label set is found through nested maps
+   * (route, then status, then code): no key string or label object is made per request.
+   */
+  request(service: string, method: string, route: string, status: number, code: number | undefined, seconds: number): void {
+    let meter = this.meters.get(route)?.get(method)?.get(service);
+    if (!meter) meter = this.meterOf(service, method, route);
+    let byCode = meter.outcomes.get(status);
+    if (!byCode) meter.outcomes.set(status, (byCode = new Map()));
+    let pending = byCode.get(code);
     if (!pending) {
-      pending = { labels, count: 0, latency: this.latency.seriesFor(labels.service, labels.method, labels.route) };
-      this.pending.set(key, pending);
+      pending = { labels: { service, method, route, status, code: code === undefined ? '' : String(code) }, count: 0 };
+      byCode.set(code, pending);
+      this.pending.push(pending);
     }
     pending.count++;
-    LatencyHistogram.observe(pending.latency, seconds);
+    LatencyHistogram.observe(meter.latency, seconds);
+  }
+
+  private meterOf(service: string, method: string, route: string): RouteMeter {
+    let byMethod = this.meters.get(route);
+    if (!byMethod) this.meters.set(route, (byMethod = new Map()));
+    let byService = byMethod.get(method);
+    if (!byService) byMethod.set(method, (byService = new Map()));
+    const meter: RouteMeter = { latency: this.latency.seriesFor(service, method, route), outcomes: new Map() };
+    byService.set(service, meter);
+    return meter;
   }
 
   /** Hands every pending count to prom-client (before a scrape). */
   private flush(): void {
-    for (const pending of this.pending.values()) {
+    for (const pending of this.pending) {
       if (pending.count) this.requests.inc({ ...pending.labels, status: String(pending.labels.status) }, pending.count);
       pending.count = 0;
     }

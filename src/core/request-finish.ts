@@ -14,17 +14,7 @@ export function finishEntry(req: FastifyRequest, status: number): void {
   entry.finish(status, Math.round((performance.now() - ctx.startedAt) * 100) / 100);
   if (!ctx.metered && ctx.metrics) {
     ctx.metered = true;
-    const code = entryCode(entry);
-    ctx.metrics.request(
-      {
-        service: entry.service,
-        method: req.method,
-        route: ctx.route ?? '(no route)',
-        status: entry.status ?? status,
-        code: code === undefined ? '' : String(code),
-      },
-      entry.duration_ms! / 1000,
-    );
+    ctx.metrics.request(entry.service, req.method, ctx.route ?? '(no route)', entry.status ?? status, entryCode(entry), entry.duration_ms! / 1000);
   }
   ctx.journal?.finished(entry);
 }

@@ -65,7 +65,8 @@ export async function setupPlatformApp(app: FastifyInstance, emu: Emulator): Pro
   const notFound = (req: FastifyRequest, reply: FastifyReply) =>
     sendJson(reply, 404, failure(10002, `not found: no operation at ${req.method} ${req.url.split('?')[0]}`));
 
-  app.setErrorHandler((err: Error & { statusCode?: number; code?: string; validation?: unknown }, req, reply) => {
+  type HandledError = Error & { statusCode?: number; code?: string; validation?: unknown };
+  const answerError = (err: HandledError, req: FastifyRequest, reply: FastifyReply) => {
     // A body that failed to parse on an unknown route is still an unknown route: 404, not a body error.
     if (req.is404) return notFound(req, reply);
     if (err instanceof PlatformError) return sendPlatformError(req, reply, err);
@@ -77,7 +78,9 @@ export async function setupPlatformApp(app: FastifyInstance, emu: Emulator): Pro
     if (bodyError) return sendPlatformError(req, reply, new PlatformError('param', bodyErrorText(req, bodyError)));
     emu.logger.error({ err, path: pathOf(req) }, 'platform handler failed');
     return sendPlatformError(req, reply, new PlatformError('internal', 'internal server error'));
-  });
+  };
+  // Nothing is returned: the answer is already sent, and Fastify would await a returned reply as a thenable.
+  app.setErrorHandler((err: HandledError, req, reply) => void answerError(err, req, reply));
 
   app.setNotFoundHandler(notFound);
   // Fastify's JSON parser as before; a body it refuses is journaled as text (the answer is the same 10001).

@@ -44,7 +44,7 @@ export async function setupSpeechApp(app: FastifyInstance, emu: Emulator): Promi
   const notFound = (req: FastifyRequest, reply: FastifyReply) =>
     sendSpeechError(emu, req, reply, new SpeechError(1000, `not found: no operation at ${req.method} ${req.url.split('?')[0]}`, 404));
 
-  app.setErrorHandler((err: Error & { statusCode?: number; code?: string }, req, reply) => {
+  const answerError = (err: Error & { statusCode?: number; code?: string }, req: FastifyRequest, reply: FastifyReply) => {
     // A body that failed to parse on an unknown route is still an unknown route: 404, not a body error.
     if (req.is404) return notFound(req, reply);
     if (err instanceof SpeechError) return sendSpeechError(emu, req, reply, err);
@@ -56,7 +56,9 @@ export async function setupSpeechApp(app: FastifyInstance, emu: Emulator): Promi
     if (unreadable) return sendSpeechError(emu, req, reply, bodyError(unreadable));
     emu.logger.error({ err, path: pathOf(req) }, 'speech handler failed');
     return sendSpeechError(emu, req, reply, new SpeechError(1000));
-  });
+  };
+  // Nothing is returned: the answer is already sent, and Fastify would await a returned reply as a thenable.
+  app.setErrorHandler((err: Error & { statusCode?: number; code?: string }, req, reply) => void answerError(err, req, reply));
 
   app.setNotFoundHandler(notFound);
   // Fastify's JSON parser as before; a body it refuses is journaled as text (the answer is the same 2013).
