@@ -12,6 +12,7 @@ import { corsHeaders } from './core/cors.js';
 import { Emulator } from './core/emulator.js';
 import { loadFixtures } from './core/fixtures.js';
 import { installAccountSweep } from './core/account-sweep.js';
+import { requestIdOnUpgrades } from './core/request-log.js';
 import { applyListenerLimits, refuseOverCap, type BusyAnswer } from './core/listener-limits.js';
 import { connectHandler, parserErrorHandler, requireHost } from './core/parser-errors.js';
 import { setupPlatformApp } from './services/platform/app.js';
@@ -92,8 +93,9 @@ export function baseApp(
     // headers) is answered in the service's shape too.
     ...(badUrl ? { clientErrorHandler: parserErrorHandler(badUrl) } : {}),
     loggerInstance: logger,
-    // A silent logger needs no per-request child (creating one is a visible share of a cheap answer).
-    childLoggerFactory: (parent, bindings, opts) => (parent.level === 'silent' ? parent : parent.child(bindings, opts)),
+    // No per-request child (making one is a visible share of a cheap answer): a request's lines name
+    // it by its journal entry's id (core/request-log.ts), so Fastify's own `req-N` ids never show.
+    childLoggerFactory: (parent) => parent,
     // One line per request is written by the lifecycle (core/lifecycle.ts), not by Fastify.
     logController: new EmulatorLogs({ disableRequestLogging: true }),
     bodyLimit: JSON_BODY_LIMIT,
@@ -122,6 +124,7 @@ export async function composeService(
 ): Promise<void> {
   await registerDocuments(app, emu, service);
   await setup(app, emu);
+  requestIdOnUpgrades(app);
   registerRoot(app, service);
   await app.register(controlPlane, { prefix: '/_emulator', emu });
 }
