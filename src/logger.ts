@@ -1,5 +1,7 @@
+import { createRequire } from 'node:module';
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
-import pretty, { type PrettyOptions } from 'pino-pretty';
+import type PinoPretty from 'pino-pretty';
+import type { PrettyOptions } from 'pino-pretty';
 
 /**
  * A request as logs show it: the path without its query, since `?api_key=` carries a full key.
@@ -74,9 +76,13 @@ export function prettyOptions(destination?: DestinationStream): PrettyOptions {
 
 /**
  * Pretty lines in a terminal, JSON lines otherwise (CI, Docker, files). The pretty form is made in
- * this thread: its message format is a function, which a worker transport cannot be handed.
+ * this thread: its message format is a function, which a worker transport cannot be handed. It is
+ * loaded only then (start-up time).
  */
 export function createLogger(level: string, isPretty = Boolean(process.stdout.isTTY)): Logger {
-  if (isPretty && level !== 'silent') return pino(loggerOptions(level), pretty(prettyOptions()));
+  if (isPretty && level !== 'silent') {
+    const pretty = createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty;
+    return pino(loggerOptions(level), pretty(prettyOptions()));
+  }
   return pino(loggerOptions(level));
 }

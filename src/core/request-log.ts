@@ -16,6 +16,9 @@ import type { StreamEnd } from './stream-frames.js';
 
 export const REQUEST_ID_HEADER = 'X-Emulator-Request-Id';
 
+/** pino's value of the warn level. */
+const WARN = 40;
+
 /** How a socket ended, as its wire saw it. */
 export interface SocketClose {
   code: number;
@@ -99,7 +102,9 @@ function closedBy(req: FastifyRequest, close: SocketClose, stream: StreamState |
 export function logRequest(req: FastifyRequest, entry: JournalEntry, status: number, close?: SocketClose): void {
   // Every app is given a pino logger (app.ts), which Fastify types by its smaller interface.
   const log = req.log as Logger;
-  // The cheap checks first: with info off (benchmarks, `--log-level warn`) a plain answer builds nothing.
+  // With warnings off (`--log-level silent` or `error`: benchmarks) nothing is looked at; with info
+  // off a plain answer builds nothing either.
+  if (log.levelVal > WARN) return;
   const stream = streams.get(req);
   const by = close ? closedBy(req, close, stream) : undefined;
   const warn = status >= 500 || by === 'fault' || (!close && (stream?.ended === 'cut' || stream?.ended === 'failed'));
