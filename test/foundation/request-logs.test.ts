@@ -253,3 +253,35 @@ describe('the pretty form', () => {
     for (const l of lines().filter((x) => x.id)) expect(prettyLines.filter((p) => p.includes(` ${l.id} `) || p.endsWith(` ${l.id}`)).length).toBeGreaterThan(0);
   });
 });
+
+describe('what a shutdown ends', () => {
+  it('a stream and a socket still open are info lines that say the shutdown ended them', async () => {
+    const own: string[] = [];
+    const logger = pino(loggerOptions('info'), { write: (line: string) => void own.push(line) });
+    const local = await runEmulator(configSchema.parse({ speechPort: 0, speechBackupPort: 0, platformPort: 0, seed: 't' }), logger);
+    let streamId = '';
+    let socketId = '';
+    try {
+      // The first audio waits 5 s: the stream is open, its headers sent, when the emulator closes.
+      const res = await fetch(`${local.speechUrl}/v1/t2a_v2`, {
+        method: 'POST',
+        headers: { ...AUTH, 'x-emulator-fault': 'ttfa_ms=5000' },
+        body: JSON.stringify({ ...T2A, stream: true }),
+      });
+      streamId = res.headers.get('x-emulator-request-id')!;
+      const body = res.text().catch(() => '');
+      const ws = new WebSocket(`${local.speechUrl.replace(/^http/, 'ws')}/ws/v1/t2a_v2`, { headers: AUTH });
+      ws.on('upgrade', (r) => (socketId = String(r.headers['x-emulator-request-id'])));
+      const closed = new Promise((r) => ws.on('close', r));
+      await new Promise((r) => ws.on('open', r));
+      await local.close();
+      await Promise.all([body, closed]);
+    } finally {
+      await local.close();
+    }
+    const parsed = own.map((l) => JSON.parse(l) as Line);
+    expect(parsed.find((l) => l.id === streamId && l.end)).toMatchObject({ level: 30, end: 'shutdown', chunks: 0 });
+    expect(parsed.find((l) => l.id === socketId && l.closed_by)).toMatchObject({ level: 30, close_code: 1001, closed_by: 'shutdown' });
+    expect(parsed.filter((l) => l.level >= 40)).toEqual([]);
+  });
+});
