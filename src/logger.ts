@@ -50,8 +50,8 @@ const WHO_WIDTH = 13;
  * its message as `key=value`, and the rest (an error's stack) follow as pino-pretty prints them.
  */
 function prettyMessage(log: Record<string, unknown>, messageKey: string): string {
-  const who = String(log.listener ?? log.service ?? '').padEnd(WHO_WIDTH);
-  let msg = `${who} ${String(log[messageKey] ?? '')}`;
+  const who = log.listener ?? log.service;
+  let msg = who === undefined ? String(log[messageKey] ?? '') : `${String(who).padEnd(WHO_WIDTH)} ${String(log[messageKey] ?? '')}`;
   if (log.id !== undefined && log.listener !== undefined) {
     if (log.account) msg += ` account=${String(log.account)}`;
     return msg;
