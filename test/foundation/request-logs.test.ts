@@ -254,6 +254,31 @@ describe('the pretty form', () => {
   });
 });
 
+describe('every socket is logged the same way', () => {
+  const sockets: [string, string, Record<string, string>][] = [
+    ['speech', '/ws/v1/t2a_v2', AUTH],
+    ['speech', '/ws/v1/t2a_v2_bidi', AUTH],
+    ['platform', `/api/v1/audio/conversation/stream?api_key=${KEY}`, {}],
+    ['platform', `/api/v1/audio/conversation/stream-text?api_key=${KEY}`, {}],
+    ['platform', `/v1/speech-to-text/stream?api_key=${KEY}`, {}],
+  ];
+  it.each(sockets)('%s %s: open, then closed 1000 by the client', async (listener, path, headers) => {
+    const base = listener === 'speech' ? emu.speechUrl : emu.platformUrl;
+    const ws = new WebSocket(`${base.replace(/^http/, 'ws')}${path}`, { headers });
+    let id = '';
+    ws.on('upgrade', (res) => (id = String(res.headers['x-emulator-request-id'])));
+    await new Promise((r) => ws.on('open', r));
+    await new Promise((r) => setTimeout(r, 50));
+    ws.close(1000);
+    await new Promise((r) => ws.on('close', r));
+    const [open, close] = await linesOf(id, 2);
+    const bare = path.split('?')[0];
+    expect(open).toMatchObject({ event: 'open', listener, path: bare, status: 101 });
+    expect(close).toMatchObject({ listener, path: bare, close_code: 1000, closed_by: 'client', frames_in: 0 });
+    expect(close!.frames_out).toBeGreaterThanOrEqual(0);
+  });
+});
+
 describe('what a shutdown ends', () => {
   it('a stream and a socket still open are info lines that say the shutdown ended them', async () => {
     const own: string[] = [];
