@@ -96,7 +96,7 @@ export function baseApp(
     // No per-request child (making one is a visible share of a cheap answer): a request's lines name
     // it by its journal entry's id (core/request-log.ts), so Fastify's own `req-N` ids never show.
     childLoggerFactory: (parent) => parent,
-    // One line per request is written by the lifecycle (core/lifecycle.ts), not by Fastify.
+    // One line per request is written when it finishes (core/request-log.ts), not by Fastify.
     logController: new EmulatorLogs({ disableRequestLogging: true }),
     bodyLimit: JSON_BODY_LIMIT,
     forceCloseConnections: 'idle',
