@@ -12,6 +12,7 @@ import { corsHeaders } from './core/cors.js';
 import { Emulator } from './core/emulator.js';
 import { loadFixtures } from './core/fixtures.js';
 import { installAccountSweep } from './core/account-sweep.js';
+import { requestIdOnUpgrades } from './core/request-log.js';
 import { applyListenerLimits, refuseOverCap, type BusyAnswer } from './core/listener-limits.js';
 import { connectHandler, parserErrorHandler, requireHost } from './core/parser-errors.js';
 import { setupPlatformApp } from './services/platform/app.js';
@@ -91,11 +92,11 @@ export function baseApp(
     // A request the HTTP parser refuses (bad bytes in the path, conflicting length headers, oversized
     // headers) is answered in the service's shape too.
     ...(badUrl ? { clientErrorHandler: parserErrorHandler(badUrl) } : {}),
-    // A silent logger is not handed to Fastify: its requests then share Fastify's no-op logger instead
-    // of a child made (and checked) per request, a visible share of a cheap answer. The level is fixed
-    // at start, so nothing a silent logger could write is lost.
-    ...(logger.level === 'silent' ? {} : { loggerInstance: logger }),
-    // One line per request is written by the lifecycle (core/lifecycle.ts), not by Fastify.
+    loggerInstance: logger,
+    // No per-request child (making one is a visible share of a cheap answer): a request's lines name
+    // it by its journal entry's id (core/request-log.ts), so Fastify's own `req-N` ids never show.
+    childLoggerFactory: (parent) => parent,
+    // One line per request is written when it finishes (core/request-log.ts), not by Fastify.
     logController: new EmulatorLogs({ disableRequestLogging: true }),
     bodyLimit: JSON_BODY_LIMIT,
     forceCloseConnections: 'idle',
@@ -130,6 +131,7 @@ export async function composeService(
 ): Promise<void> {
   await registerDocuments(app, emu, service);
   await setup(app, emu);
+  requestIdOnUpgrades(app);
   registerRoot(app, service);
   await app.register(controlPlane, { prefix: '/_emulator', emu });
 }

@@ -8,7 +8,7 @@
  *   preValidation      the parsed body journaled, refused or not
  *   validation, handler: the route's schema and rules
  *   onSend             `X-Emulator-Fault-Ignored`, the answer journaled (after persistence, with a data dir)
- *   onResponse         finish (core/request-finish.ts) and one log line
+ *   onResponse         finish (core/request-finish.ts): the entry closed, the request counted, one log line
  * Control-plane requests get a context but no entry and no admission; so do the inspector's own
  * downloads and a browser's `GET /` (core/unrecorded.ts). Hooks take Fastify's callback
  * form where they need not wait: no promise per hook on every request.
@@ -24,6 +24,7 @@ import { JournalEntry } from './journal.js';
 import { journalAnswer, journalBody, journalRefusedBody, journalRequest, recordFault } from './journal-summaries.js';
 import { faultIgnoredHeader, listenerOf, pathOf, takeFault, type RequestContext } from './request-context.js';
 import { finishEntry } from './request-finish.js';
+import { identifyRequest } from './request-log.js';
 import { unrecorded } from './unrecorded.js';
 
 export interface LifecycleOptions {
@@ -76,7 +77,7 @@ export function installLifecycle(app: FastifyInstance, emu: Emulator, opts: Life
     route.onRequest = [enterRoute, ...[route.onRequest ?? []].flat()];
   });
 
-  app.addHook('onRequest', (req, _reply, done) => {
+  app.addHook('onRequest', (req, reply, done) => {
     const path = pathOf(req);
     const ctx: RequestContext = {
       listener: listenerOf(req, opts.service),
@@ -133,6 +134,7 @@ export function installLifecycle(app: FastifyInstance, emu: Emulator, opts: Life
       ),
     );
     if (taken) recordFault(ctx, taken.directive, taken.origin);
+    identifyRequest(req, reply, ctx.entry.id);
 
     const delay = takeFault(req, 'delay_ms');
     // Unref'd: a long delay never keeps the process alive once the listeners have closed.
@@ -158,17 +160,9 @@ export function installLifecycle(app: FastifyInstance, emu: Emulator, opts: Life
     done(null, payload);
   });
 
-  // One info line per request; with info off the line is not even built.
-  const logRequests = emu.logger.isLevelEnabled('info');
+  // The entry closed, the request counted and its one log line written (core/request-finish.ts).
   app.addHook('onResponse', (req, reply, done) => {
     finishEntry(req, reply.statusCode);
-    const ctx = req.ctx;
-    if (logRequests && ctx?.entry) {
-      req.log.info(
-        { method: req.method, path: ctx.entry.path, status: reply.statusCode, ms: ctx.entry.duration_ms, account: ctx.account?.label ?? null },
-        `${req.method} ${ctx.entry.path} ${reply.statusCode}`,
-      );
-    }
     done();
   });
 }

@@ -17,6 +17,7 @@ import { FaultRecord } from './journal-fault.js';
 import type { FrameKind, StreamEnd, StreamGuardOptions, StreamTransport } from './stream-frames.js';
 import { takeFault } from './request-context.js';
 import { finishEntry } from './request-finish.js';
+import { trackStream } from './request-log.js';
 import {
   FIRST_AUDIO_LEAD_MS,
   afterATurn,
@@ -375,7 +376,7 @@ export function guardStream<F>(
   // The request's fault over the account's standing stream faults over the latency profile.
   const account = accountPace ?? req.ctx?.account?.streamFaults;
   const base = latency === 'realistic' || account ? { ...(latency === 'realistic' ? REALISTIC_PACE : {}), ...account } : undefined;
-  return new StreamGuard(transport, {
+  const guard = new StreamGuard(transport, {
     ...rest,
     entry,
     cutAfterChunks: takeFault(req, 'cut_after_chunks'),
@@ -383,4 +384,7 @@ export function guardStream<F>(
     shape: carrier ? shapeOf(req, carrier, base) : undefined,
     seed: entry?.id ?? '',
   });
+  // The request's log line says how its stream ended.
+  trackStream(req, guard);
+  return guard;
 }

@@ -10,6 +10,7 @@ import type { Emulator } from './emulator.js';
 import { pathOf } from './request-context.js';
 import { finishEntry } from './request-finish.js';
 import type { WsFrameSummary } from './journal.js';
+import { logSocketOpen } from './request-log.js';
 import { AUDIO_CHUNK, guardStream, type AudioFrame, type AudioShaping, type FrameKind, type StreamEnd } from './stream-guard.js';
 import type { AudioCarrier } from './stream-shaping.js';
 
@@ -78,6 +79,9 @@ export function openSocketWire(
   const timers = new Set<number>();
   const cleanups: (() => void)[] = [];
   let closed = false;
+  // Frames each way, for the socket's log line.
+  let framesIn = 0;
+  let framesOut = 0;
 
   const registered = emu.sockets.add({
     accountId,
@@ -104,9 +108,11 @@ export function openSocketWire(
         emu.logger.error({ err }, 'websocket clean-up failed');
       }
     }
-    finishEntry(req, 101);
+    finishEntry(req, 101, { code, byClient, framesIn, framesOut });
   };
   socket.on('close', (code) => shutdown(code, true));
+  socket.on('message', () => void framesIn++);
+  logSocketOpen(req);
   // `ws` answers a frame over maxPayload by calling close(1009) itself, before it emits 'error' and
   // before any message handler could see the frame: this per-socket hook is the one moment where the
   // socket is still open, so the error event goes out first and the close frame carries a reason.
@@ -131,6 +137,7 @@ export function openSocketWire(
     if (!isOpen()) return false;
     const text = JSON.stringify(body);
     socket.send(text);
+    framesOut++;
     record({ dir: 'out', type: 'text', size: Buffer.byteLength(text), event, at_ms: emu.clock.now() }, body);
     return true;
   };
@@ -143,6 +150,7 @@ export function openSocketWire(
         if (!Buffer.isBuffer(frame)) return sendText(frame, chunkEvent);
         if (!isOpen()) return false;
         socket.send(frame, { binary: true });
+        framesOut++;
         record({ dir: 'out', type: 'binary', size: frame.length, at_ms: emu.clock.now() });
         return true;
       },
