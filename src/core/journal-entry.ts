@@ -111,6 +111,14 @@ export class JournalRequest extends LazySummary<unknown> {
     if (!this.hasSummary) this.writeSummary(summary);
   }
 
+  /**
+   * What a route that reads its body as a stream (a multipart form) found in it, in place of the size
+   * and content type the pipeline noted before the route ran.
+   */
+  replaceBody(summary: unknown): void {
+    this.writeSummary(summary);
+  }
+
   toJSON() {
     return { headers: this.headers, query: this.query, body: this.body };
   }

@@ -156,8 +156,8 @@ function journalForm(req: FastifyRequest, form: ReceivedForm, info: ContainerInf
         ...(source ? { transcript: source } : {}),
       }
     : undefined;
-  // The pipeline journaled the multipart body as nothing (it is read as a stream): this is its record.
-  req.ctx.entry?.request.setBody({ ...Object.fromEntries(form.fields), ...(file ? { file } : {}) });
+  // The pipeline noted the multipart body by its size (it is read as a stream): this is its record.
+  req.ctx.entry?.request.replaceBody({ ...Object.fromEntries(form.fields), ...(file ? { file } : {}) });
 }
 
 function answer(emu: Emulator, req: FastifyRequest, reply: FastifyReply, request: SttRequest, transcript: Transcript, durationMs: number) {
