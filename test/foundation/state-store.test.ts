@@ -255,6 +255,15 @@ describe('the state database', () => {
       },
       /schema version 99 was written by a newer emulator; this one reads version 1/,
     ],
+    [
+      'a session row whose turns are not a list',
+      (file) => {
+        const db = new DatabaseSync(file);
+        db.exec(`UPDATE records SET data = json_set(data, '$.turns', 'none') WHERE area = 'conversation_sessions'`);
+        db.close();
+      },
+      /part areas\.conversation_sessions: \[0\]\.turns: /,
+    ],
   ];
 
   it.each(CASES)('a database %s stops the start with one line naming it, and stays as it was', async (_name, spoil, problem) => {
