@@ -23,7 +23,7 @@ import { syncDirSync } from './files.js';
 import { areaRows, coreRows, keptRows, WHOLE_PART, type PartRows } from './parts.js';
 import { Checkpointer } from './checkpointer.js';
 import { probeWrite } from './probe.js';
-import { readRows, RowWriter, type StoredRow } from './row-writer.js';
+import { ACCOUNT, DATA, ID, PART, readRows, RowWriter, type StoredRow } from './row-writer.js';
 
 export class StateStore {
   private db: DatabaseSync | null = null;
@@ -232,7 +232,7 @@ export class StateStore {
    * while it was not registered yet) is read whole, and marked to be written again as records.
    */
   private areaPart(area: StateArea, rows: StoredRow[], refuse: Refusal): unknown {
-    if (area.records && rows.length === 1 && rows[0]!.id === WHOLE_PART) {
+    if (area.records && rows.length === 1 && rows[0]![ID] === WHOLE_PART) {
       this.rewriteAfterLoad.add(area.name);
       return joinRows(keptRows(area.name, undefined), rows, refuse);
     }
@@ -324,7 +324,7 @@ export class StateStore {
     for (const [name, rows] of byArea) {
       const blobsOf = this.parts.areas.get(name)?.records?.blobsOf;
       // Only areas that keep files are read again: a start with 100,000 sessions does not look at each.
-      if (blobsOf) for (const row of rows) this.checkBlobsOf(row, blobsOf(JSON.parse(row.data)));
+      if (blobsOf) for (const row of rows) this.checkBlobsOf(row, blobsOf(JSON.parse(row[DATA])));
     }
   }
 
@@ -333,7 +333,7 @@ export class StateStore {
       const path = join(this.dataDir, 'blobs', rel);
       if (!existsSync(path))
         throw new SnapshotError(
-          `stored file ${path} is missing: record ${row.id} of ${row.part} in ${this.file} names it; put the file back, or move the data dir away to start empty`,
+          `stored file ${path} is missing: record ${row[ID]} of ${row[PART]} in ${this.file} names it; put the file back, or move the data dir away to start empty`,
         );
     }
   }
@@ -375,9 +375,9 @@ export class StateStore {
 function joinRows(part: PartRows, rows: StoredRow[], refuse: Refusal): unknown {
   const values = rows.map((r) => {
     try {
-      return { id: r.id, account: r.account, value: JSON.parse(r.data) as unknown };
+      return { id: r[ID], account: r[ACCOUNT], value: JSON.parse(r[DATA]) as unknown };
     } catch (err) {
-      throw refuse(`row ${r.id} of ${part.name}: ${(err as Error).message}`);
+      throw refuse(`row ${r[ID]} of ${part.name}: ${(err as Error).message}`);
     }
   });
   return part.join(values);
@@ -386,9 +386,9 @@ function joinRows(part: PartRows, rows: StoredRow[], refuse: Refusal): unknown {
 function groupBy(rows: StoredRow[]): Map<string, StoredRow[]> {
   const out = new Map<string, StoredRow[]>();
   for (const r of rows) {
-    const group = out.get(r.part);
+    const group = out.get(r[PART]);
     if (group) group.push(r);
-    else out.set(r.part, [r]);
+    else out.set(r[PART], [r]);
   }
   return out;
 }
