@@ -97,7 +97,8 @@ function createArea(): SessionArea {
     load(data) {
       sessions.clear();
       byAccount.clear();
-      for (const session of (data as ConversationSession[]) ?? []) put(sessions, byAccount, { ...session, turns: [...session.turns] });
+      // A saved part is always freshly parsed (rows or a snapshot file): its objects are kept as read, not copied.
+      for (const session of (data as ConversationSession[]) ?? []) put(sessions, byAccount, session);
     },
   };
 }
