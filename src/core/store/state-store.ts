@@ -87,13 +87,16 @@ export class StateStore {
     this.scheduled ??= new Promise<void>((resolve, reject) => {
       setImmediate(() => {
         this.scheduled = null;
+        let committed: boolean;
         try {
-          this.commit();
+          committed = this.commit();
         } catch (err) {
           reject(err);
           return;
         }
-        this.syncLog().then(resolve, reject);
+        // Closed meanwhile: the close committed and synced what was marked (and removed the log).
+        if (!committed) resolve();
+        else this.syncLog().then(resolve, reject);
       });
     });
     return this.scheduled;
@@ -109,7 +112,7 @@ export class StateStore {
   saveNow(): Promise<void> {
     if (!this.persistent || this.stopped || !this.db || this.refused) return Promise.resolve();
     try {
-      this.commit();
+      if (!this.commit()) return Promise.resolve();
       const fd = openSync(`${this.file}-wal`, 'r');
       try {
         fdatasyncSync(fd);
@@ -136,6 +139,8 @@ export class StateStore {
         await log.close();
       }
     } catch (err) {
+      // The database closed meanwhile: its close checkpointed the log into the synced file and removed it.
+      if (!this.db && (err as NodeJS.ErrnoException).code === 'ENOENT') return;
       throw this.syncFailed(err);
     }
   }
@@ -164,9 +169,10 @@ export class StateStore {
     this.writer = null;
   }
 
-  private commit(): void {
+  /** Commits what is marked; false when the database was closed meanwhile (nothing to do). */
+  private commit(): boolean {
     // Closed since the commit was scheduled: the close committed what was marked.
-    if (!this.db) return;
+    if (!this.db) return false;
     const db = this.db;
     // The clock's row goes with every commit: a restart goes on from the time of the last one.
     this.changes.mark('clock');
@@ -178,6 +184,7 @@ export class StateStore {
       db.exec('COMMIT');
       this.refused = false;
       this.checkpointer?.committed();
+      return true;
     } catch (err) {
       if (db.isTransaction) {
         try {
