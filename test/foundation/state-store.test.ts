@@ -255,6 +255,15 @@ describe('the state database', () => {
       },
       /schema version 99 was written by a newer emulator; this one reads version 1/,
     ],
+    [
+      'a session row whose turns are not a list',
+      (file) => {
+        const db = new DatabaseSync(file);
+        db.exec(`UPDATE records SET data = json_set(data, '$.turns', 'none') WHERE area = 'conversation_sessions'`);
+        db.close();
+      },
+      /part areas\.conversation_sessions: \[0\]\.turns: /,
+    ],
   ];
 
   it.each(CASES)('a database %s stops the start with one line naming it, and stays as it was', async (_name, spoil, problem) => {
@@ -267,13 +276,19 @@ describe('the state database', () => {
     expect(after.equals(before)).toBe(true);
   });
 
-  it('a stored file named by a record but missing stops the start, naming the file and the record', async () => {
+  const STORED_FILES: [string, (data: any) => string][] = [
+    ['speech-files', (data) => data.blob],
+    ['platform-voices', (data) => data.refBlob],
+    ['podcasts', (data) => data[0].objectKey],
+  ];
+
+  it.each(STORED_FILES)('a stored file named by a record of %s but missing stops the start, naming the file and the record', async (area, fileOf) => {
     const own = fresh();
     cpSync(dir, own, { recursive: true });
     const db = new DatabaseSync(join(own, 'state.db'), { readOnly: true });
-    const row = db.prepare("SELECT id, data FROM records WHERE area = 'speech-files' LIMIT 1").get() as { id: string; data: string };
+    const row = db.prepare('SELECT id, data FROM records WHERE area = ? LIMIT 1').get(area) as { id: string; data: string };
     db.close();
-    const blob = join(own, 'blobs', JSON.parse(row.data).blob as string);
+    const blob = join(own, 'blobs', fileOf(JSON.parse(row.data)));
     unlinkSync(blob);
     const before = readFileSync(join(own, 'state.db'));
     const message = await startTestEmulator({ dataDir: own }).then(
@@ -284,7 +299,7 @@ describe('the state database', () => {
       (err: Error) => err.message,
     );
     expect(message).toBe(
-      `stored file ${blob} is missing: record ${row.id} of speech-files in ${join(own, 'state.db')} names it; put the file back, or move the data dir away to start empty`,
+      `stored file ${blob} is missing: record ${row.id} of ${area} in ${join(own, 'state.db')} names it; put the file back, or move the data dir away to start empty`,
     );
     expect(readFileSync(join(own, 'state.db')).equals(before)).toBe(true);
   });

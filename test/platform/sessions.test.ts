@@ -71,4 +71,13 @@ describe('characters', () => {
     expect(r.body.data.characters).toEqual(roles.map(({ id, name, language, description }) => ({ id, name, language, description })));
     expect(r.body.data.characters.map((x: any) => x.id)).toContain('default');
   });
+
+  it('keeps the last 500 sessions of a key: the oldest go first, another key keeps its own', async () => {
+    const other = (await c.post('/api/v1/audio/sessions', { voice_id: 'default' }, 'sessions-p2')).body.data.session_id;
+    const ids: string[] = [];
+    for (let i = 0; i < 502; i++) ids.push((await c.post('/api/v1/audio/sessions', { voice_id: 'default' }, 'sessions-p')).body.data.session_id);
+    const kept = (await sessionsOf('sessions-p')).map((s) => s.session_id);
+    expect(kept.sort()).toEqual(ids.slice(2).sort());
+    expect((await sessionsOf('sessions-p2')).map((s) => s.session_id)).toEqual([other]);
+  });
 });

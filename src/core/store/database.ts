@@ -1,7 +1,9 @@
 /**
  * The SQLite file of a data dir (`state.db`, node:sqlite): opened only after it proves readable (a
  * database, of a schema this version knows, passing `PRAGMA quick_check`), then put in WAL mode with
- * `synchronous=FULL` so a committed change survives `kill -9` and power loss. A new database is made
+ * `synchronous=NORMAL`: a commit writes its frames to the log without an fsync (it survives `kill -9`),
+ * and the store fsyncs the log off the event loop before acknowledging it (state-store.ts), so it
+ * survives power loss too. A new database is made
  * under a temporary name and renamed into place, so a crash never leaves a half-made one behind.
  */
 import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
@@ -92,10 +94,11 @@ export function createDatabase(file: string, fill: (db: DatabaseSync) => void = 
   return opened;
 }
 
-/** WAL, and every commit on disk before it returns. */
+/** WAL; the log is fsynced by the store after each commit, in the thread pool, not inside the commit on the event loop. */
 function tune(db: DatabaseSync): void {
   db.exec('PRAGMA journal_mode = WAL');
-  db.exec('PRAGMA synchronous = FULL');
+  // NORMAL still syncs the log before each checkpoint, the database after it, and the log's header when it is reused.
+  db.exec('PRAGMA synchronous = NORMAL');
   // A busy or locked database is a failure to say, not a wait.
   db.exec('PRAGMA busy_timeout = 0');
   // Checkpoints run in a worker thread (checkpointer.ts), never inside a commit on the event loop.

@@ -7,12 +7,12 @@ import type { SavedRecord } from '../areas.js';
 import type { TakenChanges } from './changes.js';
 import type { PartRows } from './parts.js';
 
-export interface StoredRow {
-  part: string;
-  id: string;
-  account: string | null;
-  data: string;
-}
+/** A stored row as SQLite returns it (an array: 100,000 rows read as objects cost a start ~0.1 s more). */
+export type StoredRow = readonly [part: string, id: string, account: string | null, seq: number, data: string];
+export const PART = 0;
+export const ID = 1;
+export const ACCOUNT = 2;
+export const DATA = 4;
 
 export class RowWriter {
   private seq: number;
@@ -123,7 +123,6 @@ export function readRows(db: DatabaseSync): { parts: StoredRow[]; records: Store
  */
 function inOrder(stmt: StatementSync): StoredRow[] {
   stmt.setReturnArrays(true);
-  const rows = stmt.all() as unknown as [string, string, string | null, number, string][];
-  rows.sort((a, b) => a[3] - b[3]);
-  return rows.map(([part, id, account, , data]) => ({ part, id, account, data }));
+  const rows = stmt.all() as unknown as StoredRow[];
+  return rows.sort((a, b) => a[3] - b[3]);
 }

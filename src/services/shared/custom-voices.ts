@@ -63,7 +63,8 @@ function createArea(emu: Emulator): CustomVoiceArea {
     records: listRecords<CustomVoice>(
       (v) => `${v.accountId}/${v.voiceId}`,
       (v) => v.accountId,
-      { ofAccount: (accountId) => byAccount.get(accountId)?.values() ?? [] },
+      // The reference audio is a stored file: a start that does not find it stops, naming it.
+      { ofAccount: (accountId) => byAccount.get(accountId)?.values() ?? [], blobs: (v) => (v.refBlob ? [v.refBlob] : []) },
     ),
     check: checkWith(
       z.array(

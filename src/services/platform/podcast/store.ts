@@ -49,7 +49,11 @@ function createArea(emu: Emulator): PodcastArea {
     },
     view: (accountId) => byAccount.get(accountId) ?? [],
     save: () => Object.fromEntries(byAccount),
-    records: accountRecords((accountId) => byAccount.get(accountId)),
+    // Each listed podcast's audio is a stored file (kept until a reset): a start that does not find it stops, naming it.
+    records: accountRecords(
+      (accountId) => byAccount.get(accountId),
+      (list) => (list as PodcastEntry[]).map((e) => e.objectKey),
+    ),
     check: checkWith(
       z.record(
         z.string(),

@@ -5,7 +5,14 @@
  */
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { CONVERSATION_SESSIONS, conversationSessions, type ConversationSession } from '../shared/conversation-sessions.js';
+import {
+  addSession,
+  CONVERSATION_SESSIONS,
+  conversationSessions,
+  removeSession,
+  sessionsOfAccount,
+  type ConversationSession,
+} from '../shared/conversation-sessions.js';
 import { requireRole } from '../shared/roles.js';
 
 /** Sessions kept per account; the oldest go first. */
@@ -18,7 +25,6 @@ export function registerSessions(emu: Emulator): void {
 
 /** Creates a session: `voice_id` must name a role (the family's param error, 20003 for calls). */
 export function createSession(emu: Emulator, account: Account, voiceId: string): ConversationSession {
-  const sessions = conversationSessions(emu);
   requireRole(emu, voiceId, 'voice_id');
   const session: ConversationSession = {
     sessionId: `sess_${emu.ids.stream(account.id).hex(24)}`,
@@ -27,22 +33,26 @@ export function createSession(emu: Emulator, account: Account, voiceId: string):
     createdAtMs: emu.clock.now(),
     turns: [],
   };
-  sessions.set(session.sessionId, session);
+  addSession(emu, session);
   emu.markDirty(CONVERSATION_SESSIONS, account.id, session.sessionId);
-  const mine = [...sessions.values()].filter((x) => x.accountId === account.id);
-  for (const old of mine.slice(0, Math.max(0, mine.length - MAX_PER_ACCOUNT))) {
-    sessions.delete(old.sessionId);
-    emu.markDirty(CONVERSATION_SESSIONS, account.id, old.sessionId);
+  // The account's own sessions in creation order: pruning costs them, not every session stored.
+  const mine = sessionsOfAccount(emu, account.id);
+  const extra = mine.size - MAX_PER_ACCOUNT;
+  if (extra > 0) {
+    const oldest = [...mine.keys()].slice(0, extra);
+    for (const id of oldest) {
+      removeSession(emu, id);
+      emu.markDirty(CONVERSATION_SESSIONS, account.id, id);
+    }
   }
   return session;
 }
 
 /** Deletes a session of this account; true also when there was none (the spec's rule). */
 export function deleteSession(emu: Emulator, accountId: string, sessionId: string): true {
-  const sessions = conversationSessions(emu);
-  const session = sessions.get(sessionId);
+  const session = conversationSessions(emu).get(sessionId);
   if (session && session.accountId === accountId) {
-    sessions.delete(sessionId);
+    removeSession(emu, sessionId);
     emu.markDirty(CONVERSATION_SESSIONS, accountId, sessionId);
   }
   return true;

@@ -29,15 +29,58 @@ const AREA = CONVERSATION_SESSIONS;
 
 interface SessionArea extends StateArea {
   sessions: Map<string, ConversationSession>;
+  /** The same sessions by account, each in creation order: a write's rules cost its account, not every session. */
+  byAccount: Map<string, Map<string, ConversationSession>>;
+}
+
+/** The saved part's schema: it names the field when the plain check below is not sure. */
+const checkSessions = checkWith(
+  z.array(
+    z.looseObject({
+      sessionId: z.string().min(1),
+      accountId: z.string().min(1),
+      voiceId: z.string(),
+      createdAtMs: z.number(),
+      turns: z.array(z.looseObject({ user: z.string(), reply: z.string() })),
+    }),
+  ),
+);
+
+const text = (v: unknown, min = 0): boolean => typeof v === 'string' && v.length >= min;
+
+/**
+ * True only for a part the schema surely accepts, in plain code: zod's interpreted check of 100,000
+ * saved sessions was a sixth of a start's CPU. Anything else goes to the schema, which names the field.
+ */
+function surelySessions(data: unknown): boolean {
+  if (!Array.isArray(data)) return false;
+  for (const s of data as unknown[]) {
+    if (typeof s !== 'object' || s === null || Array.isArray(s)) return false;
+    const r = s as Record<string, unknown>;
+    if (!text(r.sessionId, 1) || !text(r.accountId, 1) || !text(r.voiceId) || !Number.isFinite(r.createdAtMs) || !Array.isArray(r.turns)) return false;
+    for (const t of r.turns as unknown[]) {
+      if (typeof t !== 'object' || t === null || Array.isArray(t)) return false;
+      if (!text((t as Turn).user) || !text((t as Turn).reply)) return false;
+    }
+  }
+  return true;
 }
 
 function createArea(): SessionArea {
   const sessions = new Map<string, ConversationSession>();
+  const byAccount = new Map<string, Map<string, ConversationSession>>();
   return {
     name: AREA,
     sessions,
+    byAccount,
     reset(accountId) {
-      for (const [id, session] of sessions) if (accountId === undefined || session.accountId === accountId) sessions.delete(id);
+      if (accountId === undefined) {
+        sessions.clear();
+        byAccount.clear();
+        return;
+      }
+      for (const id of byAccount.get(accountId)?.keys() ?? []) sessions.delete(id);
+      byAccount.delete(accountId);
     },
     ...recordViews(
       () => sessions.values(),
@@ -48,29 +91,52 @@ function createArea(): SessionArea {
     records: listRecords<ConversationSession>(
       (s) => s.sessionId,
       (s) => s.accountId,
-      { one: (id) => sessions.get(id) },
+      { one: (id) => sessions.get(id), ofAccount: (accountId) => byAccount.get(accountId)?.values() ?? [] },
     ),
-    check: checkWith(
-      z.array(
-        z.looseObject({
-          sessionId: z.string().min(1),
-          accountId: z.string().min(1),
-          voiceId: z.string(),
-          createdAtMs: z.number(),
-          turns: z.array(z.looseObject({ user: z.string(), reply: z.string() })),
-        }),
-      ),
-    ),
+    check: (data) => (surelySessions(data) ? null : checkSessions(data)),
     load(data) {
       sessions.clear();
-      for (const session of (data as ConversationSession[]) ?? []) sessions.set(session.sessionId, { ...session, turns: [...session.turns] });
+      byAccount.clear();
+      // A saved part is always freshly parsed (rows or a snapshot file): its objects are kept as read, not copied.
+      for (const session of (data as ConversationSession[]) ?? []) put(sessions, byAccount, session);
     },
   };
 }
 
-/** Every session of every account (the sessions area's rules add and prune them). */
-export function conversationSessions(emu: Emulator): Map<string, ConversationSession> {
+function put(sessions: Map<string, ConversationSession>, byAccount: SessionArea['byAccount'], session: ConversationSession): void {
+  const previous = sessions.get(session.sessionId);
+  if (previous && previous.accountId !== session.accountId) byAccount.get(previous.accountId)?.delete(session.sessionId);
+  sessions.set(session.sessionId, session);
+  let mine = byAccount.get(session.accountId);
+  if (!mine) byAccount.set(session.accountId, (mine = new Map()));
+  mine.set(session.sessionId, session);
+}
+
+/** Every session of every account, read-only (add and remove them with the functions below). */
+export function conversationSessions(emu: Emulator): ReadonlyMap<string, ConversationSession> {
   return areaOf(emu, AREA, createArea).sessions;
+}
+
+/** Keeps a session (a new one goes last in its account's creation order). */
+export function addSession(emu: Emulator, session: ConversationSession): void {
+  const area = areaOf(emu, AREA, createArea);
+  put(area.sessions, area.byAccount, session);
+}
+
+/** Forgets a session by id (nothing when there is none). */
+export function removeSession(emu: Emulator, sessionId: string): void {
+  const area = areaOf(emu, AREA, createArea);
+  const session = area.sessions.get(sessionId);
+  if (!session) return;
+  area.sessions.delete(sessionId);
+  const mine = area.byAccount.get(session.accountId);
+  mine?.delete(sessionId);
+  if (mine?.size === 0) area.byAccount.delete(session.accountId);
+}
+
+/** One account's sessions, oldest first (a view: copy it before removing any). */
+export function sessionsOfAccount(emu: Emulator, accountId: string): ReadonlyMap<string, ConversationSession> {
+  return areaOf(emu, AREA, createArea).byAccount.get(accountId) ?? new Map();
 }
 
 /** A session of this account, or undefined (another account's sessions are invisible). */
