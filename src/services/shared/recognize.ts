@@ -132,11 +132,16 @@ const RECOGNIZE_SLICE = 1 << 19;
 const SIGNATURE_HEAD_S = 10;
 
 /**
- * The same answer as `recognizePcm` for long PCM16 (minutes to hours), with a turn of the event loop
+ * The same answer as `recognizePcm` for long audio (minutes to hours), with a turn of the event loop
  * between slices of the silence scan and the hash, so other requests run meanwhile; only the head the
  * signature rules read is converted to float.
  */
-export async function recognizeInSlices(emu: Emulator, samples: Int16Array, sampleRate: number, opts: RecognizeOptions = {}): Promise<Recognition> {
+export async function recognizeInSlices(
+  emu: Emulator,
+  samples: Float32Array | Int16Array,
+  sampleRate: number,
+  opts: RecognizeOptions = {},
+): Promise<Recognition> {
   let silent = true;
   for (let from = 0; from < samples.length && silent; from += RECOGNIZE_SLICE) {
     silent = isSilent(toFloat(samples.subarray(from, from + RECOGNIZE_SLICE)));
@@ -147,9 +152,8 @@ export async function recognizeInSlices(emu: Emulator, samples: Int16Array, samp
   let digest = '';
   if (!silent && !findRecord(emu, head, sampleRate)) {
     const hash = createHash('sha256');
-    const bytes = pcm16Bytes(samples);
-    for (let from = 0; from < bytes.length; from += RECOGNIZE_SLICE * 2) {
-      hash.update(bytes.subarray(from, from + RECOGNIZE_SLICE * 2));
+    for (let from = 0; from < samples.length; from += RECOGNIZE_SLICE) {
+      hash.update(pcm16Bytes(samples.subarray(from, from + RECOGNIZE_SLICE)));
       await nextTurn();
     }
     digest = hash.digest('hex');
