@@ -7,13 +7,13 @@ import { call, emulatorForFile, startTestEmulator } from '../helpers/emulator.js
 import { ffmpegPcm16 } from '../helpers/ffprobe.js';
 
 /**
- * `POST /v1/speech-to-text` checks, decodes and recognizes long audio in slices (4 Mi characters of
+ * `POST /v1/speech-to-text` checks, decodes and recognizes long audio in slices (1 Mi characters of
  * Base64, 1 Mi samples) with turns of the event loop between: the answers are those of one pass,
  * whatever falls on a slice's edge (whitespace, padding, a bad character, the only loud sample).
  */
 const { emu } = emulatorForFile();
 const KEY = 'recognition-slices';
-const SLICE_CHARS = 4 << 20;
+const SLICE_CHARS = 1 << 20;
 const env = (code: number) => ({ error_code: code, succeed: false, data: null });
 
 function stt(base: string, audio_data: string, extra: Record<string, unknown> = {}) {
