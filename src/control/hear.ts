@@ -6,7 +6,9 @@
  * synthesized (gaps, repeats, skips, cuts). Audio without a signature gets the recognition fixture's text.
  */
 import type { FastifyInstance } from 'fastify';
-import { speechActivity } from '../audio/activity.js';
+import { ActivityMeter } from '../audio/activity.js';
+import { SLICE_FRAMES } from '../audio/decode-slices.js';
+import { nextTurn } from '../audio/event-loop.js';
 import { alignUtterance, BRIDGE_MS, type HeardAnomaly, type TimedWord } from '../audio/hear/align.js';
 import { decodeHeard, HEAR_MAX_BYTES, HeardAudioError, heardFormat } from '../audio/hear/input.js';
 import { findSignatures, type FoundSignature } from '../audio/hear/scan.js';
@@ -14,7 +16,7 @@ import { SIGNATURE_SECONDS } from '../audio/marker.js';
 import type { Emulator } from '../core/emulator.js';
 import { entryCode } from '../core/journal.js';
 import type { SignatureRecord } from '../core/signatures.js';
-import { recognizeWithSource } from '../services/shared/recognize.js';
+import { recognizeInSlices } from '../services/shared/recognize.js';
 import { ControlError, input } from './common.js';
 
 /** The words of a record with their planned times (its sentences when it kept no words). */
@@ -63,10 +65,20 @@ function silenceSignatures(samples: Float32Array, sampleRate: number, found: rea
   return samples;
 }
 
+/** The speech activity of the recording, measured slice by slice with a turn of the event loop between. */
+async function activityInSlices(samples: Float32Array, sampleRate: number) {
+  const meter = new ActivityMeter(sampleRate);
+  for (let from = 0; from < samples.length; from += SLICE_FRAMES) {
+    meter.push(samples.subarray(from, from + SLICE_FRAMES));
+    await nextTurn();
+  }
+  return meter.spans({ minGapMs: BRIDGE_MS, minSpanMs: 20, rangeDb: 35 });
+}
+
 export async function hear(emu: Emulator, samples: Float32Array, sampleRate: number) {
   const durationMs = (samples.length * 1000) / sampleRate;
   const found = (await findSignatures(samples, sampleRate)).filter((f) => emu.signatures.get(f.id));
-  const spans = speechActivity(silenceSignatures(samples, sampleRate, found), sampleRate, { minGapMs: BRIDGE_MS, minSpanMs: 20, rangeDb: 35 });
+  const spans = await activityInSlices(silenceSignatures(samples, sampleRate, found), sampleRate);
   const utterances = [];
   const anomalies: (HeardAnomaly & { trace_id: string | null })[] = [];
   for (const [k, f] of found.entries()) {
@@ -92,7 +104,7 @@ export async function hear(emu: Emulator, samples: Float32Array, sampleRate: num
         .map((u) => u.heard_text)
         .filter(Boolean)
         .join(' ')
-    : recognizeWithSource(emu, samples, sampleRate).text;
+    : (await recognizeInSlices(emu, samples, sampleRate)).text;
   return { duration_ms: Math.round(durationMs), text, utterances, anomalies };
 }
 

@@ -71,9 +71,13 @@ export class Clock {
     this.inFlight.add(done);
   }
 
-  /** Resolves once no tracked work is in flight (work that starts meanwhile is waited for too). */
+  /**
+   * Resolves once the work in flight now is done (call it right after a move: that includes work the move
+   * made due). Work that starts meanwhile is not waited for: with clients starting tasks all the time, a
+   * move would otherwise wait without bound.
+   */
   async settled(): Promise<void> {
-    while (this.inFlight.size) await Promise.all(this.inFlight);
+    await Promise.all([...this.inFlight]);
   }
 
   /** Back to real time, flowing; pending timers stay and fire when due. */

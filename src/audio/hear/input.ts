@@ -1,10 +1,12 @@
 /**
  * The audio a listener heard, as mono float samples: the body of `POST /_emulator/hear` read by its
  * Content-Type (audio/mpeg, audio/wav, audio/flac, audio/ogg with Opus, audio/pcm;rate=N of 16-bit
- * little-endian mono), with in-process decoders only. Problems are `HeardAudioError`s naming them.
+ * little-endian mono), with in-process decoders only, yielding to the event loop between slices.
+ * Problems are `HeardAudioError`s naming them.
  */
 import { readWav, wavCodecReadable } from '../decode.js';
-import { decodeMonoBounded } from '../decode-slices.js';
+import { decodeMonoBounded, SLICE_FRAMES } from '../decode-slices.js';
+import { nextTurn } from '../event-loop.js';
 import { decodeOggOpus } from './ogg-opus.js';
 
 export class HeardAudioError extends Error {}
@@ -54,7 +56,11 @@ export async function decodeHeard(body: Buffer, format: { type: string; rate?: n
       case 'audio/pcm': {
         if (body.length % 2) throw new Error(`16-bit samples need an even byte count, got ${body.length}`);
         const samples = new Float32Array(body.length / 2);
-        for (let i = 0; i < samples.length; i++) samples[i] = body.readInt16LE(i * 2) / 32768;
+        for (let from = 0; from < samples.length; from += SLICE_FRAMES) {
+          const end = Math.min(samples.length, from + SLICE_FRAMES);
+          for (let i = from; i < end; i++) samples[i] = body.readInt16LE(i * 2) / 32768;
+          await nextTurn();
+        }
         out = { samples, sampleRate: format.rate! };
         break;
       }
@@ -75,7 +81,7 @@ export async function decodeHeard(body: Buffer, format: { type: string; rate?: n
         break;
       default:
         if (body.toString('latin1', 0, 4) !== 'OggS') throw new Error('no OggS page at the start');
-        out = decodeOggOpus(body);
+        out = await decodeOggOpus(body, HEAR_MAX_FRAMES);
     }
   } catch (err) {
     throw err instanceof HeardAudioError ? err : broken((err as Error).message);

@@ -4,6 +4,7 @@
  * 48 kHz; the pre-skip is dropped and the last page's granule trims the padding of the last frame.
  */
 import { createRequire } from 'node:module';
+import { nextTurn } from '../event-loop.js';
 
 interface OpusScriptDecoder {
   decode(packet: Buffer): Buffer;
@@ -12,6 +13,8 @@ interface OpusScriptDecoder {
 type OpusScriptClass = new (rate: number, channels: number, application: number, options?: { wasm?: boolean }) => OpusScriptDecoder;
 
 const APPLICATION_AUDIO = 2049;
+/** Packets decoded between two turns of the event loop (20 ms packets: about 4 s of audio). */
+const PACKETS_PER_TURN = 200;
 
 /** The packets of an Ogg stream (one logical stream), and the granule of its last page. */
 function oggPackets(b: Buffer): { packets: Buffer[]; lastGranule: number } {
@@ -43,8 +46,8 @@ function oggPackets(b: Buffer): { packets: Buffer[]; lastGranule: number } {
   return { packets, lastGranule };
 }
 
-/** Mono float samples at 48 kHz of an Ogg/Opus file; throws with the reason when it cannot. */
-export function decodeOggOpus(b: Buffer): { samples: Float32Array; sampleRate: number } {
+/** Mono float samples at 48 kHz of an Ogg/Opus file, at most `maxFrames` of them; throws with the reason when it cannot. */
+export async function decodeOggOpus(b: Buffer, maxFrames = Infinity): Promise<{ samples: Float32Array; sampleRate: number }> {
   const { packets, lastGranule } = oggPackets(b);
   const head = packets[0];
   if (!head || head.toString('latin1', 0, 8) !== 'OpusHead') throw new Error('the Ogg stream is not Opus (no OpusHead)');
@@ -56,7 +59,9 @@ export function decodeOggOpus(b: Buffer): { samples: Float32Array; sampleRate: n
   const pieces: Float32Array[] = [];
   let total = 0;
   try {
-    for (const packet of packets.slice(2)) {
+    for (const [n, packet] of packets.slice(2).entries()) {
+      if (n % PACKETS_PER_TURN === PACKETS_PER_TURN - 1) await nextTurn();
+      if (total >= preSkip + maxFrames) break;
       if (packet.length === 0) continue;
       const pcm = dec.decode(packet);
       const frames = pcm.length / 2 / channels;
@@ -79,5 +84,6 @@ export function decodeOggOpus(b: Buffer): { samples: Float32Array; sampleRate: n
     o += p.length;
   }
   const end = lastGranule > preSkip ? Math.min(total, lastGranule) : total;
-  return { samples: all.slice(Math.min(preSkip, end), end), sampleRate: 48000 };
+  const start = Math.min(preSkip, end);
+  return { samples: all.slice(start, Math.min(end, start + maxFrames)), sampleRate: 48000 };
 }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readSignature } from '../../audio/index.js';
+import { nextTurn } from '../../audio/event-loop.js';
 import type { Emulator } from '../../core/emulator.js';
 import type { SignatureRecord } from '../../core/signatures.js';
 
@@ -116,20 +117,76 @@ export function recognizeWithSource(
   opts: RecognizeOptions = {},
 ): Recognition & { source: RecognitionSource } {
   const float = toFloat(samples);
-  const duration_ms = Math.round((samples.length * 1000) / sampleRate);
+  const facts = {
+    durationMs: Math.round((samples.length * 1000) / sampleRate),
+    silent: isSilent(float),
+    head: float,
+    hash: () => createHash('sha256').update(pcm16Bytes(samples)).digest('hex'),
+  };
+  return answerOf(emu, facts, sampleRate, opts);
+}
+
+/** Samples per slice of `recognizeInSlices` (about 1 MB of PCM16: a few ms of work each). */
+const RECOGNIZE_SLICE = 1 << 19;
+/** The head the signature rules read (the search spans its first 1.2 s plus the burst; the onset 1.5 s). */
+const SIGNATURE_HEAD_S = 10;
+
+/**
+ * The same answer as `recognizePcm` for long audio (minutes to hours), with a turn of the event loop
+ * between slices of the silence scan and the hash, so other requests run meanwhile; only the head the
+ * signature rules read is converted to float.
+ */
+export async function recognizeInSlices(
+  emu: Emulator,
+  samples: Float32Array | Int16Array,
+  sampleRate: number,
+  opts: RecognizeOptions = {},
+): Promise<Recognition> {
+  let silent = true;
+  for (let from = 0; from < samples.length && silent; from += RECOGNIZE_SLICE) {
+    silent = isSilent(toFloat(samples.subarray(from, from + RECOGNIZE_SLICE)));
+    await nextTurn();
+  }
+  const head = toFloat(samples.subarray(0, SIGNATURE_HEAD_S * sampleRate));
+  // The content hash is read only by the fixture rules, after silence and the signature.
+  let digest = '';
+  if (!silent && !findRecord(emu, head, sampleRate)) {
+    const hash = createHash('sha256');
+    for (let from = 0; from < samples.length; from += RECOGNIZE_SLICE) {
+      hash.update(pcm16Bytes(samples.subarray(from, from + RECOGNIZE_SLICE)));
+      await nextTurn();
+    }
+    digest = hash.digest('hex');
+  }
+  const facts = { durationMs: Math.round((samples.length * 1000) / sampleRate), silent, head, hash: () => digest };
+  const { source: _source, ...result } = answerOf(emu, facts, sampleRate, opts);
+  return result;
+}
+
+/** What the rules read of the audio: its length, whether it is silent, its head, its content hash. */
+interface AudioFacts {
+  durationMs: number;
+  silent: boolean;
+  head: Float32Array;
+  hash: () => string;
+}
+
+/** The rules, in order (see the top of this file). */
+function answerOf(emu: Emulator, facts: AudioFacts, sampleRate: number, opts: RecognizeOptions): Recognition & { source: RecognitionSource } {
+  const duration_ms = facts.durationMs;
   const lang = (detected: string) => opts.language || detected;
 
-  if (isSilent(float)) return { text: '', language: lang('en'), confidence: 0, duration_ms, source: 'silence' };
+  if (facts.silent) return { text: '', language: lang('en'), confidence: 0, duration_ms, source: 'silence' };
 
-  const record = findRecord(emu, float, sampleRate);
+  const record = findRecord(emu, facts.head, sampleRate);
   if (record) {
     // What was heard of the recorded audio: its duration less where it starts (decoder delay, padding).
-    const text = spokenText(record, duration_ms - Math.max(0, signatureOffsetMs(float, sampleRate)));
+    const text = spokenText(record, duration_ms - Math.max(0, signatureOffsetMs(facts.head, sampleRate)));
     return { text, language: lang(record.language ?? languageByAnyHan(text)), confidence: 0.98, duration_ms, source: 'signature' };
   }
 
   const fixture = emu.fixtures.data['recognition.json'];
-  const hash = createHash('sha256').update(pcm16Bytes(samples)).digest('hex');
+  const hash = facts.hash();
   const byHash = fixture.rules.find((r) => r.sha256 === hash);
   if (byHash) return { text: byHash.text, language: lang(byHash.language), confidence: byHash.confidence, duration_ms, source: 'fixture-hash' };
   const byDuration = fixture.rules.find(

@@ -9,17 +9,47 @@ import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { chargeOrRefuse, priceOf } from '../shared/billing.js';
 import { PlatformError } from '../envelope.js';
-import { recognitionPrice, recognizePcm, type Recognition } from '../shared/recognizer.js';
+import { nextTurn } from '../../../audio/event-loop.js';
+import { recognitionPrice, recognizeInSlices, type Recognition } from '../shared/recognizer.js';
 import { durationMs, MAX_UTTERANCE_MS, recognizeUtterance, type Utterance } from '../shared/utterance.js';
 import { MAX_AUDIO_BYTES, MIN_AUDIO_BYTES, RECOGNITION_RATE, type SpeechToTextRequest } from './schema.js';
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+/** Characters of `audio_data` checked and decoded at a time (1 Mi: about 10 ms of work), with a turn of the event loop between. */
+const BASE64_SLICE = 1 << 20;
+/** Samples converted at a time, with a turn of the event loop between. */
+const SAMPLE_SLICE = 1 << 20;
 
-/** Decodes strict Base64 (standard or URL-safe alphabet, padding optional); null when malformed. */
-export function decodeBase64(text: string): Buffer | null {
-  const clean = text.replace(/\s+/g, '').replace(/-/g, '+').replace(/_/g, '/');
-  if (!BASE64.test(clean) || clean.length % 4 === 1) return null;
-  return Buffer.from(clean, 'base64');
+/**
+ * Decodes strict Base64 (standard or URL-safe alphabet, padding optional, whitespace ignored); null when
+ * malformed. Works in slices so that 66 MB of text does not hold the event loop: each slice is checked
+ * with what was left of the one before (a partial group of four, the padding), whole groups are decoded.
+ */
+export async function decodeBase64(text: string): Promise<Buffer | null> {
+  const out = Buffer.alloc(Math.ceil(text.length / 4) * 3);
+  let written = 0;
+  let cleanLength = 0;
+  let carry = '';
+  for (let at = 0; at < text.length; at += BASE64_SLICE) {
+    const clean = text
+      .slice(at, at + BASE64_SLICE)
+      .replace(/\s+/g, '')
+      .replace(/-/g, '+')
+      .replace(/_/g, '/');
+    cleanLength += clean.length;
+    const part = carry + clean;
+    // Padding may only end the whole text: once seen, it stays in the carry and anything after fails here.
+    if (!BASE64.test(part)) return null;
+    const pad = part.indexOf('=');
+    const groups = pad < 0 ? part.length : pad;
+    const whole = groups - (groups % 4);
+    written += out.write(part.slice(0, whole), written, 'base64');
+    carry = part.slice(whole);
+    await nextTurn();
+  }
+  if (cleanLength % 4 === 1) return null;
+  written += out.write(carry, written, 'base64');
+  return out.subarray(0, written);
 }
 
 function badParam(message: string): PlatformError {
@@ -32,8 +62,8 @@ function audioTooShort(message: string): PlatformError {
 }
 
 /** The PCM16 samples of `audio_data`: valid Base64, at most 50 MB, whole samples, at least 2 s. */
-function samplesOf(audioData: string): Int16Array {
-  const pcm = decodeBase64(audioData);
+async function samplesOf(audioData: string): Promise<Int16Array> {
+  const pcm = await decodeBase64(audioData);
   if (!pcm) throw badParam('audio_data is not valid Base64');
   if (pcm.length > MAX_AUDIO_BYTES) throw badParam('audio_data holds more than 50 MB of audio');
   if (pcm.length % 2 !== 0) throw badParam('audio_data must hold whole 16-bit samples (an even number of bytes)');
@@ -41,13 +71,17 @@ function samplesOf(audioData: string): Int16Array {
     throw audioTooShort(`audio_data is ${Math.round((pcm.length / 2 / RECOGNITION_RATE) * 1000)} ms of PCM; at least 2000 ms (16 kHz mono PCM16) is required`);
   }
   const samples = new Int16Array(pcm.length / 2);
-  for (let i = 0; i < samples.length; i++) samples[i] = pcm.readInt16LE(i * 2);
+  for (let from = 0; from < samples.length; from += SAMPLE_SLICE) {
+    const end = Math.min(samples.length, from + SAMPLE_SLICE);
+    for (let i = from; i < end; i++) samples[i] = pcm.readInt16LE(i * 2);
+    await nextTurn();
+  }
   return samples;
 }
 
 /** One recognition request of an admitted account: every rule above, then the transcript. */
-export function recognizeRequest(emu: Emulator, account: Account, request: SpeechToTextRequest): Recognition {
-  const samples = samplesOf(request.audio_data);
+export async function recognizeRequest(emu: Emulator, account: Account, request: SpeechToTextRequest): Promise<Recognition> {
+  const samples = await samplesOf(request.audio_data);
   const language = request.language?.trim();
   const durationMs = (samples.length * 1000) / RECOGNITION_RATE;
   const price = priceOf(emu.fixtures.data['billing.json'].prices_micro.recognition_audio_second, durationMs);
@@ -58,7 +92,7 @@ export function recognizeRequest(emu: Emulator, account: Account, request: Speec
     throw new PlatformError('rate', `request rate exceeded: at most ${rpm} recognition requests per minute for this API key`);
   }
   chargeOrRefuse(emu, account, price, 'recognition');
-  return recognizePcm(emu, samples, RECOGNITION_RATE, language ? { language } : {});
+  return recognizeInSlices(emu, samples, RECOGNITION_RATE, language ? { language } : {});
 }
 
 /**

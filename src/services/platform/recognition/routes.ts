@@ -21,7 +21,7 @@ export async function recognitionRoutes(app: FastifyInstance, { emu }: { emu: Em
       schema: { body: speechToTextRequest },
       validatorCompiler: wholeTextValidator(speechToTextRequest),
     },
-    async (req, reply) => sendJson(reply, 200, recognizeRequest(emu, req.ctx.account!, req.body)),
+    async (req, reply) => sendJson(reply, 200, await recognizeRequest(emu, req.ctx.account!, req.body)),
   );
   await app.register(recognitionStreamRoutes, { emu });
 }
