@@ -1,6 +1,7 @@
 // Ogg/Opus from the stream encoder: the packaging rule (E14), streamed equals whole, the signature kept.
 import { describe, expect, it } from 'vitest';
 import { encodeAudio, encodeAudioStream, readSignature, synthesize, type SynthInput } from '../../src/audio/index.js';
+import { opusWriter } from '../../src/audio/encode/opus.js';
 import { checkOpus, oggPages } from '../helpers/ogg.js';
 import { ffmpegMono, tmpFile } from './helpers.js';
 
@@ -61,6 +62,26 @@ describe('Ogg/Opus encoder', () => {
       const r = await synthesize(input(rate, channels));
       const { bytes } = await encodeAudio('opus', r, { sampleRate: rate, channels, serial: 1 });
       expect(readSignature(await ffmpegMono(tmpFile(bytes, 'ogg'), ['-ar', '16000']), 16000), `${rate} Hz`).toBe(r.signatureId);
+    }
+  });
+});
+
+describe('Opus encoders living at once', () => {
+  it('many encoders at once: each writes its own samples, so a stream gives the same bytes as alone', () => {
+    const pcm = new Int16Array(48000 * 2);
+    for (let i = 0; i < pcm.length; i++) pcm[i] = Math.round(8000 * Math.sin(i / 7));
+    const alone = opusWriter({ sampleRate: 48000, channels: 2, serial: 1 });
+    const aloneBytes = Buffer.concat([alone.header, ...alone.push(pcm), ...alone.end()]);
+
+    const first = opusWriter({ sampleRate: 48000, channels: 2, serial: 1 });
+    const out = [first.header, ...first.push(pcm.subarray(0, 9600))];
+    const others = Array.from({ length: 150 }, (_, i) => opusWriter({ sampleRate: 48000, channels: 2, serial: i + 2 }));
+    try {
+      for (const w of others) w.push(pcm.subarray(0, 1920));
+      out.push(...first.push(pcm.subarray(9600)), ...first.end());
+      expect(Buffer.concat(out).equals(aloneBytes)).toBe(true);
+    } finally {
+      for (const w of others) w.close();
     }
   });
 });

@@ -37,5 +37,8 @@ export async function taskFiles(api: ReturnType<typeof speechApi>, taskId: numbe
   const now = (await ctl.clock()).body.now_ms as number;
   if (task.ready_at_ms > now) await ctl.advance(task.ready_at_ms - now);
   const content = await api.getBytes(`/v1/files/retrieve_content?file_id=${fileId}`);
+  // An answer that is not the archive (an error in JSON) is shown as it is, not as an empty archive.
+  if (content.status !== 200 || content.body !== undefined)
+    throw new Error(`task ${JSON.stringify(task)}: retrieve_content answered ${content.status} ${content.bytes.toString('utf8', 0, 300)}`);
   return untar(content.bytes);
 }

@@ -10,7 +10,7 @@
  * The library is loaded on the first Opus stream (synchronously: its WebAssembly is compiled from
  * the package's own file); when it cannot be, `opusEncoderProblem()` says why and nothing is encoded.
  */
-import { createRequire } from 'node:module';
+import { loadOpusNative, OpusCodec, type NativeModule } from '../opus-native.js';
 import { VERSION } from '../../version.js';
 import { OGG_BOS, OGG_EOS, oggPage } from './ogg.js';
 
@@ -22,7 +22,6 @@ export const OPUS_BITRATE_PER_CHANNEL = 32_000;
 export const OPUS_FRAMES_PER_PAGE = 10;
 const FRAME_MS = 20;
 const SAMPLES_48K_PER_FRAME = 48 * FRAME_MS;
-const APPLICATION_AUDIO = 2049;
 const SET_BITRATE = 4002;
 const SET_VBR = 4006;
 const SET_SIGNAL = 4024;
@@ -30,23 +29,16 @@ const SIGNAL_MUSIC = 3002;
 const VENDOR = 'libopus 1.4 (opusscript)';
 export const OPUS_ENCODER_TAG = `ENCODER=speech-emulator ${VERSION}`;
 
-interface OpusScriptEncoder {
-  encode(pcm: Buffer, frameSize: number): Buffer;
-  encoderCTL(ctl: number, arg: number): void;
-  delete(): void;
-}
-type OpusScriptClass = new (rate: number, channels: number, application: number, options?: { wasm?: boolean }) => OpusScriptEncoder;
-
-type Library = { ok: true; OpusScript: OpusScriptClass } | { ok: false; problem: string };
+type Library = { ok: true; native: NativeModule } | { ok: false; problem: string };
 let library: Library | null = null;
 
 /** Loads the library with `requireFn` (Node's require; a test gives a failing one) and tries it once. */
-export function loadOpusLibrary(requireFn: (id: string) => unknown = createRequire(import.meta.url)): Library {
+export function loadOpusLibrary(requireFn?: (id: string) => unknown): Library {
   try {
-    const OpusScript = requireFn('opusscript') as OpusScriptClass;
-    // Instantiates the WebAssembly once, so a broken build is found here rather than mid-stream.
-    new OpusScript(48000, 1, APPLICATION_AUDIO, { wasm: true }).delete();
-    return { ok: true, OpusScript };
+    const native = loadOpusNative(requireFn);
+    // Makes one encoder, so a broken build is found here rather than mid-stream.
+    new OpusCodec(48000, 1, native).free();
+    return { ok: true, native };
   } catch (err) {
     return { ok: false, problem: `the Opus encoder (npm package opusscript) could not be loaded: ${(err as Error).message}` };
   }
@@ -119,12 +111,12 @@ export function opusWriter(o: OpusWriterOptions): OpusWriter {
   const ch = o.channels;
   const perPage = Math.max(1, Math.min(o.framesPerPage ?? OPUS_FRAMES_PER_PAGE, 50));
   const frameSize = (o.sampleRate * FRAME_MS) / 1000;
-  const enc = new lib.OpusScript(o.sampleRate, ch, APPLICATION_AUDIO, { wasm: true });
-  enc.encoderCTL(SET_VBR, 0);
-  enc.encoderCTL(SET_BITRATE, OPUS_BITRATE_PER_CHANNEL * ch);
+  const enc = new OpusCodec(o.sampleRate, ch, lib.native);
+  enc.encoderCtl(SET_VBR, 0);
+  enc.encoderCtl(SET_BITRATE, OPUS_BITRATE_PER_CHANNEL * ch);
   // The engine renders tones, not speech: the MUSIC hint keeps libopus in CELT, which keeps their
   // waveform (at 24 kHz mono SILK/hybrid would blur the signature's tones beyond recognition).
-  enc.encoderCTL(SET_SIGNAL, SIGNAL_MUSIC);
+  enc.encoderCtl(SET_SIGNAL, SIGNAL_MUSIC);
   let sequence = 0;
   const page = (packets: Buffer[], granule: bigint, flags: number) => oggPage({ serial: o.serial, sequence: sequence++, granule, flags, packets });
   const header = Buffer.concat([page([opusHead(ch, o.sampleRate)], 0n, OGG_BOS), page([opusTags()], 0n, 0)]);
@@ -140,7 +132,7 @@ export function opusWriter(o: OpusWriterOptions): OpusWriter {
   let closed = false;
   let freed = false;
   const free = () => {
-    if (!freed) enc.delete();
+    if (!freed) enc.free();
     freed = true;
   };
 

@@ -3,16 +3,9 @@
  * pages, and each packet decoded by libopus (the `opusscript` WebAssembly build the encoder uses) to
  * 48 kHz; the pre-skip is dropped and the last page's granule trims the padding of the last frame.
  */
-import { createRequire } from 'node:module';
 import { nextTurn } from '../event-loop.js';
+import { OpusCodec } from '../opus-native.js';
 
-interface OpusScriptDecoder {
-  decode(packet: Buffer): Buffer;
-  delete(): void;
-}
-type OpusScriptClass = new (rate: number, channels: number, application: number, options?: { wasm?: boolean }) => OpusScriptDecoder;
-
-const APPLICATION_AUDIO = 2049;
 /** Packets decoded between two turns of the event loop (20 ms packets: about 4 s of audio). */
 const PACKETS_PER_TURN = 200;
 
@@ -54,8 +47,7 @@ export async function decodeOggOpus(b: Buffer, maxFrames = Infinity): Promise<{ 
   const channels = head[9]!;
   if (channels < 1 || channels > 2) throw new Error(`Opus with ${channels} channels is not read (mono or stereo only)`);
   const preSkip = head.readUInt16LE(10);
-  const OpusScript = createRequire(import.meta.url)('opusscript') as OpusScriptClass;
-  const dec = new OpusScript(48000, channels, APPLICATION_AUDIO, { wasm: true });
+  const dec = new OpusCodec(48000, channels);
   const pieces: Float32Array[] = [];
   let total = 0;
   try {
@@ -75,7 +67,7 @@ export async function decodeOggOpus(b: Buffer, maxFrames = Infinity): Promise<{ 
       total += frames;
     }
   } finally {
-    dec.delete();
+    dec.free();
   }
   const all = new Float32Array(total);
   let o = 0;
