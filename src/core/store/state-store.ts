@@ -17,7 +17,7 @@ import type { StateArea } from '../areas.js';
 import { applySaved, checkSaved, MIGRATED_SNAPSHOT, readSnapshotFile, SnapshotError, SNAPSHOT, type Refusal, type SnapshotParts } from '../snapshots.js';
 import { SNAPSHOT_VERSION, type SavedSnapshot } from '../snapshot-schema.js';
 import { StorageError, writeProblem } from '../storage.js';
-import { Changes } from './changes.js';
+import { Changes, type TakenChanges } from './changes.js';
 import { createDatabase, DATABASE, openDatabase, sqliteCode, sqliteProblem, UnreadableDatabase } from './database.js';
 import { syncDirSync } from './files.js';
 import { areaRows, coreRows, keptRows, WHOLE_PART, type PartRows } from './parts.js';
@@ -35,6 +35,11 @@ export class StateStore {
   private readonly unclaimed = new Map<string, StoredRow[]>();
   /** The commit the answers waiting now share. */
   private scheduled: Promise<void> | null = null;
+  /**
+   * The fsync of the latest commit while it runs. An answer with nothing marked of its own waits for it
+   * too: what it shows may be a change the timer's commit holds, committed but not on disk yet.
+   */
+  private syncing: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
   /**
@@ -83,29 +88,48 @@ export class StateStore {
    * share one commit. In memory, or with nothing marked, it resolves at once.
    */
   persist(): Promise<void> {
-    if (!this.persistent || this.stopped || !this.db || this.changes.isEmpty()) return Promise.resolve();
+    if (!this.persistent || this.stopped || !this.db) return Promise.resolve();
+    if (this.changes.isEmpty()) return this.scheduled ?? this.syncing ?? Promise.resolve();
     this.scheduled ??= new Promise<void>((resolve, reject) => {
       setImmediate(() => {
         this.scheduled = null;
-        let committed: boolean;
+        let taken: TakenChanges | null;
         try {
-          committed = this.commit();
+          taken = this.commit();
         } catch (err) {
           reject(err);
           return;
         }
         // Closed meanwhile: the close committed and synced what was marked (and removed the log).
-        if (!committed) resolve();
-        else this.syncLog().then(resolve, reject);
+        if (!taken) resolve();
+        else this.sync(taken).then(resolve, reject);
       });
     });
     return this.scheduled;
   }
 
-  /** The commit of what is marked, when something is; null otherwise (a stream's frame goes at once). */
+  /** The commit (or the fsync) an answer must wait for, when one is due; null otherwise (a stream's frame goes at once). */
   pending(): Promise<void> | null {
-    if (!this.persistent || this.stopped || !this.db || this.changes.isEmpty()) return null;
+    if (!this.persistent || this.stopped || !this.db) return null;
+    if (this.changes.isEmpty()) return this.scheduled ?? this.syncing;
     return this.persist();
+  }
+
+  /**
+   * The fsync of a commit, known to later answers while it runs. When it fails, the commit's changes are
+   * marked again: the next commit writes their rows anew, since a log whose fsync failed may have lost them.
+   */
+  private sync(taken: TakenChanges): Promise<void> {
+    const sync = this.syncLog().catch((err: unknown) => {
+      this.changes.restore(taken);
+      throw err;
+    });
+    this.syncing = sync;
+    const done = () => {
+      if (this.syncing === sync) this.syncing = null;
+    };
+    sync.then(done, done);
+    return sync;
   }
 
   /** Commits what is marked and the clock, now (close). */
@@ -113,6 +137,7 @@ export class StateStore {
     if (!this.persistent || this.stopped || !this.db || this.refused) return Promise.resolve();
     try {
       if (!this.commit()) return Promise.resolve();
+      this.parts.storageWrites.check(`${this.file}-wal`);
       const fd = openSync(`${this.file}-wal`, 'r');
       try {
         fdatasyncSync(fd);
@@ -134,6 +159,7 @@ export class StateStore {
     try {
       const log = await open(`${this.file}-wal`, 'r');
       try {
+        this.parts.storageWrites.check(`${this.file}-wal`);
         await log.datasync();
       } finally {
         await log.close();
@@ -169,10 +195,10 @@ export class StateStore {
     this.writer = null;
   }
 
-  /** Commits what is marked; false when the database was closed meanwhile (nothing to do). */
-  private commit(): boolean {
+  /** Commits what is marked, returning it; null when the database was closed meanwhile (nothing to do). */
+  private commit(): TakenChanges | null {
     // Closed since the commit was scheduled: the close committed what was marked.
-    if (!this.db) return false;
+    if (!this.db) return null;
     const db = this.db;
     // The clock's row goes with every commit: a restart goes on from the time of the last one.
     this.changes.mark('clock');
@@ -184,7 +210,7 @@ export class StateStore {
       db.exec('COMMIT');
       this.refused = false;
       this.checkpointer?.committed();
-      return true;
+      return taken;
     } catch (err) {
       if (db.isTransaction) {
         try {
