@@ -9,8 +9,7 @@
  *
  * In memory (no data dir) nothing of this runs: marks return at once and there is no database.
  */
-import { closeSync, existsSync, fdatasyncSync, openSync, renameSync } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { existsSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DatabaseSync } from 'node:sqlite';
 import type { StateArea } from '../areas.js';
@@ -22,6 +21,7 @@ import { createDatabase, DATABASE, openDatabase, sqliteCode, sqliteProblem, Unre
 import { syncDirSync } from './files.js';
 import { areaRows, coreRows, keptRows, WHOLE_PART, type PartRows } from './parts.js';
 import { Checkpointer } from './checkpointer.js';
+import { LogSync } from './log-sync.js';
 import { probeWrite } from './probe.js';
 import { ACCOUNT, DATA, ID, PART, readRows, RowWriter, type StoredRow } from './row-writer.js';
 
@@ -35,11 +35,8 @@ export class StateStore {
   private readonly unclaimed = new Map<string, StoredRow[]>();
   /** The commit the answers waiting now share. */
   private scheduled: Promise<void> | null = null;
-  /**
-   * The fsync of the latest commit while it runs. An answer with nothing marked of its own waits for it
-   * too: what it shows may be a change the timer's commit holds, committed but not on disk yet.
-   */
-  private syncing: Promise<void> | null = null;
+  /** The log's fsync after each commit (an answer with nothing marked of its own waits for the one running). */
+  private logSync: LogSync | null = null;
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
   /**
@@ -89,7 +86,7 @@ export class StateStore {
    */
   persist(): Promise<void> {
     if (!this.persistent || this.stopped || !this.db) return Promise.resolve();
-    if (this.changes.isEmpty()) return this.scheduled ?? this.syncing ?? Promise.resolve();
+    if (this.changes.isEmpty()) return this.scheduled ?? this.logSync?.inFlight() ?? Promise.resolve();
     this.scheduled ??= new Promise<void>((resolve, reject) => {
       setImmediate(() => {
         this.scheduled = null;
@@ -111,71 +108,29 @@ export class StateStore {
   /** The commit (or the fsync) an answer must wait for, when one is due; null otherwise (a stream's frame goes at once). */
   pending(): Promise<void> | null {
     if (!this.persistent || this.stopped || !this.db) return null;
-    if (this.changes.isEmpty()) return this.scheduled ?? this.syncing;
+    if (this.changes.isEmpty()) return this.scheduled ?? this.logSync?.inFlight() ?? null;
     return this.persist();
   }
 
-  /**
-   * The fsync of a commit, known to later answers while it runs. When it fails, the commit's changes are
-   * marked again: the next commit writes their rows anew, since a log whose fsync failed may have lost them.
-   */
-  private sync(taken: TakenChanges): Promise<void> {
-    const sync = this.syncLog().catch((err: unknown) => {
-      this.changes.restore(taken);
-      throw err;
-    });
-    this.syncing = sync;
-    const done = () => {
-      if (this.syncing === sync) this.syncing = null;
-    };
-    sync.then(done, done);
-    return sync;
-  }
-
-  /** Commits what is marked and the clock, now (close). */
+  /** Commits what is marked and the clock, now, and syncs the log (close). */
   saveNow(): Promise<void> {
     if (!this.persistent || this.stopped || !this.db || this.refused) return Promise.resolve();
     try {
-      if (!this.commit()) return Promise.resolve();
-      this.parts.storageWrites.check(`${this.file}-wal`);
-      const fd = openSync(`${this.file}-wal`, 'r');
-      try {
-        fdatasyncSync(fd);
-      } finally {
-        closeSync(fd);
-      }
+      if (this.commit()) this.logSync!.syncNow();
       return Promise.resolve();
     } catch (err) {
-      return Promise.reject(err instanceof StorageError ? err : this.syncFailed(err));
+      // A failed commit or fsync, logged and named as a StorageError.
+      this.refused = true;
+      return Promise.reject(err as Error);
     }
   }
 
-  /**
-   * The log's fsync after a commit, in the thread pool: the commit wrote its frames to the log without
-   * one (`synchronous=NORMAL`), so it is on disk, and can be acknowledged, once this resolves. Commits
-   * made meanwhile go on; each one's fsync also covers those before it.
-   */
-  private async syncLog(): Promise<void> {
-    try {
-      const log = await open(`${this.file}-wal`, 'r');
-      try {
-        this.parts.storageWrites.check(`${this.file}-wal`);
-        await log.datasync();
-      } finally {
-        await log.close();
-      }
-    } catch (err) {
-      // The database closed meanwhile: its close checkpointed the log into the synced file and removed it.
-      if (!this.db && (err as NodeJS.ErrnoException).code === 'ENOENT') return;
-      throw this.syncFailed(err);
-    }
-  }
-
-  private syncFailed(err: unknown): StorageError {
-    this.refused = true;
-    const code = (err as NodeJS.ErrnoException).code;
-    this.parts.logger.error({ err }, 'saving state failed');
-    return new StorageError(`the change could not be saved: ${code ? writeProblem({ code }) : `the write failed (${String(err)})`} writing ${DATABASE}`, code);
+  /** The log's fsync after a commit; when it fails, the commit's changes are marked again and the answers refused. */
+  private sync(taken: TakenChanges): Promise<void> {
+    return this.logSync!.afterCommit(() => {
+      this.refused = true;
+      this.changes.restore(taken);
+    });
   }
 
   /** No timer-driven commit any more (the last one is the caller's: close commits once more). */
@@ -313,6 +268,7 @@ export class StateStore {
       } else this.db = createDatabase(this.file);
       this.writer = new RowWriter(this.db);
       this.checkpointer = new Checkpointer(this.file);
+      this.logSync = new LogSync(this.file, this.parts.logger, this.parts.storageWrites, () => this.db !== null);
     }
     this.loadRows();
   }
