@@ -7,6 +7,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { control, startTestEmulator } from '../helpers/emulator.js';
 import { KEY, session, START } from '../speech/ws-helpers.js';
+import { connect, sendAll, silencePcm, wsUrl } from '../platform/conversation-helpers.js';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -124,6 +125,20 @@ describe('an answer waits for the fsync of every change committed before it', ()
       const answered = await control(emu.speechUrl).clock();
       expect(answered.status).toBe(200);
       expect(committedBalance(dataDir, id)).toBe(emu.emulator.accounts.byId(id)!.balanceMicro);
+    } finally {
+      await emu.close();
+    }
+  });
+});
+
+describe('a socket that closes after its last events sends them first', () => {
+  it('recognition stream with a data dir: asr_final and done (which answer the charge) arrive before the close 1000', async () => {
+    const emu = await startTestEmulator({ dataDir: freshDir() });
+    try {
+      const c = await connect(wsUrl(emu.platformUrl, '/v1/speech-to-text/stream', 'stt-durable'));
+      sendAll(c.ws, [{ meta: { language: 'zh' } }, silencePcm(2000), { is_final: true }]);
+      expect((await c.closed).code).toBe(1000);
+      expect(c.events().map((e) => e.type)).toEqual(['asr_final', 'done']);
     } finally {
       await emu.close();
     }
