@@ -146,6 +146,18 @@ const TEXT_BODY = /json|^text\/|x-www-form-urlencoded|xml/i;
 /** Of a body that is not text, only its size is kept; of a text body over this size, its start as text. */
 const TEXT_KEEP_BYTES = 1024 * 1024;
 
+const FORM_BODY = /x-www-form-urlencoded/i;
+
+/** The fields of a URL-encoded form, a repeated one as a list. */
+function formFields(text: string): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [name, value] of new URLSearchParams(text)) {
+    const seen = out[name];
+    out[name] = seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value];
+  }
+  return out;
+}
+
 /** A refusal waits at most this long (wall time) for the rest of a body it journals: a client that stalls is still answered. */
 const REFUSED_BODY_WAIT_MS = 2000;
 
@@ -182,6 +194,8 @@ export function journalRefusedBody(req: FastifyRequest, bodyLimit: number, then:
     raw.resume();
     if (!text) entry.request.setBody({ bytes: Math.max(size, announced), content_type: type || undefined });
     else if (size > bodyLimit) journalOversizeBody(req, bodyLimit);
+    // A form's fields, so that a credential among them is redacted as in a JSON body (its text would show it).
+    else if (FORM_BODY.test(type)) entry.request.setBody(boundedSummary(summarize(formFields(Buffer.concat(chunks).toString('utf8')), redactKey)));
     else if (size > keep) entry.request.setBody(summarize(Buffer.concat(chunks).toString('utf8'), redactKey));
     else journalBodyText(req, Buffer.concat(chunks).toString('utf8'));
     then();

@@ -49,15 +49,20 @@ export function writeProblem(err: unknown): string {
  */
 export class StorageWrites {
   private failing: string | null = null;
+  private onlyEnding: string | undefined;
 
-  /** Every later write fails with `code` (ENOSPC, EROFS…); null writes again. */
-  fail(code: string | null): void {
+  /**
+   * Every later write fails with `code` (ENOSPC, EIO…); null writes again. With `onlyEnding`, only writes
+   * of paths ending so fail (`state.db-wal`: the commit succeeds, the fsync of its log fails).
+   */
+  fail(code: string | null, onlyEnding?: string): void {
     this.failing = code;
+    this.onlyEnding = onlyEnding;
   }
 
   /** Throws the simulated failure for a write of `path`, if one is set. */
   check(path: string): void {
-    if (!this.failing) return;
+    if (!this.failing || (this.onlyEnding !== undefined && !path.endsWith(this.onlyEnding))) return;
     const err = new Error(`${this.failing}: simulated write failure, open '${path}'`) as NodeJS.ErrnoException;
     err.code = this.failing;
     err.path = path;

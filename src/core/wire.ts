@@ -142,6 +142,29 @@ export function openSocketWire(
     return true;
   };
   let chunkEvent: string | undefined;
+  /**
+   * The frames still waiting for a commit (the guard's `durable`), when some are: every later frame,
+   * and the close, goes after them, in order (a stream's last events, then its close frame).
+   */
+  let waiting: Promise<unknown> | null = null;
+  const keepWaiting = (sent: Promise<unknown>): void => {
+    const done = () => {
+      if (waiting === next) waiting = null;
+    };
+    const next: Promise<unknown> = sent.then(done, done);
+    waiting = next;
+  };
+  /** Sends now, or after the frames waiting; a send that has to wait itself becomes what later ones wait for. */
+  const inOrder = (send: () => boolean | Promise<boolean>): boolean => {
+    if (waiting) {
+      keepWaiting(waiting.then(send));
+      return !closed;
+    }
+    const sent = send();
+    if (typeof sent === 'boolean') return sent;
+    keepWaiting(sent);
+    return true;
+  };
   // Synchronous writes: the guard answers each send with a boolean. The journal entry finishes when the socket closes.
   const guard = guardStream<object | Buffer>(
     req,
@@ -179,19 +202,23 @@ export function openSocketWire(
     },
     shaping: guard,
     sendJson(body, event, kind) {
-      if (kind) {
+      if (!kind) return inOrder(() => sendText(body, event));
+      return inOrder(() => {
         // The guard's writer takes the text only: the event name waits here (no object per chunk).
         chunkEvent = event;
-        return guard.send(body, kind) as boolean;
-      }
-      return sendText(body, event);
+        return guard.send(body, kind);
+      });
     },
     sendAudio(chunk) {
-      return guard.send(chunk, AUDIO_CHUNK) as boolean;
+      return inOrder(() => guard.send(chunk, AUDIO_CHUNK));
     },
     sendAudioFrame(frame, event, kind, stop) {
-      chunkEvent = event;
-      return guard.sendAudio(frame, kind, stop);
+      const send = () => {
+        chunkEvent = event;
+        return guard.sendAudio(frame, kind, stop);
+      };
+      // Its callers wait for it: only frames already waiting for a commit go first.
+      return waiting ? waiting.then(send) : send();
     },
     beginAnswer(evenTheFirst) {
       guard.beginAnswer(evenTheFirst);
@@ -201,11 +228,15 @@ export function openSocketWire(
     },
     close(code, reason) {
       if (closed) return;
-      record({ dir: 'out', type: 'close', size: 0, event: String(code), at_ms: emu.clock.now() });
-      if (!sendableCloseCode(code)) socket.terminate();
-      else if (socket.readyState === socket.OPEN || socket.readyState === socket.CONNECTING) socket.close(code, truncateUtf8(reason, 120));
-      // Cleanup now: the client may never answer the close frame.
-      shutdown(code, false);
+      inOrder(() => {
+        if (closed) return false;
+        record({ dir: 'out', type: 'close', size: 0, event: String(code), at_ms: emu.clock.now() });
+        if (!sendableCloseCode(code)) socket.terminate();
+        else if (socket.readyState === socket.OPEN || socket.readyState === socket.CONNECTING) socket.close(code, truncateUtf8(reason, 120));
+        // Cleanup now: the client may never answer the close frame.
+        shutdown(code, false);
+        return true;
+      });
     },
     terminate() {
       if (closed) return;

@@ -93,3 +93,21 @@ describe('the journal shows where a request stopped', () => {
     expect(entry.request.body).toEqual({ voice_id: 42 });
   });
 });
+
+describe('the journal of a refused body shows no credential', () => {
+  it('a URL-encoded form refused before it was read is journaled by its fields, its api_key redacted', async () => {
+    const secret = 'form-secret-key-0123456789';
+    const refused = await call(`${emu.platformUrl}/v1/text-to-speech`, {
+      method: 'POST',
+      body: `api_key=${secret}&text=hello&api_key=${secret}-2`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(refused.body.error_code).toBe(10003);
+    const journal = await call(`${emu.platformUrl}/_emulator/journal?limit=1`);
+    const entry = journal.body.entries[0];
+    expect(entry.response.code).toBe(10003);
+    expect(entry.request.body.text).toBe('hello');
+    expect(entry.request.body.api_key).toHaveLength(2);
+    expect(journal.text).not.toContain(secret);
+  });
+});

@@ -5,8 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startTestEmulator } from '../helpers/emulator.js';
+import { control, startTestEmulator } from '../helpers/emulator.js';
 import { KEY, session, START } from '../speech/ws-helpers.js';
+import { connect, sendAll, silencePcm, wsUrl } from '../platform/conversation-helpers.js';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -94,6 +95,50 @@ describe('streamed answers wait for the commit of what they acknowledge', () => 
       expect(result.messages.some((m) => m.data?.audio)).toBe(false);
       expect(result.messages.some((m) => m.event === 'task_finished')).toBe(false);
       expect(result.close.code).toBe(1006);
+    } finally {
+      await emu.close();
+    }
+  });
+});
+
+describe('an answer waits for the fsync of every change committed before it', () => {
+  it('a change committed by the timer whose log fsync fails is not acknowledged by the next answer, and is written again', async () => {
+    const dataDir = freshDir();
+    const emu = await startTestEmulator({ dataDir });
+    try {
+      expect((await control(emu.speechUrl).putAccount('sync-key', { balance_micro: 1000 })).status).toBe(200);
+      const id = emu.emulator.accounts.peek('sync-key')!.id;
+      // The commit succeeds; the fsync of its log fails (an I/O error of the disk).
+      emu.emulator.storageWrites.fail('EIO', 'state.db-wal');
+      emu.emulator.accounts.byId(id)!.balanceMicro -= 7;
+      emu.emulator.markDirty('accounts', null, id);
+      const first = emu.emulator.persist();
+      await new Promise((resolve) => setImmediate(resolve));
+      // Committed, its fsync running: an answer with nothing marked of its own waits for that fsync.
+      const second = emu.emulator.persist();
+      await expect(first).rejects.toThrow(/could not be saved: the write failed \(EIO\)/);
+      await expect(second).rejects.toThrow(/EIO/);
+      // Over HTTP: the change is not acknowledged while its log cannot be synced.
+      const refused = await control(emu.speechUrl).clock();
+      expect(refused.status).toBe(500);
+      emu.emulator.storageWrites.fail(null);
+      const answered = await control(emu.speechUrl).clock();
+      expect(answered.status).toBe(200);
+      expect(committedBalance(dataDir, id)).toBe(emu.emulator.accounts.byId(id)!.balanceMicro);
+    } finally {
+      await emu.close();
+    }
+  });
+});
+
+describe('a socket that closes after its last events sends them first', () => {
+  it('recognition stream with a data dir: asr_final and done (which answer the charge) arrive before the close 1000', async () => {
+    const emu = await startTestEmulator({ dataDir: freshDir() });
+    try {
+      const c = await connect(wsUrl(emu.platformUrl, '/v1/speech-to-text/stream', 'stt-durable'));
+      sendAll(c.ws, [{ meta: { language: 'zh' } }, silencePcm(2000), { is_final: true }]);
+      expect((await c.closed).code).toBe(1000);
+      expect(c.events().map((e) => e.type)).toEqual(['asr_final', 'done']);
     } finally {
       await emu.close();
     }

@@ -9,19 +9,19 @@
  *
  * In memory (no data dir) nothing of this runs: marks return at once and there is no database.
  */
-import { closeSync, existsSync, fdatasyncSync, openSync, renameSync } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { existsSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DatabaseSync } from 'node:sqlite';
 import type { StateArea } from '../areas.js';
 import { applySaved, checkSaved, MIGRATED_SNAPSHOT, readSnapshotFile, SnapshotError, SNAPSHOT, type Refusal, type SnapshotParts } from '../snapshots.js';
 import { SNAPSHOT_VERSION, type SavedSnapshot } from '../snapshot-schema.js';
 import { StorageError, writeProblem } from '../storage.js';
-import { Changes } from './changes.js';
+import { Changes, type TakenChanges } from './changes.js';
 import { createDatabase, DATABASE, openDatabase, sqliteCode, sqliteProblem, UnreadableDatabase } from './database.js';
 import { syncDirSync } from './files.js';
 import { areaRows, coreRows, keptRows, WHOLE_PART, type PartRows } from './parts.js';
 import { Checkpointer } from './checkpointer.js';
+import { LogSync } from './log-sync.js';
 import { probeWrite } from './probe.js';
 import { ACCOUNT, DATA, ID, PART, readRows, RowWriter, type StoredRow } from './row-writer.js';
 
@@ -35,6 +35,8 @@ export class StateStore {
   private readonly unclaimed = new Map<string, StoredRow[]>();
   /** The commit the answers waiting now share. */
   private scheduled: Promise<void> | null = null;
+  /** The log's fsync after each commit (an answer with nothing marked of its own waits for the one running). */
+  private logSync: LogSync | null = null;
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
   /**
@@ -83,73 +85,52 @@ export class StateStore {
    * share one commit. In memory, or with nothing marked, it resolves at once.
    */
   persist(): Promise<void> {
-    if (!this.persistent || this.stopped || !this.db || this.changes.isEmpty()) return Promise.resolve();
+    if (!this.persistent || this.stopped || !this.db) return Promise.resolve();
+    if (this.changes.isEmpty()) return this.scheduled ?? this.logSync?.inFlight() ?? Promise.resolve();
     this.scheduled ??= new Promise<void>((resolve, reject) => {
       setImmediate(() => {
         this.scheduled = null;
-        let committed: boolean;
+        let taken: TakenChanges | null;
         try {
-          committed = this.commit();
+          taken = this.commit();
         } catch (err) {
           reject(err);
           return;
         }
         // Closed meanwhile: the close committed and synced what was marked (and removed the log).
-        if (!committed) resolve();
-        else this.syncLog().then(resolve, reject);
+        if (!taken) resolve();
+        else this.sync(taken).then(resolve, reject);
       });
     });
     return this.scheduled;
   }
 
-  /** The commit of what is marked, when something is; null otherwise (a stream's frame goes at once). */
+  /** The commit (or the fsync) an answer must wait for, when one is due; null otherwise (a stream's frame goes at once). */
   pending(): Promise<void> | null {
-    if (!this.persistent || this.stopped || !this.db || this.changes.isEmpty()) return null;
+    if (!this.persistent || this.stopped || !this.db) return null;
+    if (this.changes.isEmpty()) return this.scheduled ?? this.logSync?.inFlight() ?? null;
     return this.persist();
   }
 
-  /** Commits what is marked and the clock, now (close). */
+  /** Commits what is marked and the clock, now, and syncs the log (close). */
   saveNow(): Promise<void> {
     if (!this.persistent || this.stopped || !this.db || this.refused) return Promise.resolve();
     try {
-      if (!this.commit()) return Promise.resolve();
-      const fd = openSync(`${this.file}-wal`, 'r');
-      try {
-        fdatasyncSync(fd);
-      } finally {
-        closeSync(fd);
-      }
+      if (this.commit()) this.logSync!.syncNow();
       return Promise.resolve();
     } catch (err) {
-      return Promise.reject(err instanceof StorageError ? err : this.syncFailed(err));
+      // A failed commit or fsync, logged and named as a StorageError.
+      this.refused = true;
+      return Promise.reject(err as Error);
     }
   }
 
-  /**
-   * The log's fsync after a commit, in the thread pool: the commit wrote its frames to the log without
-   * one (`synchronous=NORMAL`), so it is on disk, and can be acknowledged, once this resolves. Commits
-   * made meanwhile go on; each one's fsync also covers those before it.
-   */
-  private async syncLog(): Promise<void> {
-    try {
-      const log = await open(`${this.file}-wal`, 'r');
-      try {
-        await log.datasync();
-      } finally {
-        await log.close();
-      }
-    } catch (err) {
-      // The database closed meanwhile: its close checkpointed the log into the synced file and removed it.
-      if (!this.db && (err as NodeJS.ErrnoException).code === 'ENOENT') return;
-      throw this.syncFailed(err);
-    }
-  }
-
-  private syncFailed(err: unknown): StorageError {
-    this.refused = true;
-    const code = (err as NodeJS.ErrnoException).code;
-    this.parts.logger.error({ err }, 'saving state failed');
-    return new StorageError(`the change could not be saved: ${code ? writeProblem({ code }) : `the write failed (${String(err)})`} writing ${DATABASE}`, code);
+  /** The log's fsync after a commit; when it fails, the commit's changes are marked again and the answers refused. */
+  private sync(taken: TakenChanges): Promise<void> {
+    return this.logSync!.afterCommit(() => {
+      this.refused = true;
+      this.changes.restore(taken);
+    });
   }
 
   /** No timer-driven commit any more (the last one is the caller's: close commits once more). */
@@ -169,10 +150,10 @@ export class StateStore {
     this.writer = null;
   }
 
-  /** Commits what is marked; false when the database was closed meanwhile (nothing to do). */
-  private commit(): boolean {
+  /** Commits what is marked, returning it; null when the database was closed meanwhile (nothing to do). */
+  private commit(): TakenChanges | null {
     // Closed since the commit was scheduled: the close committed what was marked.
-    if (!this.db) return false;
+    if (!this.db) return null;
     const db = this.db;
     // The clock's row goes with every commit: a restart goes on from the time of the last one.
     this.changes.mark('clock');
@@ -184,7 +165,7 @@ export class StateStore {
       db.exec('COMMIT');
       this.refused = false;
       this.checkpointer?.committed();
-      return true;
+      return taken;
     } catch (err) {
       if (db.isTransaction) {
         try {
@@ -287,6 +268,7 @@ export class StateStore {
       } else this.db = createDatabase(this.file);
       this.writer = new RowWriter(this.db);
       this.checkpointer = new Checkpointer(this.file);
+      this.logSync = new LogSync(this.file, this.parts.logger, this.parts.storageWrites, () => this.db !== null);
     }
     this.loadRows();
   }

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Emulator } from '../../../core/emulator.js';
 import { StorageError } from '../../../core/storage.js';
-import { attachAccount, sendJson, takeFault } from '../../../core/request-context.js';
+import { attachAccount, pathOf, sendJson, takeFault } from '../../../core/request-context.js';
 import { failure, handleBody, parseBody, RPC_ERRORS, UnparseableBody } from './jsonrpc.js';
 import { dispatcher } from './model.js';
 import { mcpTools } from './tools.js';
@@ -42,7 +42,7 @@ export async function mcpRoutes(app: FastifyInstance, { emu }: { emu: Emulator }
       return sendJson(reply, 200, failure(null, RPC_ERRORS.invalidRequest, 'invalid request: the body exceeds the 1 MB limit'));
     if (err.statusCode === 400) return sendJson(reply, 200, failure(null, RPC_ERRORS.parse, `parse error: ${err.message}`));
     if (err instanceof StorageError) return sendJson(reply, 200, failure(null, RPC_ERRORS.internal, `internal error: ${err.message}`));
-    emu.logger.error({ err, path: req.url }, '/mcp failed');
+    emu.logger.error({ err, path: pathOf(req) }, '/mcp failed');
     return sendJson(reply, 200, failure(null, RPC_ERRORS.internal, 'internal error'));
   });
 
