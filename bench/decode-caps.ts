@@ -8,6 +8,7 @@
  * ffmpeg (tone and noise) or in process. Runnable alone: npx tsx bench/decode-caps.ts
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { wavHeader } from '../src/audio/encode/pcm.js';
 import { startEmulator } from '../src/index.js';
 import { adpcmWav, ffmpegAudio } from '../test/helpers/hostile-inputs.js';
 
@@ -25,20 +26,7 @@ function pcm(seconds: number, rate: number): Buffer {
   return b;
 }
 function wav(data: Buffer, rate: number): Buffer {
-  const h = Buffer.alloc(44);
-  h.write('RIFF', 0);
-  h.writeUInt32LE(36 + data.length, 4);
-  h.write('WAVEfmt ', 8);
-  h.writeUInt32LE(16, 16);
-  h.writeUInt16LE(1, 20);
-  h.writeUInt16LE(1, 22);
-  h.writeUInt32LE(rate, 24);
-  h.writeUInt32LE(rate * 2, 28);
-  h.writeUInt16LE(2, 32);
-  h.writeUInt16LE(16, 34);
-  h.write('data', 36);
-  h.writeUInt32LE(data.length, 40);
-  return Buffer.concat([h, data]);
+  return Buffer.concat([wavHeader(rate, 1, data.length), data]);
 }
 
 /** MP3 of noise at 32 kbps (16 kHz mono), repeated to `seconds`: frames concatenate into one longer stream. */

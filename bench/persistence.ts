@@ -22,7 +22,6 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -30,6 +29,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Pool } from 'undici';
 import WebSocket from 'ws';
 import { dirBytes, keyOf, KEYS, ROLE, seedSnapshot, storeKind } from './persistence-data.js';
+import { freePort } from './free-port.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const PROBE = pathToFileURL(join(ROOT, 'bench', 'loop-probe.mjs')).href;
@@ -47,17 +47,6 @@ interface Build {
   name: string;
   root: string;
   flags: string[];
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

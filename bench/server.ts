@@ -8,13 +8,13 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Readable } from 'node:stream';
 import { Pool } from 'undici';
+import { freePort } from './free-port.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const BARE = join(ROOT, 'bench', 'bare-fastify.mjs');
@@ -44,17 +44,6 @@ function emulatorTarget(name: string, root: string, flags: string[]): Target {
   };
 }
 const bare: Target = { name: 'bare Fastify', args: [BARE], env: (port) => ({ ...process.env, PORT: String(port) }) };
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
