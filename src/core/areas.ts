@@ -265,7 +265,8 @@ export interface SavedAsEntries<V, E> {
 export type AccountAreaDeclaration<V, E = never> = AccountAreaRules<V> &
   ({ savedByAccount: SavedByAccount<V>; savedAsEntries?: never } | { savedAsEntries: SavedAsEntries<V, E>; savedByAccount?: never });
 
-interface AccountAreaRules<V> {
+/** What every area of one value per account declares, whatever the layout of its saved part. */
+export interface AccountAreaRules<V> {
   name: string;
   /** What the state view shows of an account's value (undefined when the account has none). */
   show(value: V | undefined): unknown;
@@ -288,13 +289,13 @@ export function accountArea<V, E = never>(decl: AccountAreaDeclaration<V, E>): A
     name: decl.name,
     byAccount,
     reset(accountId) {
-      const dropped: V[] = [];
+      let dropped: V[];
       if (accountId === undefined) {
-        dropped.push(...byAccount.values());
+        dropped = [...byAccount.values()];
         byAccount.clear();
       } else {
         const value = byAccount.get(accountId);
-        if (value !== undefined) dropped.push(value);
+        dropped = value === undefined ? [] : [value];
         byAccount.delete(accountId);
       }
       decl.dropFiles?.(accountId, dropped);
