@@ -2,14 +2,15 @@
  * How state areas are declared. An area is one part of the state owned by one service area (voices,
  * uploads, tasks, sessions…): it says what it keeps per account, and reset (all or one account's),
  * the state view, save and load come from that declaration. `areaOf` registers an area on first use;
- * `recordArea` declares the common kind, records of accounts in one map by id.
+ * `recordArea` declares the common kind, records of accounts in one map by id; `accountArea` the other
+ * kind, one value per account (a usage counter, a list of uploads, a map of voices).
  *
  * With a data dir, every change is marked (`emu.markDirty(area, account, id)`): the state store
  * (core/store/) writes only the rows marked, so an area that declares its `records` costs a write of
  * the records that changed, not of the whole area. A change marked without a record rewrites the
  * account's records of the area; without an account, the whole area.
  */
-import type { z } from 'zod';
+import * as z from 'zod';
 import type { Emulator } from './emulator.js';
 
 /**
@@ -228,4 +229,121 @@ function recordProblem<K, R>(decl: RecordAreaDeclaration<K, R>, saved: unknown):
   if (typeof id !== 'string' && typeof id !== 'number') return 'has no id';
   if (typeof decl.accountOf(saved as R) !== 'string') return 'has no account';
   return null;
+}
+
+/** An area's saved part as an object by account id, one value per account (usage, uploads…). */
+export interface SavedByAccount<V> {
+  /** Schema of one account's saved value: the part is a record of them by account id. */
+  value: z.ZodType;
+  /** What is saved of a value (default: the value as kept). */
+  saved?(value: V): unknown;
+  /** A saved value as a restart keeps it (default: as saved). */
+  restore?(saved: V): V;
+  /** Stored files (blob paths) a saved value names, checked at start. */
+  blobs?(saved: V): string[];
+}
+
+/** An area's saved part as one list of every account's entries, a record per entry (custom voices…). */
+export interface SavedAsEntries<V, E> {
+  /** Schema of one saved entry: the part is a list of them. */
+  entry: z.ZodType;
+  /** The entry's record id, unique in the area. */
+  idOf(entry: E): string;
+  accountOf(entry: E): string;
+  /** An account's entries, in the order they are saved. */
+  entriesOf(value: V): Iterable<E>;
+  /** The account's value with a loaded entry added (`value` is undefined for the account's first). */
+  add(value: V | undefined, entry: E): V;
+  /** Stored files (blob paths) an entry names, checked at start. */
+  blobs?(entry: E): string[];
+}
+
+/**
+ * What an area that keeps one value per account says about it, and how its saved part is laid out:
+ * `savedByAccount` or `savedAsEntries`.
+ */
+export type AccountAreaDeclaration<V, E = never> = AccountAreaRules<V> &
+  ({ savedByAccount: SavedByAccount<V>; savedAsEntries?: never } | { savedAsEntries: SavedAsEntries<V, E>; savedByAccount?: never });
+
+/** What every area of one value per account declares, whatever the layout of its saved part. */
+export interface AccountAreaRules<V> {
+  name: string;
+  /** What the state view shows of an account's value (undefined when the account has none). */
+  show(value: V | undefined): unknown;
+  /**
+   * How a reset drops the stored files of one account (or of all, `accountId` undefined), once the
+   * values are gone; `dropped` are the values the reset removed.
+   */
+  dropFiles?(accountId: string | undefined, dropped: V[]): void;
+}
+
+export interface AccountArea<V> extends StateArea {
+  byAccount: Map<string, V>;
+}
+
+/** An area of one value per account in a map: reset, the state view, save and load come from its declaration. */
+export function accountArea<V, E = never>(decl: AccountAreaDeclaration<V, E>): AccountArea<V> {
+  const byAccount = new Map<string, V>();
+  const part = decl.savedAsEntries ? entryPart(byAccount, decl.savedAsEntries) : byAccountPart(byAccount, decl.savedByAccount);
+  return {
+    name: decl.name,
+    byAccount,
+    reset(accountId) {
+      let dropped: V[];
+      if (accountId === undefined) {
+        dropped = [...byAccount.values()];
+        byAccount.clear();
+      } else {
+        const value = byAccount.get(accountId);
+        dropped = value === undefined ? [] : [value];
+        byAccount.delete(accountId);
+      }
+      decl.dropFiles?.(accountId, dropped);
+    },
+    view: (accountId) => decl.show(byAccount.get(accountId)),
+    ...part,
+  };
+}
+
+type SavedPart = Required<Pick<StateArea, 'save' | 'load' | 'check' | 'records'>>;
+
+function byAccountPart<V>(byAccount: Map<string, V>, saved: SavedByAccount<V>): SavedPart {
+  const savedOf = (value: V): unknown => (saved.saved ? saved.saved(value) : value);
+  const { blobs, restore } = saved;
+  return {
+    save: () => Object.fromEntries([...byAccount].map(([id, value]) => [id, savedOf(value)])),
+    records: accountRecords(
+      (accountId) => {
+        const value = byAccount.get(accountId);
+        return value === undefined ? undefined : savedOf(value);
+      },
+      blobs && ((value) => blobs(value as V)),
+    ),
+    check: checkWith(z.record(z.string(), saved.value)),
+    load(data) {
+      byAccount.clear();
+      for (const [id, value] of Object.entries((data ?? {}) as Record<string, V>)) byAccount.set(id, restore ? restore(value) : value);
+    },
+  };
+}
+
+function entryPart<V, E>(byAccount: Map<string, V>, saved: SavedAsEntries<V, E>): SavedPart {
+  return {
+    save: () => [...byAccount.values()].flatMap((value) => [...saved.entriesOf(value)]),
+    records: listRecords<E>(saved.idOf, saved.accountOf, {
+      ofAccount: (accountId) => {
+        const value = byAccount.get(accountId);
+        return value === undefined ? [] : saved.entriesOf(value);
+      },
+      blobs: saved.blobs,
+    }),
+    check: checkWith(z.array(saved.entry)),
+    load(data) {
+      byAccount.clear();
+      for (const entry of (Array.isArray(data) ? data : []) as E[]) {
+        const accountId = saved.accountOf(entry);
+        byAccount.set(accountId, saved.add(byAccount.get(accountId), entry));
+      }
+    },
+  };
 }

@@ -8,8 +8,8 @@
  * to read; `putCustomVoice`, `removeCustomVoice` to write (the caller has checked its rules).
  */
 import * as z from 'zod';
-import { areaOf, checkWith, listRecords } from '../../core/areas.js';
-import type { Emulator, StateArea } from '../../core/emulator.js';
+import { accountArea, areaOf, type AccountArea } from '../../core/areas.js';
+import type { Emulator } from '../../core/emulator.js';
 
 export interface CustomVoice {
   voiceId: string;
@@ -28,63 +28,40 @@ export interface CustomVoice {
 /** The area's name: also the key of its part of a saved snapshot (kept as it was). */
 const AREA = 'platform-voices';
 
-interface CustomVoiceArea extends StateArea {
-  byAccount: Map<string, Map<string, CustomVoice>>;
-}
+type CustomVoiceArea = AccountArea<Map<string, CustomVoice>>;
 
 function createArea(emu: Emulator): CustomVoiceArea {
-  const byAccount = new Map<string, Map<string, CustomVoice>>();
-  const dropBlobs = (rel: string) => void emu.blobs.removeTree(rel).catch(() => undefined);
-  return {
+  return accountArea<Map<string, CustomVoice>, CustomVoice>({
     name: AREA,
-    byAccount,
-    reset(accountId) {
-      if (accountId === undefined) {
-        byAccount.clear();
-        dropBlobs('voices');
-      } else {
-        byAccount.delete(accountId);
-        dropBlobs(`voices/${accountId}`);
-      }
+    savedAsEntries: {
+      entry: z.looseObject({
+        voiceId: z.string().min(1),
+        accountId: z.string().min(1),
+        toneId: z.string(),
+        refBlob: z.string(),
+        refFormat: z.string(),
+        refDurationMs: z.number(),
+        refText: z.string(),
+        createdAt: z.number(),
+      }),
+      // A voice id is unique within its account only.
+      idOf: (v) => `${v.accountId}/${v.voiceId}`,
+      accountOf: (v) => v.accountId,
+      entriesOf: (voices) => voices.values(),
+      add: (voices = new Map(), voice) => voices.set(voice.voiceId, voice),
+      // The reference audio is a stored file: a start that does not find it stops, naming it.
+      blobs: (v) => (v.refBlob ? [v.refBlob] : []),
     },
-    view(accountId) {
-      return sorted(byAccount.get(accountId)).map((v) => ({
+    show: (voices) =>
+      sorted(voices).map((v) => ({
         voice_id: v.voiceId,
         created_at: v.createdAt,
         ref_text: v.refText,
         ref_format: v.refFormat,
         ref_duration_ms: v.refDurationMs,
-      }));
-    },
-    save() {
-      return [...byAccount.values()].flatMap((voices) => [...voices.values()]);
-    },
-    // A voice id is unique within its account only.
-    records: listRecords<CustomVoice>(
-      (v) => `${v.accountId}/${v.voiceId}`,
-      (v) => v.accountId,
-      // The reference audio is a stored file: a start that does not find it stops, naming it.
-      { ofAccount: (accountId) => byAccount.get(accountId)?.values() ?? [], blobs: (v) => (v.refBlob ? [v.refBlob] : []) },
-    ),
-    check: checkWith(
-      z.array(
-        z.looseObject({
-          voiceId: z.string().min(1),
-          accountId: z.string().min(1),
-          toneId: z.string(),
-          refBlob: z.string(),
-          refFormat: z.string(),
-          refDurationMs: z.number(),
-          refText: z.string(),
-          createdAt: z.number(),
-        }),
-      ),
-    ),
-    load(data) {
-      byAccount.clear();
-      for (const voice of (Array.isArray(data) ? data : []) as CustomVoice[]) voicesOf(byAccount, voice.accountId).set(voice.voiceId, voice);
-    },
-  };
+      })),
+    dropFiles: (accountId) => void emu.blobs.removeTree(accountId === undefined ? 'voices' : `voices/${accountId}`).catch(() => undefined),
+  });
 }
 
 function voicesOf(byAccount: Map<string, Map<string, CustomVoice>>, accountId: string): Map<string, CustomVoice> {

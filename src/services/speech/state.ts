@@ -4,7 +4,7 @@
  * `speech/<account id>/`; reset removes them.
  */
 import * as z from 'zod';
-import { accountRecords, areaOf, checkWith } from '../../core/areas.js';
+import { accountArea, areaOf } from '../../core/areas.js';
 import type { Emulator, StateArea } from '../../core/emulator.js';
 import type { SynthesisPlan } from './model.js';
 
@@ -42,49 +42,32 @@ function saved(record: AccountUsage): AccountUsage {
 }
 
 function newSpeechArea(emu: Emulator): StateArea & SpeechArea {
-  const usage = new Map<string, AccountUsage>();
+  const area = accountArea<AccountUsage>({
+    name: 'speech',
+    savedByAccount: {
+      value: z.looseObject({
+        requests: z.number(),
+        usage_characters: z.number(),
+        text_normalization_modes: z.record(z.string(), z.number()).optional(),
+        streams: z.array(z.looseObject({})).optional(),
+      }),
+      saved,
+      restore: (record) => ({ ...record, streams: [...(record.streams ?? [])] }),
+    },
+    show(record) {
+      if (!record) return { requests: 0, usage_characters: 0, streams_active: 0, streams: [] };
+      return { ...record, streams_active: record.streams.filter((s) => s.status === 'streaming').length, streams: record.streams.map((s) => ({ ...s })) };
+    },
+    dropFiles: (accountId) => void emu.blobs.removeTree(accountId === undefined ? 'speech' : `speech/${accountId}`).catch(() => undefined),
+  });
+  const usage = area.byAccount;
   const usageOf = (id: string) => {
     let record = usage.get(id);
     if (!record) usage.set(id, (record = { requests: 0, usage_characters: 0, streams: [] }));
     return record;
   };
   return {
-    name: 'speech',
-    reset(accountId) {
-      if (accountId === undefined) {
-        usage.clear();
-        void emu.blobs.removeTree('speech').catch(() => undefined);
-      } else {
-        usage.delete(accountId);
-        void emu.blobs.removeTree(`speech/${accountId}`).catch(() => undefined);
-      }
-    },
-    view(accountId) {
-      const record = usage.get(accountId);
-      if (!record) return { requests: 0, usage_characters: 0, streams_active: 0, streams: [] };
-      return { ...record, streams_active: record.streams.filter((s) => s.status === 'streaming').length, streams: record.streams.map((s) => ({ ...s })) };
-    },
-    save: () => Object.fromEntries([...usage].map(([id, record]) => [id, saved(record)])),
-    records: accountRecords((accountId) => {
-      const record = usage.get(accountId);
-      return record && saved(record);
-    }),
-    check: checkWith(
-      z.record(
-        z.string(),
-        z.looseObject({
-          requests: z.number(),
-          usage_characters: z.number(),
-          text_normalization_modes: z.record(z.string(), z.number()).optional(),
-          streams: z.array(z.looseObject({})).optional(),
-        }),
-      ),
-    ),
-    load(data) {
-      usage.clear();
-      for (const [id, record] of Object.entries((data ?? {}) as Record<string, AccountUsage>))
-        usage.set(id, { ...record, streams: [...(record.streams ?? [])] });
-    },
+    ...area,
     count(accountId, plan) {
       const record = usageOf(accountId);
       record.requests++;

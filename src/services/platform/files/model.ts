@@ -5,8 +5,8 @@
 import { rm } from 'node:fs/promises';
 import type { Account } from '../../../core/accounts.js';
 import * as z from 'zod';
-import { accountRecords, areaOf, checkWith } from '../../../core/areas.js';
-import type { Emulator, StateArea } from '../../../core/emulator.js';
+import { accountArea, areaOf, type AccountArea } from '../../../core/areas.js';
+import type { Emulator } from '../../../core/emulator.js';
 import { StorageError } from '../../../core/storage.js';
 import { uploadKeyPrefix } from '../../shared/remote.js';
 import { PlatformError } from '../envelope.js';
@@ -39,9 +39,7 @@ export interface UploadData {
 
 const AREA = 'platform-uploads';
 
-interface UploadArea extends StateArea {
-  byAccount: Map<string, UploadRecord[]>;
-}
+type UploadArea = AccountArea<UploadRecord[]>;
 
 /** The uploads area of an emulator, registered on first use. */
 export function uploadArea(emu: Emulator): UploadArea {
@@ -49,39 +47,25 @@ export function uploadArea(emu: Emulator): UploadArea {
 }
 
 function createArea(emu: Emulator): UploadArea {
-  const byAccount = new Map<string, UploadRecord[]>();
   const drop = (rel: string) => void emu.blobs.removeTree(rel).catch(() => undefined);
-  return {
+  return accountArea<UploadRecord[]>({
     name: AREA,
-    byAccount,
-    reset(accountId) {
+    savedByAccount: {
+      value: z.array(z.looseObject({ object_key: z.string().min(1), file_name: z.string(), size: z.number(), scene: z.string(), uploaded_at_ms: z.number() })),
+      blobs: (list) => list.map((u) => u.object_key),
+    },
+    show: (list) => list ?? [],
+    // Every file of the account goes, the ones still arriving included.
+    dropFiles(accountId) {
       if (accountId === undefined) {
-        byAccount.clear();
         drop('uploads');
         drop('incoming');
         return;
       }
-      byAccount.delete(accountId);
       for (const scene of Object.keys(SCENE_LIMITS)) drop(`uploads/${scene}/${accountId}`);
       drop(`incoming/${accountId}`);
     },
-    view: (accountId) => byAccount.get(accountId) ?? [],
-    save: () => Object.fromEntries(byAccount),
-    records: accountRecords(
-      (accountId) => byAccount.get(accountId),
-      (list) => (list as UploadRecord[]).map((u) => u.object_key),
-    ),
-    check: checkWith(
-      z.record(
-        z.string(),
-        z.array(z.looseObject({ object_key: z.string().min(1), file_name: z.string(), size: z.number(), scene: z.string(), uploaded_at_ms: z.number() })),
-      ),
-    ),
-    load(data) {
-      byAccount.clear();
-      for (const [id, list] of Object.entries((data ?? {}) as Record<string, UploadRecord[]>)) byAccount.set(id, list);
-    },
-  };
+  });
 }
 
 export function isScene(value: string): value is Scene {

@@ -12,7 +12,7 @@
  */
 import type { Account } from '../../../core/accounts.js';
 import * as z from 'zod';
-import { accountRecords, areaOf, checkWith } from '../../../core/areas.js';
+import { accountArea, areaOf } from '../../../core/areas.js';
 import type { Emulator, StateArea } from '../../../core/emulator.js';
 import { ExpectedError } from '../../../core/expected-error.js';
 import { ContainerError, readContainer, type ByteSource, type ContainerInfo } from '../../../audio/container.js';
@@ -196,26 +196,18 @@ export interface SttArea extends StateArea {
 /** Usage of speech to text per account (seconds of audio, as billed), in the state view and snapshots. */
 export function sttArea(emu: Emulator): SttArea {
   return areaOf(emu, 'speech_to_text', () => {
-    const usage = new Map<string, SttUsage>();
-    return {
+    const area = accountArea<SttUsage>({
       name: 'speech_to_text',
-      reset(accountId) {
-        if (accountId === undefined) usage.clear();
-        else usage.delete(accountId);
-      },
-      view: (accountId) => usage.get(accountId) ?? { requests: 0, audio_seconds: 0 },
-      save: () => Object.fromEntries(usage),
-      records: accountRecords((accountId) => usage.get(accountId)),
-      check: checkWith(z.record(z.string(), z.looseObject({ requests: z.number(), audio_seconds: z.number() }))),
-      load(data) {
-        usage.clear();
-        for (const [id, u] of Object.entries((data ?? {}) as Record<string, SttUsage>)) usage.set(id, { ...u });
-      },
+      savedByAccount: { value: z.looseObject({ requests: z.number(), audio_seconds: z.number() }), restore: (u) => ({ ...u }) },
+      show: (u) => u ?? { requests: 0, audio_seconds: 0 },
+    });
+    return {
+      ...area,
       count(accountId, durationMs) {
-        const u = usage.get(accountId) ?? { requests: 0, audio_seconds: 0 };
+        const u = area.byAccount.get(accountId) ?? { requests: 0, audio_seconds: 0 };
         u.requests++;
         u.audio_seconds = Math.round((u.audio_seconds + durationMs / 1000) * 1000) / 1000;
-        usage.set(accountId, u);
+        area.byAccount.set(accountId, u);
         emu.markDirty('speech_to_text', accountId);
       },
     };
