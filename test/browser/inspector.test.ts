@@ -100,6 +100,29 @@ describe('the inspector at /_emulator/', () => {
     await page.fill('#filters [name=path]', '');
   }, 60_000);
 
+  it('the code filter matches what verify and the journal API match: not a success that carries no code', async () => {
+    const made = await t2a('code-filter-key', { output_format: 'url' });
+    const audio = await fetch(made.body.data.audio as string);
+    expect(audio.status).toBe(200);
+    await audio.arrayBuffer();
+    const download = new URL(made.body.data.audio as string).pathname;
+    // The download is journaled as a success with no spec code of its own (the list shows a muted 0)…
+    const journaled = (await ctl.journal({ path: download })).body.entries;
+    expect(journaled).toHaveLength(1);
+    expect(journaled[0].response.code).toBeUndefined();
+    expect((await ctl.journal({ path: download, code: 0 })).body.entries).toEqual([]);
+    const rows = page.locator('#journal tbody tr');
+    await page.fill('#filters [name=path]', download);
+    await expect.poll(() => rows.count()).toBe(1);
+    // …so a code filter of 0 leaves it out, as the journal API does, and keeps the synthesis that answered 0.
+    await page.fill('#filters [name=code]', '0');
+    await expect.poll(() => rows.count()).toBe(0);
+    await page.fill('#filters [name=path]', '/v1/t2a_v2');
+    await expect.poll(() => rows.count()).toBeGreaterThanOrEqual(1);
+    await page.fill('#filters [name=code]', '');
+    await page.fill('#filters [name=path]', '');
+  }, 60_000);
+
   it('the clock buttons freeze and move the emulator clock', async () => {
     const freeze = page.locator('#clock-freeze');
     if ((await freeze.textContent()) === 'Freeze') await freeze.click();

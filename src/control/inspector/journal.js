@@ -26,7 +26,9 @@ function matches(e) {
   if (filters.account && !(e.account ?? '').includes(filters.account) && e.account !== filters.accountLabel) return false;
   if (filters.path && !e.path.includes(filters.path)) return false;
   if (filters.status && String(e.status ?? '') !== filters.status) return false;
-  if (filters.code && String(shownCode(e).value) !== filters.code) return false;
+  // The answer's own code, as `verify` and `GET /_emulator/journal?code=` read it: a success that carries
+  // none (audio bytes, a stream, a socket) shows a muted 0 but is not matched by one.
+  if (filters.code && String(codeOf(e) ?? '') !== filters.code) return false;
   return true;
 }
 
