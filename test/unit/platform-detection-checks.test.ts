@@ -67,10 +67,7 @@ describe('fetchDetectionUrl: the checks in order', () => {
   });
 
   it('fetchDetectionUrl: audio_url on a public host the offline resolver does not know → 10001', async () => {
-    expectRefusal(
-      await refusal('https://example.com/a.wav'),
-      param('audio_url could not be downloaded (the emulator is offline; only fixture URLs resolve)'),
-    );
+    expectRefusal(await refusal('https://example.com/a.wav'), param('audio_url could not be downloaded (the emulator is offline; only fixture URLs resolve)'));
   });
 
   it("fetchDetectionUrl: the emulator's own download link with a wrong signature → 10001", async () => {
@@ -103,7 +100,7 @@ describe('fetchDetectionUrl: the checks in order', () => {
 });
 
 describe('checkUpload: the checks in order', () => {
-  const file = (name: string, bytes = Buffer.from('RIFF')): Upload => ({ kind: 'file', bytes, name, contentType: 'audio/wav' });
+  const file = (name: string, bytes = Buffer.from('RIFF')): Extract<Upload, { kind: 'file' }> => ({ kind: 'file', bytes, name, contentType: 'audio/wav' });
   const refuse = (upload: Exclude<Upload, { kind: 'too-large' }>) => thrown(() => checkUpload(upload));
 
   it('checkUpload: the file in a field other than audio → 10001', () => {

@@ -72,12 +72,13 @@ describe('checkUploadForm: the checks in order', () => {
   });
 
   it("checkUploadForm: file over its scene's limit (decimal MB) → 20010", () => {
-    const over = (scene: keyof typeof SCENE_LIMITS, mb: number) => ({
-      family: 'upload',
-      codeOrKind: 20010,
-      code: 20010,
-      message: `file: larger than the ${mb} MB limit of scene ${scene}`,
-    }) as const;
+    const over = (scene: keyof typeof SCENE_LIMITS, mb: number) =>
+      ({
+        family: 'upload',
+        codeOrKind: 20010,
+        code: 20010,
+        message: `file: larger than the ${mb} MB limit of scene ${scene}`,
+      }) as const;
     expectRefusal(refusal({ scene: 'image', file: stored(10_000_001) }), over('image', 10));
     expectRefusal(refusal({ scene: 'audio', file: stored(50_000_001) }), over('audio', 50));
     expectRefusal(refusal({ scene: 'video', file: stored(200_000_001) }), over('video', 200));

@@ -27,7 +27,10 @@ describe('planPodcast: the checks in order', () => {
   });
 
   it('planPodcast: pairSelection Custom without both prompts → 10001', async () => {
-    expectRefusal(await refusal({ pairSelection: 'Custom', audioPromptSpk1: SPK1 }), param('pairSelection Custom needs both audioPromptSpk1 and audioPromptSpk2'));
+    expectRefusal(
+      await refusal({ pairSelection: 'Custom', audioPromptSpk1: SPK1 }),
+      param('pairSelection Custom needs both audioPromptSpk1 and audioPromptSpk2'),
+    );
   });
 
   it('planPodcast: audioPromptSpk1 not a URL → 10001', async () => {
@@ -97,7 +100,9 @@ describe('planPodcast: the checks in order', () => {
   it('planPodcast: the order — pairSelection before Custom prompts before content safety', async () => {
     const blocked = 'blocked-by-safety';
     expect(messageOf(await refusal({ dialogueText: blocked, pairSelection: 'Duo' }))).toMatch(/^pairSelection must be one of /);
-    expect(messageOf(await refusal({ dialogueText: blocked, pairSelection: 'Custom' }))).toBe('pairSelection Custom needs both audioPromptSpk1 and audioPromptSpk2');
+    expect(messageOf(await refusal({ dialogueText: blocked, pairSelection: 'Custom' }))).toBe(
+      'pairSelection Custom needs both audioPromptSpk1 and audioPromptSpk2',
+    );
     expect(messageOf(await refusal({ dialogueText: blocked, audioPromptSpk1: SPK1, audioPromptSpk2: 'https://example.com/b.wav' }))).toBe(
       'audioPromptSpk2 host example.com is not on the voice URL whitelist',
     );

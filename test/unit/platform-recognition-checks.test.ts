@@ -58,7 +58,12 @@ describe('recognizeRequest: the checks in order', () => {
 
   it('recognizeRequest: balance short of the price (500 micro-units a second) → 20003', async () => {
     emu.accounts.put('rec-poor', { balance_micro: 999 });
-    expectRefusal(await refusal('rec-poor', {}), { family: 'recognition', codeOrKind: 'balance', code: 20003, message: 'insufficient balance for recognition' });
+    expectRefusal(await refusal('rec-poor', {}), {
+      family: 'recognition',
+      codeOrKind: 'balance',
+      code: 20003,
+      message: 'insufficient balance for recognition',
+    });
     expect(accountOf(emu, 'rec-poor').balanceMicro).toBe(999);
   });
 

@@ -45,8 +45,20 @@ describe('planTts: the checks in order', () => {
 
   it("planTts: another account's custom voice is not found → 10001", () => {
     const owner = accountOf(emu, 'tts-voice-owner');
-    putCustomVoice(emu, { voiceId: 'my_clone', accountId: owner.id, toneId: 'tone-x', refBlob: 'b', refFormat: 'wav', refDurationMs: 1, refText: 'x', createdAt: 0 });
-    expectRefusal(refusal({ voice_id: 'my_clone' }, 'tts-stranger'), param('voice_id: "my_clone" is neither a system voice nor a custom voice of this account'));
+    putCustomVoice(emu, {
+      voiceId: 'my_clone',
+      accountId: owner.id,
+      toneId: 'tone-x',
+      refBlob: 'b',
+      refFormat: 'wav',
+      refDurationMs: 1,
+      refText: 'x',
+      createdAt: 0,
+    });
+    expectRefusal(
+      refusal({ voice_id: 'my_clone' }, 'tts-stranger'),
+      param('voice_id: "my_clone" is neither a system voice nor a custom voice of this account'),
+    );
     const own = plan({ voice_id: 'my_clone' }, 'tts-voice-owner');
     expect(own.synth.voices).toEqual([{ id: 'tone-x', weight: 1 }]);
     expect(own.language).toBe('zh');
