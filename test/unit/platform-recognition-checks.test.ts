@@ -41,12 +41,12 @@ describe('recognizeRequest: the checks in order', () => {
   });
 
   it('recognizeRequest: audio_data under 2 s of PCM → 20014', async () => {
-    // One sample short of 2 s: the text rounds to whole milliseconds.
+    // One sample short of 2 s: the text rounds down to whole milliseconds, so it never reads as the minimum.
     expectRefusal(await refusal('rec', { audio_data: silence(TWO_SECONDS - 2) }), {
       family: 'recognition',
       codeOrKind: 20014,
       code: 20014,
-      message: 'audio_data is 2000 ms of PCM; at least 2000 ms (16 kHz mono PCM16) is required',
+      message: 'audio_data is 1999 ms of PCM; at least 2000 ms (16 kHz mono PCM16) is required',
     });
     expectRefusal(await refusal('rec', { audio_data: silence(32_000) }), {
       family: 'recognition',

@@ -68,7 +68,8 @@ async function samplesOf(audioData: string): Promise<Int16Array> {
   if (pcm.length > MAX_AUDIO_BYTES) throw badParam('audio_data holds more than 50 MB of audio');
   if (pcm.length % 2 !== 0) throw badParam('audio_data must hold whole 16-bit samples (an even number of bytes)');
   if (pcm.length < MIN_AUDIO_BYTES) {
-    throw audioTooShort(`audio_data is ${Math.round((pcm.length / 2 / RECOGNITION_RATE) * 1000)} ms of PCM; at least 2000 ms (16 kHz mono PCM16) is required`);
+    // Whole milliseconds rounded down: audio a sample short of 2 s never reads as 2000 ms.
+    throw audioTooShort(`audio_data is ${Math.floor((pcm.length / 2 / RECOGNITION_RATE) * 1000)} ms of PCM; at least 2000 ms (16 kHz mono PCM16) is required`);
   }
   const samples = new Int16Array(pcm.length / 2);
   for (let from = 0; from < samples.length; from += SAMPLE_SLICE) {
@@ -120,7 +121,7 @@ export const MIN_STREAM_AUDIO_MS = 2000;
  */
 export function finishStream(emu: Emulator, account: Account, utterance: Utterance, language?: string): Recognition {
   const ms = durationMs(utterance);
-  if (ms < MIN_STREAM_AUDIO_MS) throw audioTooShort(`audio is shorter than ${MIN_STREAM_AUDIO_MS / 1000} seconds (${Math.round(ms)} ms of PCM received)`);
+  if (ms < MIN_STREAM_AUDIO_MS) throw audioTooShort(`audio is shorter than ${MIN_STREAM_AUDIO_MS / 1000} seconds (${Math.floor(ms)} ms of PCM received)`);
   const price = recognitionPrice(emu, ms / 1000);
   if (!emu.accounts.canAfford(account, price)) throw new PlatformError('balance', 'insufficient balance for recognition');
   const result = recognizeUtterance(emu, utterance, language);
