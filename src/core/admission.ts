@@ -2,9 +2,9 @@
  * The one admission path (the order of checks, docs/architecture.md). Before any body or message is
  * read, a request meets, in this order: the fault directive's `close_ws` (sockets only), `code`,
  * `status`, then the key, then the capability of the operation. The lifecycle (core/lifecycle.ts)
- * runs it for every HTTP route that names a capability; sockets and /mcp run it in their upgrade or
- * handler. Each service, socket and tool endpoint renders the refusal in its own shape; none of them
- * decides the order again.
+ * runs it for every HTTP route that names a capability; every socket route runs `admitUpgrade` (its
+ * upgrade and a plain GET alike) and /mcp runs it in its handler. Each service, socket and tool
+ * endpoint renders the refusal in its own shape; none of them decides the order again.
  */
 import type { FastifyRequest } from 'fastify';
 import type { Account, Capability, Resolution } from './accounts.js';
@@ -67,13 +67,34 @@ export function keyOfRequest(req: FastifyRequest): Resolution {
 }
 
 /**
- * Admission of a request that went through the lifecycle (HTTP route or WebSocket upgrade), once: a
- * request already admitted is let in again without taking its fault fields a second time.
+ * Admission of an HTTP request that went through the lifecycle, once: a request already admitted is let
+ * in again without taking its fault fields a second time.
  */
-export function admitRequest(emu: Emulator, req: FastifyRequest, capability?: Capability, opts: { socket?: boolean } = {}): Admission {
+export function admitRequest(emu: Emulator, req: FastifyRequest, capability?: Capability): Admission {
   const ctx = req.ctx;
   if (ctx.admitted && ctx.account) return { ok: true, account: ctx.account };
-  const admission = admit(emu, { fault: (field) => takeFault(req, field), key: keyOfRequest(req), capability, socket: opts.socket });
+  const admission = admit(emu, { fault: (field) => takeFault(req, field), key: keyOfRequest(req), capability });
   if (admission.ok) ctx.admitted = true;
+  return admission;
+}
+
+/**
+ * Admission of a socket route's request (its upgrade, or a plain GET without one), once: the answer is
+ * kept on `req.ctx`, so the route's preValidation (which refuses over HTTP) and its socket handler
+ * (which speaks the other refusals) read the same one. An upgrade meets the socket's order (`close_ws`
+ * first); a plain GET has no socket to express `close_ws` or a fault code on, so it meets `status`,
+ * the key and the capability (those two fields stay reported ignored), and only once let in gets the
+ * route's 426.
+ */
+export function admitUpgrade(emu: Emulator, req: FastifyRequest, capability: Capability): Admission {
+  const ctx = req.ctx;
+  if (ctx.refusal) return { ok: false, refusal: ctx.refusal };
+  if (ctx.admitted && ctx.account) return { ok: true, account: ctx.account };
+  const fault = req.ws
+    ? (field: AdmissionFaultField) => takeFault(req, field)
+    : (field: AdmissionFaultField) => (field === 'status' ? takeFault(req, field) : undefined);
+  const admission = admit(emu, { fault, key: keyOfRequest(req), capability, socket: req.ws });
+  if (admission.ok) ctx.admitted = true;
+  else ctx.refusal = admission.refusal;
   return admission;
 }

@@ -84,6 +84,7 @@ export function installLifecycle(app: FastifyInstance, emu: Emulator, opts: Life
       account: null,
       accountProblem: null,
       admitted: false,
+      refusal: null,
       fault: null,
       faultUsed: null,
       faultNote: null,

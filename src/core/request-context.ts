@@ -1,7 +1,7 @@
 /**
  * What the request lifecycle knows about one request while it is answered (`req.ctx`): the listener it
  * reached, the account of its key, its fault directive, its journal entry, the matched route and
- * whether admission let it in; and the small helpers routes use to read and note it. The stages that
+ * whether admission let it in (or, for a socket route, why not); and the small helpers routes use to read and note it. The stages that
  * fill it are core/lifecycle.ts.
  */
 import type { FastifyContextConfig, FastifyReply, FastifyRequest } from 'fastify';
@@ -22,6 +22,8 @@ export interface RequestContext {
   accountProblem: 'missing' | 'invalid' | 'disabled' | null;
   /** Admission let the request in (it runs once per request: core/admission.ts). */
   admitted: boolean;
+  /** What admission refused a socket route's request with, kept from its preValidation to its socket handler. */
+  refusal: Refusal | null;
   fault: FaultDirective | null;
   /** Fault fields the endpoint expressed (made on the first one: most requests carry no fault). */
   faultUsed: Set<FaultField> | null;

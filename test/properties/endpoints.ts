@@ -25,7 +25,7 @@ export interface Endpoint {
   url: string;
   shape: Shape;
   statuses: number[];
-  /** A WebSocket route: plain HTTP gets 426; message sequences are fuzzed by the socket properties. */
+  /** A WebSocket route: plain HTTP gets 426 once admitted; message sequences are fuzzed by the socket properties. */
   websocket?: boolean;
   /** Reads multipart bodies too. */
   multipart?: boolean;
@@ -103,8 +103,9 @@ const PLATFORM: Omit<Endpoint, 'service'>[] = [
   { method: 'DELETE', url: '/api/v1/audio/sessions', shape: 'platform', statuses: [200] },
   { method: 'DELETE', url: '/api/v1/audio/sessions/:session_id', shape: 'platform', statuses: [200] },
   { method: 'GET', url: '/api/v1/audio/characters', shape: 'platform', statuses: [200] },
-  { method: 'GET', url: '/api/v1/audio/conversation/stream', shape: 'platform', statuses: [426], websocket: true },
-  { method: 'GET', url: '/api/v1/audio/conversation/stream-text', shape: 'platform', statuses: [426], websocket: true },
+  // A plain GET is admitted before its 426: without a valid key, the call family's 20001 with HTTP 200.
+  { method: 'GET', url: '/api/v1/audio/conversation/stream', shape: 'platform', statuses: [200, 426], websocket: true },
+  { method: 'GET', url: '/api/v1/audio/conversation/stream-text', shape: 'platform', statuses: [200, 426], websocket: true },
   // The recognition family carries HTTP statuses: a plain GET without a valid key is 401 before 426.
   { method: 'GET', url: '/v1/speech-to-text/stream', shape: 'platform', statuses: [400, 401, 402, 426, 429], websocket: true },
   { method: 'POST', url: '/api/v1/agents/openapi/sessions/create', shape: 'platform', statuses: [200] },
@@ -119,8 +120,9 @@ const PLATFORM: Omit<Endpoint, 'service'>[] = [
 const SPEECH: Omit<Endpoint, 'service'>[] = [
   // A2: every answer of the operation is HTTP 200 with base_resp.
   { method: 'POST', url: '/v1/t2a_v2', shape: 'speech', statuses: [200] },
-  { method: 'GET', url: '/ws/v1/t2a_v2', shape: 'speech', statuses: [426], websocket: true },
-  { method: 'GET', url: '/ws/v1/t2a_v2_bidi', shape: 'speech', statuses: [426], websocket: true },
+  // A plain GET is admitted before its 426: without a valid key, 1004 with HTTP 200.
+  { method: 'GET', url: '/ws/v1/t2a_v2', shape: 'speech', statuses: [200, 426], websocket: true },
+  { method: 'GET', url: '/ws/v1/t2a_v2_bidi', shape: 'speech', statuses: [200, 426], websocket: true },
   { method: 'GET', url: '/download/*', shape: 'speech', statuses: [200, 403, 404] },
   // Voices, files, cloning, design and async synthesis (speech-beyond.md): HTTP 200 with base_resp.
   { method: 'POST', url: '/v1/get_voice', shape: 'speech', statuses: [200] },

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyRequest } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
 import type { Account } from '../../../core/accounts.js';
-import { admitRequest } from '../../../core/admission.js';
+import { admitUpgrade } from '../../../core/admission.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { firstIssueText } from '../issues.js';
 import { isFinalMessage, parseJsonObject, unwrapMeta } from '../shared/socket-messages.js';
@@ -45,8 +45,9 @@ export function conversationSocket(emu: Emulator, state: ConversationState, sock
     wire.close(closeCode, message);
   };
 
-  // The admission path (core/admission.ts): close_ws, fault code, fault status, key, capability.
-  const admission = admitRequest(emu, req, 'calls', { socket: true });
+  // The admission path (core/admission.ts): close_ws, fault code, fault status, key, capability,
+  // decided before the upgrade (routes.ts) and read back from the request.
+  const admission = admitUpgrade(emu, req, 'calls');
   if (!admission.ok) {
     const refusal = socketRefusal(admission.refusal);
     if (refusal.event) return fail(refusal.event.code, refusal.event.message, refusal.closeCode);

@@ -1,16 +1,16 @@
 /**
  * Speech recognition stream `/v1/speech-to-text/stream`: key by `X-API-Key` or `?api_key=`,
  * `{meta:{audio_format, language}}`, binary PCM16 16 kHz chunks, `{is_final:true}` → `asr_partial`…
- * `asr_final` `done`, then the server closes. The admission path decides in its order; a refusal that
- * speaks HTTP (fault status, key, capability) refuses the upgrade with the recognition envelope, one
- * that speaks WebSocket (close_ws, fault code) is given after it.
+ * `asr_final` `done`, then the server closes. Admitted once (core/admission.ts `admitUpgrade`); a refusal
+ * that speaks HTTP (fault status, key, capability) refuses the upgrade, or a plain GET, with the
+ * recognition envelope, one that speaks WebSocket (close_ws, fault code) is given after the upgrade.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
 import type { Account } from '../../../core/accounts.js';
-import { admit, admitRequest, keyOfRequest, type KeyTexts } from '../../../core/admission.js';
+import { admitUpgrade, type KeyTexts } from '../../../core/admission.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { sendJson, takeFault } from '../../../core/request-context.js';
+import { sendJson } from '../../../core/request-context.js';
 import { failure, PlatformError, resolveCode } from '../envelope.js';
 import { FAMILIES } from '../families.js';
 import { firstIssueText } from '../issues.js';
@@ -30,16 +30,6 @@ const STREAM_KEY_TEXTS: KeyTexts = {
   disabled: 'X-API-Key belongs to a disabled API key',
 };
 
-/**
- * The admission of a stream request; the same answer before and after the upgrade. A plain GET (no
- * upgrade) has no socket to express `close_ws` or a fault code on: those fields stay reported ignored.
- */
-function admitStream(emu: Emulator, req: FastifyRequest) {
-  if (!req.ws)
-    return admit(emu, { fault: (field) => (field === 'status' ? takeFault(req, field) : undefined), key: keyOfRequest(req), capability: 'recognition' });
-  return admitRequest(emu, req, 'recognition', { socket: true });
-}
-
 export async function recognitionStreamRoutes(app: FastifyInstance, opts: { emu: Emulator }): Promise<void> {
   const { emu } = opts;
   app.route({
@@ -47,10 +37,10 @@ export async function recognitionStreamRoutes(app: FastifyInstance, opts: { emu:
     url: RECOGNITION_STREAM_PATH,
     config: { family: 'recognition', selfAuth: true, messages: { meta: streamMetaSchema } },
     preValidation: async (req: FastifyRequest) => {
-      const admission = admitStream(emu, req);
+      const admission = admitUpgrade(emu, req, 'recognition');
       if (admission.ok) return;
       const kind = admission.refusal.kind;
-      // close_ws and a fault code are answered on the socket (wsHandler).
+      // close_ws and a fault code are answered on the socket (wsHandler); a plain GET never takes them.
       if (kind === 'close_ws' || kind === 'fault_code') return;
       throw refusalError(admission.refusal, FAMILIES.recognition, STREAM_KEY_TEXTS);
     },
@@ -95,7 +85,8 @@ function recognitionSocket(emu: Emulator, socket: WebSocket, req: FastifyRequest
     wire.close(closeCode, message);
   };
 
-  const admission = admitStream(emu, req);
+  // Decided before the upgrade (preValidation), read back from the request.
+  const admission = admitUpgrade(emu, req, 'recognition');
   if (!admission.ok) {
     const refusal = admission.refusal;
     if (refusal.kind === 'close_ws') return wire.close(refusal.closeCode, 'injected fault: close_ws');

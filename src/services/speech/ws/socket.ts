@@ -2,12 +2,11 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Account } from '../../../core/accounts.js';
 import type { RawData, WebSocket } from 'ws';
 import type { z } from 'zod';
-import { admit, admitRequest, keyOfRequest, type Admission } from '../../../core/admission.js';
-import { takeFault } from '../../../core/request-context.js';
+import { admitUpgrade, type Admission } from '../../../core/admission.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { AUDIO_CHUNK, FINAL_AUDIO_CHUNK } from '../../../core/stream-guard.js';
 import { MAX_FRAME_BYTES, messageBytes, openSocketWire } from '../../../core/wire.js';
-import { codeForHttpStatus, refusalError, sendSpeechError, SpeechError, traceIdOf } from '../errors.js';
+import { refusalError, sendSpeechError, SpeechError, traceIdOf } from '../errors.js';
 import { speechArea, type SpeechArea } from '../state.js';
 import { openSession, type Session } from './model.js';
 import { closeCodeFor, event, type EventIds, type SessionPort } from './piece.js';
@@ -51,33 +50,24 @@ export async function speechSocketRoutes(app: FastifyInstance, opts: { emu: Emul
 }
 
 /**
- * The admission of a socket request, once. A plain GET (no upgrade, answered 426) has no socket to
- * express `close_ws` or a fault code on: only `status` is taken, and those fields stay reported ignored.
+ * A speech socket at `path`: admitted once (core/admission.ts `admitUpgrade`), refusals spoken on the
+ * socket, then the protocol's session. Over HTTP, in the speech error shape, go an injected `status`
+ * (it refuses the upgrade itself) and every refusal of a plain GET, which has no socket to speak on
+ * (let in, it gets 426).
  */
-function admitSocket(emu: Emulator, req: FastifyRequest): Admission {
-  if (!req.ws) return admit(emu, { fault: (field) => (field === 'status' ? takeFault(req, field) : undefined), key: keyOfRequest(req), capability: 'tts' });
-  return admitRequest(emu, req, 'tts', { socket: true });
-}
-
-/** A speech socket at `path`: admission before the upgrade, refusals spoken on the socket, then the protocol's session. */
 export function speechSocketRoute(app: FastifyInstance, emu: Emulator, path: string, protocol: SocketProtocol): void {
   const area = speechArea(emu);
-  const admissions = new WeakMap<FastifyRequest, Admission>();
   app.route({
     method: 'GET',
     url: path,
     config: { messages: protocol.messages },
     preValidation: async (req) => {
-      const admission = admitSocket(emu, req);
-      if (!admission.ok && admission.refusal.kind === 'fault_status') {
-        const status = admission.refusal.status;
-        throw new SpeechError(codeForHttpStatus(status), undefined, status);
-      }
-      admissions.set(req, admission);
+      const admission = admitUpgrade(emu, req, 'tts');
+      if (!admission.ok && (!req.ws || admission.refusal.kind === 'fault_status')) throw refusalError(admission.refusal);
     },
     handler: (req, reply) =>
       sendSpeechError(emu, req, reply, new SpeechError(2013, `invalid params, ${path} is a WebSocket endpoint: connect with an Upgrade request`, 426)),
-    wsHandler: (socket, req) => speechSocket(emu, socket, req, admissions.get(req) ?? admitSocket(emu, req), area, protocol),
+    wsHandler: (socket, req) => speechSocket(emu, socket, req, admitUpgrade(emu, req, 'tts'), area, protocol),
   });
 }
 
