@@ -22,6 +22,7 @@ import { mcpRoutes } from './mcp/routes.js';
 import { podcastRoutes } from './podcast/routes.js';
 import { recognitionRoutes } from './recognition/routes.js';
 import { sessionRoutes } from './sessions/routes.js';
+import { badJsonText } from './shared/json-body.js';
 import { fieldRuleText } from './shared/validation.js';
 import { ttsRoutes } from './tts/routes.js';
 import { voiceRoutes } from './voices/routes.js';
@@ -44,7 +45,7 @@ function bodyErrorText(req: FastifyRequest, err: BodyError): string {
     case 'empty':
       return 'request body is empty';
     case 'bad_json':
-      return `request body is not valid JSON (${err.detail})`;
+      return badJsonText(err.detail);
   }
 }
 
