@@ -1,5 +1,5 @@
 /**
- * The corridors of the README's "Architecture" section, checked on every import of src/ (`npm run lint:deps`,
+ * The corridors of docs/architecture.md ("The rooms and the corridors"), checked on every import of src/ (`npm run lint:deps`,
  * run by CI before the tests). A rule names the corridor it keeps; each named exception is its own rule.
  */
 module.exports = {
@@ -10,6 +10,27 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/(core|audio)/' },
       to: { path: '^src/services/' },
+    },
+    {
+      name: 'core-audio-not-to-control',
+      comment: 'core/ and audio/ never import from control/: the control plane is built on them, not under them.',
+      severity: 'error',
+      from: { path: '^src/(core|audio)/' },
+      to: { path: '^src/control/' },
+    },
+    {
+      name: 'services-not-to-control',
+      comment: 'Neither service imports control/: the control plane reads the services, never the other way.',
+      severity: 'error',
+      from: { path: '^src/services/' },
+      to: { path: '^src/control/' },
+    },
+    {
+      name: 'services-not-to-composer',
+      comment: 'src/app.ts composes the listeners from the services; a service never imports its composer.',
+      severity: 'error',
+      from: { path: '^src/services/' },
+      to: { path: '^src/app[.]ts$' },
     },
     {
       name: 'shared-stays-below-services',
@@ -42,9 +63,18 @@ module.exports = {
       to: { path: '^src/services/platform/[^/]+/', pathNot: ['^src/services/platform/shared/', '^src/services/platform/$1/'] },
     },
     {
+      name: 'platform-shared-below-areas',
+      comment:
+        'platform/shared/ holds what several platform areas use: it imports the envelope and the families, ' +
+        'never an area.',
+      severity: 'error',
+      from: { path: '^src/services/platform/shared/' },
+      to: { path: '^src/services/platform/[^/]+/', pathNot: '^src/services/platform/shared/' },
+    },
+    {
       name: 'mcp-only-to-the-operations-it-mirrors',
       comment:
-        'The named exception of the README: each /mcp tool is an HTTP operation called directly, so mcp/ imports ' +
+        'The named exception of docs/architecture.md: each /mcp tool is an HTTP operation called directly, so mcp/ imports ' +
         'the models and schemas of tts/, voices/ and diarization/ (a copy would drift), and no other area.',
       severity: 'error',
       from: { path: '^src/services/platform/mcp/' },

@@ -1,6 +1,6 @@
 // Text + voice + settings -> PCM. The plan (timeline, duration) is computed up front; samples are
 // rendered block by block as the consumer pulls them, yielding to the event loop between blocks.
-import { nextTurn } from './event-loop.js';
+import { deferred, nextTurn } from './event-loop.js';
 import { EFFECT_TAIL_S, effectProcessor, softLimit } from './effects.js';
 import { signatureFrames, signatureSamples } from './marker.js';
 import { planTextSteps, type FrameSpan, type Segment } from './plan.js';
@@ -165,17 +165,11 @@ async function* render(p: Prepared, signal?: AbortSignal): AsyncGenerator<Int16A
 }
 
 function streamOf(p: Prepared, opts: StreamOptions): SynthStream {
-  let resolveDone!: (s: SynthSummary) => void;
-  let rejectDone!: (e: unknown) => void;
-  const donePromise = new Promise<SynthSummary>((res, rej) => {
-    resolveDone = res;
-    rejectDone = rej;
-  });
-  donePromise.catch(() => undefined);
+  const finished = deferred<SynthSummary>();
   let used = false;
   return {
     ...p.summary,
-    done: () => donePromise,
+    done: () => finished.promise,
     [Symbol.asyncIterator]() {
       if (used) throw new Error('a synthesis stream can be iterated only once');
       used = true;
@@ -184,16 +178,16 @@ function streamOf(p: Prepared, opts: StreamOptions): SynthStream {
         async next() {
           try {
             const r = await gen.next();
-            if (r.done) resolveDone(p.summary);
+            if (r.done) finished.resolve(p.summary);
             return r;
           } catch (e) {
-            rejectDone(e);
+            finished.reject(e);
             throw e;
           }
         },
         async return() {
           await gen.return(undefined);
-          rejectDone(new Error('stream closed before the end'));
+          finished.reject(new Error('stream closed before the end'));
           return { done: true as const, value: undefined };
         },
       };

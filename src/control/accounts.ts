@@ -1,3 +1,4 @@
+/** `PUT|GET /_emulator/accounts/{key}`: settings of one key (balance, capabilities, project, limits). */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import * as z from 'zod';
 import { accountChangeSchema } from '../core/account-settings.js';
@@ -5,7 +6,6 @@ import { accountView } from '../core/accounts.js';
 import type { Emulator } from '../core/emulator.js';
 import { ControlError, input, keyParam } from './common.js';
 
-/** `PUT|GET /_emulator/accounts/{key}`: settings of one key (balance, capabilities, project, limits). */
 export const accountBody = accountChangeSchema;
 
 const keyParams = z.object({ key: z.string() });

@@ -1,3 +1,4 @@
+/** `/_emulator/faults`: queued and probabilistic fault rules, listed, added and deleted. */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import * as z from 'zod';
 import { accountId, redactKey } from '../core/accounts.js';
@@ -5,7 +6,6 @@ import type { Emulator } from '../core/emulator.js';
 import { faultRuleSchema, type FaultRule } from '../core/faults.js';
 import { ControlError, input, keyParam } from './common.js';
 
-/** `/_emulator/faults`: queued and probabilistic fault rules, listed, added and deleted. */
 const ruleView = (r: FaultRule) => ({
   id: r.id,
   service: r.service,

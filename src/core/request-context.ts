@@ -7,6 +7,7 @@
 import type { FastifyContextConfig, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { Account, Capability } from './accounts.js';
+import type { Refusal } from './admission.js';
 import type { FaultDirective, FaultField } from './faults.js';
 import type { Journal, JournalEntry } from './journal.js';
 import type { Metrics } from './metrics.js';
@@ -44,8 +45,6 @@ export interface RequestContext {
   metrics: Metrics | null;
   metered: boolean;
 }
-
-import type { Refusal } from './admission.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

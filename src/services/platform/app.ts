@@ -1,16 +1,15 @@
 import multipart from '@fastify/multipart';
 import websocket from '@fastify/websocket';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { installCors } from '../../core/cors.js';
 import { MAX_FRAME_BYTES, socketErrorHandler } from '../../core/wire.js';
 import { registerDownloads } from '../../core/downloads.js';
 import type { Emulator } from '../../core/emulator.js';
-import { classifyBodyError, type BodyError } from '../../core/body-errors.js';
+import type { BodyError } from '../../core/body-errors.js';
+import { installErrorHandler } from '../../core/error-handler.js';
 import { journalRefusedJson } from '../../core/json-body.js';
-import { journalOversizeBody } from '../../core/journal-summaries.js';
 import { installLifecycle } from '../../core/lifecycle.js';
-import { StorageError } from '../../core/storage.js';
-import { pathOf, sendJson } from '../../core/request-context.js';
+import { sendJson } from '../../core/request-context.js';
 import { agentRoutes } from './agents/routes.js';
 import { callRoutes } from './calls/routes.js';
 import { conversationRoutes } from './conversation/routes.js';
@@ -23,6 +22,7 @@ import { mcpRoutes } from './mcp/routes.js';
 import { podcastRoutes } from './podcast/routes.js';
 import { recognitionRoutes } from './recognition/routes.js';
 import { sessionRoutes } from './sessions/routes.js';
+import { badJsonText } from './shared/json-body.js';
 import { fieldRuleText } from './shared/validation.js';
 import { ttsRoutes } from './tts/routes.js';
 import { voiceRoutes } from './voices/routes.js';
@@ -45,7 +45,7 @@ function bodyErrorText(req: FastifyRequest, err: BodyError): string {
     case 'empty':
       return 'request body is empty';
     case 'bad_json':
-      return `request body is not valid JSON (${err.detail})`;
+      return badJsonText(err.detail);
   }
 }
 
@@ -62,27 +62,15 @@ export async function setupPlatformApp(app: FastifyInstance, emu: Emulator): Pro
     refusal: (req, refusal) => refusalError(refusal, familyOf(req), HEADER_KEY_TEXTS),
   });
 
-  const notFound = (req: FastifyRequest, reply: FastifyReply) =>
-    sendJson(reply, 404, failure(10002, `not found: no operation at ${req.method} ${req.url.split('?')[0]}`));
-
-  type HandledError = Error & { statusCode?: number; code?: string; validation?: unknown };
-  const answerError = (err: HandledError, req: FastifyRequest, reply: FastifyReply) => {
-    // A body that failed to parse on an unknown route is still an unknown route: 404, not a body error.
-    if (req.is404) return notFound(req, reply);
-    if (err instanceof PlatformError) return sendPlatformError(req, reply, err);
-    // The data dir could not keep or give back what the request needs: the internal error, saying what.
-    if (err instanceof StorageError) return sendPlatformError(req, reply, new PlatformError('internal', err.message));
-    if (err.validation) return sendPlatformError(req, reply, new PlatformError('param', validationText(err)));
-    const bodyError = classifyBodyError(err);
-    if (bodyError?.kind === 'too_large') journalOversizeBody(req);
-    if (bodyError) return sendPlatformError(req, reply, new PlatformError('param', bodyErrorText(req, bodyError)));
-    emu.logger.error({ err, path: pathOf(req) }, 'platform handler failed');
-    return sendPlatformError(req, reply, new PlatformError('internal', 'internal server error'));
-  };
-  // Nothing is returned: the answer is already sent, and Fastify would await a returned reply as a thenable.
-  app.setErrorHandler((err: HandledError, req, reply) => void answerError(err, req, reply));
-
-  app.setNotFoundHandler(notFound);
+  installErrorHandler(app, emu, {
+    service: 'platform',
+    notFound: (_req, reply, message) => sendJson(reply, 404, failure(10002, message)),
+    ownError: PlatformError,
+    send: sendPlatformError,
+    internal: (message = 'internal server error') => new PlatformError('internal', message),
+    schemaError: (err) => (err.validation ? new PlatformError('param', validationText(err)) : undefined),
+    bodyError: (req, err) => new PlatformError('param', bodyErrorText(req, err)),
+  });
   // Fastify's JSON parser as before; a body it refuses is journaled as text (the answer is the same 10001).
   journalRefusedJson(app);
 

@@ -1,9 +1,3 @@
-import { createHash } from 'node:crypto';
-import { readSignature } from '../../audio/index.js';
-import { nextTurn } from '../../audio/event-loop.js';
-import type { Emulator } from '../../core/emulator.js';
-import type { SignatureRecord } from '../../core/signatures.js';
-
 /**
  * The recognizer shared by HTTP recognition and the WebSocket areas (streaming recognition,
  * conversation). Rules, in order:
@@ -13,6 +7,12 @@ import type { SignatureRecord } from '../../core/signatures.js';
  * 3. the recognition fixture: a rule by SHA-256 of the PCM16 bytes, then a rule by duration range,
  *    then a default picked by the content hash (same audio, same answer).
  */
+import { createHash } from 'node:crypto';
+import { readSignature } from '../../audio/index.js';
+import { nextTurn } from '../../audio/event-loop.js';
+import type { Emulator } from '../../core/emulator.js';
+import type { SignatureRecord } from '../../core/signatures.js';
+
 export interface Recognition {
   text: string;
   language: string;

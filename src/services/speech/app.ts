@@ -1,15 +1,12 @@
 import websocket from '@fastify/websocket';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { installCors } from '../../core/cors.js';
 import { MAX_FRAME_BYTES, socketErrorHandler } from '../../core/wire.js';
 import { registerDownloads } from '../../core/downloads.js';
 import type { Emulator } from '../../core/emulator.js';
 import { installLifecycle } from '../../core/lifecycle.js';
 import { journalRefusedJson } from '../../core/json-body.js';
-import { journalOversizeBody } from '../../core/journal-summaries.js';
-import { pathOf } from '../../core/request-context.js';
-import { classifyBodyError } from '../../core/body-errors.js';
-import { StorageError } from '../../core/storage.js';
+import { installErrorHandler } from '../../core/error-handler.js';
 import { bodyError, refusalError, SpeechError, sendSpeechError } from './errors.js';
 import { speechAsyncRoutes } from './async/routes.js';
 import { speechCloneRoutes } from './clone/routes.js';
@@ -41,26 +38,14 @@ export async function setupSpeechApp(app: FastifyInstance, emu: Emulator): Promi
     refusal: (_req, refusal) => refusalError(refusal),
   });
 
-  const notFound = (req: FastifyRequest, reply: FastifyReply) =>
-    sendSpeechError(emu, req, reply, new SpeechError(1000, `not found: no operation at ${req.method} ${req.url.split('?')[0]}`, 404));
-
-  const answerError = (err: Error & { statusCode?: number; code?: string }, req: FastifyRequest, reply: FastifyReply) => {
-    // A body that failed to parse on an unknown route is still an unknown route: 404, not a body error.
-    if (req.is404) return notFound(req, reply);
-    if (err instanceof SpeechError) return sendSpeechError(emu, req, reply, err);
-    // The data dir could not keep or give back what the request needs: the internal error, saying what.
-    if (err instanceof StorageError) return sendSpeechError(emu, req, reply, new SpeechError(1000, err.message));
-    // A body that cannot be read: admission already let the request in (it runs before the body).
-    const unreadable = classifyBodyError(err);
-    if (unreadable?.kind === 'too_large') journalOversizeBody(req);
-    if (unreadable) return sendSpeechError(emu, req, reply, bodyError(unreadable));
-    emu.logger.error({ err, path: pathOf(req) }, 'speech handler failed');
-    return sendSpeechError(emu, req, reply, new SpeechError(1000));
-  };
-  // Nothing is returned: the answer is already sent, and Fastify would await a returned reply as a thenable.
-  app.setErrorHandler((err: Error & { statusCode?: number; code?: string }, req, reply) => void answerError(err, req, reply));
-
-  app.setNotFoundHandler(notFound);
+  installErrorHandler(app, emu, {
+    service: 'speech',
+    notFound: (req, reply, message) => sendSpeechError(emu, req, reply, new SpeechError(1000, message, 404)),
+    ownError: SpeechError,
+    send: (req, reply, err) => sendSpeechError(emu, req, reply, err),
+    internal: (message) => new SpeechError(1000, message),
+    bodyError: (_req, err) => bodyError(err),
+  });
   // Fastify's JSON parser as before; a body it refuses is journaled as text (the answer is the same 2013).
   journalRefusedJson(app);
 

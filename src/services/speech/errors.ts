@@ -1,3 +1,7 @@
+/**
+ * The speech service's error shape (addendum A2): HTTP 200 once a request reached the operation,
+ * `{"base_resp":{"status_code","status_msg"},"trace_id"}` and a `Trace-Id` header equal to the body's.
+ */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Capability } from '../../core/accounts.js';
 import type { KeyTexts, Refusal } from '../../core/admission.js';
@@ -6,10 +10,6 @@ import type { Emulator } from '../../core/emulator.js';
 import { ExpectedError } from '../../core/expected-error.js';
 import { noteSpecCode } from '../../core/request-context.js';
 
-/**
- * The speech service's error shape (addendum A2): HTTP 200 once a request reached the operation,
- * `{"base_resp":{"status_code","status_msg"},"trace_id"}` and a `Trace-Id` header equal to the body's.
- */
 const LOGIN_MISSING = "login fail: Please carry the API secret key in the 'Authorization' field of the request header";
 
 /**

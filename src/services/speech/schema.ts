@@ -1,12 +1,12 @@
-import * as z from 'zod';
-import { bracketPath, type FieldProblem } from '../../core/validation.js';
-import { SUBTITLE_TYPES } from './ws/subtitles.js';
-
 /**
  * Wire shapes of `POST /v1/t2a_v2` (spec: speech-t2a-api.md). Objects are plain (unknown keys are
  * dropped, as the real service ignores them); optional fields accept `null` as "not given", which
  * real clients send. Range and enum messages are written out so a 2013 names the field and the rule.
  */
+import * as z from 'zod';
+import { bracketPath, type FieldProblem } from '../../core/validation.js';
+import { SUBTITLE_TYPES } from './ws/subtitles.js';
+
 /** The emotions the audio engine renders; which model accepts which is the catalogue's business (catalogue.ts). */
 export const EMOTIONS = ['happy', 'sad', 'angry', 'fearful', 'disgusted', 'surprised', 'calm', 'fluent', 'whisper'] as const;
 export const SAMPLE_RATES = [8000, 16000, 22050, 24000, 32000, 44100] as const;

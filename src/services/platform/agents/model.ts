@@ -78,20 +78,17 @@ function viewOf(x: AgentSession) {
 }
 
 function close(emu: Emulator, x: AgentSession, atMs: number, status: 'ended' | 'failed', reason: CloseReason): void {
-  if (!live(x)) return;
-  x.status = status;
-  x.closeReason = reason;
-  x.closedAtMs = Math.max(atMs, x.meter?.settledToMs ?? atMs);
-  hb.dropDeadline(emu, agentStore(emu), x.sessionId);
-  const account = emu.accounts.byId(x.accountId);
+  const closed = hb.close(emu, rules, x, atMs, (closedAtMs) => {
+    x.status = status;
+    x.closeReason = reason;
+    x.closedAtMs = closedAtMs;
+  });
+  const account = closed ? emu.accounts.byId(x.accountId) : undefined;
   if (account) hb.armExhaustion(emu, rules, account);
-  emu.markDirty(rules.area, x.accountId);
 }
 
 function own(emu: Emulator, account: Account, sessionId: string): AgentSession {
-  const x = hb.findOwn(emu, rules, account.id, sessionId);
-  if (!x) throw new PlatformError('notFound', `session_id: no agent session "${sessionId}" for this API key`);
-  return x;
+  return hb.own(emu, rules, account.id, sessionId, () => new PlatformError('notFound', `session_id: no agent session "${sessionId}" for this API key`));
 }
 
 async function createItem(emu: Emulator, s: AgentStore, x: AgentSession): Promise<CreateItem> {

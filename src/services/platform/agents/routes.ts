@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Emulator } from '../../../core/emulator.js';
 import { takeFault } from '../../../core/request-context.js';
 import { ok, PlatformError } from '../envelope.js';
-import { acceptEmptyJson } from '../shared/json-body.js';
+import { acceptPlatformJson } from '../shared/json-body.js';
 import { agentHeartbeat, agentStore, checkAgentSession, createAgentSession, endAgentSession, failAgentSession } from './model.js';
 import { createBody, sessionQuery } from './schema.js';
 
@@ -13,7 +13,7 @@ const BASE = '/api/v1/agents/openapi/sessions';
 export async function agentRoutes(app: FastifyInstance, opts: { emu: Emulator }): Promise<void> {
   const emu = opts.emu;
   agentStore(emu);
-  acceptEmptyJson(app);
+  acceptPlatformJson(app);
   const r = app.withTypeProvider<ZodTypeProvider>();
   const config = { family: 'agent', capability: 'agents' } as const;
 

@@ -87,18 +87,15 @@ const callInProgress = (sessionId: string) => new PlatformError(40012, `a call i
 const tooManyCalls = (running: number, max: number) => new PlatformError(40013, `concurrency limit reached: ${running} of ${max} concurrent calls in progress`);
 
 function end(emu: Emulator, x: CallSession, atMs: number, reason: EndReason): void {
-  if (x.state === 'ended') return;
-  x.state = 'ended';
-  x.endedAtMs = Math.max(atMs, x.meter.settledToMs);
-  x.endReason = reason;
-  hb.dropDeadline(emu, callStore(emu), x.sessionId);
-  emu.markDirty(rules.area, x.accountId);
+  hb.close(emu, rules, x, atMs, (endedAtMs) => {
+    x.state = 'ended';
+    x.endedAtMs = endedAtMs;
+    x.endReason = reason;
+  });
 }
 
 function ownSession(emu: Emulator, account: Account, sessionId: string): CallSession {
-  const x = hb.findOwn(emu, rules, account.id, sessionId);
-  if (!x) throw new PlatformError('param', `session_id: no call session "${sessionId}" for this API key`);
-  return x;
+  return hb.own(emu, rules, account.id, sessionId, () => new PlatformError('param', `session_id: no call session "${sessionId}" for this API key`));
 }
 
 async function startData(emu: Emulator, s: CallStore, x: CallSession): Promise<StartData> {

@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Emulator } from '../../../core/emulator.js';
 import { takeFault } from '../../../core/request-context.js';
 import { ok } from '../envelope.js';
-import { acceptEmptyJson } from '../shared/json-body.js';
+import { acceptPlatformJson } from '../shared/json-body.js';
 import { callStore, endAbnormally, heartbeat, startCall, stopCall } from './model.js';
 import { heartbeatBody, startBody, stopBody } from './schema.js';
 
@@ -11,7 +11,7 @@ import { heartbeatBody, startBody, stopBody } from './schema.js';
 export async function callRoutes(app: FastifyInstance, opts: { emu: Emulator }): Promise<void> {
   const emu = opts.emu;
   callStore(emu);
-  acceptEmptyJson(app);
+  acceptPlatformJson(app);
   const r = app.withTypeProvider<ZodTypeProvider>();
   const config = { family: 'call', capability: 'calls' } as const;
 

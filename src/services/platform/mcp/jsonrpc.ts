@@ -61,7 +61,7 @@ export function success(id: RpcId | null, result: unknown): RpcResponse {
   return { jsonrpc: '2.0', id, result };
 }
 
-export function failure(id: RpcId | null, code: number, message: string, data?: unknown): RpcResponse {
+export function rpcFailure(id: RpcId | null, code: number, message: string, data?: unknown): RpcResponse {
   return { jsonrpc: '2.0', id, error: data === undefined ? { code, message } : { code, message, data } };
 }
 
@@ -109,16 +109,16 @@ export async function handleMessage(msg: unknown, d: Dispatcher): Promise<RpcRes
     d.onNotification?.(c.method);
     return null;
   }
-  if (c.kind === 'invalid') return failure(c.id, RPC_ERRORS.invalidRequest, c.message);
+  if (c.kind === 'invalid') return rpcFailure(c.id, RPC_ERRORS.invalidRequest, c.message);
   const { request } = c;
   const method = Object.prototype.hasOwnProperty.call(d.methods, request.method) ? d.methods[request.method] : undefined;
-  if (!method) return failure(request.id, RPC_ERRORS.methodNotFound, `method not found: ${request.method}`);
+  if (!method) return rpcFailure(request.id, RPC_ERRORS.methodNotFound, `method not found: ${request.method}`);
   try {
     return success(request.id, await method(request.params, request));
   } catch (err) {
-    if (err instanceof RpcFault) return failure(request.id, err.code, err.message, err.data);
+    if (err instanceof RpcFault) return rpcFailure(request.id, err.code, err.message, err.data);
     d.onInternalError?.(err, request.method);
-    return failure(request.id, RPC_ERRORS.internal, `internal error while handling ${request.method}`);
+    return rpcFailure(request.id, RPC_ERRORS.internal, `internal error while handling ${request.method}`);
   }
 }
 
@@ -127,9 +127,9 @@ export async function handleMessage(msg: unknown, d: Dispatcher): Promise<RpcRes
  * state changes keep their order). Null means "nothing to answer" (HTTP 202, empty body).
  */
 export async function handleBody(body: unknown, d: Dispatcher): Promise<RpcResponse | RpcResponse[] | null> {
-  if (body instanceof UnparseableBody) return failure(null, RPC_ERRORS.parse, `parse error: ${body.reason}`);
+  if (body instanceof UnparseableBody) return rpcFailure(null, RPC_ERRORS.parse, `parse error: ${body.reason}`);
   if (!Array.isArray(body)) return handleMessage(body, d);
-  if (body.length === 0) return failure(null, RPC_ERRORS.invalidRequest, 'invalid request: an empty batch');
+  if (body.length === 0) return rpcFailure(null, RPC_ERRORS.invalidRequest, 'invalid request: an empty batch');
   const out: RpcResponse[] = [];
   for (const msg of body) {
     const r = await handleMessage(msg, d);

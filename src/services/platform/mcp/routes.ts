@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Emulator } from '../../../core/emulator.js';
 import { StorageError } from '../../../core/storage.js';
 import { attachAccount, pathOf, sendJson, takeFault } from '../../../core/request-context.js';
-import { failure, handleBody, parseBody, RPC_ERRORS, UnparseableBody } from './jsonrpc.js';
+import { handleBody, parseBody, RPC_ERRORS, rpcFailure, UnparseableBody } from './jsonrpc.js';
 import { dispatcher } from './model.js';
 import { mcpTools } from './tools.js';
 
@@ -32,18 +32,18 @@ export async function mcpRoutes(app: FastifyInstance, { emu }: { emu: Emulator }
       return sendJson(
         reply,
         200,
-        failure(
+        rpcFailure(
           null,
           RPC_ERRORS.parse,
           `parse error: Content-Type ${JSON.stringify(req.headers['content-type'] ?? '')} is not a media type; send application/json`,
         ),
       );
     if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
-      return sendJson(reply, 200, failure(null, RPC_ERRORS.invalidRequest, 'invalid request: the body exceeds the 1 MB limit'));
-    if (err.statusCode === 400) return sendJson(reply, 200, failure(null, RPC_ERRORS.parse, `parse error: ${err.message}`));
-    if (err instanceof StorageError) return sendJson(reply, 200, failure(null, RPC_ERRORS.internal, `internal error: ${err.message}`));
+      return sendJson(reply, 200, rpcFailure(null, RPC_ERRORS.invalidRequest, 'invalid request: the body exceeds the 1 MB limit'));
+    if (err.statusCode === 400) return sendJson(reply, 200, rpcFailure(null, RPC_ERRORS.parse, `parse error: ${err.message}`));
+    if (err instanceof StorageError) return sendJson(reply, 200, rpcFailure(null, RPC_ERRORS.internal, `internal error: ${err.message}`));
     emu.logger.error({ err, path: pathOf(req) }, '/mcp failed');
-    return sendJson(reply, 200, failure(null, RPC_ERRORS.internal, 'internal error'));
+    return sendJson(reply, 200, rpcFailure(null, RPC_ERRORS.internal, 'internal error'));
   });
 
   app.post('/mcp', { config: { selfAuth: true } }, async (req, reply) => {
@@ -68,6 +68,6 @@ async function notAllowed(_req: unknown, reply: FastifyReply) {
   return sendJson(
     reply.header('allow', 'POST'),
     405,
-    failure(null, -32000, 'method not allowed: /mcp accepts POST only (no server-sent event stream, no session to delete)'),
+    rpcFailure(null, -32000, 'method not allowed: /mcp accepts POST only (no server-sent event stream, no session to delete)'),
   );
 }

@@ -1,13 +1,13 @@
+/**
+ * What a tool is: the HTTP operation it mirrors (error family and capability), its argument schema
+ * (that operation's own zod schema) and a run function calling the area's model directly.
+ */
 import * as z from 'zod';
 import type { Account, Capability } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import type { FamilyName } from '../families.js';
 import { apiKeyArgument, type ToolListEntry } from './schema.js';
 
-/**
- * What a tool is: the HTTP operation it mirrors (error family and capability), its argument schema
- * (that operation's own zod schema) and a run function calling the area's model directly.
- */
 export interface ToolContext {
   emu: Emulator;
 }

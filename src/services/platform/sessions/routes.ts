@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Emulator } from '../../../core/emulator.js';
 import { ok, PlatformError } from '../envelope.js';
-import { acceptEmptyJson } from '../shared/json-body.js';
+import { acceptPlatformJson } from '../shared/json-body.js';
 import { roles } from '../shared/roles.js';
 import { createSession, deleteSession, registerSessions } from './model.js';
 import { createBody, deleteParams, type Character, type SessionData } from './schema.js';
@@ -11,7 +11,7 @@ import { createBody, deleteParams, type Character, type SessionData } from './sc
 export async function sessionRoutes(app: FastifyInstance, opts: { emu: Emulator }): Promise<void> {
   const emu = opts.emu;
   registerSessions(emu);
-  acceptEmptyJson(app);
+  acceptPlatformJson(app);
   const r = app.withTypeProvider<ZodTypeProvider>();
   const config = { family: 'call', capability: 'calls' } as const;
 

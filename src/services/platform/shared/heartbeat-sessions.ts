@@ -125,6 +125,27 @@ export function findOwn<S extends HeartbeatSession>(emu: Emulator, rules: Rules<
   return session && session.accountId === accountId ? session : undefined;
 }
 
+/** The account's session by id; `notFound` is the area's own error when there is none. */
+export function own<S extends HeartbeatSession>(emu: Emulator, rules: Rules<S>, accountId: string, sessionId: string, notFound: () => Error): S {
+  const session = findOwn(emu, rules, accountId, sessionId);
+  if (!session) throw notFound();
+  return session;
+}
+
+/**
+ * Ends a live session at `atMs`: `mark` records the area's own state, given the moment it ended (never
+ * before what its meter already billed); then its deadline goes and the area is marked. False when the
+ * session had already ended (nothing changes).
+ */
+export function close<S extends HeartbeatSession>(emu: Emulator, rules: Rules<S>, session: S, atMs: number, mark: (endedAtMs: number) => void): boolean {
+  if (!rules.live(session)) return false;
+  const meter = rules.meter(session);
+  mark(Math.max(atMs, meter?.settledToMs ?? atMs));
+  dropDeadline(emu, sessionStore(emu, rules), session.sessionId);
+  emu.markDirty(rules.area, session.accountId);
+  return true;
+}
+
 export function dropDeadline<S, K>(emu: Emulator, store: SessionStore<S, K>, sessionId: string): void {
   emu.clock.cancel(store.deadlines.get(sessionId));
   store.deadlines.delete(sessionId);

@@ -1,3 +1,9 @@
+/**
+ * Async synthesis (rule 12.12). A task is `Processing` until the emulator clock has moved
+ * 1,000 ms + audio length / 10 past its creation (and the audio is made), then `Success`; 9 h later
+ * `Expired` with its file gone. `Failed` when the synthesis was cut by a fault. Output: a tar with the
+ * audio, a `.titles` JSON of sentence segments and a `.extra` JSON.
+ */
 import { Readable } from 'node:stream';
 import * as z from 'zod';
 import { areaOf, checkWith, recordArea, type RecordArea } from '../../../core/areas.js';
@@ -14,12 +20,6 @@ import { numericId } from '../reply.js';
 import { synthesizeToBlob } from '../url-audio.js';
 import type { AsyncBody } from './schema.js';
 
-/**
- * Async synthesis (rule 12.12). A task is `Processing` until the emulator clock has moved
- * 1,000 ms + audio length / 10 past its creation (and the audio is made), then `Success`; 9 h later
- * `Expired` with its file gone. `Failed` when the synthesis was cut by a fault. Output: a tar with the
- * audio, a `.titles` JSON of sentence segments and a `.extra` JSON.
- */
 export const MAX_TEXT = 50_000;
 export const MAX_FILE_TEXT = 1_000_000;
 export const QUERIES_PER_SECOND = 10;

@@ -1,12 +1,12 @@
-import * as z from 'zod';
-import { idField } from '../files/schema.js';
-
 /**
  * `POST /v1/t2a_async_v2` and `GET /v1/query/t2a_async_query_v2` (speech-beyond.md section 6, rule
  * 12.12). Fields shared with `/v1/t2a_v2` (voice_setting, pronunciation_dict, voice_modify…) are
  * checked by the T2A rules; this schema knows what differs: `text_file_id` and `audio_sample_rate`
  * (the general enum, except for `opus`, whose rates are the task's business: formats.ts).
  */
+import * as z from 'zod';
+import { idField } from '../files/schema.js';
+
 export const ASYNC_SAMPLE_RATES = [8000, 16000, 22050, 24000, 32000, 44100] as const;
 
 export const asyncBody = z.looseObject({

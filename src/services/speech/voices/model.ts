@@ -1,12 +1,12 @@
+/**
+ * `get_voice`: only the keys `voice_type` asks for, each an array. System voices come from the speech
+ * voice fixture; cloned and designed voices of the account once used in a synthesis (rule 12.8).
+ */
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { usedVoices, type VoiceKind } from './store.js';
 import { systemVoices } from './system.js';
 
-/**
- * `get_voice`: only the keys `voice_type` asks for, each an array. System voices come from the speech
- * voice fixture; cloned and designed voices of the account once used in a synthesis (rule 12.8).
- */
 const LANGUAGES: Record<string, string> = { zh: 'Mandarin Chinese', en: 'English', ja: 'Japanese', ko: 'Korean', yue: 'Cantonese' };
 
 /** `A female Korean voice.`, `An English voice.`: for an entry the fixture gives no sentence. */

@@ -1,9 +1,3 @@
-import * as z from 'zod';
-import { areaOf, checkWith, recordArea, type RecordArea } from '../../../core/areas.js';
-import type { Account } from '../../../core/accounts.js';
-import type { Emulator } from '../../../core/emulator.js';
-import { SpeechError } from '../errors.js';
-
 /**
  * Voices made on the speech service: cloned (`/v1/voice_clone`) and designed (`/v1/voice_design`).
  * Ids are global (a second account cannot take one: 2039; using another's: 2042). A voice not used in a
@@ -11,6 +5,12 @@ import { SpeechError } from '../errors.js';
  * `POST /v1/delete_voice` leaves a tombstone (the record with `deleted_at_ms`) until reset: the id is
  * never free again, and sockets started before the deletion keep speaking with it.
  */
+import * as z from 'zod';
+import { areaOf, checkWith, recordArea, type RecordArea } from '../../../core/areas.js';
+import type { Account } from '../../../core/accounts.js';
+import type { Emulator } from '../../../core/emulator.js';
+import { SpeechError } from '../errors.js';
+
 export type VoiceKind = 'clone' | 'design';
 
 export interface SpeechVoice {
