@@ -2,17 +2,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { bufferSource, type ByteSource } from '../../src/audio/container.js';
 import type { Emulator } from '../../src/core/emulator.js';
-import {
-  admitAudio,
-  charge,
-  checkContent,
-  checkForm,
-  readAudio,
-  sttArea,
-  SttError,
-  tooLarge,
-  type SttForm,
-} from '../../src/services/speech/stt/model.js';
+import { admitAudio, charge, checkContent, checkForm, readAudio, sttArea, SttError, tooLarge, type SttForm } from '../../src/services/speech/stt/model.js';
 import { EMPTY, type Transcript } from '../../src/services/speech/stt/transcript.js';
 import { pcm16Wav } from '../helpers/audio.js';
 import { accountOf, modelEmulator, thrown } from './model-emulator.js';
@@ -61,9 +51,7 @@ describe('checkForm (E1): the form and the language header, in order', () => {
   });
 
   it('timestamp_level: outside "", sentence, word', () => {
-    expect(formRefusal({ timestamp_level: 'segment' })).toMatchObject(
-      badParams('timestamp_level "segment" is not supported; use one of "", sentence, word'),
-    );
+    expect(formRefusal({ timestamp_level: 'segment' })).toMatchObject(badParams('timestamp_level "segment" is not supported; use one of "", sentence, word'));
   });
 
   it('stream: neither true nor false', () => {

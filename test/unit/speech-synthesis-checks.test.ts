@@ -105,8 +105,7 @@ describe('startSynthesis: after the plan, the checks in order', () => {
     const who = emu.accounts.put('synthesis-long', {});
     expect(await startRefusal(who, { text: PAUSED(110) })).toMatchObject({
       code: 2013,
-      message:
-        "invalid params, text: the audio would last 11016 s, over the emulator's limit of 10800 s per request (pause markers and line breaks add up)",
+      message: "invalid params, text: the audio would last 11016 s, over the emulator's limit of 10800 s per request (pause markers and line breaks add up)",
     });
   });
 
@@ -168,7 +167,10 @@ describe('startSynthesis: after the plan, the checks in order', () => {
 
   it('order: the size cap before the balance', async () => {
     const who = emu.accounts.put('synthesis-order-size', { balance_micro: 0 });
-    expect(await startRefusal(who, { text: PAUSED(110) })).toMatchObject({ code: 2013, message: expect.stringMatching(/^invalid params, text: the audio would last 11016 s/) });
+    expect(await startRefusal(who, { text: PAUSED(110) })).toMatchObject({
+      code: 2013,
+      message: expect.stringMatching(/^invalid params, text: the audio would last 11016 s/),
+    });
   });
 
   it('order: the balance before the request window', async () => {
