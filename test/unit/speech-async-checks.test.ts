@@ -5,10 +5,10 @@ import type { Account } from '../../src/core/accounts.js';
 import type { Emulator } from '../../src/core/emulator.js';
 import { createTask, MAX_TASK_FILES, statusOf } from '../../src/services/speech/async/model.js';
 import type { AsyncBody } from '../../src/services/speech/async/schema.js';
-import { addFile, blobOf, newFileId } from '../../src/services/speech/files/model.js';
 import type { FileFormat } from '../../src/services/speech/files/purposes.js';
 import { zipOf } from '../helpers/zip.js';
 import { accountOf, modelEmulator, rejected } from './model-emulator.js';
+import { upload as uploadFile } from './speech-uploads.js';
 
 let emu: Emulator;
 let account: Account;
@@ -21,14 +21,8 @@ afterAll(async () => {
   await emu.clock.settled();
 });
 
-/** Stores bytes as an upload of the account, as /v1/files/upload would. */
-async function upload(bytes: Buffer, format: FileFormat, purpose = 't2a_async_input', who = account): Promise<number> {
-  const fileId = newFileId(emu, who);
-  const blob = blobOf(who, fileId, format);
-  await emu.blobs.put(blob, bytes);
-  addFile(emu, { file_id: fileId, account_id: who.id, bytes: bytes.length, created_at: 0, filename: `input.${format}`, purpose, format, blob });
-  return fileId;
-}
+/** Stores bytes as an upload of the account (an async input unless told). */
+const upload = (bytes: Buffer, format: FileFormat, purpose = 't2a_async_input', who = account) => uploadFile(emu, who, purpose, bytes, format);
 const uploadZip = (files: Record<string, string>) => upload(zipOf(files, 'store'), 'zip');
 
 const base = { model: 'speech-02-hd', text: 'Hello there.', voice_setting: { voice_id: 'male-qn-qingse' } };
@@ -235,15 +229,20 @@ describe('createTask: the rules of each text, the task and the account, in order
 
 describe('createTask: an accepted task', () => {
   it('is Processing, charged for every text, and its audio is made in the background', async () => {
-    const who = emu.accounts.put('async-ok', { balance_micro: 1_000_000 });
-    const id = await upload(zipOf({ 'a.json': '{"title":"Title.","content":"The content."}' }), 'zip', 't2a_async_input', who);
-    const task = await create({ text: undefined, text_file_id: id }, who);
-    expect(task).toMatchObject({ account_id: who.id, state: 'running', created_at_ms: emu.clock.now() });
-    expect(task.ready_at_ms).toBeGreaterThan(task.created_at_ms + 1000);
-    expect(who.balanceMicro).toBe(1_000_000 - task.usage_characters * 100);
-    expect(statusOf(emu, task)).toBe('Processing');
-    await emu.clock.settled();
-    expect(task.state).toBe('done');
+    emu.clock.freeze(true); // the creation time read below is the task's own
+    try {
+      const who = emu.accounts.put('async-ok', { balance_micro: 1_000_000 });
+      const id = await upload(zipOf({ 'a.json': '{"title":"Title.","content":"The content."}' }), 'zip', 't2a_async_input', who);
+      const task = await create({ text: undefined, text_file_id: id }, who);
+      expect(task).toMatchObject({ account_id: who.id, state: 'running', created_at_ms: emu.clock.now() });
+      expect(task.ready_at_ms).toBeGreaterThan(task.created_at_ms + 1000);
+      expect(who.balanceMicro).toBe(1_000_000 - task.usage_characters * 100);
+      expect(statusOf(emu, task)).toBe('Processing');
+      await emu.clock.settled();
+      expect(task.state).toBe('done');
+    } finally {
+      emu.clock.freeze(false);
+    }
   });
 
   it('an Opus rate async does not take: accepted, and Failed with the reason', async () => {

@@ -221,6 +221,6 @@ describe('charge (E4 billing): the price, and usage in seconds of audio', () => 
     charge(emu, account, 695, 1000);
     charge(emu, account, 1, 1.5);
     expect(account.balanceMicro).toBe(10_000 - 696);
-    expect(sttArea(emu).view(account.id)).toEqual({ requests: 2, audio_seconds: 1.002 });
+    expect(sttArea(emu).view?.(account.id)).toEqual({ requests: 2, audio_seconds: 1.002 });
   });
 });

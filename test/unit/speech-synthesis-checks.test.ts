@@ -96,7 +96,7 @@ describe('planRequest: the encoder and the sample rate (the steps speech-plan.te
 
 /** Long silences: 110 pauses of 99.99 s make more than the 3 h one request may ask for. */
 const PAUSED = (n: number) => `${'Go.<#99.99#>'.repeat(n)}End.`;
-const usageOf = (accountId: string) => (speechArea(emu) as unknown as StateArea).view(accountId) as { requests: number; usage_characters: number };
+const usageOf = (accountId: string) => (speechArea(emu) as unknown as StateArea).view?.(accountId) as { requests: number; usage_characters: number };
 const start = (who: Account, fields: Record<string, unknown>) => startSynthesis(emu, speechArea(emu), who, request(fields), new AbortController().signal);
 const startRefusal = (who: Account, fields: Record<string, unknown>) => rejected(start(who, fields));
 

@@ -8,13 +8,13 @@ import { cloneVoice, FORBIDDEN } from '../../src/services/speech/clone/model.js'
 import type { CloneBody } from '../../src/services/speech/clone/schema.js';
 import { designVoice } from '../../src/services/speech/design/model.js';
 import type { DesignBody } from '../../src/services/speech/design/schema.js';
-import { addFile, blobOf, newFileId } from '../../src/services/speech/files/model.js';
 import type { FileFormat } from '../../src/services/speech/files/purposes.js';
 import { planRequest, recordSignature } from '../../src/services/speech/model.js';
 import type { T2aRequest } from '../../src/services/speech/schema.js';
 import { voiceRecord } from '../../src/services/speech/voices/store.js';
 import { pcm16Wav } from '../helpers/audio.js';
 import { accountOf, modelEmulator, rejected } from './model-emulator.js';
+import { upload as uploadFile } from './speech-uploads.js';
 
 let emu: Emulator;
 let account: Account;
@@ -22,14 +22,8 @@ let account: Account;
 const files = {} as Record<'sample' | 'short' | 'long' | 'prompt' | 'longPrompt' | 'spokenPrompt' | 'promptAsSample' | 'retrieval' | 'notAudio', number>;
 const SPOKEN = 'The quick brown fox jumps over the lazy dog.';
 
-/** Stores bytes as an upload of the account, as /v1/files/upload would. */
-async function upload(who: Account, purpose: string, bytes: Buffer, format: FileFormat = 'wav'): Promise<number> {
-  const fileId = newFileId(emu, who);
-  const blob = blobOf(who, fileId, format);
-  await emu.blobs.put(blob, bytes);
-  addFile(emu, { file_id: fileId, account_id: who.id, bytes: bytes.length, created_at: 0, filename: `upload.${format}`, purpose, format, blob });
-  return fileId;
-}
+/** Stores bytes as an upload of the account. */
+const upload = (who: Account, purpose: string, bytes: Buffer, format: FileFormat = 'wav') => uploadFile(emu, who, purpose, bytes, format);
 
 /** Silence of `seconds` at 8 kHz. */
 const silence = (seconds: number) => pcm16Wav(seconds * 8000 * 2, 8000);
