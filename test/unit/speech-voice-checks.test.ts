@@ -60,25 +60,20 @@ const invalid = (detail: string) => ({ code: 2013, message: `invalid params, ${d
 const badSample = (detail: string) => ({ code: 20132, message: `invalid samples or voice_id, ${detail}` });
 const unknownFile = (field: string, id: number) => badSample(`${field} ${id} is not a file of this account (unknown, deleted, expired or not ready yet)`);
 
+/** The documented form of a caller-chosen voice id, one case per rule in the order checked (voices/ids.ts). */
+const BAD_VOICE_IDS = [
+  { rule: 'voice_id: shorter than 8 characters', voiceId: 'Short01', detail: 'voice_id must be 8 to 256 characters (got 7)' },
+  { rule: 'voice_id: longer than 256 characters', voiceId: `V${'a'.repeat(256)}`, detail: 'voice_id must be 8 to 256 characters (got 257)' },
+  { rule: 'voice_id: not starting with an ASCII letter', voiceId: '1VoiceStartsWithDigit', detail: 'voice_id must start with an ASCII letter' },
+  { rule: 'voice_id: a character other than letters, digits, - and _', voiceId: 'Voice.With.Dots', detail: 'voice_id may hold only letters, digits, - and _' },
+  { rule: 'voice_id: ending with - or _', voiceId: 'TrailingVoice_', detail: 'voice_id must not end with - or _' },
+  // Order: a short id that also starts with a digit is named for its length first.
+  { rule: 'order: the length before the first character', voiceId: '1Short', detail: 'voice_id must be 8 to 256 characters (got 6)' },
+];
+
 describe('cloneVoice (rule 12.10): the checks in order', () => {
-  it('voice_id: shorter than 8 characters', async () => {
-    expect(await cloneRefusal({ voice_id: 'Short01' })).toMatchObject(invalid('voice_id must be 8 to 256 characters (got 7)'));
-  });
-
-  it('voice_id: longer than 256 characters', async () => {
-    expect(await cloneRefusal({ voice_id: `V${'a'.repeat(256)}` })).toMatchObject(invalid('voice_id must be 8 to 256 characters (got 257)'));
-  });
-
-  it('voice_id: not starting with an ASCII letter', async () => {
-    expect(await cloneRefusal({ voice_id: '1VoiceStartsWithDigit' })).toMatchObject(invalid('voice_id must start with an ASCII letter'));
-  });
-
-  it('voice_id: a character other than letters, digits, - and _', async () => {
-    expect(await cloneRefusal({ voice_id: 'Voice.With.Dots' })).toMatchObject(invalid('voice_id may hold only letters, digits, - and _'));
-  });
-
-  it('voice_id: ending with - or _', async () => {
-    expect(await cloneRefusal({ voice_id: 'TrailingVoice_' })).toMatchObject(invalid('voice_id must not end with - or _'));
+  it.each(BAD_VOICE_IDS)('$rule', async ({ voiceId, detail }) => {
+    expect(await cloneRefusal({ voice_id: voiceId })).toMatchObject(invalid(detail));
   });
 
   it('text: given but blank', async () => {
@@ -243,24 +238,8 @@ const design = (fields: Record<string, unknown>, who = account) =>
 const designRefusal = (fields: Record<string, unknown>, who = account) => rejected(design(fields, who));
 
 describe('designVoice (rule 12.11): the checks in order', () => {
-  it('voice_id: shorter than 8 characters', async () => {
-    expect(await designRefusal({ voice_id: 'Short01' })).toMatchObject(invalid('voice_id must be 8 to 256 characters (got 7)'));
-  });
-
-  it('voice_id: longer than 256 characters', async () => {
-    expect(await designRefusal({ voice_id: `V${'a'.repeat(256)}` })).toMatchObject(invalid('voice_id must be 8 to 256 characters (got 257)'));
-  });
-
-  it('voice_id: not starting with an ASCII letter', async () => {
-    expect(await designRefusal({ voice_id: '_Designed01' })).toMatchObject(invalid('voice_id must start with an ASCII letter'));
-  });
-
-  it('voice_id: a character other than letters, digits, - and _', async () => {
-    expect(await designRefusal({ voice_id: 'Designed Voice' })).toMatchObject(invalid('voice_id may hold only letters, digits, - and _'));
-  });
-
-  it('voice_id: ending with - or _', async () => {
-    expect(await designRefusal({ voice_id: 'DesignedVoice-' })).toMatchObject(invalid('voice_id must not end with - or _'));
+  it.each(BAD_VOICE_IDS)('$rule', async ({ voiceId, detail }) => {
+    expect(await designRefusal({ voice_id: voiceId })).toMatchObject(invalid(detail));
   });
 
   it('voice_id: taken (2039)', async () => {
