@@ -13,7 +13,8 @@ function rawAnswer(url: string, headers: Record<string, string>, body: Buffer): 
   return new Promise((resolve, reject) => {
     const r = request(url, { method: 'POST', headers: { ...headers, 'content-length': String(body.length) } }, (res) => {
       const head: [string, string][] = [];
-      for (let i = 0; i < res.rawHeaders.length; i += 2) if (res.rawHeaders[i]!.toLowerCase() !== 'date') head.push([res.rawHeaders[i]!, res.rawHeaders[i + 1]!]);
+      for (let i = 0; i < res.rawHeaders.length; i += 2)
+        if (res.rawHeaders[i]!.toLowerCase() !== 'date') head.push([res.rawHeaders[i]!, res.rawHeaders[i + 1]!]);
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (c: string) => (text += c));

@@ -228,7 +228,11 @@ async function streamSynthesis({ emu, area, req, reply, plan, traceId, ac, synth
     const out = timed(guard.encodedChunks(encoded), madeMs);
     const chunks = feed ? withSubtitles(out, feed, madeMs) : plainChunks(out);
     for await (const [chunk, subtitle] of chunks) {
-      const frame = { audio: chunk.bytes, ms: made.newMs(chunk.madeMs), render: (audio: Buffer, d: { oddHex: boolean }) => intermediateEvent(audio, traceId, subtitle, d.oddHex) };
+      const frame = {
+        audio: chunk.bytes,
+        ms: made.newMs(chunk.madeMs),
+        render: (audio: Buffer, d: { oddHex: boolean }) => intermediateEvent(audio, traceId, subtitle, d.oddHex),
+      };
       if (!(await guard.sendAudio(frame, AUDIO_CHUNK))) return;
       run.progress(guard.chunks);
     }

@@ -60,9 +60,7 @@ function guardBody(emu: Emulator, req: FastifyRequest, audio?: GuardedBody): Str
       status: 200,
       closing: emu.closing,
       logger: emu.logger,
-      ...(audio
-        ? { carrier: 'binary' as const, latency: emu.config.latency, response: audio.response, endWhenLeft: true, onPaceWait: audio.onPaceWait }
-        : {}),
+      ...(audio ? { carrier: 'binary' as const, latency: emu.config.latency, response: audio.response, endWhenLeft: true, onPaceWait: audio.onPaceWait } : {}),
     },
   );
 }
@@ -146,12 +144,7 @@ export async function ttsRoutes(app: FastifyInstance, { emu }: { emu: Emulator }
       gone,
       slot,
     );
-    return reply.send(
-      Readable.from(
-        guardedAudio(guard, body, socket, rendered, made),
-        { highWaterMark: 1 },
-      ),
-    );
+    return reply.send(Readable.from(guardedAudio(guard, body, socket, rendered, made), { highWaterMark: 1 }));
   });
 }
 
