@@ -45,6 +45,11 @@ export class SlotQueue {
     });
   }
 
+  /** A slot to take for one synthesis and free once (see HeldSlot). */
+  slot(): HeldSlot {
+    return new HeldSlot(this);
+  }
+
   /** Runs `work` in a slot and frees it when the work settles. */
   async run<T>(work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     const release = await this.acquire(signal);
@@ -71,4 +76,27 @@ export class SlotQueue {
       else this.running--;
     };
   }
+}
+
+/**
+ * One synthesis's slot, freed once: early, when a paced stream starts waiting (no slot is held while
+ * a stream waits for its pace), or when the work ends, whichever comes first. Freeing a slot not taken
+ * yet does nothing.
+ */
+export class HeldSlot {
+  private release: (() => void) | null = null;
+
+  constructor(private readonly queue: SlotQueue) {}
+
+  /** Waits for a slot (FIFO); rejects with the signal's reason if it aborts first. */
+  async take(signal?: AbortSignal): Promise<void> {
+    this.release = await this.queue.acquire(signal);
+  }
+
+  /** Frees the slot if it is held (a function of its own: it is handed on as a callback). */
+  readonly free = (): void => {
+    const release = this.release;
+    this.release = null;
+    release?.();
+  };
 }

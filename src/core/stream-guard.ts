@@ -9,6 +9,7 @@
  * synthesized speech goes through `sendAudio`: there the guard paces it and applies the faults inside
  * the audio (core/stream-shaping.ts), through the frame's own `render` so it never parses a payload.
  */
+import type { ServerResponse } from 'node:http';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { FastifyRequest } from 'fastify';
 import { RandomStream } from './ids.js';
@@ -36,6 +37,7 @@ import {
   type StreamShape,
 } from './stream-shaping.js';
 
+export { AudioMade } from './stream-shaping.js';
 export type { AudioFrame, AudioShaping } from './stream-shaping.js';
 
 export { AUDIO_CHUNK, EVENT_CHUNK, FINAL_AUDIO_CHUNK, FINAL_EVENT_CHUNK } from './stream-frames.js';
@@ -105,6 +107,11 @@ export class StreamGuard<F> implements AudioShaping {
     this.pacer = isPaced(this.shape) ? new Pacer(this.shape, options.startedAt ?? performance.now(), options.seed ?? '') : null;
     this.corruptLeft = this.shape.corrupt_bytes ?? 0;
     options.gone?.addEventListener('abort', () => (this.goneAt ??= performance.now()), { once: true });
+  }
+
+  /** Fires when the client is gone (an HTTP answer's guard watches its response for it). */
+  get gone(): AbortSignal | undefined {
+    return this.options.gone;
   }
 
   /**
@@ -360,6 +367,9 @@ export class StreamGuard<F> implements AudioShaping {
  * connection is gone. A socket leaves `status` out: its entry finishes when the socket closes.
  * A stream of synthesized audio names its `carrier`: its pace and audio faults are read here too,
  * over the account's and the `latency` profile's (`realistic`: REALISTIC_PACE).
+ * An HTTP answer that has no `gone` of its own names its `response`: the guard's `gone` fires when
+ * its connection closes before the answer is complete. `endWhenLeft` (a pulled body, which no write
+ * tells that the client left): the stream then ends `left` at once and the socket is let go.
  */
 export function guardStream<F>(
   req: FastifyRequest,
@@ -369,9 +379,12 @@ export function guardStream<F>(
     carrier?: AudioCarrier;
     latency?: 'none' | 'realistic';
     accountPace?: StreamShape;
+    response?: ServerResponse;
+    endWhenLeft?: boolean;
   } = {},
 ): StreamGuard<F> {
-  const { status, carrier, latency, accountPace, ...rest } = options;
+  const { status, carrier, latency, accountPace, response, endWhenLeft, ...rest } = options;
+  const left = response ? new AbortController() : undefined;
   const entry = req.ctx?.entry ?? null;
   // The request's fault over the account's standing stream faults over the latency profile.
   const account = accountPace ?? req.ctx?.account?.streamFaults;
@@ -383,6 +396,14 @@ export function guardStream<F>(
     finish: status === undefined ? undefined : () => finishEntry(req, status),
     shape: carrier ? shapeOf(req, carrier, base) : undefined,
     seed: entry?.id ?? '',
+    ...(left ? { gone: left.signal } : {}),
+  });
+  response?.on('close', () => {
+    if (response.writableFinished) return;
+    left!.abort();
+    if (!endWhenLeft) return;
+    void guard.end('left');
+    req.raw.socket.destroy();
   });
   // The request's log line says how its stream ended.
   trackStream(req, guard);

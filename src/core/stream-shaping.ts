@@ -42,6 +42,44 @@ export interface AudioShaping {
   readonly dropsFinal: boolean;
 }
 
+/**
+ * How much audio a sender has made so far, counted in the sample frames its PCM hands the encoder, and
+ * how much of it each frame sent carries that an earlier one did not (the `ms` pacing counts).
+ */
+export class AudioMade {
+  private frames = 0;
+  private sentMs = 0;
+
+  constructor(
+    private readonly sampleRate: number,
+    private readonly channels: number,
+  ) {}
+
+  /** The same blocks, counting the sample frames handed on. */
+  counting(source: AsyncIterable<Int16Array>): AsyncIterable<Int16Array> {
+    return { [Symbol.asyncIterator]: () => this.count(source) };
+  }
+
+  private async *count(source: AsyncIterable<Int16Array>): AsyncGenerator<Int16Array> {
+    for await (const block of source) {
+      this.frames += block.length / this.channels;
+      yield block;
+    }
+  }
+
+  /** Milliseconds of audio made so far. */
+  get ms(): number {
+    return (this.frames * 1000) / this.sampleRate;
+  }
+
+  /** The new audio of a frame that carries what was made up to `upToMs` (0 when none is new). */
+  newMs(upToMs: number): number {
+    const ms = Math.max(0, upToMs - this.sentMs);
+    this.sentMs = Math.max(this.sentMs, upToMs);
+    return ms;
+  }
+}
+
 /** What one stream's pace and audio faults are; every field absent means an unpaced, intact stream. */
 export interface StreamShape {
   ttfa_ms?: number;

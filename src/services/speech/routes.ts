@@ -4,15 +4,16 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { encodeAudio, encodeAudioStream, type SynthStream } from '../../audio/index.js';
 import type { Emulator } from '../../core/emulator.js';
 import { readerValidator } from '../../core/validation.js';
-import { faultIgnoredHeader, noteSpecCode } from '../../core/request-context.js';
-import { finishEntry } from '../../core/request-finish.js';
-import { AUDIO_CHUNK, FINAL_AUDIO_CHUNK, guardStream } from '../../core/stream-guard.js';
+import { abortWhenClientLeaves, leftBeforeAnswer, openEventStream } from '../../core/http-stream.js';
+import type { HeldSlot } from '../../core/queue.js';
+import { noteSpecCode } from '../../core/request-context.js';
+import { AUDIO_CHUNK, AudioMade, FINAL_AUDIO_CHUNK, guardStream } from '../../core/stream-guard.js';
 import { refusalError, SpeechError, STATUS_MSG, traceIdOf } from './errors.js';
 import { encodeOptionsOf, readRequest, recordSignature, startSynthesis, subtitleSegments, synthesizeAgain, URL_TTL_MS, type SynthesisPlan } from './model.js';
 import { fileExtension } from './formats.js';
 import { synthesizeToBlob } from './url-audio.js';
 import { t2aRequestSchema, type T2aRequest } from './schema.js';
-import { countingFrames, SubtitleFeed, withSubtitles } from './ws/subtitles.js';
+import { SubtitleFeed, withSubtitles } from './ws/subtitles.js';
 import { signedLink } from './reply.js';
 import { speechArea, type SpeechArea } from './state.js';
 import { audioHex, extraInfo, finalEvent, inflatedInfo, intermediateEvent, MAX_EVENT_AUDIO_BYTES, sseEvent } from './stream.js';
@@ -33,42 +34,41 @@ export async function speechRoutes(app: FastifyInstance, opts: { emu: Emulator }
     },
     async (req, reply) => {
       const account = req.ctx.account!;
-      const ac = abortOnClose(reply.raw);
+      // The synthesis stops when the client goes away before the answer is complete.
+      const ac = abortWhenClientLeaves(reply.raw);
       const { plan, synth } = await startSynthesis(emu, area, account, req.body, ac.signal);
       const traceId = traceIdOf(emu, req);
       // One slot per running synthesis, held until its answer is written (bounds memory under load).
-      let release: () => void;
+      const slot = emu.synthesis.slot();
       try {
-        release = once(await emu.synthesis.acquire(ac.signal));
+        await slot.take(ac.signal);
       } catch {
-        return leftWhileQueued(req, reply);
+        return leftBeforeAnswer(req, reply);
       }
+      const call: SynthesisCall = { emu, area, req, reply, plan, traceId, ac, synth, slot };
       try {
-        if (plan.stream) return await streamSynthesis(emu, area, req, reply, plan, traceId, ac, synth, release);
-        return await wholeSynthesis(emu, req, reply, plan, traceId, ac, synth);
+        if (plan.stream) return await streamSynthesis(call);
+        return await wholeSynthesis(call);
       } finally {
-        release();
+        slot.free();
       }
     },
   );
 }
 
-/** `fn` at most once (a slot freed early by a paced stream is not freed again). */
-function once(fn: () => void): () => void {
-  let done = false;
-  return () => {
-    if (done) return;
-    done = true;
-    fn();
-  };
-}
-
-/** The client left while its synthesis waited for a slot or ran: nobody is there to answer. */
-function leftWhileQueued(req: FastifyRequest, reply: FastifyReply): void {
-  reply.hijack();
-  // Noted before the entry finishes: the live journal shows a finished entry as it is then.
-  req.ctx.entry?.setNote('client disconnected before the answer');
-  finishEntry(req, 200);
+/** One synthesis being answered: what the whole answer and the event stream are made from. */
+interface SynthesisCall {
+  emu: Emulator;
+  area: SpeechArea;
+  req: FastifyRequest;
+  reply: FastifyReply;
+  plan: SynthesisPlan;
+  traceId: string;
+  /** Aborts the synthesis: the client left, or the stream was cut or ended by shutdown. */
+  ac: AbortController;
+  synth: SynthStream;
+  /** Its synthesis slot: a paced stream frees it before it waits. */
+  slot: HeldSlot;
 }
 
 /**
@@ -87,26 +87,7 @@ function keepAnswerAudio(emu: Emulator, req: FastifyRequest, plan: SynthesisPlan
   });
 }
 
-/** Aborts the synthesis when the client goes away before the answer is complete. */
-function abortOnClose(res: ServerResponse): AbortController {
-  const ac = new AbortController();
-  res.on('close', () => {
-    if (!res.writableFinished) ac.abort(new Error('client disconnected'));
-  });
-  return ac;
-}
-
-type Synthesis = SynthStream;
-
-async function wholeSynthesis(
-  emu: Emulator,
-  req: FastifyRequest,
-  reply: FastifyReply,
-  plan: SynthesisPlan,
-  traceId: string,
-  ac: AbortController,
-  synth: Synthesis,
-) {
+async function wholeSynthesis({ emu, req, reply, plan, traceId, ac, synth }: SynthesisCall) {
   const account = req.ctx.account!;
   let meta: Awaited<ReturnType<typeof encodeAudio>>['meta'];
   let audio: string;
@@ -125,7 +106,7 @@ async function wholeSynthesis(
   } catch (err) {
     if (!ac.signal.aborted) throw err;
     // The client left: the synthesis stopped with it and nobody is there to answer.
-    return leftWhileQueued(req, reply);
+    return leftBeforeAnswer(req, reply);
   }
   recordSignature(emu, plan, synth);
   emu.metrics.audioSynthesized(plan.format, meta.durationMs / 1000);
@@ -187,17 +168,7 @@ const RUN_STATUS = { done: 'done', cut: 'cut', left: 'aborted', shutdown: 'abort
  * Its events go through the stream guard (core/stream-guard.ts): chunk count, `cut_after_chunks`, a
  * client that left (which also aborts the synthesis), shutdown between two events.
  */
-async function streamSynthesis(
-  emu: Emulator,
-  area: SpeechArea,
-  req: FastifyRequest,
-  reply: FastifyReply,
-  plan: SynthesisPlan,
-  traceId: string,
-  ac: AbortController,
-  synth: Synthesis,
-  release: () => void,
-) {
+async function streamSynthesis({ emu, area, req, reply, plan, traceId, ac, synth, slot }: SynthesisCall) {
   const res = reply.raw;
   const account = req.ctx.account!;
   let run: ReturnType<SpeechArea['startStream']> | undefined;
@@ -230,16 +201,16 @@ async function streamSynthesis(
       gone: ac.signal,
       startedAt: performance.now() - reply.elapsedTime,
       // A paced stream waits without its synthesis slot; what is left of the synthesis follows the pace.
-      onPaceWait: release,
+      onPaceWait: slot.free,
     },
   );
   // Whatever can fail before audio runs before the headers leave: such a failure is plain JSON (A2),
   // never an event stream left open.
   // With subtitle_enable, each chunk carries what its audio completes (rule E16, the socket's rules).
   const feed = plan.subtitles ? new SubtitleFeed(synth.timeline, plan.subtitles, plan.input.text) : null;
-  let madeFrames = 0;
-  const madeMs = () => (madeFrames * 1000) / plan.sampleRate;
-  const source = countingFrames(guard.audioSource(synth, plan.sampleRate, plan.channels), plan.channels, (n) => (madeFrames += n));
+  const made = new AudioMade(plan.sampleRate, plan.channels);
+  const madeMs = () => made.ms;
+  const source = made.counting(guard.audioSource(synth, plan.sampleRate, plan.channels));
   const encoded = encodeAudioStream(plan.format, source, {
     ...encodeOptionsOf(plan),
     // A μ-law WAV's header carries the true sizes from the first chunk (E13).
@@ -250,31 +221,18 @@ async function streamSynthesis(
   // The plan is known up front: even a stream cut short carries a signature the emulator knows.
   recordSignature(emu, plan, synth);
   // The charge and the records above are on disk before the first byte (a failed write is answered as JSON).
-  await emu.persist();
+  await openEventStream(emu, req, reply, { contentType: 'text/event-stream', traceId });
   run = area.startStream(account.id, traceId);
-  reply.hijack();
-  // The pipeline's onSend hook never runs for a hijacked reply: report ignored fields and a bad header here.
-  const ignored = faultIgnoredHeader(req);
-  res.writeHead(200, {
-    // What the hooks so far set on the reply (CORS headers among them): a hijacked reply skips the send path.
-    ...(reply.getHeaders() as Record<string, string>),
-    'content-type': 'text/event-stream',
-    'cache-control': 'no-cache',
-    'x-accel-buffering': 'no',
-    'Trace-Id': traceId,
-    ...(ignored !== undefined ? { 'x-emulator-fault-ignored': ignored } : {}),
-  });
-  res.flushHeaders();
-  req.ctx.entry?.markStream('text/event-stream', { trace_id: traceId });
 
   try {
     const out = timed(guard.encodedChunks(encoded), madeMs);
     const chunks = feed ? withSubtitles(out, feed, madeMs) : plainChunks(out);
-    let sentMs = 0;
     for await (const [chunk, subtitle] of chunks) {
-      const ms = chunk.madeMs - sentMs;
-      sentMs = chunk.madeMs;
-      const frame = { audio: chunk.bytes, ms, render: (audio: Buffer, d: { oddHex: boolean }) => intermediateEvent(audio, traceId, subtitle, d.oddHex) };
+      const frame = {
+        audio: chunk.bytes,
+        ms: made.newMs(chunk.madeMs),
+        render: (audio: Buffer, d: { oddHex: boolean }) => intermediateEvent(audio, traceId, subtitle, d.oddHex),
+      };
       if (!(await guard.sendAudio(frame, AUDIO_CHUNK))) return;
       run.progress(guard.chunks);
     }

@@ -3,12 +3,14 @@
  * while sent). Errors before audio are the envelope with an HTTP status; after audio began, the
  * connection is cut (`cut_after_chunks` fault).
  */
+import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Emulator } from '../../../core/emulator.js';
-import { AUDIO_CHUNK, guardStream, type StreamGuard } from '../../../core/stream-guard.js';
+import type { HeldSlot } from '../../../core/queue.js';
+import { AUDIO_CHUNK, AudioMade, guardStream, type StreamGuard } from '../../../core/stream-guard.js';
 import { planTts, startTtsStream, synthesizeTts, TTS_BIT_DEPTH, TTS_CHANNELS, TTS_SAMPLE_RATE } from './model.js';
 import { ttsBody } from './schema.js';
 
@@ -30,7 +32,8 @@ function audioHeaders(reply: FastifyReply, contentType: string): void {
 interface GuardedBody {
   /** Frames the guard let through, waiting for the body to take them. */
   out: Buffer[];
-  gone: AbortSignal;
+  /** Its response: a client that leaves ends the stream at once (the body is pulled, nobody writes to notice). */
+  response: ServerResponse;
   onPaceWait: () => void;
   /** Set when the fault cut the stream: the body hands on what was let through, then cuts. */
   cutPending?: boolean;
@@ -57,27 +60,24 @@ function guardBody(emu: Emulator, req: FastifyRequest, audio?: GuardedBody): Str
       status: 200,
       closing: emu.closing,
       logger: emu.logger,
-      ...(audio ? { carrier: 'binary' as const, latency: emu.config.latency, gone: audio.gone, onPaceWait: audio.onPaceWait } : {}),
+      ...(audio ? { carrier: 'binary' as const, latency: emu.config.latency, response: audio.response, endWhenLeft: true, onPaceWait: audio.onPaceWait } : {}),
     },
   );
 }
 
 /**
  * The streamed body through the guard's audio path (pace, faults inside the audio): each chunk the
- * guard let through, in order; `madeMs` is how much audio had been made when the chunk came out.
+ * guard let through, in order; each carries the audio `made` when it came out of the encoder.
  */
 async function* guardedAudio(
   guard: StreamGuard<Buffer>,
   body: GuardedBody,
   socket: Socket,
   chunks: AsyncIterable<Buffer>,
-  madeMs: () => number,
+  made: AudioMade,
 ): AsyncGenerator<Buffer> {
-  let sentMs = 0;
   for await (const chunk of guard.encodedChunks(chunks)) {
-    const ms = madeMs() - sentMs;
-    sentMs += ms;
-    const ok = await guard.sendAudio({ audio: chunk, ms, render: (bytes) => bytes }, AUDIO_CHUNK);
+    const ok = await guard.sendAudio({ audio: chunk, ms: made.newMs(made.ms), render: (bytes) => bytes }, AUDIO_CHUNK);
     yield* body.out.splice(0);
     if (body.cutPending) return void (await flushThenCut(socket));
     if (!ok) return;
@@ -93,18 +93,8 @@ function* slices(bytes: Buffer): Generator<Buffer> {
  * Renders the stream inside a synthesis slot, taken at the first chunk and freed however it ends, or
  * earlier through `slot.free` (a paced stream waits without its slot).
  */
-async function* inSlot(
-  emu: Emulator,
-  chunks: AsyncIterable<Buffer>,
-  signal: AbortSignal,
-  slot: { free: () => void } = { free: () => {} },
-): AsyncGenerator<Buffer> {
-  const acquired = await emu.synthesis.acquire(signal);
-  let held = true;
-  slot.free = () => {
-    if (held) acquired();
-    held = false;
-  };
+async function* inSlot(chunks: AsyncIterable<Buffer>, signal: AbortSignal, slot: HeldSlot): AsyncGenerator<Buffer> {
+  await slot.take(signal);
   try {
     yield* chunks;
   } finally {
@@ -139,45 +129,23 @@ export async function ttsRoutes(app: FastifyInstance, { emu }: { emu: Emulator }
   r.post('/v1/text-to-speech/stream', route, async (req, reply) => {
     const account = req.ctx.account!;
     const plan = planTts(emu, account, req.body);
-    const abort = new AbortController();
-    const slot = { free: () => {} };
-    const body: GuardedBody = { out: [], gone: abort.signal, onPaceWait: () => slot.free() };
+    const slot = emu.synthesis.slot();
+    const body: GuardedBody = { out: [], response: reply.raw, onPaceWait: slot.free };
+    // A client that goes away stops the rendering (the guard's `gone`), and its half-sent response is not kept open.
     const guard = guardBody(emu, req, body);
-    let madeFrames = 0;
-    const { stream, chunks } = startTtsStream(emu, account, plan, abort.signal, (pcm) =>
-      framesCounted(guard.audioSource(pcm, TTS_SAMPLE_RATE, TTS_CHANNELS), (n) => (madeFrames += n)),
-    );
-    // A client that goes away stops the rendering, and its half-sent response is not kept open.
+    const gone = guard.gone!;
+    const made = new AudioMade(TTS_SAMPLE_RATE, TTS_CHANNELS);
+    const { stream, chunks } = startTtsStream(emu, account, plan, gone, (pcm) => made.counting(guard.audioSource(pcm, TTS_SAMPLE_RATE, TTS_CHANNELS)));
     const socket = req.raw.socket;
-    reply.raw.on('close', () => {
-      if (reply.raw.writableFinished) return;
-      abort.abort();
-      void guard.end('left');
-      socket.destroy();
-    });
     audioHeaders(reply, plan.contentType);
     reply.header('x-accel-buffering', 'no');
     const rendered = inSlot(
-      emu,
       counted(chunks, () => emu.metrics.audioSynthesized(plan.format, stream.durationMs / 1000)),
-      abort.signal,
+      gone,
       slot,
     );
-    return reply.send(
-      Readable.from(
-        guardedAudio(guard, body, socket, rendered, () => (madeFrames * 1000) / TTS_SAMPLE_RATE),
-        { highWaterMark: 1 },
-      ),
-    );
+    return reply.send(Readable.from(guardedAudio(guard, body, socket, rendered, made), { highWaterMark: 1 }));
   });
-}
-
-/** PCM blocks (mono) handed on, each counted as it passes. */
-async function* framesCounted(pcm: AsyncIterable<Int16Array>, onFrames: (n: number) => void): AsyncGenerator<Int16Array> {
-  for await (const block of pcm) {
-    onFrames(block.length / TTS_CHANNELS);
-    yield block;
-  }
 }
 
 /** Reports the synthesis once its last chunk exists. */

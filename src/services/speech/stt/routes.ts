@@ -10,7 +10,8 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Refusal } from '../../../core/admission.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { StorageError } from '../../../core/storage.js';
-import { faultIgnoredHeader, noteSpecCode } from '../../../core/request-context.js';
+import { openEventStream } from '../../../core/http-stream.js';
+import { noteSpecCode } from '../../../core/request-context.js';
 import { EVENT_CHUNK, FINAL_EVENT_CHUNK, guardStream } from '../../../core/stream-guard.js';
 import type { ContainerInfo } from '../../../audio/container.js';
 import { traceIdOf } from '../errors.js';
@@ -188,6 +189,7 @@ async function writeEventStream(emu: Emulator, req: FastifyRequest, reply: Fasti
   const startedMs = emu.clock.now();
   const pace = req.ctx.account?.speechSettings?.stt?.stream_pace ?? 0;
   const res = reply.raw;
+  // Waits for the socket to take more when it asks to; false when the client is gone.
   const write = (text: string): boolean | Promise<boolean> => {
     if (res.destroyed || res.writableEnded) return false;
     if (res.write(text)) return true;
@@ -200,26 +202,13 @@ async function writeEventStream(emu: Emulator, req: FastifyRequest, reply: Fasti
   const guard = guardStream<string>(
     req,
     { write, cut: () => void res.end(), endForShutdown: () => void res.end() },
-    { status: 200, closing: emu.closing, logger: emu.logger },
+    { status: 200, closing: emu.closing, logger: emu.logger, response: res },
   );
-  // What the request changed is on disk before the first byte (a failed write is answered as JSON).
-  await emu.persist();
-  reply.hijack();
-  const ignored = faultIgnoredHeader(req);
-  res.writeHead(200, {
-    ...(reply.getHeaders() as Record<string, string>),
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    'x-accel-buffering': 'no',
-    'Trace-Id': traceId,
-    ...(ignored !== undefined ? { 'x-emulator-fault-ignored': ignored } : {}),
-  });
-  // The status line leaves now: a paced stream may wait on the emulator clock before its first event.
-  res.flushHeaders();
-  req.ctx.entry?.markStream('text/event-stream', { trace_id: traceId, events: events.length });
+  // The head leaves before the first event: a paced stream may wait on the emulator clock before it.
+  await openEventStream(emu, req, reply, { contentType: 'text/event-stream; charset=utf-8', traceId, details: { events: events.length } });
   for (const [i, event] of events.entries()) {
     // stt.stream_pace: the event leaves once the emulator clock stands that fraction of its audio time past the request.
-    if (pace > 0 && !(await clockReaches(emu, startedMs + Math.round(pace * event.atMs), res))) return void guard.end('left');
+    if (pace > 0 && !(await clockReaches(emu, startedMs + Math.round(pace * event.atMs), guard.gone!))) return void guard.end('left');
     if (!(await guard.send(sseLine(event.body), i === events.length - 1 ? FINAL_EVENT_CHUNK : EVENT_CHUNK))) return;
   }
   guard.end('done');
@@ -227,21 +216,21 @@ async function writeEventStream(emu: Emulator, req: FastifyRequest, reply: Fasti
 }
 
 /** Resolves true once the emulator clock reaches `dueMs` (at once if it has), false if the client leaves first. */
-function clockReaches(emu: Emulator, dueMs: number, res: FastifyReply['raw']): Promise<boolean> {
+function clockReaches(emu: Emulator, dueMs: number, gone: AbortSignal): Promise<boolean> {
   if (emu.clock.now() >= dueMs) return Promise.resolve(true);
   return new Promise((resolve) => {
-    const onClose = () => {
+    const onGone = () => {
       emu.clock.cancel(timer);
       resolve(false);
     };
     const timer = emu.clock.at(
       dueMs,
       () => {
-        res.off('close', onClose);
+        gone.removeEventListener('abort', onGone);
         resolve(true);
       },
       'speech-to-text stream pace',
     );
-    res.once('close', onClose);
+    gone.addEventListener('abort', onGone, { once: true });
   });
 }

@@ -8,7 +8,7 @@
 import { encodeAudioStream, type SynthStream } from '../../../audio/index.js';
 import type { Account } from '../../../core/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
-import type { AudioFrame, AudioShaping, StreamEnd as GuardEnd } from '../../../core/stream-guard.js';
+import { AudioMade, type AudioFrame, type AudioShaping, type StreamEnd as GuardEnd } from '../../../core/stream-guard.js';
 import { parseFirst } from '../../../core/validation.js';
 import { invalidParams, SpeechError, STATUS_MSG } from '../errors.js';
 import { encodeOptionsOf, planRequest, readRequest, recordSignature, startSynthesis, type SynthesisPlan } from '../model.js';
@@ -16,7 +16,7 @@ import { firstProblem } from '../schema.js';
 import type { SpeechArea, StreamEnd } from '../state.js';
 import { audioHex, extraInfo, inflatedInfo, MAX_EVENT_AUDIO_BYTES, type ExtraInfo } from '../stream.js';
 import { clientFrameSchema, taskStartSchema, type TaskStart } from './schema.js';
-import { countingFrames, SubtitleFeed, type WsSubtitle } from './subtitles.js';
+import { SubtitleFeed, type WsSubtitle } from './subtitles.js';
 
 /**
  * Both speech sockets end a session with 2201 after 120 s on the emulator clock with no client frame
@@ -178,16 +178,12 @@ export async function synthesizePiece(emu: Emulator, ctx: PieceContext, text: st
   });
   recordSignature(emu, plan, synth);
   // A client that leaves while the piece waits frees its place in line.
-  const acquired = await emu.synthesis.acquire(ctx.signal);
-  let held = true;
-  const release = () => {
-    if (held) acquired();
-    held = false;
-  };
+  const slot = emu.synthesis.slot();
+  await slot.take(ctx.signal);
   try {
-    return await sendPiece(ctx, plan, synth, text, out, release);
+    return await sendPiece(ctx, plan, synth, text, out, slot.free);
   } finally {
-    release();
+    slot.free();
   }
 }
 
@@ -202,22 +198,18 @@ async function sendPiece(ctx: PieceContext, plan: SynthesisPlan, synth: SynthStr
   // Subtitles: each audio message carries what its audio finished saying (never the is_final one).
   const subtitles =
     (start as { subtitle_enable?: unknown }).subtitle_enable === true ? new SubtitleFeed(synth.timeline, start.subtitle_type ?? 'sentence', text) : null;
-  let madeFrames = 0;
   const shaping = out.shaping;
-  const source = countingFrames(shaping ? shaping.audioSource(synth, plan.sampleRate, plan.channels) : synth, plan.channels, (n) => (madeFrames += n));
-  const madeMs = () => (madeFrames * 1000) / plan.sampleRate;
+  const made = new AudioMade(plan.sampleRate, plan.channels);
+  const source = made.counting(shaping ? shaping.audioSource(synth, plan.sampleRate, plan.channels) : synth);
   let sent = 0;
   let held: Buffer | null = null;
   let heldMs = 0;
-  let sentMs = 0;
   const stop = () => {
     run.end(out.stopped(), sent);
     return false;
   };
   const chunk = async (audio: Buffer, isFinal: boolean, extra: ExtraInfo | undefined, subtitle: WsSubtitle | undefined, upToMs: number) => {
-    const ms = Math.max(0, upToMs - sentMs);
-    sentMs = Math.max(sentMs, upToMs);
-    const ok = out.chunk(audio, isFinal, extra, subtitle, ms);
+    const ok = out.chunk(audio, isFinal, extra, subtitle, made.newMs(upToMs));
     if (typeof ok === 'boolean') return ok;
     release();
     return ok;
@@ -228,18 +220,18 @@ async function sendPiece(ctx: PieceContext, plan: SynthesisPlan, synth: SynthStr
       if (held && !(await chunk(held, false, undefined, subtitles?.take(heldMs), heldMs))) return stop();
       if (held) sent++;
       held = next;
-      heldMs = madeMs();
+      heldMs = made.ms;
       run.progress(sent);
     }
     const extra = extraInfo(await audio.meta(), plan);
     // What the last audio says travels with it; the is_final message that follows then has no audio.
     const lastSubtitle = subtitles?.rest();
     if (held && lastSubtitle) {
-      if (!(await chunk(held, false, undefined, lastSubtitle, madeMs()))) return stop();
+      if (!(await chunk(held, false, undefined, lastSubtitle, made.ms))) return stop();
       sent++;
       held = Buffer.alloc(0);
     }
-    if (!held || !(await chunk(held, true, extra, undefined, madeMs()))) return stop();
+    if (!held || !(await chunk(held, true, extra, undefined, made.ms))) return stop();
     run.end('done', sent + 1);
     return true;
   } catch (err) {

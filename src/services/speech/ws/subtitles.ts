@@ -143,15 +143,3 @@ export async function* withSubtitles<T>(chunks: AsyncIterable<T>, feed: Subtitle
   }
   if (held) yield [held.chunk, feed.rest()];
 }
-
-/** The same blocks, counting the sample frames handed on (how far the audio made so far reaches). */
-export function countingFrames(source: AsyncIterable<Int16Array>, channels: number, onFrames: (frames: number) => void): AsyncIterable<Int16Array> {
-  return {
-    async *[Symbol.asyncIterator]() {
-      for await (const block of source) {
-        onFrames(block.length / channels);
-        yield block;
-      }
-    },
-  };
-}
