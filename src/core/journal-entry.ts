@@ -293,6 +293,33 @@ export class JournalEntry {
     this.fault = fault;
   }
 
+  /** `cut_after_chunks` dropped the connection after this many chunks (noted on the request's fault). */
+  noteCut(chunks: number): void {
+    this.fault?.noteCut(chunks);
+  }
+
+  /**
+   * Audio faults a stream guard applied and a paced first audio: on the request's fault, or on a fault
+   * of origin `account` made for them (an account's standing stream faults come with no request fault).
+   */
+  noteStreamFaults(applied: readonly string[], firstAudioMs: number | undefined): void {
+    if (!this.fault && !applied.length) return;
+    (this.fault ??= new FaultRecord('account', {}, new Set())).noteAudio(applied, firstAudioMs);
+  }
+
+  /** What the socket's session says of itself (the speech sockets' task and its settings), as the answer's summary. */
+  setAnswerSummary(summary: unknown): void {
+    this.response.setSummary(summary);
+  }
+
+  /**
+   * What a route that reads its body as a stream (a multipart form) found in it, in place of the size
+   * and content type the pipeline noted before the route ran.
+   */
+  replaceRequestBody(summary: unknown): void {
+    this.request.replaceBody(summary);
+  }
+
   /**
    * Keeps a WebSocket frame: the first FRAME_HEAD and the last FRAME_TAIL of them, and the total count.
    * Answers the bytes of frame content this added to the entry (a frame pushed out of the middle gives

@@ -9,11 +9,11 @@ import type { FaultDirective, FaultField } from './faults.js';
 
 export class FaultRecord {
   /** The chunk count at which `cut_after_chunks` dropped the connection. */
-  cutAtChunk: number | undefined = undefined;
+  #cutAtChunk: number | undefined = undefined;
   /** Audio faults the guard applied, as it applied them (`hex_odd=2`, `corrupt_bytes=17`…). */
-  audio: readonly string[] | undefined = undefined;
+  #audio: readonly string[] | undefined = undefined;
   /** A paced stream's first audio, ms after its answer began. */
-  firstAudioMs: number | undefined = undefined;
+  #firstAudioMs: number | undefined = undefined;
 
   constructor(
     readonly origin: string,
@@ -22,6 +22,17 @@ export class FaultRecord {
     private readonly used: ReadonlySet<FaultField>,
   ) {}
 
+  /** The stream guard cut the connection after this many chunks. */
+  noteCut(chunks: number): void {
+    this.#cutAtChunk = chunks;
+  }
+
+  /** The audio faults the stream guard applied so far (its own list, shown as a copy), and a paced first audio. */
+  noteAudio(applied: readonly string[] | undefined, firstAudioMs: number | undefined): void {
+    if (applied?.length) this.#audio = applied;
+    if (firstAudioMs !== undefined) this.#firstAudioMs = firstAudioMs;
+  }
+
   toJSON(): Record<string, unknown> {
     const out: Record<string, unknown> = { origin: this.origin };
     const ignored: string[] = [];
@@ -29,9 +40,9 @@ export class FaultRecord {
       if (this.used.has(field)) out[field] = this.directive[field];
       else ignored.push(field);
     }
-    if (this.cutAtChunk !== undefined) out.cut_at_chunk = this.cutAtChunk;
-    if (this.audio?.length) out.audio_faults = [...this.audio];
-    if (this.firstAudioMs !== undefined) out.first_audio_ms = this.firstAudioMs;
+    if (this.#cutAtChunk !== undefined) out.cut_at_chunk = this.#cutAtChunk;
+    if (this.#audio?.length) out.audio_faults = [...this.#audio];
+    if (this.#firstAudioMs !== undefined) out.first_audio_ms = this.#firstAudioMs;
     if (ignored.length) out.ignored = ignored;
     return out;
   }

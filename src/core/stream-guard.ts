@@ -14,7 +14,6 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { FastifyRequest } from 'fastify';
 import { RandomStream } from './ids.js';
 import type { JournalEntry } from './journal.js';
-import { FaultRecord } from './journal-fault.js';
 import type { FrameKind, StreamEnd, StreamGuardOptions, StreamTransport } from './stream-frames.js';
 import { takeFault } from './request-context.js';
 import { finishEntry } from './request-finish.js';
@@ -269,12 +268,8 @@ export class StreamGuard<F> implements AudioShaping {
 
   /** The entry's structured fault: the audio faults applied and a paced first audio (an account's standing faults have no request fault: `account`). */
   private recordFault(entry: JournalEntry): void {
-    if (!entry.fault && !this.applied.length) return;
-    const fault = entry.fault ?? new FaultRecord('account', {}, new Set());
-    if (!entry.fault) entry.setFault(fault);
     // The guard's own list (shown as a copy): this runs on every paced frame.
-    if (this.applied.length) fault.audio = this.applied;
-    if (this.pacer?.firstAudioMs != null) fault.firstAudioMs = this.pacer.firstAudioMs;
+    entry.noteStreamFaults(this.applied, this.pacer?.firstAudioMs ?? undefined);
   }
 
   /**
@@ -350,7 +345,7 @@ export class StreamGuard<F> implements AudioShaping {
   private close(how: StreamEnd): void {
     const note = NOTES[how];
     if (note) this.options.entry?.setNote(note(this.chunks));
-    if (how === 'cut' && this.options.entry?.fault) this.options.entry.fault.cutAtChunk = this.chunks;
+    if (how === 'cut') this.options.entry?.noteCut(this.chunks);
     // Our own cut or a shutdown aborts the same signal: only a client that left or cancelled is timed.
     if (how !== 'left' && !this.cancelledByClient) this.goneAt = null;
     // An unshaped stream keeps its plain note; a paced one says how long audio went on after the cut.

@@ -158,7 +158,7 @@ function journalForm(req: FastifyRequest, form: ReceivedForm, info: ContainerInf
       }
     : undefined;
   // The pipeline noted the multipart body by its size (it is read as a stream): this is its record.
-  req.ctx.entry?.request.replaceBody({ ...Object.fromEntries(form.fields), ...(file ? { file } : {}) });
+  req.ctx.entry?.replaceRequestBody({ ...Object.fromEntries(form.fields), ...(file ? { file } : {}) });
 }
 
 function answer(emu: Emulator, req: FastifyRequest, reply: FastifyReply, request: SttRequest, transcript: Transcript, durationMs: number) {

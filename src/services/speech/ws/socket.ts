@@ -113,7 +113,7 @@ function speechSocket(emu: Emulator, socket: WebSocket, req: FastifyRequest, adm
     account: admission.account,
     area,
     ids,
-    journal: (summary) => entry?.response.setSummary(summary),
+    journal: (summary) => entry?.setAnswerSummary(summary),
   });
   socket.on('message', (data: RawData, isBinary: boolean) => {
     const bytes = messageBytes(data);
