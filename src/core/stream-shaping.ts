@@ -9,7 +9,8 @@
  */
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyRequest } from 'fastify';
-import type { FaultDirective } from './faults.js';
+import type * as z from 'zod';
+import type { FaultDirective, streamFaultsSchema } from './faults.js';
 import { RandomStream } from './ids.js';
 import { takeFault } from './request-context.js';
 
@@ -80,22 +81,12 @@ export class AudioMade {
   }
 }
 
-/** What one stream's pace and audio faults are; every field absent means an unpaced, intact stream. */
-export interface StreamShape {
-  ttfa_ms?: number;
-  rtf?: number;
-  jitter_ms?: number;
-  stall_ms?: number;
-  stall_at_ms?: number;
-  drop_final?: number;
-  duplicate_chunk?: number;
-  hex_odd?: number;
-  split_frame?: number;
-  gap_ms?: number;
-  gap_at_ms?: number;
-  corrupt_bytes?: number;
-  extra_info_mismatch?: number;
-}
+/**
+ * What one stream's pace and audio faults are; every field absent means an unpaced, intact stream. The
+ * fields are the fault schema's (core/faults.ts `streamFaultFields`): one list for the header, the rules,
+ * an account's standing faults and the guard.
+ */
+export type StreamShape = z.output<typeof streamFaultsSchema>;
 
 export const PACE_FIELDS = ['ttfa_ms', 'rtf', 'jitter_ms', 'stall_ms', 'stall_at_ms'] as const;
 export const AUDIO_FAULT_FIELDS = [
