@@ -96,6 +96,30 @@ export class Clock {
     return id;
   }
 
+  /**
+   * Resolves true once the emulator clock reaches `dueMs` (at once if it has), false as soon as `gone`
+   * aborts, even if it had aborted before the wait began (its `abort` event never comes again).
+   */
+  reaches(dueMs: number, gone: AbortSignal, label = 'timer'): Promise<boolean> {
+    if (this.now() >= dueMs) return Promise.resolve(true);
+    if (gone.aborted) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const onGone = () => {
+        this.cancel(timer);
+        resolve(false);
+      };
+      const timer = this.at(
+        dueMs,
+        () => {
+          gone.removeEventListener('abort', onGone);
+          resolve(true);
+        },
+        label,
+      );
+      gone.addEventListener('abort', onGone, { once: true });
+    });
+  }
+
   after(ms: number, fn: () => void, label?: string, account?: string): number {
     return this.at(this.now() + ms, fn, label, account);
   }

@@ -67,7 +67,8 @@ function faultOf(req: FastifyRequest, entry: JournalEntry): string | undefined {
   const { fault, faultUsed } = req.ctx;
   if (!fault || !faultUsed || faultUsed.size === 0) return undefined;
   let fields = '';
-  for (const field of faultUsed) fields += `${fields ? ',' : ''}${field}=${fault[field]}`;
+  // In the directive's own order, whichever stage took each field first.
+  for (const field of Object.keys(fault) as (keyof typeof fault)[]) if (faultUsed.has(field)) fields += `${fields ? ',' : ''}${field}=${fault[field]}`;
   // The entry names where the fault came from: `header`, the rule's id, or `account`.
   return `${entry.fault?.origin ?? 'header'}:${fields}`;
 }

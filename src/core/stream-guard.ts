@@ -393,7 +393,8 @@ export function guardStream<F>(
     finish: status === undefined ? undefined : () => finishEntry(req, status),
     shape: carrier ? shapeOf(req, carrier, base) : undefined,
     seed: entry?.id ?? '',
-    ...(left ? { gone: left.signal } : {}),
+    // A stream given both its own `gone` and its response ends on either.
+    ...(left ? { gone: rest.gone ? AbortSignal.any([rest.gone, left.signal]) : left.signal } : {}),
   });
   response?.on('close', () => {
     if (response.writableFinished) return;

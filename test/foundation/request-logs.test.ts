@@ -145,6 +145,14 @@ describe('one line per request, naming what failed', () => {
     expect(line!.msg).toContain(' stream cut after 1 chunk fault=header:cut_after_chunks=1 ');
   });
 
+  it('the fault fields are named in the order of the directive, whichever stage took each one first', async () => {
+    // delay_ms is taken when the request arrives, status only at admission: the line follows the directive.
+    const { res, id } = await post(`${emu.speechUrl}/v1/t2a_v2`, T2A, { 'x-emulator-fault': 'delay_ms=1, status=503' });
+    expect(res.status).toBe(503);
+    const [line] = await linesOf(id);
+    expect(line).toMatchObject({ status: 503, fault: 'header:status=503,delay_ms=1' });
+  });
+
   it('a whole stream is one info line with its chunk count', async () => {
     const { text, id } = await post(`${emu.speechUrl}/v1/t2a_v2`, { ...T2A, stream: true });
     const events = text.split('\n\n').filter((e) => e.startsWith('data:')).length;

@@ -208,29 +208,10 @@ async function writeEventStream(emu: Emulator, req: FastifyRequest, reply: Fasti
   await openEventStream(emu, req, reply, { contentType: 'text/event-stream; charset=utf-8', traceId, details: { events: events.length } });
   for (const [i, event] of events.entries()) {
     // stt.stream_pace: the event leaves once the emulator clock stands that fraction of its audio time past the request.
-    if (pace > 0 && !(await clockReaches(emu, startedMs + Math.round(pace * event.atMs), guard.gone!))) return void guard.end('left');
+    if (pace > 0 && !(await emu.clock.reaches(startedMs + Math.round(pace * event.atMs), guard.gone!, 'speech-to-text stream pace')))
+      return void guard.end('left');
     if (!(await guard.send(sseLine(event.body), i === events.length - 1 ? FINAL_EVENT_CHUNK : EVENT_CHUNK))) return;
   }
   guard.end('done');
   res.end();
-}
-
-/** Resolves true once the emulator clock reaches `dueMs` (at once if it has), false if the client leaves first. */
-function clockReaches(emu: Emulator, dueMs: number, gone: AbortSignal): Promise<boolean> {
-  if (emu.clock.now() >= dueMs) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const onGone = () => {
-      emu.clock.cancel(timer);
-      resolve(false);
-    };
-    const timer = emu.clock.at(
-      dueMs,
-      () => {
-        gone.removeEventListener('abort', onGone);
-        resolve(true);
-      },
-      'speech-to-text stream pace',
-    );
-    gone.addEventListener('abort', onGone, { once: true });
-  });
 }
