@@ -232,15 +232,15 @@ function recordProblem<K, R>(decl: RecordAreaDeclaration<K, R>, saved: unknown):
 }
 
 /** An area's saved part as an object by account id, one value per account (usage, uploads…). */
-export interface SavedByAccount<V> {
+export interface SavedByAccount<V, S = V> {
   /** Schema of one account's saved value: the part is a record of them by account id. */
   value: z.ZodType;
-  /** What is saved of a value (default: the value as kept). */
-  saved?(value: V): unknown;
-  /** A saved value as a restart keeps it (default: as saved). */
-  restore?(saved: V): V;
+  /** What is saved of a value (default: the value as kept, when S is V). */
+  saved?(value: V): S;
+  /** A saved value as a restart keeps it (default: as saved, when S is V). */
+  restore?(saved: S): V;
   /** Stored files (blob paths) a saved value names, checked at start. */
-  blobs?(saved: V): string[];
+  blobs?(saved: S): string[];
 }
 
 /** An area's saved part as one list of every account's entries, a record per entry (custom voices…). */
@@ -262,8 +262,8 @@ export interface SavedAsEntries<V, E> {
  * What an area that keeps one value per account says about it, and how its saved part is laid out:
  * `savedByAccount` or `savedAsEntries`.
  */
-export type AccountAreaDeclaration<V, E = never> = AccountAreaRules<V> &
-  ({ savedByAccount: SavedByAccount<V>; savedAsEntries?: never } | { savedAsEntries: SavedAsEntries<V, E>; savedByAccount?: never });
+export type AccountAreaDeclaration<V, E = never, S = V> = AccountAreaRules<V> &
+  ({ savedByAccount: SavedByAccount<V, S>; savedAsEntries?: never } | { savedAsEntries: SavedAsEntries<V, E>; savedByAccount?: never });
 
 /** What every area of one value per account declares, whatever the layout of its saved part. */
 export interface AccountAreaRules<V> {
@@ -282,7 +282,7 @@ export interface AccountArea<V> extends StateArea {
 }
 
 /** An area of one value per account in a map: reset, the state view, save and load come from its declaration. */
-export function accountArea<V, E = never>(decl: AccountAreaDeclaration<V, E>): AccountArea<V> {
+export function accountArea<V, E = never, S = V>(decl: AccountAreaDeclaration<V, E, S>): AccountArea<V> {
   const byAccount = new Map<string, V>();
   const part = decl.savedAsEntries ? entryPart(byAccount, decl.savedAsEntries) : byAccountPart(byAccount, decl.savedByAccount);
   return {
@@ -307,8 +307,9 @@ export function accountArea<V, E = never>(decl: AccountAreaDeclaration<V, E>): A
 
 type SavedPart = Required<Pick<StateArea, 'save' | 'load' | 'check' | 'records'>>;
 
-function byAccountPart<V>(byAccount: Map<string, V>, saved: SavedByAccount<V>): SavedPart {
-  const savedOf = (value: V): unknown => (saved.saved ? saved.saved(value) : value);
+function byAccountPart<V, S>(byAccount: Map<string, V>, saved: SavedByAccount<V, S>): SavedPart {
+  // Without `saved`/`restore` the saved form is the value itself (S is V).
+  const savedOf = (value: V): S => (saved.saved ? saved.saved(value) : (value as unknown as S));
   const { blobs, restore } = saved;
   return {
     save: () => Object.fromEntries([...byAccount].map(([id, value]) => [id, savedOf(value)])),
@@ -317,12 +318,12 @@ function byAccountPart<V>(byAccount: Map<string, V>, saved: SavedByAccount<V>): 
         const value = byAccount.get(accountId);
         return value === undefined ? undefined : savedOf(value);
       },
-      blobs && ((value) => blobs(value as V)),
+      blobs && ((value) => blobs(value as S)),
     ),
     check: checkWith(z.record(z.string(), saved.value)),
     load(data) {
       byAccount.clear();
-      for (const [id, value] of Object.entries((data ?? {}) as Record<string, V>)) byAccount.set(id, restore ? restore(value) : value);
+      for (const [id, value] of Object.entries((data ?? {}) as Record<string, S>)) byAccount.set(id, restore ? restore(value) : (value as unknown as V));
     },
   };
 }

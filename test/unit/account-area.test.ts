@@ -111,7 +111,7 @@ describe('an area of one value per account', () => {
   });
 
   it('saved by account: what is saved and what a load keeps can differ from the value as kept', () => {
-    const area = accountArea<{ n: number; live: boolean }>({
+    const area = accountArea<{ n: number; live: boolean }, never, { n: number }>({
       name: 'usage',
       savedByAccount: { value: z.looseObject({ n: z.number() }), saved: ({ n }) => ({ n }), restore: (u) => ({ ...u, live: false }) },
       show: (u) => u ?? { n: 0 },
