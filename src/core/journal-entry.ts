@@ -389,36 +389,3 @@ export function entryCode(entry: JournalEntry): number | undefined {
   const code = specCodeOf(entry.response.summary);
   return code === '' || !Number.isFinite(Number(code)) ? undefined : Number(code);
 }
-
-const SECRET_FIELDS = new Set(['apikey', 'api_key', 'authorization', 'x-api-key', 'token', 'usertoken']);
-
-/** Whether a body field or query parameter of this name carries a credential (the journal keeps it redacted). */
-export function isSecretField(name: string): boolean {
-  return SECRET_FIELDS.has(name.toLowerCase());
-}
-
-/**
- * A small, key-free picture of a body: long strings and arrays are cut, secrets redacted. Every string
- * under a secret field is redacted, also when the field holds a list (`?api_key=a&api_key=b`) or an object.
- */
-export function summarize(value: unknown, redact: (s: string) => string, depth = 0, secret = false): unknown {
-  if (value === null || value === undefined) return value;
-  if (Buffer.isBuffer(value) || value instanceof Uint8Array) return { bytes: value.length };
-  if (typeof value === 'string') return secret ? redact(value) : value.length > 256 ? `${value.slice(0, 64)}…(${value.length} chars)` : value;
-  if (typeof value !== 'object') return value;
-  if (depth > 4) return '…';
-  if (Array.isArray(value)) {
-    const items = value.slice(0, 20).map((v) => summarize(v, redact, depth + 1, secret));
-    if (value.length > 20) items.push(`…(${value.length} items)`);
-    return items;
-  }
-  const out: Record<string, unknown> = {};
-  const fields = Object.entries(value as Record<string, unknown>);
-  for (const [k, v] of fields.slice(0, FIELDS_KEPT)) out[k] = summarize(v, redact, depth + 1, secret || isSecretField(k));
-  // An object of many fields would hold as much as its body: its first fields and their count.
-  if (fields.length > FIELDS_KEPT) out['…'] = `(${fields.length} fields)`;
-  return out;
-}
-
-/** Fields of one object a summary keeps (arrays keep 20 items). */
-const FIELDS_KEPT = 50;

@@ -4,7 +4,7 @@
  * journal can hold its contents to a bound in bytes (core/journal.ts).
  */
 import { redactKey } from './accounts.js';
-import { isSecretField, summarize } from './journal-entry.js';
+import { isSecretField, summarize } from './journal-value.js';
 
 /** A frame's content is at most about this many bytes; a larger one is summarized and marked `truncated`. */
 export const FRAME_CONTENT_MAX = 4096;

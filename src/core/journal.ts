@@ -13,14 +13,13 @@ export {
   JournalRequest,
   JournalResponse,
   entryCode,
-  isSecretField,
-  summarize,
   type EntryFields,
   type EntryListener,
   type RequestSummarizer,
   type ValueSummarizer,
   type WsFrameSummary,
 } from './journal-entry.js';
+export { isSecretField, summarize } from './journal-value.js';
 
 /** What a watcher of the journal hears: an entry started (`new`) or its answer ended (`finished`). */
 export type JournalEvent = 'new' | 'finished';
