@@ -11,7 +11,7 @@ import { controlPlane } from './control/routes.js';
 import { corsHeaders } from './core/http/cors.js';
 import { Emulator } from './core/emulator.js';
 import { loadFixtures } from './core/state/fixtures.js';
-import { installAccountSweep } from './core/state/account-sweep.js';
+import { installAccountSweep } from './core/account-sweep.js';
 import { requestIdOnUpgrades } from './core/http/request-log.js';
 import { applyListenerLimits, refuseOverCap, type BusyAnswer } from './core/http/listener-limits.js';
 import { connectHandler, parserErrorHandler, requireHost } from './core/http/parser-errors.js';

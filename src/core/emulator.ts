@@ -2,7 +2,6 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import type { z } from 'zod';
 import type { Config } from '../config.js';
 import { Accounts, type Account } from './state/accounts.js';
 import type { StateArea } from './state/areas.js';
@@ -14,6 +13,7 @@ import { Ids } from './state/ids.js';
 import { Journal } from './journal/journal.js';
 import { RateWindows } from './state/limits.js';
 import { Metrics } from './http/metrics.js';
+import type { RegisteredRoute } from './http/lifecycle.js';
 import { SignatureRecords } from './state/signatures.js';
 import { Sockets } from './socket/open-sockets.js';
 import { SlotQueue } from './state/queue.js';
@@ -30,14 +30,7 @@ export type { StateArea } from './state/areas.js';
 
 export type ServiceName = 'speech' | 'platform';
 
-export interface RegisteredRoute {
-  service: ServiceName;
-  method: string;
-  url: string;
-  websocket: boolean;
-  /** A socket's client messages that have a schema (its route config `messages`). */
-  messages?: Record<string, z.ZodType>;
-}
+export type { RegisteredRoute } from './http/lifecycle.js';
 
 export interface ServiceUrls {
   speech: string;

@@ -4,7 +4,6 @@
  * request or from rules queued on the control plane (counted, or drawn with a seeded probability).
  */
 import * as z from 'zod';
-import type { RandomStream } from '../state/ids.js';
 import { firstProblemOf } from '../http/validation.js';
 
 /**
@@ -29,6 +28,13 @@ export const streamFaultFields = {
 
 /** An account's standing stream faults (`PUT /_emulator/accounts/{key}` `stream_faults`): every stream of its keys. */
 export const streamFaultsSchema = z.object(streamFaultFields).strict();
+
+/**
+ * What one stream's pace and audio faults are; every field absent means an unpaced, intact stream. The
+ * fields are the fault schema's: one list for the header, the rules, an account's standing faults and
+ * the stream guard (core/stream/shaping.ts).
+ */
+export type StreamShape = z.output<typeof streamFaultsSchema>;
 
 /** The one fault field that may be a decimal (`rtf=1.5`): every other value is an integer. */
 const DECIMAL_FIELDS = new Set(['rtf']);
@@ -123,7 +129,7 @@ export class Faults {
 
   /** `changed` is told of every change (a rule added, removed or used up) so it can be persisted. */
   constructor(
-    private readonly random: () => RandomStream,
+    private readonly random: () => { next(): number },
     private readonly changed: () => void = () => {},
   ) {}
 

@@ -7,7 +7,7 @@
 import type { FastifyContextConfig, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { Account, Capability } from '../state/accounts.js';
-import type { Refusal } from './admission.js';
+import type { Refusal } from './refusal.js';
 import type { FaultDirective, FaultField } from '../faults/faults.js';
 import type { Journal, JournalEntry } from '../journal/journal.js';
 import type { Metrics } from './metrics.js';

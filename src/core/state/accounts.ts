@@ -4,7 +4,7 @@
  */
 import { sha256Hex } from './ids.js';
 import type { SpeechSettings } from '../speech-settings.js';
-import type { StreamShape } from '../stream/shaping.js';
+import type { StreamShape } from '../faults/faults.js';
 
 export const CAPABILITIES = ['tts', 'cloning', 'upload', 'podcast', 'calls', 'recognition', 'detection', 'diarization', 'agents'] as const;
 export type Capability = (typeof CAPABILITIES)[number];
