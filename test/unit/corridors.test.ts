@@ -46,6 +46,13 @@ const PLANTS: Plant[] = [
   { from: 'core/p1.ts', to: 'core/socket/wire.ts' },
   { from: 'core/http/validation.ts', to: 'core/state/ids.ts', rule: 'core-leaves-import-nothing' },
   { from: 'core/archive/tar.ts', to: 'core/faults/faults.ts', typeOnly: true, rule: 'core-leaves-import-nothing' },
+  // Core knows no service, no audio engine and nothing of the entry; the client imports nothing of the server.
+  { from: 'core/state/p7.ts', to: 'audio/text/tokens.ts', rule: 'core-not-to-audio' },
+  { from: 'core/p2.ts', to: 'config.ts', typeOnly: true, rule: 'core-not-to-entry' },
+  { from: 'core/http/p4.ts', to: 'app.ts', rule: 'core-not-to-entry' },
+  { from: 'client/p1.ts', to: 'core/state/fixture-schemas.ts', typeOnly: true, rule: 'client-stands-alone' },
+  { from: 'client/p2.ts', to: 'client/types.ts' },
+  { from: 'config.ts', to: 'core/emulator.ts', typeOnly: true },
   // Core and audio below the services and the control plane; the services apart.
   { from: 'core/state/p6.ts', to: 'services/speech/model.ts', typeOnly: true, rule: 'core-and-audio-stay-below-services' },
   { from: 'audio/p1.ts', to: 'control/routes.ts', rule: 'core-audio-not-to-control' },

@@ -84,8 +84,8 @@ export interface FaultRule {
 }
 
 export interface FaultContext {
-  /** `speech` is the primary speech listener, `speech-backup` its backup: a rule can take one down alone. */
-  service: 'speech' | 'speech-backup' | 'platform';
+  /** The listener the request reached (`speech`, its backup `speech-backup`, `platform`): a rule can take one down alone. */
+  service: string;
   method: string;
   path: string;
   accountId?: string;
