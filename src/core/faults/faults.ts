@@ -136,7 +136,10 @@ export function parseFaultHeader(value: string): ReadFaultHeader {
     out[name] = Number(raw);
   }
   const shown = problems.length > MAX_PROBLEMS ? [...problems.slice(0, MAX_PROBLEMS), `and ${problems.length - MAX_PROBLEMS} more`] : problems;
-  return { directive: Object.keys(out).length ? (out as FaultDirective) : undefined, problems: shown };
+  // The directive lists its fields in the schema's order, whatever the header's (log lines name them so).
+  const ordered: Record<string, number> = {};
+  for (const name of Object.keys(fields)) if (name in out) ordered[name] = out[name]!;
+  return { directive: Object.keys(ordered).length ? (ordered as FaultDirective) : undefined, problems: shown };
 }
 
 /** `rtf=0.5`: a decimal value, for the fields that take one. */
