@@ -3,7 +3,7 @@
  * spec gives), voices of the catalogue and of the account, billing, per-account rate windows and the
  * record of what was spoken. Errors are thrown as SpeechError (named constructors of errors.ts); routes.ts only translates.
  */
-import { parseFirst } from '../../core/http/validation.js';
+import { parseWith } from './body.js';
 import {
   encodeAudio,
   reportedBitrate,
@@ -21,7 +21,7 @@ import { findCustomVoice } from '../shared/custom-voices.js';
 import { checkEmotion, checkLanguageBoost, interjectionsOf, modelOf } from './catalogue.js';
 import { insufficientBalance, invalidParams, rateLimited, textRatioLimit, tokenLimit, voiceNotFound } from './errors.js';
 import type { SpeechArea } from './state.js';
-import { firstProblem, t2aRequestSchema, type T2aRequest, type TextNormalizationMode } from './schema.js';
+import { t2aRequestSchema, type T2aRequest, type TextNormalizationMode } from './schema.js';
 import { checkEncoder, oggSerialFor, outputRate, voiceModifyApplies } from './formats.js';
 import { markVoicesUsed, speechVoiceTone } from './voices/store.js';
 import { systemVoiceTone } from './voices/system.js';
@@ -139,9 +139,7 @@ export async function synthesizeAgain(emu: Emulator, account: Account, request: 
 export function readRequest(body: unknown): T2aRequest {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalidParams('request body must be a JSON object');
   checkPronunciationDictType((body as Record<string, unknown>).pronunciation_dict);
-  const parsed = parseFirst(t2aRequestSchema, body);
-  if (!parsed.success) throw invalidParams(firstProblem(parsed.problem));
-  return parsed.data;
+  return parseWith(t2aRequestSchema, body);
 }
 
 export interface PlanOptions {
