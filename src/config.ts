@@ -39,6 +39,11 @@ export const configSchema = z.object({
 });
 
 export type Config = z.infer<typeof configSchema>;
+
+// Every setting is the instance's: core names the few it reads, the services read theirs there too.
+declare module './core/emulator.js' {
+  interface EmulatorConfig extends Config {}
+}
 export type ConfigInput = z.input<typeof configSchema>;
 
 /** Flag name, environment variable, config key, what a value must be, and meaning of every setting. */

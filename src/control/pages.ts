@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { faultFieldsView } from '../core/faults/fields.js';
 import { VERSION } from '../version.js';
 
 /** The inspector's static files sit beside this module, in src/ (tsx) and in dist/ (copied by the build). */
@@ -15,6 +14,7 @@ const FILES: Record<string, string> = {
   'contents.js': SCRIPT,
   'state.js': SCRIPT,
   'forms.js': SCRIPT,
+  'fault-fields.js': SCRIPT,
   'style.css': 'text/css; charset=utf-8',
 };
 
@@ -30,11 +30,6 @@ async function sendFile(reply: FastifyReply, name: string, type: string): Promis
 export async function inspectorPages(app: FastifyInstance): Promise<void> {
   const config = { control: { public: true } };
   app.get('/', { config }, (_req, reply) => sendFile(reply, 'index.html', 'text/html; charset=utf-8'));
-  // The fault fields' registry as a module the inspector's form and fault reading import (no second list in the page).
-  const faultFields = `export const FAULT_FIELDS = ${JSON.stringify(faultFieldsView())};\n`;
-  app.get('/inspector/fault-fields.js', { config }, (_req, reply) =>
-    reply.header('content-type', SCRIPT).header('cache-control', 'no-cache').send(faultFields),
-  );
   app.get('/inspector/:file', { config }, (req: FastifyRequest<{ Params: { file: string } }>, reply) => {
     const type = Object.hasOwn(FILES, req.params.file) ? FILES[req.params.file] : undefined;
     if (!type) return reply.code(404).send({ error: { message: `no inspector file ${req.params.file}` } });

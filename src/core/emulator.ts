@@ -2,9 +2,8 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import type { z } from 'zod';
-import type { Config } from '../config.js';
 import { Accounts, type Account } from './state/accounts.js';
+import type { AccountRegistry } from './state/account-settings.js';
 import type { StateArea } from './state/areas.js';
 import { BlobStore } from './state/blobs.js';
 import { Clock } from './state/clock.js';
@@ -14,6 +13,7 @@ import { Ids } from './state/ids.js';
 import { Journal } from './journal/journal.js';
 import { RateWindows } from './state/limits.js';
 import { Metrics } from './http/metrics.js';
+import type { RegisteredRoute } from './http/lifecycle.js';
 import { SignatureRecords } from './state/signatures.js';
 import { Sockets } from './socket/open-sockets.js';
 import { SlotQueue } from './state/queue.js';
@@ -30,14 +30,20 @@ export type { StateArea } from './state/areas.js';
 
 export type ServiceName = 'speech' | 'platform';
 
-export interface RegisteredRoute {
-  service: ServiceName;
-  method: string;
-  url: string;
-  websocket: boolean;
-  /** A socket's client messages that have a schema (its route config `messages`). */
-  messages?: Record<string, z.ZodType>;
+/**
+ * The settings of one instance that core reads. The entry (src/config.ts) reads every setting from flags and
+ * environment and adds the rest of them to this interface (`declare module`), so a service reads its own
+ * settings here too without core importing the entry.
+ */
+export interface EmulatorConfig {
+  seed: string;
+  dataDir?: string | undefined;
+  publicUrl?: string | undefined;
+  strictKeys: boolean;
+  journalLimit: number;
 }
+
+export type { RegisteredRoute } from './http/lifecycle.js';
 
 export interface ServiceUrls {
   speech: string;
@@ -94,8 +100,9 @@ export class Emulator {
   readonly closing: AbortSignal = this.shutdown.signal;
 
   private constructor(
-    readonly config: Config,
+    readonly config: EmulatorConfig,
     readonly fixtures: LoadedFixtures,
+    registry: AccountRegistry,
     readonly logger: Logger,
     dataDir: string,
     persistent: boolean,
@@ -108,6 +115,7 @@ export class Emulator {
       strict: config.strictKeys,
       fixture: fixtures.data['accounts.json'],
       freeCallSeconds: fixtures.data['billing.json'].free_call_seconds,
+      registry,
     });
     this.faults = new Faults(
       () => this.ids.stream('faults'),
@@ -119,7 +127,8 @@ export class Emulator {
     this.store = new StateStore(this, dataDir, persistent);
   }
 
-  static async create(config: Config, fixtures: LoadedFixtures, logger: Logger): Promise<Emulator> {
+  /** `accounts`: the capabilities and settings the services registered (core/service.ts `Registry`). */
+  static async create(config: EmulatorConfig, accounts: AccountRegistry, fixtures: LoadedFixtures, logger: Logger): Promise<Emulator> {
     const persistent = config.dataDir !== undefined;
     const dataDir = config.dataDir ?? mkdtempSync(join(tmpdir(), 'speech-emulator-'));
     makeDirs(dataDir);
@@ -130,7 +139,7 @@ export class Emulator {
     const secret = await loadUrlSecret(dataDir, persistent, hadState);
     if (secret.replacedMissing)
       logger.warn(`${join(dataDir, URL_SECRET_FILE)} was missing: a new download-link secret is made, and links handed out before no longer verify`);
-    return new Emulator(config, fixtures, logger, dataDir, persistent, secret.key);
+    return new Emulator(config, fixtures, accounts, logger, dataDir, persistent, secret.key);
   }
 
   /** Registers a state area (core/state/areas.ts declares them); one registered late gets its saved part now. */

@@ -2,7 +2,9 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { FAULT_FIELD_NAMES } from '../../src/core/faults/fields.js';
-import { CAPABILITIES } from '../../src/core/state/accounts.js';
+import { REGISTRY } from '../../src/app.js';
+
+const CAPABILITIES = REGISTRY.accounts.capabilities;
 import { call, emulatorForFile } from '../helpers/emulator.js';
 import { ffprobe } from '../helpers/ffprobe.js';
 import { launchChromium, screenshotPath } from './chromium.js';

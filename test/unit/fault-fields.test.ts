@@ -2,11 +2,15 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { parseFaultHeader, streamFaultsSchema } from '../../src/core/faults/faults.js';
 import { FAULT_FIELD_NAMES, FAULT_FIELDS, fieldsCarried, streamFields } from '../../src/core/faults/fields.js';
-import { DOC, withTable } from '../../scripts/fault-fields-table.js';
+import { DOC, INSPECTOR_MODULE, inspectorModule, withTable } from '../../scripts/fault-fields.js';
 
 /** The one registry of fault fields and what reads it (the client's types: test/client/types.test.ts; the form: test/browser/inspector-views.test.ts). */
 describe('the fault fields registry', () => {
-  test("docs/control-plane.md's table is the registry's (npx tsx scripts/fault-fields-table.ts rewrites it)", () => {
+  test("the inspector's module is the registry's (npx tsx scripts/fault-fields.ts rewrites it)", async () => {
+    expect(readFileSync(INSPECTOR_MODULE, 'utf8')).toBe(await inspectorModule());
+  });
+
+  test("docs/control-plane.md's table is the registry's (npx tsx scripts/fault-fields.ts rewrites it)", () => {
     const page = readFileSync(DOC, 'utf8');
     expect(page).toBe(withTable(page));
     for (const name of FAULT_FIELD_NAMES) expect(page).toContain(`| \`${name}\` |`);

@@ -42,7 +42,7 @@ export const json = (value) => el('pre', {}, typeof value === 'string' ? value :
 // ---- the fault ----
 
 const ORIGIN = { header: 'the X-Emulator-Fault header', account: "the account's stream faults" };
-// The stream fields from the registry (core/faults/fields.ts, served as fault-fields.js).
+// The stream fields from the registry (core/faults/fields.ts, written into fault-fields.js).
 const PACE = FAULT_FIELDS.filter((f) => f.group === 'pace').map((f) => f.name);
 const DAMAGE = FAULT_FIELDS.filter((f) => f.group === 'audio').map((f) => f.name);
 

@@ -4,7 +4,7 @@ import { FAULT_FIELDS } from './fault-fields.js';
 import { balance } from './state.js';
 
 // ---- faults ----
-// Every fault field the emulator takes, from its one registry (served as fault-fields.js; core/faults/fields.ts).
+// Every fault field the emulator takes, from its one registry (fault-fields.js, written from core/faults/fields.ts).
 const FIELDS = Object.fromEntries(FAULT_FIELDS.map((f) => [f.name, f]));
 
 const LEGENDS = { answer: 'What they get', pace: 'Pace of audio streams', audio: 'Damage inside the audio' };

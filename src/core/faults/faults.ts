@@ -4,7 +4,6 @@
  * request or from rules queued on the control plane (counted, or drawn with a seeded probability).
  */
 import * as z from 'zod';
-import type { RandomStream } from '../state/ids.js';
 import { firstProblemOf } from '../http/validation.js';
 import { FAULT_FIELD_NAMES, FAULT_FIELDS, type FaultField, type FaultFieldSpec, type StreamFaultField } from './fields.js';
 
@@ -30,6 +29,13 @@ export const streamFaultFields = shapeOf(FAULT_FIELD_NAMES.filter((n): n is Stre
 
 /** An account's standing stream faults (`PUT /_emulator/accounts/{key}` `stream_faults`): every stream of its keys. */
 export const streamFaultsSchema = z.object(streamFaultFields).strict();
+
+/**
+ * What one stream's pace and audio faults are; every field absent means an unpaced, intact stream. The
+ * fields are the fault schema's: one list for the header, the rules, an account's standing faults and
+ * the stream guard (core/stream/shaping.ts).
+ */
+export type StreamShape = z.output<typeof streamFaultsSchema>;
 
 /** The fields that may be a decimal (`rtf=1.5`): every other value is an integer. */
 const DECIMAL_FIELDS = new Set<string>(FAULT_FIELD_NAMES.filter((n) => FAULT_FIELDS[n].type === 'decimal'));
@@ -70,8 +76,8 @@ export interface FaultRule {
 }
 
 export interface FaultContext {
-  /** `speech` is the primary speech listener, `speech-backup` its backup: a rule can take one down alone. */
-  service: 'speech' | 'speech-backup' | 'platform';
+  /** The listener the request reached (`speech`, its backup `speech-backup`, `platform`): a rule can take one down alone. */
+  service: string;
   method: string;
   path: string;
   accountId?: string;
@@ -115,7 +121,7 @@ export class Faults {
 
   /** `changed` is told of every change (a rule added, removed or used up) so it can be persisted. */
   constructor(
-    private readonly random: () => RandomStream,
+    private readonly random: () => { next(): number },
     private readonly changed: () => void = () => {},
   ) {}
 

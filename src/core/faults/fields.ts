@@ -2,9 +2,10 @@
  * The one registry of fault fields. Every other list of them reads this one: the fault schema (the
  * `X-Emulator-Fault` header, the control plane's rules, an account's standing `stream_faults`), the
  * stream guard's choice of the fields it takes (core/stream/shaping.ts), the inspector's fault form and
- * its reading of a journal entry's fault (served as `/_emulator/faults/fields` and as the module
- * `/_emulator/inspector/fault-fields.js`), the docs' table (docs/control-plane.md, checked by
- * test/unit/fault-fields.test.ts) and the published client's types (held to it by test/client/types.test.ts).
+ * its reading of a journal entry's fault (the module src/control/inspector/fault-fields.js), the docs'
+ * table (docs/control-plane.md) — both written by scripts/fault-fields.ts and checked against it by
+ * test/unit/fault-fields.test.ts — `GET /_emulator/faults/fields`, and the published client's types
+ * (held to it by test/client/types.test.ts).
  *
  * A new fault field is one entry here plus its behaviour: an `answer` field where the endpoint (or
  * the lifecycle, or `admit()`) takes it with `takeFault`; a `stream` field in the stream guard

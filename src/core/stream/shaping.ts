@@ -9,10 +9,8 @@
  */
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyRequest } from 'fastify';
-import type * as z from 'zod';
-import type { streamFaultsSchema } from '../faults/faults.js';
+import type { StreamShape } from '../faults/faults.js';
 import { fieldsCarried, streamFields, type AudioCarrier, type StreamFaultField } from '../faults/fields.js';
-export type { AudioCarrier };
 import { RandomStream } from '../state/ids.js';
 import { takeFault } from '../http/request-context.js';
 
@@ -83,12 +81,8 @@ export class AudioMade {
   }
 }
 
-/**
- * What one stream's pace and audio faults are; every field absent means an unpaced, intact stream. The
- * fields are the registry's stream fields (core/faults/fields.ts): one list for the header, the rules,
- * an account's standing faults and the guard.
- */
-export type StreamShape = z.output<typeof streamFaultsSchema>;
+/** A stream's pace and audio faults, declared with the fault schema (core/faults/faults.ts), whose fields are the registry's stream fields. */
+export type { AudioCarrier, StreamShape };
 
 /** The pace fields, in the registry's order (the journal note names them so). */
 export const PACE_FIELDS = streamFields('pace');
