@@ -3,6 +3,7 @@
  * spec gives), voices of the catalogue and of the account, billing, per-account rate windows and the
  * record of what was spoken. Errors are thrown as SpeechError (named constructors of errors.ts); routes.ts only translates.
  */
+import { canPay, charge } from '../shared/charges.js';
 import { parseWith } from './body.js';
 import {
   encodeAudio,
@@ -316,13 +317,12 @@ export function toneOf(emu: Emulator, account: Account, voiceId: string, asOfMs?
 
 /** Balance, then the account's request and character windows (off unless its limits set them), then the charge. */
 export function chargeRequest(emu: Emulator, account: Account, plan: SynthesisPlan): void {
-  if (account.balanceMicro <= 0 || !emu.accounts.canAfford(account, plan.priceMicro)) throw insufficientBalance();
+  if (!canPay(emu, account, plan.priceMicro)) throw insufficientBalance();
   const rpm = account.limits.requests_per_minute;
   if (rpm && !emu.limits.hit(emu.windowKey(account, 'speech:requests'), MINUTE_MS, rpm).allowed) throw rateLimited();
   const cpm = account.limits.characters_per_minute;
   if (cpm && !emu.limits.hit(emu.windowKey(account, 'speech:characters'), MINUTE_MS, cpm, plan.usageCharacters).allowed) throw tokenLimit();
-  emu.accounts.charge(account, plan.priceMicro);
-  emu.markDirty('accounts', account.id, account.id);
+  charge(emu, account, plan.priceMicro);
 }
 
 /** Records what the audio says, so the platform's recognition, detection and diarization know it. */
