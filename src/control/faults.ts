@@ -4,6 +4,7 @@ import * as z from 'zod';
 import { accountId, redactKey } from '../core/state/accounts.js';
 import type { Emulator } from '../core/emulator.js';
 import { faultRuleSchema, type FaultRule } from '../core/faults/faults.js';
+import { faultFieldsView } from '../core/faults/fields.js';
 import { ControlError, input, keyParam } from './common.js';
 
 const ruleView = (r: FaultRule) => ({
@@ -27,6 +28,8 @@ export function faultRoutes(app: FastifyInstance, emu: Emulator): void {
     return reply.code(201).send({ id: rule.id, rule: ruleView(rule) });
   });
   app.get('/faults', input({}), async () => ({ rules: emu.faults.list().map(ruleView) }));
+  // The registry of fault fields: name, values, stage, where each applies, what it does (core/faults/fields.ts).
+  app.get('/faults/fields', input({}), async () => ({ fields: faultFieldsView() }));
   app.delete('/faults', input({}), async () => {
     emu.faults.clear();
     return { deleted: 'all' };

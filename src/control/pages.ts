@@ -15,6 +15,7 @@ const FILES: Record<string, string> = {
   'contents.js': SCRIPT,
   'state.js': SCRIPT,
   'forms.js': SCRIPT,
+  'fault-fields.js': SCRIPT,
   'style.css': 'text/css; charset=utf-8',
 };
 

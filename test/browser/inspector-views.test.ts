@@ -1,6 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { FAULT_FIELD_NAMES } from '../../src/core/faults/fields.js';
 import { REGISTRY } from '../../src/app.js';
 
 const CAPABILITIES = REGISTRY.accounts.capabilities;
@@ -154,6 +155,38 @@ describe('the inspector views', () => {
     expect(rule.account).toMatch(/^faul…/);
     expect(await overflowsRight()).toBe(false);
     await page.screenshot({ path: screenshotPath('inspector-800-faults'), fullPage: true });
+    await ctl.clearFaults();
+  }, 60_000);
+
+  it('the fault form offers every field of the registry, the voice-agent ones included, and applies them', async () => {
+    await page.click('#tabs [data-tab=faults]');
+    const offered = await page.locator('#fault-form fieldset.fault-fields input').evaluateAll((inputs: HTMLElement[]) => inputs.map((i) => i.name));
+    expect(offered).toEqual(FAULT_FIELD_NAMES);
+    // The same registry, as the control plane serves it.
+    const listed = await call(`${emu.platformUrl}/_emulator/faults/fields`);
+    expect(listed.body.fields.map((f: { name: string }) => f.name)).toEqual(FAULT_FIELD_NAMES);
+    const error = page.locator('#fault-error');
+    await page.fill('#fault-form [name=hex_odd]', '0');
+    await page.click('#fault-form button[type=submit]');
+    await error.filter({ hasText: 'hex_odd must be a chunk number, 1 or more; got 0' }).waitFor();
+    await page.fill('#fault-form [name=hex_odd]', '2');
+    await page.fill('#fault-form [name=rtf]', 'fast');
+    await page.click('#fault-form button[type=submit]');
+    await error.filter({ hasText: 'rtf must be a number' }).waitFor();
+    await page.fill('#fault-form [name=rtf]', '1.5');
+    await page.fill('#fault-form [name=ttfa_ms]', '40');
+    await page.fill('#fault-form [name=path]', '/v1/t2a_v2');
+    await page.fill('#fault-form [name=times]', '1');
+    await page.click('#fault-form button[type=submit]');
+    await page.locator('#faults tbody tr', { hasText: 'hex_odd=2' }).waitFor();
+    expect((await ctl.faults()).body.rules[0].fault).toEqual({ ttfa_ms: 40, rtf: 1.5, hex_odd: 2 });
+    // The rule shapes the next stream: its journal entry says what the guard did.
+    const r = await t2a('form-stream-key', { stream: true });
+    expect(r.status).toBe(200);
+    const entry = (await ctl.journal({ path: '/v1/t2a_v2', limit: 1 })).body.entries[0];
+    expect(entry.fault).toMatchObject({ ttfa_ms: 40, rtf: 1.5, hex_odd: 2, audio_faults: ['hex_odd=2'] });
+    expect(await overflowsRight()).toBe(false);
+    await page.screenshot({ path: screenshotPath('inspector-800-fault-fields'), fullPage: true });
     await ctl.clearFaults();
   }, 60_000);
 

@@ -7,7 +7,8 @@ import type { verifyBody } from '../../src/control/verify.js';
 import type { accountView, Capability } from '../../src/core/state/accounts.js';
 import type { AccountSchemas } from '../../src/core/state/account-settings.js';
 import type { FixtureName, Fixtures } from '../../src/core/state/fixture-schemas.js';
-import type { FaultDirective, faultRuleSchema } from '../../src/core/faults/faults.js';
+import type { FaultDirective, faultRuleSchema, streamFaultsSchema } from '../../src/core/faults/faults.js';
+import type { FaultField, StreamFaultField } from '../../src/core/faults/fields.js';
 import type { WsFrameSummary } from '../../src/core/journal/entry.js';
 
 // The client's public shapes are written out (no internals in its types); these checks, made by the
@@ -18,6 +19,10 @@ describe('control client types match the control plane', () => {
     expectTypeOf<client.AccountChange>().toEqualTypeOf<z.input<AccountSchemas['change']>>();
     expectTypeOf<client.FaultRuleInput>().toEqualTypeOf<z.input<typeof faultRuleSchema>>();
     expectTypeOf<client.FaultDirective>().toEqualTypeOf<FaultDirective>();
+    // The fault fields' registry (core/faults/fields.ts): a field added there and not here fails the typecheck.
+    expectTypeOf<keyof client.FaultDirective>().toEqualTypeOf<FaultField>();
+    expectTypeOf<keyof client.StreamFaults>().toEqualTypeOf<StreamFaultField>();
+    expectTypeOf<client.StreamFaults>().toEqualTypeOf<z.output<typeof streamFaultsSchema>>();
     // limit is coerced from the query string: its checked form is the number the client sends.
     expectTypeOf<client.JournalQuery>().toEqualTypeOf<z.output<typeof journalQuery>>();
     expectTypeOf<client.VerifyRequest>().toEqualTypeOf<z.input<typeof verifyBody>>();

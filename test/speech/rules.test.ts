@@ -111,7 +111,8 @@ describe('request validation (2013 names the field and the rule)', () => {
     ['speed high', req({ voice_setting: { voice_id: VOICE, speed: 2.1 } }), 'invalid params, voice_setting.speed must be in [0.5, 2]'],
     ['vol zero', req({ voice_setting: { voice_id: VOICE, vol: 0 } }), 'invalid params, voice_setting.vol must be in (0, 10]'],
     ['vol high', req({ voice_setting: { voice_id: VOICE, vol: 10.5 } }), 'invalid params, voice_setting.vol must be in (0, 10]'],
-    ['pitch float', req({ voice_setting: { voice_id: VOICE, pitch: 1.5 } }), 'invalid params, voice_setting.pitch must be an integer in [-12, 12]'],
+    // An integer field given a fraction fails the real service's decoder (SillyTavern issue 4570: `"pitch": 0.5`).
+    ['pitch float', req({ voice_setting: { voice_id: VOICE, pitch: 1.5 } }), 'invalid params,Mismatch type int64 with value number "at index '],
     ['pitch high', req({ voice_setting: { voice_id: VOICE, pitch: 13 } }), 'invalid params, voice_setting.pitch must be an integer in [-12, 12]'],
     [
       'emotion unknown',
@@ -152,7 +153,7 @@ describe('request validation (2013 names the field and the rule)', () => {
     ],
     ['weight zero', req({ timber_weights: [{ voice_id: VOICE, weight: 0 }] }), 'invalid params, timber_weights[0].weight must be an integer in [1, 100]'],
     ['weight 101', req({ timber_weights: [{ voice_id: VOICE, weight: 101 }] }), 'invalid params, timber_weights[0].weight must be an integer in [1, 100]'],
-    ['weight float', req({ timber_weights: [{ voice_id: VOICE, weight: 1.5 }] }), 'invalid params, timber_weights[0].weight must be an integer in [1, 100]'],
+    ['weight float', req({ timber_weights: [{ voice_id: VOICE, weight: 1.5 }] }), 'invalid params,Mismatch type int64 with value number "at index '],
     ['weight alone', req({ timber_weights: [{ voice_id: VOICE, weight: 10 }, { weight: 10 }] }), 'invalid params, timber_weights[1].voice_id is required'],
     ['voice alone', req({ timbre_weights: [{ voice_id: VOICE }] }), 'invalid params, timbre_weights[0].weight is required'],
     ['language_boost', req({ language_boost: 'Klingon' }), 'invalid params, language_boost must be one of Chinese'],

@@ -1,6 +1,7 @@
 // What a request carried inside its answer, made readable: the fault and what it did, the stream's
 // first and last events, the socket's frames in order and the turns of a conversation.
 import { el } from './api.js';
+import { FAULT_FIELDS } from './fault-fields.js';
 
 const HEX_AUDIO = /^[0-9a-f]+(…\((\d+) chars\))?$/i;
 /** Fields that carry audio as text; the journal keeps them as `{"chars": N}` (core/journal/frames.ts). */
@@ -41,8 +42,9 @@ export const json = (value) => el('pre', {}, typeof value === 'string' ? value :
 // ---- the fault ----
 
 const ORIGIN = { header: 'the X-Emulator-Fault header', account: "the account's stream faults" };
-const PACE = ['ttfa_ms', 'rtf', 'jitter_ms', 'stall_ms', 'stall_at_ms', 'gap_ms', 'gap_at_ms'];
-const DAMAGE = ['drop_final', 'duplicate_chunk', 'hex_odd', 'split_frame', 'corrupt_bytes', 'extra_info_mismatch'];
+// The stream fields from the registry (core/faults/fields.ts, written into fault-fields.js).
+const PACE = FAULT_FIELDS.filter((f) => f.group === 'pace').map((f) => f.name);
+const DAMAGE = FAULT_FIELDS.filter((f) => f.group === 'audio').map((f) => f.name);
 
 const fields = (f, names) =>
   names

@@ -1,28 +1,55 @@
 // The forms: fault rules, account settings, reset.
 import { $, api, el } from './api.js';
+import { FAULT_FIELDS } from './fault-fields.js';
 import { balance } from './state.js';
 
 // ---- faults ----
-const FAULT_FIELDS = {
-  code: { what: 'a spec error code, like 1002' },
-  status: { min: 100, max: 599, what: 'an HTTP status from 100 to 599' },
-  delay_ms: { min: 0, max: 600_000, what: 'milliseconds from 0 to 600000' },
-  cut_after_chunks: { min: 0, what: 'a number of chunks, 0 or more' },
-  close_ws: { min: 1000, max: 4999, what: 'a WebSocket close code from 1000 to 4999' },
-};
+// Every fault field the emulator takes, from its one registry (fault-fields.js, written from core/faults/fields.ts).
+const FIELDS = Object.fromEntries(FAULT_FIELDS.map((f) => [f.name, f]));
+
+const LEGENDS = { answer: 'What they get', pace: 'Pace of audio streams', audio: 'Damage inside the audio' };
+
+/** The form's inputs for the fault fields, one fieldset per stage (the answer, the pace, the audio). */
+function faultInputs() {
+  const sets = {};
+  for (const f of FAULT_FIELDS) {
+    const group = f.stage === 'answer' ? 'answer' : f.group;
+    sets[group] ??= el('fieldset', { className: `fault-fields ${group}` }, el('legend', {}, LEGENDS[group] ?? group));
+    const input = el('input', {
+      name: f.name,
+      placeholder: f.example,
+      size: 7,
+      inputMode: f.type === 'decimal' ? 'decimal' : 'numeric',
+      title: `${f.does} (${f.values}; ${f.appliesTo})`,
+    });
+    sets[group].append(el('label', {}, `${f.name} `, input));
+  }
+  return Object.values(sets);
+}
+$('#fault-fields').replaceWith(...faultInputs());
+
+/** `n` against a field's range; an error naming the field and the values it takes, or null. */
+function outOfRange(name, rule, n) {
+  const low = rule.min !== undefined && (rule.minExclusive ? n <= rule.min : n < rule.min);
+  const high = rule.max !== undefined && n > rule.max;
+  return low || high ? `${name} must be ${rule.values}; got ${n}` : null;
+}
 
 /** The rule the form describes, or an error naming the field that is wrong and why. */
 export function faultRule(f) {
   const fault = {};
-  for (const [name, rule] of Object.entries(FAULT_FIELDS)) {
+  for (const [name, rule] of Object.entries(FIELDS)) {
     const raw = (f[name] ?? '').trim();
     if (!raw) continue;
     const n = Number(raw);
-    if (!/^-?\d+$/.test(raw) || !Number.isSafeInteger(n)) throw new Error(`${name} must be a whole number (${rule.what}); got "${raw}"`);
-    if ((rule.min !== undefined && n < rule.min) || (rule.max !== undefined && n > rule.max)) throw new Error(`${name} must be ${rule.what}; got ${n}`);
+    if (rule.type === 'decimal') {
+      if (!/^-?\d+(\.\d+)?$/.test(raw) || !Number.isFinite(n)) throw new Error(`${name} must be a number (${rule.values}); got "${raw}"`);
+    } else if (!/^-?\d+$/.test(raw) || !Number.isSafeInteger(n)) throw new Error(`${name} must be a whole number (${rule.values}); got "${raw}"`);
+    const wrong = outOfRange(name, rule, n);
+    if (wrong) throw new Error(wrong);
     fault[name] = n;
   }
-  if (!Object.keys(fault).length) throw new Error(`fill at least one of ${Object.keys(FAULT_FIELDS).join(', ')}`);
+  if (!Object.keys(fault).length) throw new Error(`fill at least one of ${Object.keys(FIELDS).join(', ')}`);
   const rule = { fault };
   for (const k of ['service', 'method', 'path', 'account']) if (f[k]?.trim()) rule[k] = f[k].trim();
   if (rule.path && !rule.path.startsWith('/')) throw new Error(`path must start with "/" (exact, or a prefix ending in *); got "${rule.path}"`);

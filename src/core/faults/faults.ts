@@ -5,26 +5,27 @@
  */
 import * as z from 'zod';
 import { firstProblemOf } from '../http/validation.js';
+import { FAULT_FIELD_NAMES, FAULT_FIELDS, type FaultField, type FaultFieldSpec, type StreamFaultField } from './fields.js';
+
+/** One field's schema, from its registry entry (core/faults/fields.ts). */
+function fieldSchema(f: FaultFieldSpec): z.ZodOptional<z.ZodType<number, number>> {
+  let s = f.type === 'decimal' ? z.number() : z.int();
+  if (f.min !== undefined) s = f.minExclusive ? s.gt(f.min) : s.min(f.min);
+  if (f.max !== undefined) s = s.max(f.max);
+  return s.optional();
+}
+
+type FieldShape<K extends FaultField> = { [F in K]: z.ZodOptional<z.ZodType<number, number>> };
+
+function shapeOf<K extends FaultField>(names: readonly K[]): FieldShape<K> {
+  return Object.fromEntries(names.map((n) => [n, fieldSchema(FAULT_FIELDS[n])])) as FieldShape<K>;
+}
 
 /**
  * Fault fields of a stream that carries synthesized audio, applied by the stream guard (core/stream/guard.ts,
  * core/stream/shaping.ts): its pace (wall time) and damage inside its audio. Times are milliseconds.
  */
-export const streamFaultFields = {
-  ttfa_ms: z.int().min(0).max(600_000).optional(),
-  rtf: z.number().gt(0).max(1000).optional(),
-  jitter_ms: z.int().min(0).max(60_000).optional(),
-  stall_ms: z.int().min(0).max(600_000).optional(),
-  stall_at_ms: z.int().min(0).optional(),
-  drop_final: z.int().min(0).max(1).optional(),
-  duplicate_chunk: z.int().min(1).optional(),
-  hex_odd: z.int().min(1).optional(),
-  split_frame: z.int().min(0).max(1).optional(),
-  gap_ms: z.int().min(0).max(600_000).optional(),
-  gap_at_ms: z.int().min(0).optional(),
-  corrupt_bytes: z.int().min(0).max(100_000).optional(),
-  extra_info_mismatch: z.int().min(0).max(1).optional(),
-};
+export const streamFaultFields = shapeOf(FAULT_FIELD_NAMES.filter((n): n is StreamFaultField => FAULT_FIELDS[n].stage === 'stream'));
 
 /** An account's standing stream faults (`PUT /_emulator/accounts/{key}` `stream_faults`): every stream of its keys. */
 export const streamFaultsSchema = z.object(streamFaultFields).strict();
@@ -36,21 +37,12 @@ export const streamFaultsSchema = z.object(streamFaultFields).strict();
  */
 export type StreamShape = z.output<typeof streamFaultsSchema>;
 
-/** The one fault field that may be a decimal (`rtf=1.5`): every other value is an integer. */
-const DECIMAL_FIELDS = new Set(['rtf']);
+/** The fields that may be a decimal (`rtf=1.5`): every other value is an integer. */
+const DECIMAL_FIELDS = new Set<string>(FAULT_FIELD_NAMES.filter((n) => FAULT_FIELDS[n].type === 'decimal'));
 
-export const faultDirectiveSchema = z
-  .object({
-    code: z.int().optional(),
-    status: z.int().min(100).max(599).optional(),
-    delay_ms: z.int().min(0).max(600_000).optional(),
-    cut_after_chunks: z.int().min(0).optional(),
-    close_ws: z.int().min(1000).max(4999).optional(),
-    ...streamFaultFields,
-  })
-  .strict();
+export const faultDirectiveSchema = z.object(shapeOf(FAULT_FIELD_NAMES)).strict();
 export type FaultDirective = z.infer<typeof faultDirectiveSchema>;
-export type FaultField = keyof FaultDirective;
+export type { FaultField };
 
 export const faultRuleSchema = z
   .object({

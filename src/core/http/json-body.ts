@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { journalBodyText } from '../journal/summaries.js';
+import { noteDecimalLiterals } from './number-literals.js';
 
 /** The text of a body the parser refused, on the request's journal entry (an empty body has nothing to show). */
 function journalUnparsed(req: FastifyRequest, text: string): void {
@@ -13,15 +14,18 @@ function journalUnparsed(req: FastifyRequest, text: string): void {
 
 /**
  * Fastify's own JSON parser (its body limit, prototype-poisoning checks, error codes and messages,
- * which the service's error handler words), with a body it refuses journaled as text.
+ * which the service's error handler words), with a body it refuses journaled as text. `decimalLiterals`:
+ * the numbers a body wrote with a fraction or an exponent are noted beside it (core/http/number-literals.ts),
+ * for a service that types integer fields as its real decoder does.
  */
-export function journalRefusedJson(app: FastifyInstance): void {
+export function journalRefusedJson(app: FastifyInstance, { decimalLiterals = false }: { decimalLiterals?: boolean } = {}): void {
   const { onProtoPoisoning = 'error', onConstructorPoisoning = 'error' } = app.initialConfig;
   const parse = app.getDefaultJsonParser(onProtoPoisoning, onConstructorPoisoning);
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     parse(req, body as string, (err, value) => {
       if (err) journalUnparsed(req, body as string);
+      else if (decimalLiterals) noteDecimalLiterals(value, body as string);
       done(err, value);
     });
   });

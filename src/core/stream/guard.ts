@@ -5,11 +5,15 @@
  * frame boundary, the journal note of how the stream ended, and finishing the entry once. A transport
  * only says how one frame is written, how its connection is cut and how it ends for shutdown.
  *
- * A new per-chunk behaviour is a change in this file: one more entry of CHUNK_STEPS below for a step
- * that decides whether a chunk leaves (the cut, shutdown), or a step of `sendAudio` for one that changes
- * the audio. The audio of a stream that carries synthesized speech goes through `sendAudio`: there the
- * guard paces it and applies the faults inside the audio (their rules in core/stream/shaping.ts),
- * through the frame's own `render` so it never parses a payload.
+ * A new per-chunk behaviour is a step here: one more entry of CHUNK_STEPS below for a step that decides
+ * whether a chunk leaves (the cut, shutdown), or a step of `sendAudio` for one that changes the audio.
+ * When a fault field asks for it, the field itself is one entry of the registry (core/faults/fields.ts):
+ * the schema, the client's types, the docs' table, the inspector's form and which carriers take it
+ * (`shapeOf`) all read that entry, so the field is that entry plus its behaviour here (and in a
+ * sender, for what only it can apply: `audioSource`, `encodedChunks`). The audio of a stream that
+ * carries synthesized speech goes through `sendAudio`: there the guard paces it and applies the faults
+ * inside the audio (their rules in core/stream/shaping.ts), through the frame's own `render` so it
+ * never parses a payload.
  */
 import type { ServerResponse } from 'node:http';
 import { setImmediate as nextTurn } from 'node:timers/promises';

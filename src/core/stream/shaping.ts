@@ -9,7 +9,8 @@
  */
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyRequest } from 'fastify';
-import type { FaultDirective, StreamShape } from '../faults/faults.js';
+import type { StreamShape } from '../faults/faults.js';
+import { fieldsCarried, streamFields, type AudioCarrier, type StreamFaultField } from '../faults/fields.js';
 import { RandomStream } from '../state/ids.js';
 import { takeFault } from '../http/request-context.js';
 
@@ -80,20 +81,11 @@ export class AudioMade {
   }
 }
 
-/** A stream's pace and audio faults, declared with the fault schema (core/faults/faults.ts). */
-export type { StreamShape };
+/** A stream's pace and audio faults, declared with the fault schema (core/faults/faults.ts), whose fields are the registry's stream fields. */
+export type { AudioCarrier, StreamShape };
 
-export const PACE_FIELDS = ['ttfa_ms', 'rtf', 'jitter_ms', 'stall_ms', 'stall_at_ms'] as const;
-export const AUDIO_FAULT_FIELDS = [
-  'drop_final',
-  'duplicate_chunk',
-  'hex_odd',
-  'split_frame',
-  'gap_ms',
-  'gap_at_ms',
-  'corrupt_bytes',
-  'extra_info_mismatch',
-] as const;
+/** The pace fields, in the registry's order (the journal note names them so). */
+export const PACE_FIELDS = streamFields('pace');
 
 /**
  * `--latency realistic`: the pace of every audio stream. The specifications give no figures for
@@ -102,22 +94,19 @@ export const AUDIO_FAULT_FIELDS = [
  */
 export const REALISTIC_PACE: StreamShape = Object.freeze({ ttfa_ms: 350, rtf: 2, jitter_ms: 20 });
 
-/** Faults of a protocol with hex audio and a final event: a raw audio body has neither (reported ignored). */
-const HEX_ONLY = new Set<string>(['hex_odd', 'drop_final', 'extra_info_mismatch']);
-
-/** Where a stream's sender can apply faults: `hex` transports carry audio as hex text (T2A, speech sockets). */
-export type AudioCarrier = 'hex' | 'binary';
+/** The fields each carrier takes from a request's fault (a raw audio body has no hex and no final event). */
+const CARRIED: Record<AudioCarrier, readonly StreamFaultField[]> = { hex: fieldsCarried('hex'), binary: fieldsCarried('binary') };
 
 /**
  * The shape of one request's stream: the fault's fields (taken, so they are not reported ignored),
- * over the account's pace, over the latency profile. A raw audio body leaves HEX_ONLY's fields untaken.
+ * over the account's pace, over the latency profile. The fields a carrier cannot express (the registry's
+ * `carriers`, core/faults/fields.ts) stay untaken, so they are reported ignored.
  */
 export function shapeOf(req: FastifyRequest, carrier: AudioCarrier, base: StreamShape | undefined): StreamShape {
   const shape: Record<string, number> = { ...base };
-  const fields = carrier === 'hex' ? [...PACE_FIELDS, ...AUDIO_FAULT_FIELDS] : [...PACE_FIELDS, ...AUDIO_FAULT_FIELDS.filter((f) => !HEX_ONLY.has(f))];
   if (!req.ctx?.fault) return shape;
-  for (const field of fields) {
-    const value = takeFault(req, field as keyof FaultDirective);
+  for (const field of CARRIED[carrier]) {
+    const value = takeFault(req, field);
     if (value !== undefined) shape[field] = value;
   }
   return shape;

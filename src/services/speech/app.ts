@@ -50,7 +50,8 @@ export async function setupSpeechApp(app: FastifyInstance, emu: Emulator): Promi
     bodyError: (_req, err) => bodyError(err),
   });
   // Fastify's JSON parser as before; a body it refuses is journaled as text (the answer is the same 2013).
-  journalRefusedJson(app);
+  // Numbers written with a fraction are noted: an integer field refuses them (speech/body.ts).
+  journalRefusedJson(app, { decimalLiterals: true });
 
   registerDownloads(app, emu, (reply, status, message) =>
     sendSpeechError(emu, reply.request, reply, new SpeechError(status === 403 ? 1004 : 1000, message, status)),

@@ -5,7 +5,8 @@
  * routes.ts runs these rules and does the rest: it writes the answer and what it leaves behind (the
  * subtitle file in the blob store, the audio metric).
  */
-import { parseFirst } from '../../core/http/validation.js';
+import { canPay, charge } from '../shared/charges.js';
+import { parseWith } from './body.js';
 import {
   encodeAudio,
   reportedBitrate,
@@ -23,7 +24,7 @@ import { findCustomVoice } from '../shared/custom-voices.js';
 import { checkEmotion, checkLanguageBoost, interjectionsOf, modelOf } from './catalogue.js';
 import { insufficientBalance, invalidParams, rateLimited, textRatioLimit, tokenLimit, voiceNotFound } from './errors.js';
 import type { SpeechArea } from './state.js';
-import { firstProblem, t2aRequestSchema, type T2aRequest, type TextNormalizationMode } from './schema.js';
+import { t2aRequestSchema, type T2aRequest, type TextNormalizationMode } from './schema.js';
 import { checkEncoder, oggSerialFor, outputRate, voiceModifyApplies } from './formats.js';
 import { markVoicesUsed, speechVoiceTone } from './voices/store.js';
 import { systemVoiceTone } from './voices/system.js';
@@ -141,9 +142,7 @@ export async function synthesizeAgain(emu: Emulator, account: Account, request: 
 export function readRequest(body: unknown): T2aRequest {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalidParams('request body must be a JSON object');
   checkPronunciationDictType((body as Record<string, unknown>).pronunciation_dict);
-  const parsed = parseFirst(t2aRequestSchema, body);
-  if (!parsed.success) throw invalidParams(firstProblem(parsed.problem));
-  return parsed.data;
+  return parseWith(t2aRequestSchema, body);
 }
 
 export interface PlanOptions {
@@ -320,13 +319,12 @@ export function toneOf(emu: Emulator, account: Account, voiceId: string, asOfMs?
 
 /** Balance, then the account's request and character windows (off unless its limits set them), then the charge. */
 export function chargeRequest(emu: Emulator, account: Account, plan: SynthesisPlan): void {
-  if (account.balanceMicro <= 0 || !emu.accounts.canAfford(account, plan.priceMicro)) throw insufficientBalance();
+  if (!canPay(emu, account, plan.priceMicro)) throw insufficientBalance();
   const rpm = account.limits.requests_per_minute;
   if (rpm && !emu.limits.hit(emu.windowKey(account, 'speech:requests'), MINUTE_MS, rpm).allowed) throw rateLimited();
   const cpm = account.limits.characters_per_minute;
   if (cpm && !emu.limits.hit(emu.windowKey(account, 'speech:characters'), MINUTE_MS, cpm, plan.usageCharacters).allowed) throw tokenLimit();
-  emu.accounts.charge(account, plan.priceMicro);
-  emu.markDirty('accounts', account.id, account.id);
+  charge(emu, account, plan.priceMicro);
 }
 
 /** Records what the audio says, so the platform's recognition, detection and diarization know it. */

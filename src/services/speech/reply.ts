@@ -1,20 +1,17 @@
 /**
- * What the speech operations beyond `/v1/t2a_v2` share: the capability the lifecycle admits them with,
- * bodies parsed by their zod schema into `invalid params, <field> <rule>`, and the success
- * envelope (`trace_id`, `Trace-Id`, `base_resp` 0).
+ * What the speech operations beyond `/v1/t2a_v2` share: the capability the lifecycle admits them with
+ * and the success envelope (`trace_id`, `Trace-Id`, `base_resp` 0). Their bodies are read in the handler
+ * by the one reader of the service (body.ts `parseWith`).
  */
-import { parseFirst } from '../../core/http/validation.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { z } from 'zod';
 import type { Capability } from '../../core/state/accounts.js';
 import type { Emulator } from '../../core/emulator.js';
-import { invalidParams, STATUS_MSG, traceIdOf } from './errors.js';
-import { firstProblem } from './schema.js';
+import { STATUS_MSG, traceIdOf } from './errors.js';
 
 /**
  * Declares the plugin's routes as speech operations: each needs `capability`, so the lifecycle admits
- * it before its body is read (core/http/lifecycle.ts); routes validate in the handler (`parseWith`), so the
- * order of checks stays the spec's.
+ * it before its body is read (core/http/lifecycle.ts); routes read their body in the handler (body.ts `parseWith`),
+ * so the order of checks stays the spec's.
  */
 export function speechOperations(app: FastifyInstance, _emu: Emulator, capability: Capability): void {
   app.setValidatorCompiler(() => (data: unknown) => ({ value: data }));
@@ -22,15 +19,6 @@ export function speechOperations(app: FastifyInstance, _emu: Emulator, capabilit
   app.addHook('onRoute', (route) => {
     (route.config ??= {}).capability ??= capability;
   });
-}
-
-/** Parses a value with a zod schema; a failure is 2013 naming the first field and its rule. */
-export function parseWith<S extends z.ZodType>(schema: S, value: unknown, what = 'request body'): z.output<S> {
-  if (what === 'request body' && (value === null || typeof value !== 'object' || Array.isArray(value)))
-    throw invalidParams('request body must be a JSON object');
-  const parsed = parseFirst(schema, value);
-  if (!parsed.success) throw invalidParams(firstProblem(parsed.problem));
-  return parsed.data;
 }
 
 /** The success envelope: the operation's fields, `trace_id` and `base_resp` 0, with the `Trace-Id` header. */

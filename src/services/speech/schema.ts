@@ -5,6 +5,7 @@
  */
 import * as z from 'zod';
 import { bracketPath, type FieldProblem } from '../../core/http/validation.js';
+import { int64 } from './integers.js';
 import { SUBTITLE_TYPES } from './ws/subtitles.js';
 
 export const SAMPLE_RATES = [8000, 16000, 22050, 24000, 32000, 44100] as const;
@@ -64,13 +65,13 @@ export const LANGUAGE_BOOSTS = [
 const oneOf = (values: readonly (string | number)[]) => `must be one of ${values.join(', ')}`;
 const opt = <T extends z.ZodType>(t: T) => t.nullish();
 const bool = () => opt(z.boolean());
-const range100 = () => opt(z.int().min(-100, 'must be an integer in [-100, 100]').max(100, 'must be an integer in [-100, 100]'));
+const range100 = () => opt(int64(z.int().min(-100, 'must be an integer in [-100, 100]').max(100, 'must be an integer in [-100, 100]')));
 
 export const voiceSettingSchema = z.object({
   voice_id: opt(z.string()),
   speed: opt(z.number().min(0.5, 'must be in [0.5, 2]').max(2, 'must be in [0.5, 2]')),
   vol: opt(z.number().gt(0, 'must be in (0, 10]').max(10, 'must be in (0, 10]')),
-  pitch: opt(z.int('must be an integer in [-12, 12]').min(-12, 'must be an integer in [-12, 12]').max(12, 'must be an integer in [-12, 12]')),
+  pitch: opt(int64(z.int('must be an integer in [-12, 12]').min(-12, 'must be an integer in [-12, 12]').max(12, 'must be an integer in [-12, 12]'))),
   // Checked against the model's emotions in the catalogue, so the message lists what that model accepts.
   emotion: opt(z.string('must be a string')),
   text_normalization: bool(),
@@ -83,25 +84,29 @@ export const audioSettingSchema = z.object({
   // Opus's own 12000 and 48000 pass here so that an Opus request hears the Opus rule (formats.ts),
   // and every other format the general enum's words.
   sample_rate: opt(
-    z.union(
-      [...SAMPLE_RATES, ...OPUS_ONLY_RATES].map((r) => z.literal(r)),
-      oneOf(SAMPLE_RATES),
+    int64(
+      z.union(
+        [...SAMPLE_RATES, ...OPUS_ONLY_RATES].map((r) => z.literal(r)),
+        oneOf(SAMPLE_RATES),
+      ),
     ),
   ),
   bitrate: opt(
-    z.union(
-      BITRATES.map((r) => z.literal(r)),
-      oneOf(BITRATES),
+    int64(
+      z.union(
+        BITRATES.map((r) => z.literal(r)),
+        oneOf(BITRATES),
+      ),
     ),
   ),
   format: opt(z.enum(FORMATS, oneOf(FORMATS))),
-  channel: opt(z.union([z.literal(1), z.literal(2)], oneOf([1, 2]))),
+  channel: opt(int64(z.union([z.literal(1), z.literal(2)], oneOf([1, 2])))),
   force_cbr: bool(),
 });
 
 export const timberWeightSchema = z.object({
   voice_id: z.string().min(1, 'must not be empty'),
-  weight: z.int('must be an integer in [1, 100]').min(1, 'must be an integer in [1, 100]').max(100, 'must be an integer in [1, 100]'),
+  weight: int64(z.int('must be an integer in [1, 100]').min(1, 'must be an integer in [1, 100]').max(100, 'must be an integer in [1, 100]')),
 });
 
 const timberWeights = opt(z.array(timberWeightSchema).min(1, 'must hold 1 to 4 voices').max(4, 'must hold 1 to 4 voices'));

@@ -3,6 +3,7 @@
  * sessions, roles, scripted replies, billing and the latency profile. Refusals are ConversationError
  * (named constructors below); the socket sends them as `error` events.
  */
+import { audioPrice, canPay } from '../../shared/charges.js';
 import { createHash } from 'node:crypto';
 import type { Account } from '../../../core/state/accounts.js';
 import { areaOf } from '../../../core/state/areas.js';
@@ -116,7 +117,7 @@ export function tokensOf(text: string): string[] {
 
 /** Micro-units for `seconds` of reply audio. */
 export function conversationPrice(emu: Emulator, seconds: number): number {
-  return Math.round(emu.fixtures.data['billing.json'].prices_micro.conversation_audio_second * seconds);
+  return audioPrice(emu.fixtures.data['billing.json'].prices_micro.conversation_audio_second, Math.round(seconds * 1000));
 }
 
 /**
@@ -158,7 +159,7 @@ export interface OpenedConversation {
 export function openConversation(emu: Emulator, account: Account, mode: ConversationMode, meta: ConversationMeta, prefix: string): OpenedConversation {
   const role = findRole(emu, meta.voice_id);
   if (!role) throw badParameter(`${prefix}voice_id: unknown role "${meta.voice_id}" (roles: ${roleIds(emu).join(', ')})`);
-  if (!emu.accounts.canAfford(account, 0)) throw insufficientBalance('insufficient balance: the conversation cannot start');
+  if (!canPay(emu, account, 0)) throw insufficientBalance('insufficient balance: the conversation cannot start');
 
   // stream-text creates a round session per connection; /stream takes a REST session of this key
   // (POST /api/v1/audio/sessions) and records its turns there, or creates one for the connection.
@@ -177,6 +178,11 @@ export function openConversation(emu: Emulator, account: Account, mode: Conversa
     turns: 0,
   };
   return { session, role, language };
+}
+
+/** A turn began on the connection (understood or not): the session counts it. */
+export function countTurn(session: LiveSession): void {
+  session.turns += 1;
 }
 
 /** A finished turn is recorded in the REST session the client named; a session of the connection only counts it. */

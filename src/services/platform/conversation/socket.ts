@@ -16,7 +16,10 @@ import { openWire, type Wire } from '../shared/socket-wire.js';
 import { appendPcm, INPUT_RATE, newUtterance, nextPartial, recognizeUtterance, type Utterance } from '../shared/utterance.js';
 import {
   addLive,
+  badParameter,
   ConversationError,
+  countTurn,
+  insufficientBalance,
   latencyProfile,
   openConversation,
   recordTurn,
@@ -37,7 +40,10 @@ export function conversationSocket(emu: Emulator, state: ConversationState, sock
     emu,
     socket,
     req,
-    () => wire.send({ type: 'error', code: '20003', message: `message: a frame is at most ${MAX_FRAME_BYTES} bytes (8 MiB)` }),
+    () => {
+      const tooLarge = badParameter(`message: a frame is at most ${MAX_FRAME_BYTES} bytes (8 MiB)`);
+      wire.send({ type: 'error', code: tooLarge.code, message: tooLarge.message });
+    },
     { carrier: 'binary', latency: emu.config.latency },
   );
   const fail = (code: string, message: string, closeCode = CLOSE_POLICY) => {
@@ -116,7 +122,7 @@ class Conversation {
     const text = data.toString('utf8');
     const parsed = parseJsonObject(text);
     this.wire.recordIn(data.length, false, parsed.ok ? eventName(parsed.value) : 'invalid', parsed.ok ? parsed.value : text);
-    if (!parsed.ok) return this.fail('20003', parsed.message);
+    if (!parsed.ok) return this.refuse(badParameter(parsed.message));
     if (this.phase === 'meta') return this.onMeta(parsed.value);
     if (isFinalMessage(parsed.value)) this.endUtterance(true);
     // Other JSON messages after meta are ignored (journaled only).
@@ -127,13 +133,13 @@ class Conversation {
     const inner = unwrapMeta(msg);
     const prefix = inner === msg ? '' : 'meta.';
     const parsed = (this.mode === 'text' ? textMetaSchema : streamMetaSchema).safeParse(inner);
-    if (!parsed.success) return this.fail('20003', firstIssueText(parsed.error, { prefix, whole: prefix.replace(/\.$/, '') || 'message' }));
+    if (!parsed.success) return this.refuse(badParameter(firstIssueText(parsed.error, { prefix, whole: prefix.replace(/\.$/, '') || 'message' })));
     const meta: ConversationMeta = parsed.data;
     let opened;
     try {
       opened = openConversation(this.emu, this.account, this.mode, meta, prefix);
     } catch (err) {
-      if (err instanceof ConversationError) return this.fail(err.code, err.message);
+      if (err instanceof ConversationError) return this.refuse(err);
       throw err;
     }
     const { role, language } = opened;
@@ -172,6 +178,7 @@ class Conversation {
     }
   }
 
+  /** A conversation rule's refusal (model.ts names its code): the `error` event, then the close. */
   private refuse(error: ConversationError): void {
     this.fail(error.code, error.message);
   }
@@ -223,7 +230,7 @@ class Conversation {
 
   private async answer(userText: string, clock: { t0: number; asrMs: number }): Promise<void> {
     if (this.wire.closed || !this.ctx || !this.session) return;
-    this.session.turns += 1;
+    countTurn(this.session);
     if (!userText.trim()) {
       // Nothing was understood: the turn ends without a reply.
       const elapsed = Math.round(performance.now() - clock.t0);
@@ -240,7 +247,7 @@ class Conversation {
       });
     } else {
       const { outcome, replyText } = await runReply(this.ctx, userText, clock);
-      if (outcome === 'no_balance') return this.fail('40011', 'insufficient balance: the reply audio cannot be paid');
+      if (outcome === 'no_balance') return this.refuse(insufficientBalance('insufficient balance: the reply audio cannot be paid'));
       if (outcome === 'closed') return;
       recordTurn(this.emu, this.session, { user: userText, reply: replyText });
     }

@@ -2,6 +2,7 @@
  * One reply of a conversation turn: scripted reply text, its tokens, the reply audio synthesized
  * with the role's voice and streamed as MP3 frames while it is encoded, billing, and `done`.
  */
+import { canPay, charge } from '../../shared/charges.js';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { encodeAudioStream, synthesizeStream, type SynthInput } from '../../../audio/index.js';
@@ -61,7 +62,7 @@ export async function runReply(ctx: ReplyContext, userText: string, clock: TurnC
 
   // The reply's length is known from the synthesis plan: refuse before anything is said.
   const plannedSec = (synth.durationMs + MP3_MARGIN_MS) / 1000;
-  if (!emu.accounts.canAfford(account, conversationPrice(emu, plannedSec))) return { outcome: 'no_balance', replyText: reply.text };
+  if (!canPay(emu, account, conversationPrice(emu, plannedSec))) return { outcome: 'no_balance', replyText: reply.text };
 
   const tokens = tokensOf(reply.text);
   if (latency.llmFirstToken) await sleep(latency.llmFirstToken, undefined, { signal });
@@ -97,9 +98,8 @@ export async function runReply(ctx: ReplyContext, userText: string, clock: TurnC
   const ttsMs = since(ttsStart);
   const audioSec = Math.round(meta.durationMs) / 1000;
 
-  emu.accounts.charge(account, conversationPrice(emu, audioSec));
+  charge(emu, account, conversationPrice(emu, audioSec));
   emu.signatures.put(speechRecord({ text: reply.text, language: reply.language, voices: [ctx.role.voice_id], summary: synth, atMs: emu.clock.now() }));
-  emu.markDirty('accounts', account.id, account.id);
 
   const timings: TurnTimings = {
     first_token_ms: firstTokenMs,

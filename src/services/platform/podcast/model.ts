@@ -4,6 +4,7 @@
  * clock, and a signature record whose segments are the turns (so diarization and recognition know
  * what was said and by whom).
  */
+import { canPay, charge } from '../../shared/charges.js';
 import { createHash } from 'node:crypto';
 import { encodeAudio, synthesizeDialogueStream, type DialogueInput } from '../../../audio/index.js';
 import type { Account } from '../../../core/state/accounts.js';
@@ -128,14 +129,14 @@ export async function generatePodcast(emu: Emulator, account: Account, plan: Pod
   const input = dialogueOf(plan);
   const stream = synthesizeDialogueStream(input); // lazy: the plan (duration, turns) is known before rendering
   const price = priceOf(emu.fixtures.data['billing.json'].prices_micro.podcast_audio_second, stream.durationMs);
-  if (!emu.accounts.canAfford(account, price)) throw new PlatformError('balance', 'insufficient balance for podcast generation');
+  if (!canPay(emu, account, price)) throw new PlatformError('balance', 'insufficient balance for podcast generation');
   takeRateSlot(emu, account);
 
   const { bytes, meta } = await encodeAudio('mp3', stream, PODCAST_AUDIO);
   const ids = emu.ids.stream(account.id);
   const objectKey = `${podcastKeyPrefix(account)}${ids.hex(24)}.mp3`;
   await emu.blobs.put(objectKey, bytes);
-  emu.accounts.charge(account, price);
+  charge(emu, account, price);
 
   const text = plan.lines.join('\n');
   emu.signatures.put(dialogueRecord({ text, language: languageByAnyHan(text), voices: plan.voices, audio: stream, atMs: emu.clock.now() }));

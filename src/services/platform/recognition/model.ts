@@ -5,6 +5,7 @@
  * the `recognition` family, which gives them their HTTP statuses. The stream's end (`finishStream`) has
  * its own: at least 2 s (20014), then the balance (20003).
  */
+import { canPay, charge } from '../../shared/charges.js';
 import type { Account } from '../../../core/state/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { chargeOrRefuse, priceOf } from '../shared/billing.js';
@@ -124,9 +125,8 @@ export function finishStream(emu: Emulator, account: Account, utterance: Utteran
   const ms = durationMs(utterance);
   if (ms < MIN_STREAM_AUDIO_MS) throw audioTooShort(`audio is shorter than ${MIN_STREAM_AUDIO_MS / 1000} seconds (${Math.floor(ms)} ms of PCM received)`);
   const price = recognitionPrice(emu, ms / 1000);
-  if (!emu.accounts.canAfford(account, price)) throw new PlatformError('balance', 'insufficient balance for recognition');
+  if (!canPay(emu, account, price)) throw new PlatformError('balance', 'insufficient balance for recognition');
   const result = recognizeUtterance(emu, utterance, language);
-  emu.accounts.charge(account, price);
-  emu.markDirty('accounts', account.id, account.id);
+  charge(emu, account, price);
   return result;
 }

@@ -3,6 +3,7 @@
  * billing live here; routes.ts only moves bytes. The `/mcp` tools call `synthesizeTts` with an
  * authenticated account and arguments parsed by the same schema.
  */
+import { canPay, charge } from '../../shared/charges.js';
 import type { Account } from '../../../core/state/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { speechRecord } from '../../../core/state/signatures.js';
@@ -89,7 +90,7 @@ export function planTts(emu: Emulator, account: Account, req: TtsRequest): TtsPl
 
   // emotion_class is accepted and ignored: the standard model does not process it.
   const priceMicro = weighted * emu.fixtures.data['billing.json'].prices_micro.platform_tts_character;
-  if (!emu.accounts.canAfford(account, priceMicro)) {
+  if (!canPay(emu, account, priceMicro)) {
     throw insufficientBalance(`insufficient balance: this synthesis costs ${priceMicro} micro-units, the balance is ${account.balanceMicro}`);
   }
 
@@ -114,9 +115,8 @@ export function planTts(emu: Emulator, account: Account, req: TtsRequest): TtsPl
 
 /** Charges the synthesis and records what the audio says, so recognition and detection know it. */
 function commit(emu: Emulator, account: Account, plan: TtsPlan, summary: SynthSummary): void {
-  emu.accounts.charge(account, plan.priceMicro);
+  charge(emu, account, plan.priceMicro);
   emu.signatures.put(speechRecord({ text: plan.synth.text, language: plan.language, voices: [plan.voiceId], summary, atMs: emu.clock.now() }));
-  emu.markDirty('accounts', account.id, account.id);
 }
 
 /**

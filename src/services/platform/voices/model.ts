@@ -6,6 +6,7 @@
  * audio). The voices themselves are kept in `services/shared/custom-voices.ts` (the speech service
  * reads them too).
  */
+import { canPay } from '../../shared/charges.js';
 import type { Account } from '../../../core/state/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { customVoiceCount, findCustomVoice, listCustomVoices, putCustomVoice, removeCustomVoice, type CustomVoice } from '../../shared/custom-voices.js';
@@ -51,7 +52,7 @@ export async function saveVoice(emu: Emulator, account: Account, body: VoiceSave
 
   const full = () => !findCustomVoice(emu, account.id, voiceId) && customVoiceCount(emu, account.id) >= MAX_CUSTOM_VOICES;
   if (full()) throw tooManyVoices();
-  if (!emu.accounts.canAfford(account, 0)) throw new PlatformError('balance', 'insufficient balance: the free quota is used up');
+  if (!canPay(emu, account, 0)) throw new PlatformError('balance', 'insufficient balance: the free quota is used up');
 
   const ref = await loadReference(emu, account, refAudio);
   const refBlob = `voices/${account.id}/${emu.ids.stream(account.id).hex(12)}-${voiceId}.${ref.probe.format}`;

@@ -6,6 +6,7 @@
  */
 import * as z from 'zod';
 import { idField } from '../files/schema.js';
+import { int64 } from '../integers.js';
 
 export const ASYNC_SAMPLE_RATES = [8000, 16000, 22050, 24000, 32000, 44100] as const;
 
@@ -16,8 +17,8 @@ export const asyncBody = z.looseObject({
   voice_setting: z.looseObject({}, { error: (i) => (i.input === undefined ? 'is required' : 'must be an object') }),
   audio_setting: z
     .looseObject({
-      audio_sample_rate: z.int({ error: `must be one of ${ASYNC_SAMPLE_RATES.join(', ')}` }).nullish(),
-      channel: z.union([z.literal(1), z.literal(2)], { error: 'must be 1 or 2' }).nullish(),
+      audio_sample_rate: int64(z.int({ error: `must be one of ${ASYNC_SAMPLE_RATES.join(', ')}` })).nullish(),
+      channel: int64(z.union([z.literal(1), z.literal(2)], { error: 'must be 1 or 2' })).nullish(),
     })
     // Opus takes its own rates, and any other one fails the task rather than the request (E12):
     // the general enum binds every other format.

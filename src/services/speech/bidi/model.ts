@@ -7,9 +7,8 @@
  */
 import type { Account } from '../../../core/state/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { parseFirst } from '../../../core/http/validation.js';
-import { invalidParams, STATUS_MSG } from '../errors.js';
-import { firstProblem } from '../schema.js';
+import { readMessage } from '../body.js';
+import { STATUS_MSG } from '../errors.js';
 import type { SpeechArea } from '../state.js';
 import { codePoints } from '../text.js';
 import {
@@ -33,6 +32,9 @@ import type { Cut } from './cuts.js';
 import { BidiJournal, type FrameRecord } from './journal.js';
 import { bidiTaskContinueSchema, bidiTaskStartSchema } from './schema.js';
 import { settingsView, type BidiSettings } from './settings.js';
+
+/** `task_start`'s own field on the bidi socket (the rest is the speech socket's `task_start`). */
+const SESSION_ID = bidiTaskStartSchema.pick({ session_id: true });
 
 /** A `task_continue` longer than this many code points is refused softly with 2204 (E8). */
 export const MAX_CONTINUE_CHARS = 10_000;
@@ -162,8 +164,8 @@ export function openBidiSession(emu: Emulator, port: SessionPort, ctx: BidiConte
 
   function onStart(frame: Record<string, unknown>) {
     if (phase !== 'connected') return fail(2206, `${STATUS_MSG[2206]}: task_start was already received; one session per connection`);
-    const own = parseFirst(bidiTaskStartSchema.pick({ session_id: true }), frame);
-    if (!own.success) return fail(2013, invalidParams(firstProblem(own.problem)).message);
+    const own = readMessage(SESSION_ID, frame);
+    if ('error' in own) return fail(2013, own.error.message);
     try {
       start = checkTaskStart(emu, ctx.account, frame);
     } catch (err) {
@@ -176,8 +178,8 @@ export function openBidiSession(emu: Emulator, port: SessionPort, ctx: BidiConte
   }
 
   function onContinue(frame: Record<string, unknown>) {
-    const parsed = parseFirst(bidiTaskContinueSchema, frame);
-    if (!parsed.success) return fail(2013, invalidParams(firstProblem(parsed.problem)).message);
+    const parsed = readMessage(bidiTaskContinueSchema, frame);
+    if ('error' in parsed) return fail(2013, parsed.error.message);
     const text = parsed.data.text;
     // Whitespace only: no event at all; it only refreshed the idle clock (E6).
     if (!/\S/u.test(text)) return;

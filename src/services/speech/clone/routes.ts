@@ -2,7 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Emulator } from '../../../core/emulator.js';
 import { URL_TTL_MS } from '../model.js';
-import { parseWith, sendOk, signedLink, speechOperations } from '../reply.js';
+import { parseWith } from '../body.js';
+import { sendOk, signedLink, speechOperations } from '../reply.js';
 import { cloneResponse, cloneVoice } from './model.js';
 import { cloneBody } from './schema.js';
 

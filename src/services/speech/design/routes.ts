@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Emulator } from '../../../core/emulator.js';
-import { parseWith, sendOk, speechOperations } from '../reply.js';
+import { parseWith } from '../body.js';
+import { sendOk, speechOperations } from '../reply.js';
 import { designVoice } from './model.js';
 import { designBody } from './schema.js';
 

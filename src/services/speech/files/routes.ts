@@ -7,7 +7,8 @@ import type { Emulator } from '../../../core/emulator.js';
 import { discardStream } from '../../../core/http/memory.js';
 import { StorageError } from '../../../core/state/storage.js';
 import { invalidParams, SpeechError } from '../errors.js';
-import { parseWith, sendOk, signedLink, speechOperations } from '../reply.js';
+import { parseWith } from '../body.js';
+import { sendOk, signedLink, speechOperations } from '../reply.js';
 import {
   addFile,
   ASYNC_OUTPUT_TTL_MS,
@@ -106,13 +107,13 @@ export async function speechFileRoutes(app: FastifyInstance, { emu }: { emu: Emu
   });
 
   r.get('/v1/files/list', { schema: { querystring: listQuery } }, async (req, reply) => {
-    const { purpose } = parseWith(listQuery, req.query, 'query');
+    const { purpose } = parseWith(listQuery, req.query, { what: 'query' });
     if (purpose !== undefined) oneOf('purpose', purpose, LIST_PURPOSES);
     return sendOk(emu, req, reply, { files: listFiles(emu, req.ctx.account!, purpose).map(fileObject) });
   });
 
   r.get('/v1/files/retrieve', { schema: { querystring: fileIdQuery } }, async (req, reply) => {
-    const f = ownFile(emu, req.ctx.account!, parseWith(fileIdQuery, req.query, 'query').file_id);
+    const f = ownFile(emu, req.ctx.account!, parseWith(fileIdQuery, req.query, { what: 'query' }).file_id);
     // A link never outlives its file (async outputs: 9 h after success; video uploads: 7 days).
     const expires =
       f.ready_at_ms !== undefined ? f.ready_at_ms + ASYNC_OUTPUT_TTL_MS : Math.min(emu.clock.now() + FILE_URL_TTL_MS, f.expires_at_ms ?? Infinity);
@@ -120,7 +121,7 @@ export async function speechFileRoutes(app: FastifyInstance, { emu }: { emu: Emu
   });
 
   r.get('/v1/files/retrieve_content', { schema: { querystring: fileIdQuery } }, async (req, reply) => {
-    const f = ownFile(emu, req.ctx.account!, parseWith(fileIdQuery, req.query, 'query').file_id);
+    const f = ownFile(emu, req.ctx.account!, parseWith(fileIdQuery, req.query, { what: 'query' }).file_id);
     const size = await emu.blobs.size(f.blob);
     // The record is there but the data dir lost its bytes: the internal error naming the missing file.
     if (size === null) throw emu.blobs.missing(f.blob);

@@ -10,6 +10,7 @@
  * 5. the charge and the usage in seconds.
  * Nothing here knows HTTP: a refusal is an SttError with its status, code and text.
  */
+import { canPay, charge as chargeAccount, priceOf } from '../../shared/charges.js';
 import type { Account } from '../../../core/state/accounts.js';
 import * as z from 'zod';
 import { accountArea, areaOf } from '../../../core/state/areas.js';
@@ -145,8 +146,8 @@ export function readAudio(src: ByteSource): ContainerInfo {
 
 /** Step 3: the price of the audio against the balance, then the account's request window. */
 export function admitAudio(emu: Emulator, account: Account, durationMs: number): number {
-  const price = Math.ceil((PRICE_MICRO_PER_HOUR * durationMs) / 3_600_000);
-  if (account.balanceMicro <= 0 || !emu.accounts.canAfford(account, price)) throw new SttError(402, 1008, MESSAGES[1008]!);
+  const price = priceOf(PRICE_MICRO_PER_HOUR, durationMs, 3_600_000);
+  if (!canPay(emu, account, price)) throw new SttError(402, 1008, MESSAGES[1008]!);
   const perMinute = account.limits.speech_to_text_per_minute;
   if (perMinute && !emu.limits.hit(emu.windowKey(account, 'speech:speech_to_text'), MINUTE_MS, perMinute).allowed)
     throw new SttError(429, 1002, MESSAGES[1002]!);
@@ -180,7 +181,7 @@ export function checkContent(emu: Emulator, transcript: Transcript): void {
 
 /** Step 5: charge and count. */
 export function charge(emu: Emulator, account: Account, price: number, durationMs: number): void {
-  emu.accounts.charge(account, price);
+  chargeAccount(emu, account, price);
   sttArea(emu).count(account.id, durationMs);
 }
 

@@ -6,9 +6,8 @@
  */
 import type { Account } from '../../../core/state/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { parseFirst } from '../../../core/http/validation.js';
-import { invalidParams, STATUS_MSG } from '../errors.js';
-import { firstProblem } from '../schema.js';
+import { readMessage } from '../body.js';
+import { STATUS_MSG } from '../errors.js';
 import type { SpeechArea } from '../state.js';
 import { codePoints } from '../text.js';
 import {
@@ -96,8 +95,8 @@ export function openSession(emu: Emulator, port: SessionPort, ctx: SessionContex
   function onContinue(frame: Record<string, unknown>) {
     if (phase === 'connected') return illegal('task_continue before task_started');
     if (phase !== 'started') return illegal('task_continue after task_finish');
-    const parsed = parseFirst(taskContinueSchema, frame);
-    if (!parsed.success) return fail(2013, invalidParams(firstProblem(parsed.problem)).message);
+    const parsed = readMessage(taskContinueSchema, frame);
+    if ('error' in parsed) return fail(2013, parsed.error.message);
     if (queue.length >= MAX_QUEUED) {
       // Refused on arrival: the piece never entered the queue.
       return send('task_continued', 2205, `${STATUS_MSG[2205]}: ${MAX_QUEUED} pieces are already waiting`, { data: null, is_final: true });

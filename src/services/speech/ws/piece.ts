@@ -9,10 +9,11 @@ import { encodeAudioStream, type SynthStream } from '../../../audio/index.js';
 import type { Account } from '../../../core/state/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { AudioMade, type AudioFrame, type AudioShaping, type StreamEnd } from '../../../core/stream/guard.js';
-import { parseFirst } from '../../../core/http/validation.js';
+import { parseJson } from '../../../core/http/number-literals.js';
+import { parseWith } from '../body.js';
+import { t2aRequestSchema } from '../schema.js';
 import { invalidParams, SpeechError, STATUS_MSG } from '../errors.js';
 import { encodeOptionsOf, planRequest, readRequest, recordSignature, startSynthesis, type SynthesisPlan } from '../model.js';
-import { firstProblem } from '../schema.js';
 import type { SpeechArea, StreamRecordEnd } from '../state.js';
 import { audioHex, extraInfo, inflatedInfo, MAX_EVENT_AUDIO_BYTES, type ExtraInfo } from '../stream.js';
 import { clientFrameSchema, taskStartSchema, type TaskStart } from './schema.js';
@@ -77,25 +78,25 @@ export function failureOf(emu: Emulator, err: unknown): [number, string] {
 export function readClientFrame(text: string): { frame: Record<string, unknown> & { event: string } } | { code: number; msg: string } {
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    json = parseJson(text);
   } catch {
     return { code: 2013, msg: 'invalid params, message is not valid JSON: each message must be one JSON object with an event field' };
   }
   if (json === null || typeof json !== 'object' || Array.isArray(json))
     return { code: 2013, msg: 'invalid params, message must be a JSON object with an event field' };
-  const frame = clientFrameSchema.safeParse(json);
-  if (!frame.success) return { code: 2202, msg: `${STATUS_MSG[2202]}: the message has no event field (string)` };
-  return { frame: frame.data };
+  if (!clientFrameSchema.safeParse(json).success) return { code: 2202, msg: `${STATUS_MSG[2202]}: the message has no event field (string)` };
+  // The message itself (not the schema's copy): its decimal literals are noted against it (body.ts).
+  return { frame: json as Record<string, unknown> & { event: string } };
 }
 
 export const BINARY_FRAME_MSG = 'invalid params, binary frames are not accepted: send JSON text frames';
 
 /** `task_start` checked by the same plan as the HTTP body (the text is a stand-in until pieces arrive); throws the SpeechError. */
 export function checkTaskStart(emu: Emulator, account: Account, frame: Record<string, unknown>): TaskStart {
-  const parsed = parseFirst(taskStartSchema, frame);
-  if (!parsed.success) throw invalidParams(firstProblem(parsed.problem));
-  planRequest(emu, account, readRequest(pieceBody(parsed.data, 'Hello')));
-  return parsed.data;
+  // The message's own integer fields are the T2A request's (pieceBody builds that request from them).
+  const start = parseWith(taskStartSchema, frame, { what: 'message', typedAlsoBy: [t2aRequestSchema] });
+  planRequest(emu, account, readRequest(pieceBody(start, 'Hello')));
+  return start;
 }
 
 /**
