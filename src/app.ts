@@ -136,7 +136,7 @@ export async function composeService(
   await registerDocuments(app, emu, service);
   await setup(app, emu);
   requestIdOnUpgrades(app);
-  registerRoot(app, service);
+  registerRoot(app, service, emu.config);
   await app.register(controlPlane, { prefix: '/_emulator', emu });
 }
 

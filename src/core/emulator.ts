@@ -19,6 +19,7 @@ import { Sockets } from './socket/open-sockets.js';
 import { SlotQueue } from './state/queue.js';
 import { loadUrlSecret, URL_SECRET_FILE } from './state/url-secret.js';
 import { dataDirProblem, makeDirs } from './state/data-dir.js';
+import { DataDirLock } from './state/data-dir-lock.js';
 import { savedSnapshot, SNAPSHOT } from './state/snapshots.js';
 import type { SavedSnapshot } from './state/snapshot-schema.js';
 import { DATABASE } from './state/store/database.js';
@@ -107,6 +108,7 @@ export class Emulator {
     dataDir: string,
     persistent: boolean,
     secret: Buffer,
+    private readonly lock: DataDirLock | undefined,
   ) {
     this.dataDir = dataDir;
     this.persistent = persistent;
@@ -135,11 +137,18 @@ export class Emulator {
     // A data dir that cannot take a durable write stops the start: nothing could be acknowledged there.
     const problem = persistent ? dataDirProblem(dataDir) : null;
     if (problem) throw new Error(`data dir ${dataDir} cannot hold the emulator's state: ${problem}`);
-    const hadState = existsSync(join(dataDir, DATABASE)) || existsSync(join(dataDir, SNAPSHOT));
-    const secret = await loadUrlSecret(dataDir, persistent, hadState);
-    if (secret.replacedMissing)
-      logger.warn(`${join(dataDir, URL_SECRET_FILE)} was missing: a new download-link secret is made, and links handed out before no longer verify`);
-    return new Emulator(config, fixtures, accounts, logger, dataDir, persistent, secret.key);
+    // Before anything is read: the state of a data dir another emulator writes to is not this one's to read.
+    const lock = persistent ? DataDirLock.acquire(dataDir) : undefined;
+    try {
+      const hadState = existsSync(join(dataDir, DATABASE)) || existsSync(join(dataDir, SNAPSHOT));
+      const secret = await loadUrlSecret(dataDir, persistent, hadState);
+      if (secret.replacedMissing)
+        logger.warn(`${join(dataDir, URL_SECRET_FILE)} was missing: a new download-link secret is made, and links handed out before no longer verify`);
+      return new Emulator(config, fixtures, accounts, logger, dataDir, persistent, secret.key, lock);
+    } catch (err) {
+      lock?.release();
+      throw err;
+    }
   }
 
   /** Registers a state area (core/state/areas.ts declares them); one registered late gets its saved part now. */
@@ -234,7 +243,12 @@ export class Emulator {
     this.sockets.closeAll(1001, 'emulator shutting down');
     // A last save that fails is logged (saveNow does): nobody waits for it any more.
     if (opts.save !== false) await this.store.saveNow().catch(() => undefined);
-    await this.store.close();
+    try {
+      await this.store.close();
+    } finally {
+      // Released last, and whatever happened: the next emulator on this data dir may start now.
+      this.lock?.release();
+    }
     this.closed = true;
     this.clock.stop();
     if (!this.persistent) rmSync(this.dataDir, { recursive: true, force: true });

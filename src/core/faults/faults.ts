@@ -59,7 +59,6 @@ export const faultRuleSchema = z
     fault: faultDirectiveSchema.refine((f) => Object.keys(f).length > 0, 'fault must name at least one field'),
   })
   .strict();
-export type FaultRuleInput = z.input<typeof faultRuleSchema>;
 
 export interface FaultRule {
   id: string;
@@ -83,25 +82,56 @@ export interface FaultContext {
   accountId?: string;
 }
 
-export class FaultHeaderError extends Error {}
+/** What a fault header said: the fields it set, and why each part it could not apply was left out. */
+export interface ReadFaultHeader {
+  directive: FaultDirective | undefined;
+  problems: string[];
+}
 
-/** Parses `code=1002;delay_ms=50` into a directive. */
-export function parseFaultHeader(value: string): FaultDirective {
+/**
+ * How much of an unreadable part a problem quotes, and how many problems are reported (a header can be
+ * kilobytes). Problems go back in a response header: ASCII only, so the cut is marked with `...`.
+ */
+const QUOTED_CHARS = 60;
+const MAX_PROBLEMS = 5;
+
+const quoted = (text: string) => JSON.stringify(text.length > QUOTED_CHARS ? `${text.slice(0, QUOTED_CHARS)}...` : text);
+
+/**
+ * Reads `code=1002;delay_ms=50`. One rule for a header with a bad part: the valid fields apply, and every
+ * part left out (unreadable, an unknown field, a value out of its range) is named, so a typo never
+ * silently drops the fields the test did write.
+ */
+export function parseFaultHeader(value: string): ReadFaultHeader {
   const out: Record<string, number> = {};
+  const problems: string[] = [];
+  const fields = faultDirectiveSchema.shape as Record<string, z.ZodType>;
   for (const part of value.split(/[;,]/)) {
     const p = part.trim();
     if (!p) continue;
     const m = /^([a-z_]+)\s*=\s*(-?\d+)$/.exec(p) ?? decimalField(p);
-    if (!m) throw new FaultHeaderError(`X-Emulator-Fault: cannot read "${p}" (expected key=integer)`);
-    out[m[1]!] = Number(m[2]);
+    if (!m) {
+      problems.push(`X-Emulator-Fault: cannot read ${quoted(p)} (expected key=integer)`);
+      continue;
+    }
+    const [, name, raw] = m as unknown as [string, string, string];
+    const schema = Object.hasOwn(fields, name) ? fields[name] : undefined;
+    if (!schema) {
+      problems.push(`X-Emulator-Fault: ${quoted(name)} is not a fault field`);
+      continue;
+    }
+    const checked = schema.safeParse(Number(raw));
+    if (!checked.success) {
+      problems.push(`X-Emulator-Fault: ${name}: ${firstProblemOf(checked.error)?.rule ?? 'invalid value'}`);
+      continue;
+    }
+    out[name] = Number(raw);
   }
-  const parsed = faultDirectiveSchema.safeParse(out);
-  if (!parsed.success) {
-    const problem = firstProblemOf(parsed.error);
-    const field = problem?.path.length ? String(problem.path[0]) : (problem?.keys?.join(',') ?? '');
-    throw new FaultHeaderError(`X-Emulator-Fault: ${field ? `${field}: ` : ''}${problem?.rule ?? 'invalid directive'}`);
-  }
-  return parsed.data;
+  const shown = problems.length > MAX_PROBLEMS ? [...problems.slice(0, MAX_PROBLEMS), `and ${problems.length - MAX_PROBLEMS} more`] : problems;
+  // The directive lists its fields in the schema's order, whatever the header's (log lines name them so).
+  const ordered: Record<string, number> = {};
+  for (const name of Object.keys(fields)) if (name in out) ordered[name] = out[name]!;
+  return { directive: Object.keys(ordered).length ? (ordered as FaultDirective) : undefined, problems: shown };
 }
 
 /** `rtf=0.5`: a decimal value, for the fields that take one. */

@@ -138,11 +138,9 @@ export function installLifecycle(app: FastifyInstance, emu: LifecycleHost, opts:
     let header: FaultDirective | undefined;
     const raw = req.headers['x-emulator-fault'];
     if (typeof raw === 'string' && raw.trim()) {
-      try {
-        header = parseFaultHeader(raw);
-      } catch (err) {
-        ctx.faultNote = (err as Error).message;
-      }
+      const read = parseFaultHeader(raw);
+      header = read.directive;
+      if (read.problems.length) ctx.faultNote = read.problems.join(', ');
     }
     const taken = emu.faults.take({ service: ctx.listener, method: req.method, path, accountId: ctx.account?.id }, header);
     if (taken) ctx.fault = taken.directive;

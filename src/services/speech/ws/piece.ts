@@ -8,13 +8,13 @@
 import { encodeAudioStream, type SynthStream } from '../../../audio/index.js';
 import type { Account } from '../../../core/state/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { AudioMade, type AudioFrame, type AudioShaping, type StreamEnd as GuardEnd } from '../../../core/stream/guard.js';
+import { AudioMade, type AudioFrame, type AudioShaping, type StreamEnd } from '../../../core/stream/guard.js';
 import { parseJson } from '../../../core/http/number-literals.js';
 import { parseWith } from '../body.js';
-import { t2aRequestSchema } from '../schema.js';
 import { invalidParams, SpeechError, STATUS_MSG } from '../errors.js';
 import { encodeOptionsOf, planRequest, readRequest, recordSignature, startSynthesis, type SynthesisPlan } from '../model.js';
-import type { SpeechArea, StreamEnd } from '../state.js';
+import { t2aRequestSchema } from '../schema.js';
+import type { SpeechArea, StreamRecordEnd } from '../state.js';
 import { audioHex, extraInfo, inflatedInfo, MAX_EVENT_AUDIO_BYTES, type ExtraInfo } from '../stream.js';
 import { clientFrameSchema, taskStartSchema, type TaskStart } from './schema.js';
 import { SubtitleFeed, type WsSubtitle } from './subtitles.js';
@@ -48,7 +48,7 @@ export interface SessionPort {
   /** The guard's faults applied around the encoder (`gap_ms`, `split_frame`). */
   readonly shaping?: AudioShaping;
   /** Why the guard ended the stream (`cut` by the fault…); null while it runs. */
-  readonly streamEnded: GuardEnd | null;
+  readonly streamEnded: StreamEnd | null;
   close(code: number, reason: string): void;
   after(ms: number, fn: () => void, label: string): number;
   cancel(id: number | null): void;
@@ -114,7 +114,7 @@ export class AudioSender {
   }
 
   /** How a piece that could not send ended. */
-  get stopped(): StreamEnd {
+  get stopped(): StreamRecordEnd {
     return this.port.streamEnded === 'cut' ? 'cut' : 'aborted';
   }
 }
@@ -124,7 +124,7 @@ export interface PieceOut {
   /** Sends one `task_continued` with `ms` of new audio; false once nothing more may be sent (a promise while paced). */
   chunk(audio: Buffer, isFinal: boolean, extra: ExtraInfo | undefined, subtitle: WsSubtitle | undefined, ms: number): boolean | Promise<boolean>;
   /** How a piece that could not send ended (for the state view). */
-  stopped(): StreamEnd;
+  stopped(): StreamRecordEnd;
   /** The piece begins (its pace's `ttfa_ms` counts from here). */
   begin?(): void;
   /** The guard's faults applied around the encoder (`gap_ms`, `split_frame`). */
