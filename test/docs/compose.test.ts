@@ -44,9 +44,11 @@ const containerPort = (mapping: string) =>
 
 describe('the compose files, against the Dockerfile and docs/scaling.md', () => {
   const image = dockerfile();
+  const listeners = [image.env.EMULATOR_SPEECH_PORT!, image.env.EMULATOR_SPEECH_BACKUP_PORT!, image.env.EMULATOR_PLATFORM_PORT!];
 
   it('the Dockerfile exposes the three listeners its ENV sets, prepares /data and has a healthcheck', () => {
-    expect(image.exposed.sort()).toEqual([image.env.EMULATOR_SPEECH_PORT, image.env.EMULATOR_SPEECH_BACKUP_PORT, image.env.EMULATOR_PLATFORM_PORT].sort());
+    // (Ports the emulator adds later, such as the call room's media, come on top of these.)
+    expect(image.exposed).toEqual(expect.arrayContaining(listeners));
     expect(image.dataDir).toBe('/data');
     expect(image.health?.[0]).toBe('CMD');
   });
@@ -70,8 +72,8 @@ describe('the compose files, against the Dockerfile and docs/scaling.md', () => 
     expect(emulators.map(([name]) => name)).toEqual(['emu-0', 'emu-1']);
     const proxy = file.services.proxy!;
     const published = proxy.ports!.map((p) => p.split(':'));
-    // The proxy publishes the image's ports, each on the same number (clients use them as one emulator's).
-    expect(published.map(([, c]) => c).sort()).toEqual([...image.exposed].sort());
+    // The proxy publishes the emulator's three listeners, each on the same number (clients use them as one emulator's).
+    expect(published.map(([, c]) => c).sort()).toEqual([...listeners].sort());
     for (const [host, container] of published) expect(host).toBe(container);
     const volumes = new Set<string>();
     for (const [name, emu] of emulators) {
