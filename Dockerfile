@@ -25,8 +25,11 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY fixtures ./fixtures
+# The data dir, for a volume: EMULATOR_DATA_DIR=/data (docker-compose.persist.yml, docker-compose.scaling.yml).
 RUN mkdir -p /data && chown node:node /data
 USER node
+# 8900 speech, 8901 its backup base URL, 8910 voice platform. The call room's media ports (UDP
+# 50000-60000 and TCP 7881, per the spec) join this line once the room exists.
 EXPOSE 8900 8901 8910
 HEALTHCHECK --interval=5s --timeout=3s --start-period=2s --retries=5 \
   CMD ["node", "-e", "const t=process.env.EMULATOR_CONTROL_TOKEN;fetch('http://127.0.0.1:'+(process.env.EMULATOR_SPEECH_PORT||8900)+'/_emulator/health',{headers:t?{authorization:'Bearer '+t}:{}}).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]

@@ -17,7 +17,7 @@
  *
  *   node scripts/bundle.mjs            bundle now (the CLI and the CommonJS entries)
  *   node scripts/bundle.mjs --if-stale bundle the CLI only when a source is newer than the last build (npm start)
- *   node scripts/bundle.mjs --prepare  npm's prepare (npm install from git, npm pack): runs `npm run build`
+ *   node scripts/bundle.mjs --prepare  npm's prepare and prepack (a clone, a git install, npm pack): runs `npm run build`
  *                                      where the sources and the build tools are there, else says why not
  */
 import { spawn, spawnSync } from 'node:child_process';

@@ -106,6 +106,9 @@ function checkEngines(image: string, major: number): void {
 }
 
 async function main() {
+  log(
+    'not a container engine: none here, and node:24-slim cannot be pulled; podman on a base made from Debian packages works but takes ~15 min, past CI budget (docs/ci.md)',
+  );
   const instructions = parseDockerfile(readFileSync(join(context, 'Dockerfile'), 'utf8'));
   const ignored = dockerignore();
   const stages: Stage[] = [];
