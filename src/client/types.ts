@@ -264,6 +264,15 @@ export interface JournalEntryView {
   stream?: Record<string, unknown>;
   ws_frames?: WsFrameView[];
   ws_frames_total?: number;
+  /** A room connection (`GET /rtc`): the room, the participant, its tracks and its disconnect reason. */
+  room?: {
+    room_name: string;
+    identity: string;
+    participant_sid: string;
+    tracks_published: { sid: string; name: string; source: string }[];
+    tracks_subscribed: { sid: string; participant: string }[];
+    disconnect_reason: string | null;
+  };
   /** Frame contents were dropped to keep the journal within its bound in bytes. */
   ws_frames_truncated?: true;
   /** How a stream ended, a fault that fired… (absent from the JSON when there is none). */
