@@ -4,8 +4,8 @@
  * (named constructors below); the socket sends them as `error` events.
  */
 import { createHash } from 'node:crypto';
-import type { Account } from '../../../core/accounts.js';
-import { areaOf } from '../../../core/areas.js';
+import type { Account } from '../../../core/state/accounts.js';
+import { areaOf } from '../../../core/state/areas.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { findRole, roles, type Role } from '../shared/roles.js';
 import { appendTurn, getSession } from '../shared/conversation-sessions.js';
@@ -123,7 +123,7 @@ export function conversationPrice(emu: Emulator, seconds: number): number {
  * Added delays of `EMULATOR_LATENCY=realistic` (ms) before the text events; `none` adds nothing. They
  * imitate the real service's processing (first character well under its stated 3 s) and show up in
  * the timing fields. The reply audio is paced by the profile every audio stream has (REALISTIC_PACE
- * in core/stream-shaping.ts, through the socket's stream guard), counted from the reply's synthesis.
+ * in core/stream/shaping.ts, through the socket's stream guard), counted from the reply's synthesis.
  */
 export interface LatencyProfile {
   asr: number;

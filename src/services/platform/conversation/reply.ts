@@ -5,10 +5,10 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { encodeAudioStream, synthesizeStream, type SynthInput } from '../../../audio/index.js';
-import type { Account } from '../../../core/accounts.js';
+import type { Account } from '../../../core/state/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { speechRecord } from '../../../core/signatures.js';
-import { AUDIO_CHUNK } from '../../../core/stream-guard.js';
+import { speechRecord } from '../../../core/state/signatures.js';
+import { AUDIO_CHUNK } from '../../../core/stream/guard.js';
 import { chooseReply, conversationPrice, latencyProfile, tokensOf, type Role } from './model.js';
 import type { TurnTimings } from './schema.js';
 import type { Wire } from '../shared/socket-wire.js';
