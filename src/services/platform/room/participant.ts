@@ -8,7 +8,7 @@ import type { RawData, WebSocket } from 'ws';
 import { OpusCodec } from '../../../audio/opus-native.js';
 import { wavHeader } from '../../../audio/encode/pcm.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { messageBytes, openSocketWire, type SocketWire } from '../../../core/wire.js';
+import { messageBytes, openSocketWire, type SocketWire } from '../../../core/socket/wire.js';
 import { joinResponse, leave, lk, participantInfo, response, trackInfo, type ParticipantView, type TrackView } from './messages.js';
 import type { Room, RoomMember } from './room.js';
 import { addTrickle, gathered, newPeerConnection, type DataChannel, type MediaTrack, type PeerConnection } from './rtc.js';

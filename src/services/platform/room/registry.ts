@@ -5,7 +5,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
-import { areaOf } from '../../../core/areas.js';
+import { areaOf } from '../../../core/state/areas.js';
 import type { Emulator, StateArea } from '../../../core/emulator.js';
 import { onRoomSessionEnded } from '../shared/room-hosts.js';
 import type { RoomBotFactory } from './bot-port.js';

@@ -5,7 +5,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { Emulator } from '../../../core/emulator.js';
-import { RandomStream } from '../../../core/ids.js';
+import { RandomStream } from '../../../core/state/ids.js';
 import { OpusCodec } from '../../../audio/opus-native.js';
 import type { RoomHost, RoomHostArea } from '../shared/room-hosts.js';
 import type { AgentState, BotOutput, RoomBot, RoomBotFactory } from './bot-port.js';
