@@ -259,7 +259,7 @@ export const FAMILIES: Record<string, fc.Arbitrary<Attack>> = {
     .map(({ body, freeze }) => ({
       what: `POST /_emulator/clock ${JSON.stringify({ ...body, freeze }).slice(0, 80)} then time-using calls`,
       run: async (fast) => {
-        // A move of the clock waits for the async synthesis in flight (core/clock.ts settled), made by the other attacks too.
+        // A move of the clock waits for the async synthesis in flight (core/state/clock.ts settled), made by the other attacks too.
         const t = slow(fast);
         const clock = endpoint('platform', 'POST', '/_emulator/clock');
         const first = await hit(t, clock, '/_emulator/clock', { 'content-type': 'application/json' }, Buffer.from(JSON.stringify({ ...body, freeze })));

@@ -8,13 +8,13 @@ import { ControlClient } from './client/index.js';
 import { registerDocuments } from './control/documents.js';
 import { registerRoot } from './control/pages.js';
 import { controlPlane } from './control/routes.js';
-import { corsHeaders } from './core/cors.js';
+import { corsHeaders } from './core/http/cors.js';
 import { Emulator } from './core/emulator.js';
-import { loadFixtures } from './core/fixtures.js';
-import { installAccountSweep } from './core/account-sweep.js';
-import { requestIdOnUpgrades } from './core/request-log.js';
-import { applyListenerLimits, refuseOverCap, type BusyAnswer } from './core/listener-limits.js';
-import { connectHandler, parserErrorHandler, requireHost } from './core/parser-errors.js';
+import { loadFixtures } from './core/state/fixtures.js';
+import { installAccountSweep } from './core/state/account-sweep.js';
+import { requestIdOnUpgrades } from './core/http/request-log.js';
+import { applyListenerLimits, refuseOverCap, type BusyAnswer } from './core/http/listener-limits.js';
+import { connectHandler, parserErrorHandler, requireHost } from './core/http/parser-errors.js';
 import { setupPlatformApp } from './services/platform/app.js';
 import { setupSpeechApp } from './services/speech/app.js';
 
@@ -94,9 +94,9 @@ export function baseApp(
     ...(badUrl ? { clientErrorHandler: parserErrorHandler(badUrl) } : {}),
     loggerInstance: logger,
     // No per-request child (making one is a visible share of a cheap answer): a request's lines name
-    // it by its journal entry's id (core/request-log.ts), so Fastify's own `req-N` ids never show.
+    // it by its journal entry's id (core/http/request-log.ts), so Fastify's own `req-N` ids never show.
     childLoggerFactory: (parent) => parent,
-    // One line per request is written when it finishes (core/request-log.ts), not by Fastify.
+    // One line per request is written when it finishes (core/http/request-log.ts), not by Fastify.
     logController: new EmulatorLogs({ disableRequestLogging: true }),
     bodyLimit: JSON_BODY_LIMIT,
     forceCloseConnections: 'idle',

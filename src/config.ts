@@ -1,6 +1,6 @@
 /** One place that knows every setting: CLI flag, environment twin, default and rule. */
 import * as z from 'zod';
-import { describeValue } from './core/describe.js';
+import { describeValue } from './core/http/describe.js';
 import { VERSION } from './version.js';
 
 const boolish = z

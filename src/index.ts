@@ -1,12 +1,12 @@
 import { ConfigError, configSchema, type ConfigInput } from './config.js';
 import { runEmulator, type RunningEmulator } from './app.js';
 import { createLogger } from './logger.js';
-import { describeValue } from './core/describe.js';
+import { describeValue } from './core/http/describe.js';
 
 export type { RunningEmulator } from './app.js';
 export type { Config, ConfigInput } from './config.js';
 export { ConfigError } from './config.js';
-export { FixtureError } from './core/fixtures.js';
+export { FixtureError } from './core/state/fixtures.js';
 /** @internal */
 export type { Emulator } from './core/emulator.js';
 export * from './client/index.js';

@@ -19,7 +19,7 @@ export function loggerOptions(level: string): LoggerOptions {
 }
 
 /**
- * The fields of a request's line (core/request-log.ts). Its message already says all of them but the
+ * The fields of a request's line (core/http/request-log.ts). Its message already says all of them but the
  * account, so the pretty form shows them once, on the message's line; the JSON form keeps them as fields.
  */
 const REQUEST_FIELDS = [

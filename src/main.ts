@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { createServer } from 'node:net';
 import { CliAnswer, ConfigError, portSettings, readConfig, type Config } from './config.js';
-import { dataDirProblem } from './core/data-dir.js';
+import { dataDirProblem } from './core/state/data-dir.js';
 
 /** CLI: read flags and environment, start the three listeners, close gracefully on SIGINT/SIGTERM. */
 async function main(): Promise<void> {
@@ -22,7 +22,7 @@ async function main(): Promise<void> {
   if (problem) refuse(problem);
 
   // Loaded only once the configuration is valid: a bad flag or --help answers at once.
-  const [{ runEmulator }, { FixtureError }, { createLogger }] = await Promise.all([import('./app.js'), import('./core/fixtures.js'), import('./logger.js')]);
+  const [{ runEmulator }, { FixtureError }, { createLogger }] = await Promise.all([import('./app.js'), import('./core/state/fixtures.js'), import('./logger.js')]);
   const logger = createLogger(config.logLevel);
   let running;
   try {

@@ -4,7 +4,7 @@
  * each request shape equals the schema the control plane validates with, and each answer the view it
  * builds, so the two cannot drift apart.
  */
-import type { Fixtures } from '../core/fixture-schemas.js';
+import type { Fixtures } from '../core/state/fixture-schemas.js';
 
 /** What an account may use (a missing one answers the service's own refusal). */
 export type Capability = 'tts' | 'cloning' | 'upload' | 'podcast' | 'calls' | 'recognition' | 'detection' | 'diarization' | 'agents';

@@ -1,8 +1,8 @@
 /** `PUT|GET /_emulator/accounts/{key}`: settings of one key (balance, capabilities, project, limits). */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import * as z from 'zod';
-import { accountChangeSchema } from '../core/account-settings.js';
-import { accountView } from '../core/accounts.js';
+import { accountChangeSchema } from '../core/state/account-settings.js';
+import { accountView } from '../core/state/accounts.js';
 import type { Emulator } from '../core/emulator.js';
 import { ControlError, input, keyParam } from './common.js';
 

@@ -1,9 +1,9 @@
 /** `/_emulator/faults`: queued and probabilistic fault rules, listed, added and deleted. */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import * as z from 'zod';
-import { accountId, redactKey } from '../core/accounts.js';
+import { accountId, redactKey } from '../core/state/accounts.js';
 import type { Emulator } from '../core/emulator.js';
-import { faultRuleSchema, type FaultRule } from '../core/faults.js';
+import { faultRuleSchema, type FaultRule } from '../core/faults/faults.js';
 import { ControlError, input, keyParam } from './common.js';
 
 const ruleView = (r: FaultRule) => ({

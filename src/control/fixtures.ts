@@ -1,16 +1,16 @@
 /**
  * Fixtures at run time: `GET /_emulator/fixtures[/{name}]` and `PUT /_emulator/fixtures/{name}`,
- * checked exactly as the start-up files are (core/fixtures.ts), applied at once (services read
+ * checked exactly as the start-up files are (core/state/fixtures.ts), applied at once (services read
  * `emu.fixtures.data` on each use; accounts take the new file now). A refused file changes nothing.
  * Files set here survive resets unless `?fixtures=true`, and are saved with the state in a data dir.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import * as z from 'zod';
-import { redactKey } from '../core/accounts.js';
-import { areaOf, checkWith, type StateArea } from '../core/areas.js';
+import { redactKey } from '../core/state/accounts.js';
+import { areaOf, checkWith, type StateArea } from '../core/state/areas.js';
 import type { Emulator } from '../core/emulator.js';
-import { fixtureSchemas } from '../core/fixture-schemas.js';
-import { isFixtureName, validateFixture, type FixtureName, type Fixtures } from '../core/fixtures.js';
+import { fixtureSchemas } from '../core/state/fixture-schemas.js';
+import { isFixtureName, validateFixture, type FixtureName, type Fixtures } from '../core/state/fixtures.js';
 import { ControlError, input } from './common.js';
 
 interface FixtureArea extends StateArea {

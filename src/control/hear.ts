@@ -14,8 +14,8 @@ import { decodeHeard, HEAR_MAX_BYTES, HeardAudioError, heardFormat } from '../au
 import { findSignatures, type FoundSignature } from '../audio/hear/scan.js';
 import { SIGNATURE_SECONDS } from '../audio/marker.js';
 import type { Emulator } from '../core/emulator.js';
-import { entryCode } from '../core/journal.js';
-import type { SignatureRecord } from '../core/signatures.js';
+import { entryCode } from '../core/journal/journal.js';
+import type { SignatureRecord } from '../core/state/signatures.js';
 import { recognizeInSlices } from '../services/shared/recognize.js';
 import { ControlError, input } from './common.js';
 
@@ -24,7 +24,7 @@ function timedWords(record: SignatureRecord): TimedWord[] {
   return (record.words ?? record.segments).map((w) => ({ text: w.text, startMs: w.startMs, endMs: w.endMs }));
 }
 
-/** The journal keeps a long text as its first 64 characters and its length (core/journal-entry.ts summarize). */
+/** The journal keeps a long text as its first 64 characters and its length (core/journal/entry.ts summarize). */
 function sameText(kept: unknown, text: string): boolean {
   return typeof kept === 'string' && (kept === text || (text.length > 256 && kept === `${text.slice(0, 64)}…(${text.length} chars)`));
 }

@@ -4,9 +4,9 @@
  * was expected and the value seen (credentials stay redacted on both sides).
  */
 import * as z from 'zod';
-import { redactKey } from '../core/accounts.js';
-import { entryCode, isSecretField, summarize, type JournalEntry } from '../core/journal.js';
-import { journalHeaderValue } from '../core/journal-summaries.js';
+import { redactKey } from '../core/state/accounts.js';
+import { entryCode, isSecretField, summarize, type JournalEntry } from '../core/journal/journal.js';
+import { journalHeaderValue } from '../core/journal/summaries.js';
 
 /** The matcher's fields (verify's `request`; the journal query names the same ones). */
 export const matcherFields = {

@@ -7,9 +7,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import * as z from 'zod';
 import { mulawWavHeader } from '../audio/encode/mulaw.js';
 import { wavHeader } from '../audio/encode/pcm.js';
-import { accountId } from '../core/accounts.js';
+import { accountId } from '../core/state/accounts.js';
 import type { Emulator } from '../core/emulator.js';
-import { entryCode, type JournalEntry } from '../core/journal.js';
+import { entryCode, type JournalEntry } from '../core/journal/journal.js';
 import { ControlError, input, keyParam } from './common.js';
 import { differences, matcherFields, type Matcher } from './journal-match.js';
 

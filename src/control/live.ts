@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Emulator } from '../core/emulator.js';
-import type { JournalEntry, JournalEvent } from '../core/journal.js';
+import type { JournalEntry, JournalEvent } from '../core/journal/journal.js';
 import { entryView } from './journal.js';
 
 /** A comment line now and then keeps proxies from closing a quiet feed. */

@@ -4,7 +4,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import * as z from 'zod';
-import { accountId, redactKey } from '../core/accounts.js';
+import { accountId, redactKey } from '../core/state/accounts.js';
 import type { Emulator } from '../core/emulator.js';
 import { input, keyParam } from './common.js';
 import { restoreFixtures } from './fixtures.js';

@@ -17,11 +17,11 @@ import { metricsRoutes } from './metrics.js';
 import { resetRoutes } from './reset.js';
 import { stateRoutes } from './state.js';
 import { verifyRoutes } from './verify.js';
-import { describeValue } from '../core/describe.js';
+import { describeValue } from '../core/http/describe.js';
 import { documentRoutes } from './documents.js';
 import { liveJournal } from './live.js';
 import { inspectorPages } from './pages.js';
-import { acceptEmptyJson } from '../core/json-body.js';
+import { acceptEmptyJson } from '../core/http/json-body.js';
 
 function isEmptyObject(v: unknown): boolean {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length === 0;

@@ -5,9 +5,9 @@
  */
 import type { FastifyInstance } from 'fastify';
 import * as z from 'zod';
-import { accountId } from '../core/accounts.js';
+import { accountId } from '../core/state/accounts.js';
 import type { Emulator } from '../core/emulator.js';
-import type { JournalEntry } from '../core/journal.js';
+import type { JournalEntry } from '../core/journal/journal.js';
 import { ControlError, input, keyParam } from './common.js';
 import { entryView } from './journal.js';
 import { differences, matcherFields } from './journal-match.js';

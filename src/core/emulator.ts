@@ -4,29 +4,29 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { z } from 'zod';
 import type { Config } from '../config.js';
-import { Accounts, type Account } from './accounts.js';
-import type { StateArea } from './areas.js';
-import { BlobStore } from './blobs.js';
-import { Clock } from './clock.js';
-import { Faults } from './faults.js';
-import type { LoadedFixtures } from './fixtures.js';
-import { Ids } from './ids.js';
-import { Journal } from './journal.js';
-import { RateWindows } from './limits.js';
-import { Metrics } from './metrics.js';
-import { SignatureRecords } from './signatures.js';
-import { Sockets } from './sockets.js';
-import { SlotQueue } from './queue.js';
-import { loadUrlSecret, URL_SECRET_FILE } from './url-secret.js';
-import { dataDirProblem, makeDirs } from './data-dir.js';
-import { savedSnapshot, SNAPSHOT } from './snapshots.js';
-import type { SavedSnapshot } from './snapshot-schema.js';
-import { DATABASE } from './store/database.js';
-import { StateStore } from './store/state-store.js';
-import { StorageWrites } from './storage.js';
+import { Accounts, type Account } from './state/accounts.js';
+import type { StateArea } from './state/areas.js';
+import { BlobStore } from './state/blobs.js';
+import { Clock } from './state/clock.js';
+import { Faults } from './faults/faults.js';
+import type { LoadedFixtures } from './state/fixtures.js';
+import { Ids } from './state/ids.js';
+import { Journal } from './journal/journal.js';
+import { RateWindows } from './state/limits.js';
+import { Metrics } from './http/metrics.js';
+import { SignatureRecords } from './state/signatures.js';
+import { Sockets } from './socket/open-sockets.js';
+import { SlotQueue } from './state/queue.js';
+import { loadUrlSecret, URL_SECRET_FILE } from './state/url-secret.js';
+import { dataDirProblem, makeDirs } from './state/data-dir.js';
+import { savedSnapshot, SNAPSHOT } from './state/snapshots.js';
+import type { SavedSnapshot } from './state/snapshot-schema.js';
+import { DATABASE } from './state/store/database.js';
+import { StateStore } from './state/store/state-store.js';
+import { StorageWrites } from './state/storage.js';
 
-// Areas are declared in core/areas.ts; importers of the emulator get the type here too.
-export type { StateArea } from './areas.js';
+// Areas are declared in core/state/areas.ts; importers of the emulator get the type here too.
+export type { StateArea } from './state/areas.js';
 
 export type ServiceName = 'speech' | 'platform';
 
@@ -86,7 +86,7 @@ export class Emulator {
           .map((e) => e.service),
       ),
   });
-  /** The state database of the data dir (core/store/): written through, change by change. */
+  /** The state database of the data dir (core/state/store/): written through, change by change. */
   private readonly store: StateStore;
   private closed = false;
   private readonly shutdown = new AbortController();
@@ -133,7 +133,7 @@ export class Emulator {
     return new Emulator(config, fixtures, logger, dataDir, persistent, secret.key);
   }
 
-  /** Registers a state area (core/areas.ts declares them); one registered late gets its saved part now. */
+  /** Registers a state area (core/state/areas.ts declares them); one registered late gets its saved part now. */
   registerArea(area: StateArea): void {
     this.areas.set(area.name, area);
     this.store.claim(area);
@@ -185,7 +185,7 @@ export class Emulator {
   /**
    * Records that the state changed, as precisely as the caller knows: a part (an area's name,
    * `accounts`, `faults`), one account's records of it, or one record by id; nothing names everything.
-   * With a data dir the rows named are committed before the next answer (core/store/); in memory it
+   * With a data dir the rows named are committed before the next answer (core/state/store/); in memory it
    * costs nothing.
    */
   markDirty(part?: string, account?: string | null, id?: string | number): void {

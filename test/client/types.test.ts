@@ -5,10 +5,10 @@ import type { accountBody } from '../../src/control/accounts.js';
 import type { clockBody } from '../../src/control/clock.js';
 import type { entryView, journalQuery } from '../../src/control/journal.js';
 import type { verifyBody } from '../../src/control/verify.js';
-import type { accountView, Capability } from '../../src/core/accounts.js';
-import type { FixtureName } from '../../src/core/fixture-schemas.js';
-import type { FaultDirective, faultRuleSchema } from '../../src/core/faults.js';
-import type { WsFrameSummary } from '../../src/core/journal-entry.js';
+import type { accountView, Capability } from '../../src/core/state/accounts.js';
+import type { FixtureName } from '../../src/core/state/fixture-schemas.js';
+import type { FaultDirective, faultRuleSchema } from '../../src/core/faults/faults.js';
+import type { WsFrameSummary } from '../../src/core/journal/entry.js';
 
 // The client's public shapes are written out (no internals in its types); these checks, made by the
 // type checker (npm run typecheck), keep each equal to the schema or view the control plane uses.

@@ -1,6 +1,6 @@
 import wavefile from 'wavefile';
 import { describe, expect, it } from 'vitest';
-import { Journal } from '../../src/core/journal.js';
+import { Journal } from '../../src/core/journal/journal.js';
 import { call, control, emulatorForFile } from '../helpers/emulator.js';
 import { connect, flush, sendFrames, silencePcm, spokenPcm, wsUrl } from '../platform/conversation-helpers.js';
 

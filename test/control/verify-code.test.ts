@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { codeInLargeJson } from '../../src/core/journal-summaries.js';
+import { codeInLargeJson } from '../../src/core/journal/summaries.js';
 import { emulatorForFile } from '../helpers/emulator.js';
 import { req, t2a } from '../speech/helpers.js';
 

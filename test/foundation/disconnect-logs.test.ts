@@ -89,7 +89,7 @@ describe('a client that leaves mid-stream is routine', () => {
       await emu.close();
     }
     const parsed = lines.map((l) => JSON.parse(l) as { level: number; msg?: string; err?: { stack?: string }; end?: string; closed_by?: string });
-    // A connection cut by the fault before the client left is the one warning (core/request-log.ts).
+    // A connection cut by the fault before the client left is the one warning (core/http/request-log.ts).
     const loud = parsed.filter((l) => (l.level >= 40 && l.end !== 'cut') || l.err?.stack || (l.level > 20 && /prematurely|terminated/.test(l.msg ?? '')));
     expect(loud.map((l) => `${l.level} ${l.msg}`)).toEqual([]);
     // Every client that left is in the log at info, as such.

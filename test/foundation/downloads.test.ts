@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { BlobPathError, BlobTooLargeError } from '../../src/core/blobs.js';
+import { BlobPathError, BlobTooLargeError } from '../../src/core/state/blobs.js';
 import { emulatorForFile } from '../helpers/emulator.js';
 import { rawGet as get } from '../helpers/raw.js';
 

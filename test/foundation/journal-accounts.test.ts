@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Ids } from '../../src/core/ids.js';
-import { FRAME_HEAD, FRAME_TAIL } from '../../src/core/journal.js';
+import { Ids } from '../../src/core/state/ids.js';
+import { FRAME_HEAD, FRAME_TAIL } from '../../src/core/journal/journal.js';
 import { call, emulatorForFile } from '../helpers/emulator.js';
 
 const { emu, ctl } = emulatorForFile({ plane: 'speech-backup', start: { journalLimit: 6 }, resetEach: true });

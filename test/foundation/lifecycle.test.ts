@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
-import { FixtureError } from '../../src/core/fixtures.js';
+import { FixtureError } from '../../src/core/state/fixtures.js';
 import { call, control, emulatorForFile, startTestEmulator } from '../helpers/emulator.js';
 
 const temp: string[] = [];

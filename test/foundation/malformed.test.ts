@@ -86,7 +86,7 @@ describe('deeply nested JSON is a parameter error in the endpoint shape, never a
 
 describe('describeValue', () => {
   it('quotes a value in a few characters whatever its depth or size', async () => {
-    const { describeValue } = await import('../../src/core/describe.js');
+    const { describeValue } = await import('../../src/core/http/describe.js');
     expect(describeValue(JSON.parse(deepArray(DEPTH)))).toBe('[[[[…]]]]');
     expect(describeValue(JSON.parse(deepObject(DEPTH)))).toBe('{"a":{"a":{"a":{…}}}}');
     expect(describeValue('x'.repeat(10_000)).length).toBeLessThan(100);

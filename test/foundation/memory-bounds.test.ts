@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SignatureRecords, type SignatureRecord } from '../../src/core/signatures.js';
+import { SignatureRecords, type SignatureRecord } from '../../src/core/state/signatures.js';
 import { call, emulatorForFile } from '../helpers/emulator.js';
 
 const { emu, ctl } = emulatorForFile({ plane: 'speech' });

@@ -10,7 +10,7 @@ import { PANGRAM, speechApi } from '../speech/beyond.js';
 
 /**
  * The emulator runs as root here, and `chmod` does not stop root: a read-only or full data dir is
- * reproduced by failing the write path itself (`emulator.storageWrites.fail(code)`, core/storage.ts),
+ * reproduced by failing the write path itself (`emulator.storageWrites.fail(code)`, core/state/storage.ts),
  * which fails every snapshot and stored-file write as the kernel would. Where the machine allows
  * `mount -t tmpfs`, a real 1 MB tmpfs and a real read-only remount are used too; elsewhere those tests
  * are skipped, saying why.

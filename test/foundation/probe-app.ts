@@ -4,7 +4,7 @@ import pino from 'pino';
 import { baseApp, composeService } from '../../src/app.js';
 import { configSchema, type ConfigInput } from '../../src/config.js';
 import { Emulator } from '../../src/core/emulator.js';
-import { loadFixtures } from '../../src/core/fixtures.js';
+import { loadFixtures } from '../../src/core/state/fixtures.js';
 import { loggerOptions } from '../../src/logger.js';
 import { setupPlatformApp } from '../../src/services/platform/app.js';
 import { setupSpeechApp } from '../../src/services/speech/app.js';

@@ -3,7 +3,7 @@ import { call, emulatorForFile, type JsonReply } from '../helpers/emulator.js';
 
 /**
  * A plain GET (no `Upgrade: websocket`) to a socket route is admitted once, in the lifecycle's order,
- * on every socket of both services (core/admission.ts `admitUpgrade`): an injected `status`, then the
+ * on every socket of both services (core/http/admission.ts `admitUpgrade`): an injected `status`, then the
  * key, then the capability, each answered in the socket family's HTTP shape; `close_ws` and a fault
  * code have no socket to be spoken on and are reported ignored; only a request admission lets in gets
  * the 426 "connect with an Upgrade request".

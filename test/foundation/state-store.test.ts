@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listRecords } from '../../src/core/areas.js';
+import { listRecords } from '../../src/core/state/areas.js';
 import { call, control, startTestEmulator } from '../helpers/emulator.js';
 
 type RunningEmulator = Awaited<ReturnType<typeof startTestEmulator>>;

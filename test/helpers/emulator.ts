@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach } from 'vitest';
-import { redactKey } from '../../src/core/accounts.js';
+import { redactKey } from '../../src/core/state/accounts.js';
 import { startEmulator, type RunningEmulator, type StartOptions } from '../../src/index.js';
 
 /** Starts an emulator on free ports with the test seed; stop it with `close()` in afterAll. */

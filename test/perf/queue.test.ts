@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SlotQueue } from '../../src/core/queue.js';
+import { SlotQueue } from '../../src/core/state/queue.js';
 import { call, emulatorForFile } from '../helpers/emulator.js';
 import { connect, piecesOf, session, START, until } from '../speech/ws-helpers.js';
 

@@ -179,7 +179,7 @@ describe('size limits', () => {
     const before = process.memoryUsage().rss;
     let peak = before;
     // Sampled without collecting here: the emulator itself collects the read chunks every few megabytes
-    // (core/memory.ts). Left to V8, they waited for a collection: 35-38 MB for a 200 MB upload.
+    // (core/http/memory.ts). Left to V8, they waited for a collection: 35-38 MB for a 200 MB upload.
     let sampling = true;
     let timer: NodeJS.Timeout | undefined;
     const sample = () => {

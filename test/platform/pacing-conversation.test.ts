@@ -2,7 +2,7 @@
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/app.js';
-import { REALISTIC_PACE } from '../../src/core/stream-shaping.js';
+import { REALISTIC_PACE } from '../../src/core/stream/shaping.js';
 import { control, emulatorForFile, startTestEmulator } from '../helpers/emulator.js';
 import { connect, decodeMp3 } from './conversation-helpers.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { openBidiSession } from '../../src/services/speech/bidi/model.js';
-import { Accounts } from '../../src/core/accounts.js';
+import { Accounts } from '../../src/core/state/accounts.js';
 import { bidiSettingsOf, DEFAULT_MAX_PENDING_CHARS } from '../../src/services/speech/bidi/settings.js';
 import { DEFAULT_BUFFER_SETTINGS } from '../../src/services/speech/bidi/buffer.js';
 import { speechArea } from '../../src/services/speech/state.js';

@@ -1,6 +1,6 @@
 /** The pace and audio fault fields through the existing fault parsing: the header, queued rules, what is ignored. */
 import { describe, expect, it } from 'vitest';
-import { FaultHeaderError, parseFaultHeader } from '../../src/core/faults.js';
+import { FaultHeaderError, parseFaultHeader } from '../../src/core/faults/faults.js';
 import { emulatorForFile } from '../helpers/emulator.js';
 import { req } from './helpers.js';
 import { streamT2a } from './pacing-helpers.js';

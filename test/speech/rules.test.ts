@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { accountId } from '../../src/core/accounts.js';
+import { accountId } from '../../src/core/state/accounts.js';
 import { putCustomVoice } from '../../src/services/shared/custom-voices.js';
 import { emulatorForFile, startTestEmulator } from '../helpers/emulator.js';
 import { req, t2a, VOICE, VOICE_B } from './helpers.js';

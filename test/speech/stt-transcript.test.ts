@@ -1,7 +1,7 @@
 // The pure rules of speech to text's transcripts (E2): what was spoken of a synthesis text, words,
 // separators, sentence merging and cutting, and the SRT/WebVTT time format past an hour.
 import { describe, expect, it } from 'vitest';
-import type { SignatureRecord } from '../../src/core/signatures.js';
+import type { SignatureRecord } from '../../src/core/state/signatures.js';
 import { clockTime, srtBody, streamEvents, vttBody } from '../../src/services/speech/stt/format.js';
 import { joinText, recordTranscript, separator, spokenOf, wordsOf } from '../../src/services/speech/stt/transcript.js';
 

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { describe, expect, it } from 'vitest';
-import { accountArea } from '../../src/core/areas.js';
+import { accountArea } from '../../src/core/state/areas.js';
 
 interface Upload {
   key: string;

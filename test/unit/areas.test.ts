@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { recordViews } from '../../src/core/areas.js';
+import { recordViews } from '../../src/core/state/areas.js';
 
 describe('record views of an area', () => {
   it('every account at once shows exactly what each account alone shows, in the same order', () => {

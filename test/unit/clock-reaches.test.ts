@@ -3,7 +3,7 @@
  * leaves, even when it left before the wait began.
  */
 import { describe, expect, it } from 'vitest';
-import { Clock } from '../../src/core/clock.js';
+import { Clock } from '../../src/core/state/clock.js';
 
 function frozenClock(atMs = 1_000_000): Clock {
   const clock = new Clock(() => atMs);

@@ -1,10 +1,10 @@
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
-import { admit, type AdmissionFaultField } from '../../src/core/admission.js';
-import type { Account } from '../../src/core/accounts.js';
-import { classifyBodyError } from '../../src/core/body-errors.js';
+import { admit, type AdmissionFaultField } from '../../src/core/http/admission.js';
+import type { Account } from '../../src/core/state/accounts.js';
+import { classifyBodyError } from '../../src/core/http/body-errors.js';
 import type { Emulator } from '../../src/core/emulator.js';
-import { bracketPath, dottedPath, firstProblemOf } from '../../src/core/validation.js';
+import { bracketPath, dottedPath, firstProblemOf } from '../../src/core/http/validation.js';
 
 const account = { id: 'a1', label: 'k…1' } as unknown as Account;
 /** Only what admit reads of the emulator: whether the account carries a capability. */

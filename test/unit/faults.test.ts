@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { FaultHeaderError, parseFaultHeader } from '../../src/core/faults.js';
+import { FaultHeaderError, parseFaultHeader } from '../../src/core/faults/faults.js';
 
 describe('X-Emulator-Fault header', () => {
   test('reads key=integer pairs separated by ; or , with spaces around', () => {

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readSpeechVoices } from '../../src/core/fixture-fast-checks.js';
-import { fixtureSchemas } from '../../src/core/fixture-schemas.js';
-import { validateFixture } from '../../src/core/fixtures.js';
+import { readSpeechVoices } from '../../src/core/state/fixture-fast-checks.js';
+import { fixtureSchemas } from '../../src/core/state/fixture-schemas.js';
+import { validateFixture } from '../../src/core/state/fixtures.js';
 
 const schema = fixtureSchemas['speech-voices.json'];
 const shipped = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'fixtures', 'speech-voices.json'), 'utf8')) as Record<string, unknown>[];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Ids, RandomStream } from '../../src/core/ids.js';
+import { Ids, RandomStream } from '../../src/core/state/ids.js';
 
 describe('seeded id streams', () => {
   it('the same seed and name give the same sequence; another name or seed another one', () => {

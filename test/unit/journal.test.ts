@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Journal, type JournalEntry } from '../../src/core/journal.js';
+import { Journal, type JournalEntry } from '../../src/core/journal/journal.js';
 
 const entry = (path: string, accountId?: string) => ({
   at_ms: 0,

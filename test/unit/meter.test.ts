@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Account } from '../../src/core/accounts.js';
+import type { Account } from '../../src/core/state/accounts.js';
 import { budgetMs, MAX_REMAINING, newMeter, remainingSeconds, seconds, settleMeters } from '../../src/services/platform/shared/meter.js';
 
 /** Per-second billing of running sessions: the settlement rules on plain data. */

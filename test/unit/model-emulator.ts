@@ -1,8 +1,8 @@
 // An emulator instance for calling models directly: the real state, fixtures and clock, no listener.
 import pino from 'pino';
-import type { Account } from '../../src/core/accounts.js';
+import type { Account } from '../../src/core/state/accounts.js';
 import { Emulator } from '../../src/core/emulator.js';
-import { loadFixtures } from '../../src/core/fixtures.js';
+import { loadFixtures } from '../../src/core/state/fixtures.js';
 import { readConfig } from '../../src/config.js';
 
 export async function modelEmulator(): Promise<Emulator> {

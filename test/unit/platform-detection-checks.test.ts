@@ -5,7 +5,7 @@ import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { readConfig } from '../../src/config.js';
 import { Emulator } from '../../src/core/emulator.js';
-import { loadFixtures } from '../../src/core/fixtures.js';
+import { loadFixtures } from '../../src/core/state/fixtures.js';
 import { checkUpload, fetchDetectionUrl, type Upload } from '../../src/services/platform/detection/model.js';
 import { rejected, thrown } from './model-emulator.js';
 import { expectRefusal, messageOf } from './platform-refusal.js';

@@ -1,7 +1,7 @@
 // createTask (speech/async/model.ts, rule 12.12) called directly: one test per check, in the order the model
 // runs them, with the text files uploaded straight into the file store.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Account } from '../../src/core/accounts.js';
+import type { Account } from '../../src/core/state/accounts.js';
 import type { Emulator } from '../../src/core/emulator.js';
 import { createTask, MAX_TASK_FILES, statusOf } from '../../src/services/speech/async/model.js';
 import type { AsyncBody } from '../../src/services/speech/async/schema.js';

@@ -1,6 +1,6 @@
 // planRequest (speech/model.ts) called directly: one test per check, in the order the model runs them.
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Account } from '../../src/core/accounts.js';
+import type { Account } from '../../src/core/state/accounts.js';
 import type { Emulator } from '../../src/core/emulator.js';
 import { planRequest } from '../../src/services/speech/model.js';
 import type { T2aRequest } from '../../src/services/speech/schema.js';

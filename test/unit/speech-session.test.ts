@@ -1,6 +1,6 @@
 // The /ws/v1/t2a_v2 session (speech/ws/model.ts) through its port, with no socket: one test per check.
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Account } from '../../src/core/accounts.js';
+import type { Account } from '../../src/core/state/accounts.js';
 import type { Emulator } from '../../src/core/emulator.js';
 import { speechArea } from '../../src/services/speech/state.js';
 import { MAX_PIECE_CHARS, MAX_QUEUED, openSession } from '../../src/services/speech/ws/model.js';

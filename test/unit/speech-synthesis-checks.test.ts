@@ -1,7 +1,7 @@
 // startSynthesis (speech/model.ts) called directly: after planRequest (speech-plan.test.ts), the size cap,
 // the balance and the rate windows, one test per check in order; and planRequest's encoder and rate steps.
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import type { Account } from '../../src/core/accounts.js';
+import type { Account } from '../../src/core/state/accounts.js';
 import type { Emulator, StateArea } from '../../src/core/emulator.js';
 import { planRequest, startSynthesis } from '../../src/services/speech/model.js';
 import type { T2aRequest } from '../../src/services/speech/schema.js';

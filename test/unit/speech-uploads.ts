@@ -1,5 +1,5 @@
 // Uploads of the speech service's files made straight into its file store, as /v1/files/upload leaves them.
-import type { Account } from '../../src/core/accounts.js';
+import type { Account } from '../../src/core/state/accounts.js';
 import type { Emulator } from '../../src/core/emulator.js';
 import { addFile, blobOf, newFileId } from '../../src/services/speech/files/model.js';
 import type { FileFormat } from '../../src/services/speech/files/purposes.js';

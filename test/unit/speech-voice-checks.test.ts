@@ -2,7 +2,7 @@
 // per check, in the order each model runs them, with the files uploaded straight into the file store.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { encodeAudio, synthesizeStream } from '../../src/audio/index.js';
-import type { Account } from '../../src/core/accounts.js';
+import type { Account } from '../../src/core/state/accounts.js';
 import type { Emulator } from '../../src/core/emulator.js';
 import { cloneVoice, FORBIDDEN } from '../../src/services/speech/clone/model.js';
 import type { CloneBody } from '../../src/services/speech/clone/schema.js';

@@ -1,7 +1,7 @@
 // The stream guard on its own: a recording transport stands for SSE, chunked bodies and sockets.
 import { describe, expect, it } from 'vitest';
-import { AUDIO_CHUNK, EVENT_CHUNK, FINAL_AUDIO_CHUNK, StreamGuard, type StreamEnd, type StreamGuardOptions } from '../../src/core/stream-guard.js';
-import { JournalEntry, JournalRequest } from '../../src/core/journal-entry.js';
+import { AUDIO_CHUNK, EVENT_CHUNK, FINAL_AUDIO_CHUNK, StreamGuard, type StreamEnd, type StreamGuardOptions } from '../../src/core/stream/guard.js';
+import { JournalEntry, JournalRequest } from '../../src/core/journal/entry.js';
 
 function setUp(options: Partial<StreamGuardOptions> = {}, writeResult: (n: number) => boolean = () => true) {
   const written: string[] = [];

@@ -1,8 +1,8 @@
 // What the streaming transports share beside the guard: one synthesis slot freed once, and the audio
 // made so far with the new audio each frame carries.
 import { describe, expect, it } from 'vitest';
-import { SlotQueue } from '../../src/core/queue.js';
-import { AudioMade } from '../../src/core/stream-shaping.js';
+import { SlotQueue } from '../../src/core/state/queue.js';
+import { AudioMade } from '../../src/core/stream/shaping.js';
 
 async function* blocks(...lengths: number[]): AsyncGenerator<Int16Array> {
   for (const n of lengths) yield new Int16Array(n);

@@ -3,7 +3,7 @@
 import { el } from './api.js';
 
 const HEX_AUDIO = /^[0-9a-f]+(…\((\d+) chars\))?$/i;
-/** Fields that carry audio as text; the journal keeps them as `{"chars": N}` (core/journal-frames.ts). */
+/** Fields that carry audio as text; the journal keeps them as `{"chars": N}` (core/journal/frames.ts). */
 const AUDIO_FIELD = /audio|chunk/i;
 /** Audio fields in Base64 (four characters per three bytes); every other one is hex (two per byte). */
 const BASE64_FIELD = /base64|audio_data/i;

@@ -8,7 +8,7 @@ const FRAME_TAIL = 50;
 /** The listeners' base URLs (from /health), to name the listener a download link belongs to. */
 export const listeners = {};
 
-/** The spec code of an answer, as the control plane read it (core/journal-entry.ts entryCode). */
+/** The spec code of an answer, as the control plane read it (core/journal/entry.ts entryCode). */
 export function codeOf(e) {
   return typeof e.response?.code === 'number' ? e.response.code : null;
 }

@@ -1,7 +1,7 @@
 // Sessions, sockets, timers and resources, as tables per account.
 import { $, api, el } from './api.js';
 
-/** Balances above this are the default one that never runs out (core/accounts.ts DEFAULT_BALANCE_MICRO). */
+/** Balances above this are the default one that never runs out (core/state/accounts.ts DEFAULT_BALANCE_MICRO). */
 const UNLIMITED_MICRO = 1e14;
 
 /** Micro-units as units (1 unit = 1,000,000 µ). */

@@ -3,9 +3,9 @@
  * PlatformError with a kind (`param`, `balance`…) or an explicit code; the route's family shapes it.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { noteSpecCode, sendJson } from '../../core/request-context.js';
+import { noteSpecCode, sendJson } from '../../core/http/request-context.js';
 import { FAMILIES, httpStatusOfCode, type ErrorKind, type Family, type FamilyName } from './families.js';
-import { ExpectedError } from '../../core/expected-error.js';
+import { ExpectedError } from '../../core/http/expected-error.js';
 
 export interface Envelope<T> {
   error_code: number;

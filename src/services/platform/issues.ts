@@ -4,7 +4,7 @@
  * value when no field is named (else the rule alone), unknown keys named after the field.
  */
 import type { z } from 'zod';
-import { dottedPath, firstProblemOf, parseFirst, readerValidator, type FieldProblem } from '../../core/validation.js';
+import { dottedPath, firstProblemOf, parseFirst, readerValidator, type FieldProblem } from '../../core/http/validation.js';
 import { PlatformError } from './envelope.js';
 
 export interface IssueWording {

@@ -1,9 +1,9 @@
-import type { KeyTexts, Refusal } from '../../core/admission.js';
+import type { KeyTexts, Refusal } from '../../core/http/admission.js';
 import { PlatformError } from './envelope.js';
 import { codeOfHttpStatus, type Family } from './families.js';
 
 /**
- * A refusal of the admission path (core/admission.ts) as a platform error of the route's family: the
+ * A refusal of the admission path (core/http/admission.ts) as a platform error of the route's family: the
  * injected code as-is, an injected HTTP status with its family code, the key texts of where the key
  * travels (header, query, tool argument), a missing capability as `forbidden` where the family has it.
  */

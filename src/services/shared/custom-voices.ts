@@ -8,7 +8,7 @@
  * to read; `putCustomVoice`, `removeCustomVoice` to write (the caller has checked its rules).
  */
 import * as z from 'zod';
-import { accountArea, areaOf, type AccountArea } from '../../core/areas.js';
+import { accountArea, areaOf, type AccountArea } from '../../core/state/areas.js';
 import type { Emulator } from '../../core/emulator.js';
 
 export interface CustomVoice {

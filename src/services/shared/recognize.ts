@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import { readSignature } from '../../audio/index.js';
 import { nextTurn } from '../../audio/event-loop.js';
 import type { Emulator } from '../../core/emulator.js';
-import type { SignatureRecord } from '../../core/signatures.js';
+import type { SignatureRecord } from '../../core/state/signatures.js';
 
 export interface Recognition {
   text: string;

@@ -9,8 +9,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
-import type { Account } from '../../core/accounts.js';
-import { DOWNLOAD_PREFIX } from '../../core/blobs.js';
+import type { Account } from '../../core/state/accounts.js';
+import { DOWNLOAD_PREFIX } from '../../core/state/blobs.js';
 import type { Emulator } from '../../core/emulator.js';
 
 export type Fetched =

@@ -1,4 +1,4 @@
-import { sha256Hex } from '../../core/ids.js';
+import { sha256Hex } from '../../core/state/ids.js';
 
 /**
  * The audio engine's tone of a voice cloned from a recording: it follows the recording's bytes, so the

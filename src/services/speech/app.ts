@@ -1,12 +1,12 @@
 import websocket from '@fastify/websocket';
 import type { FastifyInstance } from 'fastify';
-import { installCors } from '../../core/cors.js';
-import { MAX_FRAME_BYTES, socketErrorHandler } from '../../core/wire.js';
-import { registerDownloads } from '../../core/downloads.js';
+import { installCors } from '../../core/http/cors.js';
+import { MAX_FRAME_BYTES, socketErrorHandler } from '../../core/socket/wire.js';
+import { registerDownloads } from '../../core/http/downloads.js';
 import type { Emulator } from '../../core/emulator.js';
-import { installLifecycle } from '../../core/lifecycle.js';
-import { journalRefusedJson } from '../../core/json-body.js';
-import { installErrorHandler } from '../../core/error-handler.js';
+import { installLifecycle } from '../../core/http/lifecycle.js';
+import { journalRefusedJson } from '../../core/http/json-body.js';
+import { installErrorHandler } from '../../core/http/error-handler.js';
 import { bodyError, refusalError, SpeechError, sendSpeechError } from './errors.js';
 import { speechAsyncRoutes } from './async/routes.js';
 import { speechCloneRoutes } from './clone/routes.js';

@@ -3,12 +3,12 @@
  * `{"base_resp":{"status_code","status_msg"},"trace_id"}` and a `Trace-Id` header equal to the body's.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Capability } from '../../core/accounts.js';
-import type { KeyTexts, Refusal } from '../../core/admission.js';
-import type { BodyError } from '../../core/body-errors.js';
+import type { Capability } from '../../core/state/accounts.js';
+import type { KeyTexts, Refusal } from '../../core/http/admission.js';
+import type { BodyError } from '../../core/http/body-errors.js';
 import type { Emulator } from '../../core/emulator.js';
-import { ExpectedError } from '../../core/expected-error.js';
-import { noteSpecCode } from '../../core/request-context.js';
+import { ExpectedError } from '../../core/http/expected-error.js';
+import { noteSpecCode } from '../../core/http/request-context.js';
 
 const LOGIN_MISSING = "login fail: Please carry the API secret key in the 'Authorization' field of the request header";
 
@@ -132,7 +132,7 @@ const LOGIN_FAIL: KeyTexts = {
 /** How a refused capability is named in the 1004 text. */
 const CAPABILITY_NAMES: Partial<Record<Capability, string>> = { tts: 'speech synthesis', cloning: 'voice cloning' };
 
-/** A refusal of the admission path (core/admission.ts) in the speech service's shape, for every speech operation. */
+/** A refusal of the admission path (core/http/admission.ts) in the speech service's shape, for every speech operation. */
 export function refusalError(refusal: Refusal): SpeechError {
   switch (refusal.kind) {
     case 'fault_code':

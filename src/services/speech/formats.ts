@@ -5,7 +5,7 @@
  * audio/encode/; this file holds only the rules of the speech service.
  */
 import { opusEncoderProblem, type AudioFormat } from '../../audio/index.js';
-import type { Account } from '../../core/accounts.js';
+import type { Account } from '../../core/state/accounts.js';
 import type { Emulator } from '../../core/emulator.js';
 import { invalidParams } from './errors.js';
 import { SAMPLE_RATES } from './schema.js';

@@ -3,7 +3,7 @@
  * spec gives), voices of the catalogue and of the account, billing, per-account rate windows and the
  * record of what was spoken. Errors are thrown as SpeechError (named constructors of errors.ts); routes.ts only translates.
  */
-import { parseFirst } from '../../core/validation.js';
+import { parseFirst } from '../../core/http/validation.js';
 import {
   encodeAudio,
   reportedBitrate,
@@ -14,9 +14,9 @@ import {
   type VoiceModify,
   type VoiceTone,
 } from '../../audio/index.js';
-import type { Account } from '../../core/accounts.js';
+import type { Account } from '../../core/state/accounts.js';
 import type { Emulator } from '../../core/emulator.js';
-import { speechRecord } from '../../core/signatures.js';
+import { speechRecord } from '../../core/state/signatures.js';
 import { findCustomVoice } from '../shared/custom-voices.js';
 import { checkEmotion, checkLanguageBoost, interjectionsOf, modelOf } from './catalogue.js';
 import { insufficientBalance, invalidParams, rateLimited, textRatioLimit, tokenLimit, voiceNotFound } from './errors.js';

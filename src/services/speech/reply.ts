@@ -3,17 +3,17 @@
  * bodies parsed by their zod schema into `invalid params, <field> <rule>`, and the success
  * envelope (`trace_id`, `Trace-Id`, `base_resp` 0).
  */
-import { parseFirst } from '../../core/validation.js';
+import { parseFirst } from '../../core/http/validation.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
-import type { Capability } from '../../core/accounts.js';
+import type { Capability } from '../../core/state/accounts.js';
 import type { Emulator } from '../../core/emulator.js';
 import { invalidParams, STATUS_MSG, traceIdOf } from './errors.js';
 import { firstProblem } from './schema.js';
 
 /**
  * Declares the plugin's routes as speech operations: each needs `capability`, so the lifecycle admits
- * it before its body is read (core/lifecycle.ts); routes validate in the handler (`parseWith`), so the
+ * it before its body is read (core/http/lifecycle.ts); routes validate in the handler (`parseWith`), so the
  * order of checks stays the spec's.
  */
 export function speechOperations(app: FastifyInstance, _emu: Emulator, capability: Capability): void {

@@ -3,11 +3,11 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { encodeAudio, encodeAudioStream, type SynthStream } from '../../audio/index.js';
 import type { Emulator } from '../../core/emulator.js';
-import { readerValidator } from '../../core/validation.js';
-import { abortWhenClientLeaves, leftBeforeAnswer, openEventStream } from '../../core/http-stream.js';
-import type { HeldSlot } from '../../core/queue.js';
-import { noteSpecCode } from '../../core/request-context.js';
-import { AUDIO_CHUNK, AudioMade, FINAL_AUDIO_CHUNK, guardStream } from '../../core/stream-guard.js';
+import { readerValidator } from '../../core/http/validation.js';
+import { abortWhenClientLeaves, leftBeforeAnswer, openEventStream } from '../../core/stream/http.js';
+import type { HeldSlot } from '../../core/state/queue.js';
+import { noteSpecCode } from '../../core/http/request-context.js';
+import { AUDIO_CHUNK, AudioMade, FINAL_AUDIO_CHUNK, guardStream } from '../../core/stream/guard.js';
 import { refusalError, SpeechError, STATUS_MSG, traceIdOf } from './errors.js';
 import { encodeOptionsOf, readRequest, recordSignature, startSynthesis, subtitleSegments, synthesizeAgain, URL_TTL_MS, type SynthesisPlan } from './model.js';
 import { fileExtension } from './formats.js';
@@ -165,7 +165,7 @@ const RUN_STATUS = { done: 'done', cut: 'cut', left: 'aborted', shutdown: 'abort
 
 /**
  * The event stream, produced as synthesis advances: each encoder chunk leaves as soon as it exists.
- * Its events go through the stream guard (core/stream-guard.ts): chunk count, `cut_after_chunks`, a
+ * Its events go through the stream guard (core/stream/guard.ts): chunk count, `cut_after_chunks`, a
  * client that left (which also aborts the synthesis), shutdown between two events.
  */
 async function streamSynthesis({ emu, area, req, reply, plan, traceId, ac, synth, slot }: SynthesisCall) {
@@ -173,7 +173,7 @@ async function streamSynthesis({ emu, area, req, reply, plan, traceId, ac, synth
   const account = req.ctx.account!;
   let run: ReturnType<SpeechArea['startStream']> | undefined;
   const write = eventWriter(res);
-  // The guard paces the audio and applies the faults inside it (core/stream-guard.ts).
+  // The guard paces the audio and applies the faults inside it (core/stream/guard.ts).
   const guard = guardStream<string>(
     req,
     {

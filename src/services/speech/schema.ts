@@ -4,7 +4,7 @@
  * real clients send. Range and enum messages are written out so a 2013 names the field and the rule.
  */
 import * as z from 'zod';
-import { bracketPath, type FieldProblem } from '../../core/validation.js';
+import { bracketPath, type FieldProblem } from '../../core/http/validation.js';
 import { SUBTITLE_TYPES } from './ws/subtitles.js';
 
 /** The emotions the audio engine renders; which model accepts which is the catalogue's business (catalogue.ts). */

@@ -4,7 +4,7 @@
  * `speech/<account id>/`; reset removes them.
  */
 import * as z from 'zod';
-import { accountArea, areaOf } from '../../core/areas.js';
+import { accountArea, areaOf } from '../../core/state/areas.js';
 import type { Emulator, StateArea } from '../../core/emulator.js';
 import type { SynthesisPlan } from './model.js';
 

@@ -3,7 +3,7 @@
  * balance runs out), `failed` on a fault or after 30 s without a heartbeat. In-call time is billed per
  * second at the agent price. Rules are documented in docs/platform-sessions.md.
  */
-import type { Account } from '../../../core/accounts.js';
+import type { Account } from '../../../core/state/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { PlatformError } from '../envelope.js';
 import * as hb from '../shared/heartbeat-sessions.js';

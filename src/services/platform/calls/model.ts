@@ -2,7 +2,7 @@
  * Real-time call sessions: start (nonce window, limits, room credentials), heartbeats (30 s timeout on
  * the emulator clock), stop (settled billing, idempotent). Rules are documented in docs/platform-sessions.md.
  */
-import type { Account } from '../../../core/accounts.js';
+import type { Account } from '../../../core/state/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { PlatformError } from '../envelope.js';
 import { getSession, MAX_TURNS, type Turn } from '../shared/conversation-sessions.js';

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Emulator } from '../../../core/emulator.js';
-import { takeFault } from '../../../core/request-context.js';
+import { takeFault } from '../../../core/http/request-context.js';
 import { ok } from '../envelope.js';
 import { acceptPlatformJson } from '../shared/json-body.js';
 import { callStore, endAbnormally, heartbeat, startCall, stopCall } from './model.js';

@@ -3,8 +3,8 @@
  * sessions, roles, scripted replies, billing and the latency profile. Refusals are ConversationError
  * (named constructors below); the socket sends them as `error` events.
  */
-import type { Account } from '../../../core/accounts.js';
-import { areaOf } from '../../../core/areas.js';
+import type { Account } from '../../../core/state/accounts.js';
+import { areaOf } from '../../../core/state/areas.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { findRole, roles, type Role } from '../shared/roles.js';
 import { appendTurn, getSession } from '../shared/conversation-sessions.js';

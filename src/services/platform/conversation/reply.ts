@@ -5,9 +5,9 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { encodeAudioStream, synthesizeStream } from '../../../audio/index.js';
-import type { Account } from '../../../core/accounts.js';
+import type { Account } from '../../../core/state/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { AUDIO_CHUNK } from '../../../core/stream-guard.js';
+import { AUDIO_CHUNK } from '../../../core/stream/guard.js';
 import { REPLY_SAMPLE_RATE, replySynthInput, settleReply } from '../shared/conversation-turn.js';
 import { chooseReply, conversationPrice, latencyProfile, tokensOf, type Role } from './model.js';
 import type { TurnTimings } from './schema.js';

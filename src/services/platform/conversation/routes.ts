@@ -1,12 +1,12 @@
 /**
- * The conversation WebSockets' routes. Each request is admitted once (core/admission.ts
+ * The conversation WebSockets' routes. Each request is admitted once (core/http/admission.ts
  * `admitUpgrade`): an upgrade's refusals are spoken on the socket (socket.ts); a plain GET, having no
  * socket, gets its refusal in the call family's envelope, and once let in the 426.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { admitUpgrade } from '../../../core/admission.js';
+import { admitUpgrade } from '../../../core/http/admission.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { sendJson } from '../../../core/request-context.js';
+import { sendJson } from '../../../core/http/request-context.js';
 import { failure } from '../envelope.js';
 import { FAMILIES } from '../families.js';
 import { refusalError } from '../refusal.js';

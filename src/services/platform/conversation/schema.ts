@@ -3,7 +3,7 @@
  * (`{"voice_id":…}`) and wrapped (`{"meta":{…}}`); unknown fields are ignored.
  */
 import * as z from 'zod';
-import type { KeyTexts, Refusal } from '../../../core/admission.js';
+import type { KeyTexts, Refusal } from '../../../core/http/admission.js';
 
 const sessionId = z.string().max(128, 'must be at most 128 characters');
 const voiceId = z.string({ error: 'is required (a role id of GET /api/v1/audio/characters)' }).min(1, 'must not be empty');
@@ -62,7 +62,7 @@ export const CLOSE_FAULT = 1011;
 export const CLOSE_IDLE = 1001;
 
 /**
- * A refusal of the admission path (core/admission.ts) on a conversation socket: an `error` event with
+ * A refusal of the admission path (core/http/admission.ts) on a conversation socket: an `error` event with
  * its string code, then a close; `close_ws` closes with its code and no event.
  */
 export function socketRefusal(refusal: Refusal): { event?: { code: string; message: string }; closeCode: number; reason: string } {

@@ -6,12 +6,12 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyRequest } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
-import type { Account } from '../../../core/accounts.js';
-import { admitUpgrade } from '../../../core/admission.js';
+import type { Account } from '../../../core/state/accounts.js';
+import { admitUpgrade } from '../../../core/http/admission.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { firstIssueText } from '../issues.js';
 import { isFinalMessage, parseJsonObject, unwrapMeta } from '../shared/socket-messages.js';
-import { idleRule, MAX_FRAME_BYTES, messageBytes, SOCKET_IDLE_MS } from '../../../core/wire.js';
+import { idleRule, MAX_FRAME_BYTES, messageBytes, SOCKET_IDLE_MS } from '../../../core/socket/wire.js';
 import { openWire, type Wire } from '../shared/socket-wire.js';
 import { appendPcm, INPUT_RATE, newUtterance, nextPartial, recognizeUtterance, type Utterance } from '../shared/utterance.js';
 import {
@@ -45,7 +45,7 @@ export function conversationSocket(emu: Emulator, state: ConversationState, sock
     wire.close(closeCode, message);
   };
 
-  // The admission path (core/admission.ts): close_ws, fault code, fault status, key, capability,
+  // The admission path (core/http/admission.ts): close_ws, fault code, fault status, key, capability,
   // decided before the upgrade (routes.ts) and read back from the request.
   const admission = admitUpgrade(emu, req, 'calls');
   if (!admission.ok) {

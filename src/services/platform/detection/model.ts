@@ -3,7 +3,7 @@
  * 0.9500–0.9989; else a detection fixture rule by SHA-256 of the file; else `Real` with a confidence
  * of 0.5000–0.9999 taken from the content hash (same file, same answer).
  */
-import type { Account } from '../../../core/accounts.js';
+import type { Account } from '../../../core/state/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { PlatformError } from '../envelope.js';
 import { chargeOrRefuse, priceOf } from '../shared/billing.js';

@@ -5,9 +5,9 @@
  * else one speaker over the non-silent stretches of an energy detector. Speaker labels are
  * `SPEAKER_00`, `SPEAKER_01`… in order of first appearance; times are seconds with 3 decimals.
  */
-import type { Account } from '../../../core/accounts.js';
+import type { Account } from '../../../core/state/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
-import type { SignatureRecord } from '../../../core/signatures.js';
+import type { SignatureRecord } from '../../../core/state/signatures.js';
 import { PlatformError } from '../envelope.js';
 import { chargeOrRefuse, priceOf } from '../shared/billing.js';
 import { fetchObjectKey, fetchUrl, readInputAudio, signatureOffsetMs, type InputAudio } from '../shared/input-audio.js';

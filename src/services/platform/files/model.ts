@@ -3,11 +3,11 @@
  * each account uploaded (state view, reset). The bytes themselves are blobs named by the object key.
  */
 import { rm } from 'node:fs/promises';
-import type { Account } from '../../../core/accounts.js';
+import type { Account } from '../../../core/state/accounts.js';
 import * as z from 'zod';
-import { accountArea, areaOf, type AccountArea } from '../../../core/areas.js';
+import { accountArea, areaOf, type AccountArea } from '../../../core/state/areas.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { StorageError } from '../../../core/storage.js';
+import { StorageError } from '../../../core/state/storage.js';
 import { uploadKeyPrefix } from '../../shared/remote.js';
 import { PlatformError } from '../envelope.js';
 

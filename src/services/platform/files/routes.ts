@@ -7,9 +7,9 @@ import { pipeline } from 'node:stream/promises';
 import type { MultipartFile } from '@fastify/multipart';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { BlobTooLargeError } from '../../../core/blobs.js';
+import { BlobTooLargeError } from '../../../core/state/blobs.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { discardStream } from '../../../core/memory.js';
+import { discardStream } from '../../../core/http/memory.js';
 import { ok, PlatformError } from '../envelope.js';
 import {
   checkUploadForm,

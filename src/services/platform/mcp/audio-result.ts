@@ -3,8 +3,8 @@
  * Base64 inside a JSON text, beside what a decoder will find and a signed link to the same file
  * (kept as a blob of the account under `mcp/{account}/`, dropped on reset).
  */
-import type { Account } from '../../../core/accounts.js';
-import { areaOf, type StateArea } from '../../../core/areas.js';
+import type { Account } from '../../../core/state/accounts.js';
+import { areaOf, type StateArea } from '../../../core/state/areas.js';
 import type { Emulator } from '../../../core/emulator.js';
 import type { TtsFormat } from '../tts/model.js';
 

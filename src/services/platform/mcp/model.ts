@@ -2,8 +2,8 @@
  * The MCP methods of /mcp: `initialize`, `ping`, `tools/list`, `tools/call`. Nothing of HTTP: the route
  * passes the request's fault directive and learns the account a tool call resolved.
  */
-import type { Account } from '../../../core/accounts.js';
-import { admit, type AdmissionFaultField, type KeyTexts } from '../../../core/admission.js';
+import type { Account } from '../../../core/state/accounts.js';
+import { admit, type AdmissionFaultField, type KeyTexts } from '../../../core/http/admission.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { VERSION } from '../../../version.js';
 import { failure as envelopeFailure, PlatformError, resolveCode } from '../envelope.js';
@@ -61,7 +61,7 @@ export function dispatcher(emu: Emulator, tools: ToolDef[], hooks: CallHooks): D
 }
 
 /**
- * One tool call: the admission path (core/admission.ts: fault code, fault status, the key of
+ * One tool call: the admission path (core/http/admission.ts: fault code, fault status, the key of
  * `arguments.apiKey`, capability), then the arguments parsed once with the tool's schema, then the
  * operation with typed arguments. Every failure is a result with `isError: true` whose text is the
  * operation's error envelope (code and message), as its HTTP operation would have answered.

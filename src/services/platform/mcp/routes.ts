@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Emulator } from '../../../core/emulator.js';
-import { StorageError } from '../../../core/storage.js';
-import { attachAccount, pathOf, sendJson, takeFault } from '../../../core/request-context.js';
+import { StorageError } from '../../../core/state/storage.js';
+import { attachAccount, pathOf, sendJson, takeFault } from '../../../core/http/request-context.js';
 import { handleBody, parseBody, RPC_ERRORS, rpcFailure, UnparseableBody } from './jsonrpc.js';
 import { dispatcher } from './model.js';
 import { mcpTools } from './tools.js';

@@ -3,7 +3,7 @@
  * (that operation's own zod schema) and a run function calling the area's model directly.
  */
 import * as z from 'zod';
-import type { Account, Capability } from '../../../core/accounts.js';
+import type { Account, Capability } from '../../../core/state/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import type { FamilyName } from '../families.js';
 import { apiKeyArgument, type ToolListEntry } from './schema.js';

@@ -6,9 +6,9 @@
  */
 import { createHash } from 'node:crypto';
 import { encodeAudio, synthesizeDialogueStream, type DialogueInput } from '../../../audio/index.js';
-import type { Account } from '../../../core/accounts.js';
+import type { Account } from '../../../core/state/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { dialogueRecord } from '../../../core/signatures.js';
+import { dialogueRecord } from '../../../core/state/signatures.js';
 import { fetchRemote, podcastKeyPrefix } from '../../shared/remote.js';
 import { PlatformError } from '../envelope.js';
 import { priceOf } from '../shared/billing.js';

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { describeValue } from '../../../core/describe.js';
+import { describeValue } from '../../../core/http/describe.js';
 
 export const MAX_DIALOGUE_CHARS = 4000;
 export const SPEED_MIN = 200;

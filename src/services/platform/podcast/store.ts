@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import * as z from 'zod';
-import { accountArea, areaOf, type AccountArea } from '../../../core/areas.js';
+import { accountArea, areaOf, type AccountArea } from '../../../core/state/areas.js';
 import type { Emulator } from '../../../core/emulator.js';
 
 /** What the state view shows of one generated podcast. */

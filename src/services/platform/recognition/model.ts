@@ -5,7 +5,7 @@
  * the `recognition` family, which gives them their HTTP statuses. The stream's end (`finishStream`) has
  * its own: at least 2 s (20014), then the balance (20003).
  */
-import type { Account } from '../../../core/accounts.js';
+import type { Account } from '../../../core/state/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { chargeOrRefuse, priceOf } from '../shared/billing.js';
 import { PlatformError } from '../envelope.js';

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Emulator } from '../../../core/emulator.js';
-import { sendJson } from '../../../core/request-context.js';
+import { sendJson } from '../../../core/http/request-context.js';
 import { wholeTextValidator } from '../issues.js';
 import { recognizeRequest } from './model.js';
 import { BODY_LIMIT, speechToTextRequest } from './schema.js';

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { describeValue } from '../../../core/describe.js';
+import { describeValue } from '../../../core/http/describe.js';
 
 export const AUDIO_FORMATS = ['pcm16', 'pcm_16000'] as const;
 

@@ -1,23 +1,23 @@
 /**
  * Speech recognition stream `/v1/speech-to-text/stream`: key by `X-API-Key` or `?api_key=`,
  * `{meta:{audio_format, language}}`, binary PCM16 16 kHz chunks, `{is_final:true}` → `asr_partial`…
- * `asr_final` `done`, then the server closes. Admitted once (core/admission.ts `admitUpgrade`); a refusal
+ * `asr_final` `done`, then the server closes. Admitted once (core/http/admission.ts `admitUpgrade`); a refusal
  * that speaks HTTP (fault status, key, capability) refuses the upgrade, or a plain GET, with the
  * recognition envelope, one that speaks WebSocket (close_ws, fault code) is given after the upgrade.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
-import type { Account } from '../../../core/accounts.js';
-import { admitUpgrade, type KeyTexts } from '../../../core/admission.js';
+import type { Account } from '../../../core/state/accounts.js';
+import { admitUpgrade, type KeyTexts } from '../../../core/http/admission.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { sendJson } from '../../../core/request-context.js';
+import { sendJson } from '../../../core/http/request-context.js';
 import { failure, PlatformError, resolveCode } from '../envelope.js';
 import { FAMILIES } from '../families.js';
 import { firstIssueText } from '../issues.js';
 import { refusalError } from '../refusal.js';
 import { isFinalMessage, parseJsonObject, unwrapMeta } from '../shared/socket-messages.js';
-import { EVENT_CHUNK } from '../../../core/stream-guard.js';
-import { idleRule, MAX_FRAME_BYTES, messageBytes, SOCKET_IDLE_MS } from '../../../core/wire.js';
+import { EVENT_CHUNK } from '../../../core/stream/guard.js';
+import { idleRule, MAX_FRAME_BYTES, messageBytes, SOCKET_IDLE_MS } from '../../../core/socket/wire.js';
 import { openWire } from '../shared/socket-wire.js';
 import { appendPcm, durationMs, INPUT_RATE, newUtterance, nextPartial } from '../shared/utterance.js';
 import { finishStream, streamAudioRefusal, streamBeforeMeta } from './model.js';

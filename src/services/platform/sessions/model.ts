@@ -3,7 +3,7 @@
  * `shared/conversation-sessions.ts` (the conversation WebSockets add turns to them, calls copy them);
  * here are the rules of creating and deleting them (see docs/platform-sessions.md).
  */
-import type { Account } from '../../../core/accounts.js';
+import type { Account } from '../../../core/state/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import {
   addSession,

@@ -1,5 +1,5 @@
 /** Billing of audio-priced operations (podcast, recognition, detection, diarization). Units are micro-units. */
-import type { Account } from '../../../core/accounts.js';
+import type { Account } from '../../../core/state/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { PlatformError } from '../envelope.js';
 

@@ -5,7 +5,7 @@
  */
 import type { Emulator, StateArea } from '../../../core/emulator.js';
 import * as z from 'zod';
-import { areaOf, checkWith, listRecords, recordViews } from '../../../core/areas.js';
+import { areaOf, checkWith, listRecords, recordViews } from '../../../core/state/areas.js';
 
 export interface Turn {
   user: string;

@@ -7,9 +7,9 @@
  */
 import { createHash } from 'node:crypto';
 import type { SynthInput } from '../../../audio/index.js';
-import type { Account } from '../../../core/accounts.js';
+import type { Account } from '../../../core/state/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { speechRecord, type SpokenAudio } from '../../../core/signatures.js';
+import { speechRecord, type SpokenAudio } from '../../../core/state/signatures.js';
 import { languageByAnyHan } from '../../shared/recognize.js';
 import { trailingSilenceMs, type Utterance } from './utterance.js';
 
@@ -69,7 +69,7 @@ export function conversationPrice(emu: Emulator, seconds: number): number {
  * Added delays of `EMULATOR_LATENCY=realistic` (ms) before the text events; `none` adds nothing. They
  * imitate the real service's processing (first character well under its stated 3 s) and show up in
  * the timing fields. The reply audio is paced by the profile every audio stream has (REALISTIC_PACE
- * in core/stream-shaping.ts, through the stream guard), counted from the reply's synthesis.
+ * in core/stream/shaping.ts, through the stream guard), counted from the reply's synthesis.
  */
 export interface LatencyProfile {
   asr: number;

@@ -4,9 +4,9 @@
  * an account's sessions up to a moment and ends those whose heartbeat or money ran out. Each model keeps
  * its own states, codes and fields, and tells this module how to read and end its sessions (`Rules`).
  */
-import type { Account } from '../../../core/accounts.js';
+import type { Account } from '../../../core/state/accounts.js';
 import * as z from 'zod';
-import { areaOf, checkWith, recordViews, type SavedRecord, type SavedRecords } from '../../../core/areas.js';
+import { areaOf, checkWith, recordViews, type SavedRecord, type SavedRecords } from '../../../core/state/areas.js';
 import type { Emulator, StateArea } from '../../../core/emulator.js';
 import { mintRoomToken } from '../../shared/livekit.js';
 import { budgetMs, settleMeters, type Meter } from './meter.js';

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { acceptEmptyJson } from '../../../core/json-body.js';
+import { acceptEmptyJson } from '../../../core/http/json-body.js';
 import { PlatformError } from '../envelope.js';
 
 /** The platform's words for a body that is not JSON, whichever parser refused it (the family's parameter error). */

@@ -4,7 +4,7 @@
  * pool and the balance fairly, and a balance that runs out ends them at the exact moment it does.
  * Plain data: a meter is part of its session record and is saved with it.
  */
-import type { Account } from '../../../core/accounts.js';
+import type { Account } from '../../../core/state/accounts.js';
 
 export interface Meter {
   /** Emulator time (ms) up to which this meter has been billed. */

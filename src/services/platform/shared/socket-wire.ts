@@ -1,10 +1,10 @@
 import type { FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { Emulator } from '../../../core/emulator.js';
-import type { FrameKind } from '../../../core/stream-guard.js';
-import { openSocketWire, type SocketWire } from '../../../core/wire.js';
+import type { FrameKind } from '../../../core/stream/guard.js';
+import { openSocketWire, type SocketWire } from '../../../core/socket/wire.js';
 
-export { sendableCloseCode } from '../../../core/wire.js';
+export { sendableCloseCode } from '../../../core/socket/wire.js';
 
 /** The platform sockets' wire: JSON events named by their `type`, over the shared socket plumbing. */
 export interface Wire extends SocketWire {

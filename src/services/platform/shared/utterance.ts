@@ -3,7 +3,7 @@
  * (for the trailing-silence rule) and the progressive reveal of partial recognition.
  */
 import type { Emulator } from '../../../core/emulator.js';
-import type { SignatureRecord } from '../../../core/signatures.js';
+import type { SignatureRecord } from '../../../core/state/signatures.js';
 import { findRecord, recognizePcm, toFloat, type Recognition } from './recognizer.js';
 
 export const INPUT_RATE = 16_000;

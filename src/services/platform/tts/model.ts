@@ -3,9 +3,9 @@
  * billing live here; routes.ts only moves bytes. The `/mcp` tools call `synthesizeTts` with an
  * authenticated account and arguments parsed by the same schema.
  */
-import type { Account } from '../../../core/accounts.js';
+import type { Account } from '../../../core/state/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { speechRecord } from '../../../core/signatures.js';
+import { speechRecord } from '../../../core/state/signatures.js';
 import { synthesize, synthesizeStream, type SynthInput, type SynthStream, type SynthSummary } from '../../../audio/index.js';
 import { PlatformError } from '../envelope.js';
 import { findCustomVoice } from '../../shared/custom-voices.js';

@@ -9,8 +9,8 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Emulator } from '../../../core/emulator.js';
-import type { HeldSlot } from '../../../core/queue.js';
-import { AUDIO_CHUNK, AudioMade, guardStream, type StreamGuard } from '../../../core/stream-guard.js';
+import type { HeldSlot } from '../../../core/state/queue.js';
+import { AUDIO_CHUNK, AudioMade, guardStream, type StreamGuard } from '../../../core/stream/guard.js';
 import { planTts, startTtsStream, synthesizeTts, TTS_BIT_DEPTH, TTS_CHANNELS, TTS_SAMPLE_RATE } from './model.js';
 import { ttsBody } from './schema.js';
 
@@ -26,7 +26,7 @@ function audioHeaders(reply: FastifyReply, contentType: string): void {
 }
 
 /**
- * The guard of one chunked audio body (core/stream-guard.ts): chunk count, `cut_after_chunks`, shutdown
+ * The guard of one chunked audio body (core/stream/guard.ts): chunk count, `cut_after_chunks`, shutdown
  * after a whole chunk (the chunked body then ends cleanly), a client that left.
  */
 interface GuardedBody {

@@ -6,7 +6,7 @@
  * audio). The voices themselves are kept in `services/shared/custom-voices.ts` (the speech service
  * reads them too).
  */
-import type { Account } from '../../../core/accounts.js';
+import type { Account } from '../../../core/state/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { customVoiceCount, findCustomVoice, listCustomVoices, putCustomVoice, removeCustomVoice, type CustomVoice } from '../../shared/custom-voices.js';
 import { toneOfSample } from '../../shared/sample-tone.js';

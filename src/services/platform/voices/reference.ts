@@ -2,7 +2,7 @@
  * The reference audio of a voice save: fetched from an object key of the same account or a public URL,
  * then probed for real. Codes: 10001 for a bad address, 20012 for audio that cannot be had or read.
  */
-import type { Account } from '../../../core/accounts.js';
+import type { Account } from '../../../core/state/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { AudioProbeError, probeAudio, type ProbeResult } from '../../../audio/index.js';
 import { fetchRemote, ownsObjectKey, readObjectKey } from '../../shared/remote.js';

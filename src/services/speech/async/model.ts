@@ -6,12 +6,12 @@
  */
 import { Readable } from 'node:stream';
 import * as z from 'zod';
-import { areaOf, checkWith, recordArea, type RecordArea } from '../../../core/areas.js';
+import { areaOf, checkWith, recordArea, type RecordArea } from '../../../core/state/areas.js';
 import { reportedBitrate, synthesizeStream, type AudioFormat, type AudioMeta } from '../../../audio/index.js';
-import type { Account } from '../../../core/accounts.js';
+import type { Account } from '../../../core/state/accounts.js';
 import type { Emulator, StateArea } from '../../../core/emulator.js';
-import { tarStream, type TarStreamEntry } from '../../../core/tar.js';
-import { readZip, type ZipEntry } from '../../../core/zip.js';
+import { tarStream, type TarStreamEntry } from '../../../core/archive/tar.js';
+import { readZip, type ZipEntry } from '../../../core/archive/zip.js';
 import { invalidParams, SpeechError } from '../errors.js';
 import { addFile, ASYNC_OUTPUT_TTL_MS, blobOf, findFile, newFileId } from '../files/model.js';
 import { chargeRequest, checkOutputSize, planRequest, readRequest, recordSignature, subtitleSegments, type SynthesisPlan } from '../model.js';

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Emulator } from '../../../core/emulator.js';
-import { takeFault } from '../../../core/request-context.js';
+import { takeFault } from '../../../core/http/request-context.js';
 import { parseWith, sendOk, speechOperations } from '../reply.js';
 import { createTask, queryTask, taskArea } from './model.js';
 import { asyncBody, queryParams } from './schema.js';

@@ -5,9 +5,9 @@
  * shared with `/ws/v1/t2a_v2`), flush, cancel and finish, soft refusals (2204, 2205), fatal errors and
  * the idle timeout on the emulator clock.
  */
-import type { Account } from '../../../core/accounts.js';
+import type { Account } from '../../../core/state/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { parseFirst } from '../../../core/validation.js';
+import { parseFirst } from '../../../core/http/validation.js';
 import { invalidParams, STATUS_MSG } from '../errors.js';
 import { firstProblem } from '../schema.js';
 import type { SpeechArea } from '../state.js';

@@ -2,7 +2,7 @@
  * The numbers of one bidirectional session: the account's `speech_settings.bidi` on the control plane
  * over the defaults of rules E6 and E8. Read once, when the socket opens.
  */
-import type { Account } from '../../../core/accounts.js';
+import type { Account } from '../../../core/state/accounts.js';
 import { DEFAULT_BUFFER_SETTINGS, type BufferSettings } from './buffer.js';
 
 export interface BidiSettings extends BufferSettings {

@@ -3,7 +3,7 @@
  * buffer, queue, sentence in progress and timers. Nothing here outlives its socket, so a reset (which
  * closes the sockets) or a restart leaves it empty.
  */
-import { areaOf } from '../../../core/areas.js';
+import { areaOf } from '../../../core/state/areas.js';
 import type { Emulator, StateArea } from '../../../core/emulator.js';
 
 export interface BidiSessions {

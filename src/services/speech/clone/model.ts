@@ -1,8 +1,8 @@
 /** Voice cloning rules, in the order they are checked (rule 12.10). */
 import { decodeToMono, probeAudio } from '../../../audio/index.js';
-import type { Account } from '../../../core/accounts.js';
+import type { Account } from '../../../core/state/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { sha256Hex } from '../../../core/ids.js';
+import { sha256Hex } from '../../../core/state/ids.js';
 import { recognizePcm, recognizeWithSource } from '../../shared/recognize.js';
 import { toneOfSample } from '../../shared/sample-tone.js';
 import { invalidParams, SpeechError } from '../errors.js';

@@ -1,5 +1,5 @@
 /** Voice design (rule 12.11): an id, a tone from the prompt's words, a preview read with it. */
-import type { Account } from '../../../core/accounts.js';
+import type { Account } from '../../../core/state/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { checkNewVoiceId, checkVoiceIdFree } from '../voices/ids.js';
 import { synthesizePreview } from '../voices/preview.js';

@@ -7,8 +7,8 @@
  */
 import { open } from 'node:fs/promises';
 import * as z from 'zod';
-import { areaOf, checkWith, recordArea, type RecordArea } from '../../../core/areas.js';
-import type { Account } from '../../../core/accounts.js';
+import { areaOf, checkWith, recordArea, type RecordArea } from '../../../core/state/areas.js';
+import type { Account } from '../../../core/state/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { invalidParams, SpeechError } from '../errors.js';
 import { numericId } from '../reply.js';

@@ -2,10 +2,10 @@ import { pipeline } from 'node:stream/promises';
 import multipart, { type MultipartFile } from '@fastify/multipart';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { BlobTooLargeError } from '../../../core/blobs.js';
+import { BlobTooLargeError } from '../../../core/state/blobs.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { discardStream } from '../../../core/memory.js';
-import { StorageError } from '../../../core/storage.js';
+import { discardStream } from '../../../core/http/memory.js';
+import { StorageError } from '../../../core/state/storage.js';
 import { invalidParams, SpeechError } from '../errors.js';
 import { parseWith, sendOk, signedLink, speechOperations } from '../reply.js';
 import {
@@ -35,7 +35,7 @@ import {
   type UploadPurpose,
 } from './purposes.js';
 import { deleteBody, fileIdQuery, listQuery } from './schema.js';
-import { describeValue } from '../../../core/describe.js';
+import { describeValue } from '../../../core/http/describe.js';
 
 function oneOf(field: string, value: string, allowed: readonly string[]): void {
   if (!allowed.includes(value)) throw invalidParams(`${field} ${describeValue(value)} is not supported; use one of ${allowed.join(', ')}`);

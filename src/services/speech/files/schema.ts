@@ -1,7 +1,7 @@
 /** Wire shapes of `/v1/files/*` on the speech service (speech-beyond.md section 3, rule E18). */
 import * as z from 'zod';
 import { idValue } from '../reply.js';
-import { describeValue } from '../../../core/describe.js';
+import { describeValue } from '../../../core/http/describe.js';
 
 /** A 64-bit id sent as a JSON integer or a string of digits (clients send both). */
 export const idField = z.unknown().transform((v, ctx) => {

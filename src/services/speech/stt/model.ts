@@ -10,17 +10,17 @@
  * 5. the charge and the usage in seconds.
  * Nothing here knows HTTP: a refusal is an SttError with its status, code and text.
  */
-import type { Account } from '../../../core/accounts.js';
+import type { Account } from '../../../core/state/accounts.js';
 import * as z from 'zod';
-import { accountArea, areaOf } from '../../../core/areas.js';
+import { accountArea, areaOf } from '../../../core/state/areas.js';
 import type { Emulator, StateArea } from '../../../core/emulator.js';
-import { ExpectedError } from '../../../core/expected-error.js';
+import { ExpectedError } from '../../../core/http/expected-error.js';
 import { ContainerError, readContainer, type ByteSource, type ContainerInfo } from '../../../audio/container.js';
 import { decodeHead } from '../../../audio/head.js';
 import { findRecord, isSilent, signatureOffsetMs } from '../../shared/recognize.js';
 import { LANGUAGES, RESPONSE_FORMATS, STT_MODEL, TIMESTAMP_LEVELS, type ResponseFormat } from './schema.js';
 import { EMPTY, fixtureTranscript, joinText, recordTranscript, type Transcript } from './transcript.js';
-import { describeValue } from '../../../core/describe.js';
+import { describeValue } from '../../../core/http/describe.js';
 
 /** A refusal: HTTP status, spec code (none for 413) and the text before ` (<code>)`. */
 export class SttError extends ExpectedError {

@@ -7,12 +7,12 @@
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { Refusal } from '../../../core/admission.js';
+import type { Refusal } from '../../../core/http/admission.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { StorageError } from '../../../core/storage.js';
-import { openEventStream } from '../../../core/http-stream.js';
-import { noteSpecCode } from '../../../core/request-context.js';
-import { EVENT_CHUNK, FINAL_EVENT_CHUNK, guardStream } from '../../../core/stream-guard.js';
+import { StorageError } from '../../../core/state/storage.js';
+import { openEventStream } from '../../../core/stream/http.js';
+import { noteSpecCode } from '../../../core/http/request-context.js';
+import { EVENT_CHUNK, FINAL_EVENT_CHUNK, guardStream } from '../../../core/stream/guard.js';
 import type { ContainerInfo } from '../../../audio/container.js';
 import { traceIdOf } from '../errors.js';
 import { jsonBody, sseLine, srtBody, streamEvents, verboseBody, vttBody, type StreamEvent } from './format.js';
@@ -182,7 +182,7 @@ function answer(emu: Emulator, req: FastifyRequest, reply: FastifyReply, request
 
 /**
  * The event stream (rule E3): every check is done before the status line; then each event goes through
- * the stream guard (core/stream-guard.ts). A `cut_after_chunks=N` fault ends the body after N events,
+ * the stream guard (core/stream/guard.ts). A `cut_after_chunks=N` fault ends the body after N events,
  * cleanly and without the final event; the emulator's shutdown ends it at an event boundary.
  */
 async function writeEventStream(emu: Emulator, req: FastifyRequest, reply: FastifyReply, traceId: string, events: StreamEvent[]) {

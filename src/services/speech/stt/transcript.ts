@@ -7,7 +7,7 @@
  */
 import { TAG_NAMES } from '../../../audio/index.js';
 import type { Emulator } from '../../../core/emulator.js';
-import type { SignatureRecord, SpokenSegment } from '../../../core/signatures.js';
+import type { SignatureRecord, SpokenSegment } from '../../../core/state/signatures.js';
 
 /** One timed piece of a transcript, in ms. */
 export interface Piece {

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
-import { chunkReleaser, discardStream } from '../../../core/memory.js';
+import { chunkReleaser, discardStream } from '../../../core/http/memory.js';
 import type { ByteSource } from '../../../audio/container.js';
 import { MAX_FILE_BYTES } from './model.js';
 

@@ -3,7 +3,7 @@
  * designed voices. Every refusal is 2013 naming `voice_id` (the only documented failure code). After
  * it, the voice leaves `get_voice` and synthesis (2054), and its id stays taken until reset (2039).
  */
-import type { Account } from '../../../core/accounts.js';
+import type { Account } from '../../../core/state/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { invalidParams } from '../errors.js';
 import type { DeleteVoiceBody } from './schema.js';

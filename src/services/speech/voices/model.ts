@@ -2,7 +2,7 @@
  * `get_voice`: only the keys `voice_type` asks for, each an array. System voices come from the speech
  * voice fixture; cloned and designed voices of the account once used in a synthesis (rule 12.8).
  */
-import type { Account } from '../../../core/accounts.js';
+import type { Account } from '../../../core/state/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { usedVoices, type VoiceKind } from './store.js';
 import { systemVoices } from './system.js';

@@ -1,7 +1,7 @@
 import { encodeAudio, synthesizeStream, type AudioMeta } from '../../../audio/index.js';
-import type { Account } from '../../../core/accounts.js';
+import type { Account } from '../../../core/state/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { speechRecord } from '../../../core/signatures.js';
+import { speechRecord } from '../../../core/state/signatures.js';
 import { chargeRequest, checkOutputSize, planRequest, readRequest, type SynthesisPlan } from '../model.js';
 
 /**

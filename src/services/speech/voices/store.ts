@@ -6,8 +6,8 @@
  * never free again, and sockets started before the deletion keep speaking with it.
  */
 import * as z from 'zod';
-import { areaOf, checkWith, recordArea, type RecordArea } from '../../../core/areas.js';
-import type { Account } from '../../../core/accounts.js';
+import { areaOf, checkWith, recordArea, type RecordArea } from '../../../core/state/areas.js';
+import type { Account } from '../../../core/state/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { SpeechError } from '../errors.js';
 

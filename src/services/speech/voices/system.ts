@@ -5,7 +5,7 @@
  * the list gets its own index, built on first use.
  */
 import type { Emulator } from '../../../core/emulator.js';
-import type { Fixtures } from '../../../core/fixtures.js';
+import type { Fixtures } from '../../../core/state/fixtures.js';
 
 export type SystemVoice = Fixtures['speech-voices.json'][number];
 

@@ -4,9 +4,9 @@
  * the idle timeout on the emulator clock. Each piece is planned, billed, signed and sent by piece.ts,
  * which the bidirectional socket shares.
  */
-import type { Account } from '../../../core/accounts.js';
+import type { Account } from '../../../core/state/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { parseFirst } from '../../../core/validation.js';
+import { parseFirst } from '../../../core/http/validation.js';
 import { invalidParams, STATUS_MSG } from '../errors.js';
 import { firstProblem } from '../schema.js';
 import type { SpeechArea } from '../state.js';

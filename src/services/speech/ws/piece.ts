@@ -6,10 +6,10 @@
  * as one HTTP request, sent as frame-aligned hex chunks, the last one with `extra_info`.
  */
 import { encodeAudioStream, type SynthStream } from '../../../audio/index.js';
-import type { Account } from '../../../core/accounts.js';
+import type { Account } from '../../../core/state/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { AudioMade, type AudioFrame, type AudioShaping, type StreamEnd as GuardEnd } from '../../../core/stream-guard.js';
-import { parseFirst } from '../../../core/validation.js';
+import { AudioMade, type AudioFrame, type AudioShaping, type StreamEnd as GuardEnd } from '../../../core/stream/guard.js';
+import { parseFirst } from '../../../core/http/validation.js';
 import { invalidParams, SpeechError, STATUS_MSG } from '../errors.js';
 import { encodeOptionsOf, planRequest, readRequest, recordSignature, startSynthesis, type SynthesisPlan } from '../model.js';
 import { firstProblem } from '../schema.js';
@@ -99,7 +99,7 @@ export function checkTaskStart(emu: Emulator, account: Account, frame: Record<st
 }
 
 /**
- * Sends the audio messages of a socket through its stream guard (core/stream-guard.ts, reached by the
+ * Sends the audio messages of a socket through its stream guard (core/stream/guard.ts, reached by the
  * port): the guard counts them, whatever piece they belong to, and drops the connection after the
  * `cut_after_chunks` fault's count.
  */

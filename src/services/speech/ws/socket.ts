@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Account } from '../../../core/accounts.js';
+import type { Account } from '../../../core/state/accounts.js';
 import type { RawData, WebSocket } from 'ws';
 import type { z } from 'zod';
-import { admitUpgrade, type Admission } from '../../../core/admission.js';
+import { admitUpgrade, type Admission } from '../../../core/http/admission.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { AUDIO_CHUNK, FINAL_AUDIO_CHUNK } from '../../../core/stream-guard.js';
-import { MAX_FRAME_BYTES, messageBytes, openSocketWire } from '../../../core/wire.js';
+import { AUDIO_CHUNK, FINAL_AUDIO_CHUNK } from '../../../core/stream/guard.js';
+import { MAX_FRAME_BYTES, messageBytes, openSocketWire } from '../../../core/socket/wire.js';
 import { refusalError, sendSpeechError, SpeechError, traceIdOf } from '../errors.js';
 import { speechArea, type SpeechArea } from '../state.js';
 import { openSession, type Session } from './model.js';
@@ -50,7 +50,7 @@ export async function speechSocketRoutes(app: FastifyInstance, opts: { emu: Emul
 }
 
 /**
- * A speech socket at `path`: admitted once (core/admission.ts `admitUpgrade`), refusals spoken on the
+ * A speech socket at `path`: admitted once (core/http/admission.ts `admitUpgrade`), refusals spoken on the
  * socket, then the protocol's session. Over HTTP, in the speech error shape, go an injected `status`
  * (it refuses the upgrade itself) and every refusal of a plain GET, which has no socket to speak on
  * (let in, it gets 426).

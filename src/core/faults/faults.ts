@@ -1,0 +1,204 @@
+/**
+ * Fault injection. A directive says what an endpoint must do instead of its normal work; each endpoint
+ * expresses it in its own spec-defined shape. Directives come from the `X-Emulator-Fault` header of one
+ * request or from rules queued on the control plane (counted, or drawn with a seeded probability).
+ */
+import * as z from 'zod';
+import type { RandomStream } from '../state/ids.js';
+import { firstProblemOf } from '../http/validation.js';
+
+/**
+ * Fault fields of a stream that carries synthesized audio, applied by the stream guard (core/stream/guard.ts,
+ * core/stream/shaping.ts): its pace (wall time) and damage inside its audio. Times are milliseconds.
+ */
+export const streamFaultFields = {
+  ttfa_ms: z.int().min(0).max(600_000).optional(),
+  rtf: z.number().gt(0).max(1000).optional(),
+  jitter_ms: z.int().min(0).max(60_000).optional(),
+  stall_ms: z.int().min(0).max(600_000).optional(),
+  stall_at_ms: z.int().min(0).optional(),
+  drop_final: z.int().min(0).max(1).optional(),
+  duplicate_chunk: z.int().min(1).optional(),
+  hex_odd: z.int().min(1).optional(),
+  split_frame: z.int().min(0).max(1).optional(),
+  gap_ms: z.int().min(0).max(600_000).optional(),
+  gap_at_ms: z.int().min(0).optional(),
+  corrupt_bytes: z.int().min(0).max(100_000).optional(),
+  extra_info_mismatch: z.int().min(0).max(1).optional(),
+};
+
+/** An account's standing stream faults (`PUT /_emulator/accounts/{key}` `stream_faults`): every stream of its keys. */
+export const streamFaultsSchema = z.object(streamFaultFields).strict();
+
+/** The one fault field that may be a decimal (`rtf=1.5`): every other value is an integer. */
+const DECIMAL_FIELDS = new Set(['rtf']);
+
+export const faultDirectiveSchema = z
+  .object({
+    code: z.int().optional(),
+    status: z.int().min(100).max(599).optional(),
+    delay_ms: z.int().min(0).max(600_000).optional(),
+    cut_after_chunks: z.int().min(0).optional(),
+    close_ws: z.int().min(1000).max(4999).optional(),
+    ...streamFaultFields,
+  })
+  .strict();
+export type FaultDirective = z.infer<typeof faultDirectiveSchema>;
+export type FaultField = keyof FaultDirective;
+
+export const faultRuleSchema = z
+  .object({
+    service: z.enum(['speech', 'speech-backup', 'platform']).optional(),
+    method: z
+      .string()
+      .min(1)
+      .transform((m) => m.toUpperCase())
+      .optional(),
+    path: z.string().startsWith('/').optional(),
+    account: z.string().min(1).optional(),
+    times: z.union([z.int().min(1), z.literal('always')]).default(1),
+    probability: z.number().min(0).max(1).optional(),
+    fault: faultDirectiveSchema.refine((f) => Object.keys(f).length > 0, 'fault must name at least one field'),
+  })
+  .strict();
+export type FaultRuleInput = z.input<typeof faultRuleSchema>;
+
+export interface FaultRule {
+  id: string;
+  service?: 'speech' | 'speech-backup' | 'platform';
+  method?: string;
+  path?: string;
+  /** Account id (hash) and its redacted label; the key itself is never kept. */
+  accountId?: string;
+  accountLabel?: string;
+  times: number | 'always';
+  probability?: number;
+  fault: FaultDirective;
+  remaining: number | 'always';
+}
+
+export interface FaultContext {
+  /** `speech` is the primary speech listener, `speech-backup` its backup: a rule can take one down alone. */
+  service: 'speech' | 'speech-backup' | 'platform';
+  method: string;
+  path: string;
+  accountId?: string;
+}
+
+export class FaultHeaderError extends Error {}
+
+/** Parses `code=1002;delay_ms=50` into a directive. */
+export function parseFaultHeader(value: string): FaultDirective {
+  const out: Record<string, number> = {};
+  for (const part of value.split(/[;,]/)) {
+    const p = part.trim();
+    if (!p) continue;
+    const m = /^([a-z_]+)\s*=\s*(-?\d+)$/.exec(p) ?? decimalField(p);
+    if (!m) throw new FaultHeaderError(`X-Emulator-Fault: cannot read "${p}" (expected key=integer)`);
+    out[m[1]!] = Number(m[2]);
+  }
+  const parsed = faultDirectiveSchema.safeParse(out);
+  if (!parsed.success) {
+    const problem = firstProblemOf(parsed.error);
+    const field = problem?.path.length ? String(problem.path[0]) : (problem?.keys?.join(',') ?? '');
+    throw new FaultHeaderError(`X-Emulator-Fault: ${field ? `${field}: ` : ''}${problem?.rule ?? 'invalid directive'}`);
+  }
+  return parsed.data;
+}
+
+/** `rtf=0.5`: a decimal value, for the fields that take one. */
+function decimalField(part: string): RegExpExecArray | null {
+  const m = /^([a-z_]+)\s*=\s*(-?\d+\.\d+)$/.exec(part);
+  return m && DECIMAL_FIELDS.has(m[1]!) ? m : null;
+}
+
+export interface SavedFaults {
+  rules: FaultRule[];
+  counter: number;
+}
+
+export class Faults {
+  private rules: FaultRule[] = [];
+  private counter = 0;
+
+  /** `changed` is told of every change (a rule added, removed or used up) so it can be persisted. */
+  constructor(
+    private readonly random: () => RandomStream,
+    private readonly changed: () => void = () => {},
+  ) {}
+
+  save(): SavedFaults {
+    return { rules: this.list(), counter: this.counter };
+  }
+
+  load(saved: SavedFaults): void {
+    this.rules = Array.isArray(saved.rules) ? saved.rules.map((r) => ({ ...r })) : [];
+    this.counter = Number.isInteger(saved.counter) ? saved.counter : this.rules.length;
+  }
+
+  add(input: z.output<typeof faultRuleSchema>, account?: { id: string; label: string }): FaultRule {
+    const rule: FaultRule = {
+      id: `fault_${++this.counter}`,
+      service: input.service,
+      method: input.method,
+      path: input.path,
+      accountId: account?.id,
+      accountLabel: account?.label,
+      times: input.times,
+      probability: input.probability,
+      fault: input.fault,
+      remaining: input.times,
+    };
+    this.rules.push(rule);
+    this.changed();
+    return rule;
+  }
+
+  list(): FaultRule[] {
+    return this.rules.map((r) => ({ ...r }));
+  }
+
+  remove(id: string): boolean {
+    const before = this.rules.length;
+    this.rules = this.rules.filter((r) => r.id !== id);
+    if (this.rules.length !== before) this.changed();
+    return this.rules.length !== before;
+  }
+
+  clear(accountId?: string): void {
+    this.rules = accountId === undefined ? [] : this.rules.filter((r) => r.accountId !== accountId);
+    if (accountId === undefined) this.counter = 0;
+    this.changed();
+  }
+
+  /**
+   * The directive for this request and where it came from (`header`, or the rule's id): the header
+   * wins, else the first queued rule that matches and fires.
+   */
+  take(ctx: FaultContext, header?: FaultDirective): { directive: FaultDirective; origin: string } | null {
+    if (header) return { directive: header, origin: 'header' };
+    for (const rule of this.rules) {
+      if (!matches(rule, ctx)) continue;
+      if (rule.probability !== undefined && !(this.random().next() < rule.probability)) continue;
+      if (rule.remaining !== 'always') {
+        rule.remaining -= 1;
+        if (rule.remaining <= 0) this.rules = this.rules.filter((r) => r !== rule);
+        this.changed();
+      }
+      return { directive: { ...rule.fault }, origin: rule.id };
+    }
+    return null;
+  }
+}
+
+function matches(rule: FaultRule, ctx: FaultContext): boolean {
+  if (rule.service && rule.service !== ctx.service) return false;
+  if (rule.method && rule.method !== ctx.method.toUpperCase()) return false;
+  if (rule.accountId && rule.accountId !== ctx.accountId) return false;
+  if (rule.path) {
+    if (rule.path.endsWith('*')) {
+      if (!ctx.path.startsWith(rule.path.slice(0, -1))) return false;
+    } else if (rule.path !== ctx.path) return false;
+  }
+  return true;
+}

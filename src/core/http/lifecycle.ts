@@ -1,0 +1,169 @@
+/**
+ * The request lifecycle every listener shares, as Fastify hooks, in the order they run (the table is
+ * docs/architecture.md):
+ *   onRequest (app)    pipeline entry: account of the key, fault directive, journal entry, `delay_ms`
+ *   onRequest (route)  the matched route noted; admission (core/http/admission.ts) for a route that names a
+ *                      capability, before any body is read: a refusal goes to the service's error handler
+ *   content parser     body parse (an unreadable body reaches the error handler already admitted)
+ *   preValidation      the parsed body journaled, refused or not
+ *   validation, handler: the route's schema and rules
+ *   onSend             `X-Emulator-Fault-Ignored`, the answer journaled (after persistence, with a data dir)
+ *   onResponse         finish (core/http/request-finish.ts): the entry closed, the request counted, one log line
+ * Control-plane requests get a context but no entry and no admission; so do the inspector's own
+ * downloads and a browser's `GET /` (core/journal/unrecorded.ts). Hooks take Fastify's callback
+ * form where they need not wait: no promise per hook on every request.
+ */
+import { performance } from 'node:perf_hooks';
+import type { FastifyContextConfig, FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
+import { accountId, redactKey } from '../state/accounts.js';
+import { admitRequest, type Refusal } from './admission.js';
+import { installDurableAnswers } from './durable-answers.js';
+import type { Emulator } from '../emulator.js';
+import { parseFaultHeader, type FaultDirective } from '../faults/faults.js';
+import { JournalEntry } from '../journal/journal.js';
+import { journalAnswer, journalBody, journalRefusedBody, journalRequest, recordFault } from '../journal/summaries.js';
+import { faultIgnoredHeader, listenerOf, pathOf, takeFault, type RequestContext } from './request-context.js';
+import { finishEntry } from './request-finish.js';
+import { identifyRequest } from './request-log.js';
+import { unrecorded } from '../journal/unrecorded.js';
+
+export interface LifecycleOptions {
+  service: 'speech' | 'platform';
+  /** Reads the presented key from a request (bearer header, X-API-Key, ?api_key=…). */
+  keyOf(req: FastifyRequest): string | undefined;
+  /** The service's error for a refusal of admission, in its own shape (thrown to its error handler). */
+  refusal(req: FastifyRequest, refusal: Refusal): Error;
+}
+
+const CONTROL_PREFIX = '/_emulator';
+
+/** Whether the lifecycle admits a route's requests: it names a capability and does not check its key itself. */
+function admittedByLifecycle(config: FastifyContextConfig): boolean {
+  return config.capability !== undefined && !config.selfAuth;
+}
+
+export function installLifecycle(app: FastifyInstance, emu: Emulator, opts: LifecycleOptions): void {
+  app.decorateRequest('ctx', null as unknown as RequestContext);
+
+  // Every route the service serves, as registered (the property tests cover each one of them). Each
+  // gets one route-level onRequest hook: it notes the route, then admits the request before its body
+  // is read. The config object is the route's own, so a plugin's later onRoute hook that names the
+  // capability of its routes (services/speech/reply.ts) is seen here.
+  app.addHook('onRoute', (route) => {
+    const ws = route as { websocket?: boolean; wsHandler?: unknown };
+    const websocket = ws.websocket === true || typeof ws.wsHandler === 'function';
+    const url = route.url;
+    const config = (route.config ??= {}) as FastifyContextConfig;
+    const bodyLimit = route.bodyLimit ?? app.initialConfig.bodyLimit ?? 1_048_576;
+    for (const method of [route.method].flat()) emu.routes.push({ service: opts.service, method, url, websocket, messages: config.messages });
+    const enterRoute: onRequestHookHandler = (req, _reply, done) => {
+      const ctx = req.ctx;
+      if (!ctx) return done();
+      ctx.route = url;
+      ctx.routeConfig = config;
+      if (!ctx.entry || !admittedByLifecycle(config)) return done();
+      // Most requests carry no fault directive and a key that may: they are let in without the
+      // admission path's helper objects (the same checks, in the same order: core/http/admission.ts).
+      if (!ctx.fault && ctx.account && emu.accounts.has(ctx.account, config.capability!)) {
+        ctx.admitted = true;
+        return done();
+      }
+      const admission = admitRequest(emu, req, config.capability);
+      if (admission.ok) return done();
+      // Refused before its body was read (the order of checks); the body is still read for the journal, then the refusal answers.
+      const refusal = (config.refusal ?? opts.refusal)(req, admission.refusal);
+      journalRefusedBody(req, bodyLimit, () => done(refusal));
+    };
+    route.onRequest = [enterRoute, ...[route.onRequest ?? []].flat()];
+  });
+
+  app.addHook('onRequest', (req, reply, done) => {
+    const path = pathOf(req);
+    const ctx: RequestContext = {
+      listener: listenerOf(req, opts.service),
+      account: null,
+      accountProblem: null,
+      admitted: false,
+      refusal: null,
+      fault: null,
+      faultUsed: null,
+      faultNote: null,
+      entry: null,
+      journal: emu.journal,
+      startedAt: performance.now(),
+      traceId: null,
+      route: null,
+      routeConfig: null,
+      metrics: emu.metrics,
+      metered: false,
+    };
+    req.ctx = ctx;
+    if (path === CONTROL_PREFIX || path.startsWith(`${CONTROL_PREFIX}/`)) return done();
+    // The inspector's own file fetches and a browser's `GET /`: served, never journaled nor counted.
+    if (unrecorded(req, path)) return done();
+
+    const presented = opts.keyOf(req)?.trim();
+    const resolution = emu.accounts.resolve(presented);
+    if (resolution.ok) ctx.account = resolution.account;
+    else ctx.accountProblem = resolution.problem;
+    // A refused key (strict mode, disabled) is still named in the journal, so `?account=` finds its requests.
+    const journalAccount = ctx.account ?? (presented ? { id: accountId(presented), label: redactKey(presented) } : null);
+
+    let header: FaultDirective | undefined;
+    const raw = req.headers['x-emulator-fault'];
+    if (typeof raw === 'string' && raw.trim()) {
+      try {
+        header = parseFaultHeader(raw);
+      } catch (err) {
+        ctx.faultNote = (err as Error).message;
+      }
+    }
+    const taken = emu.faults.take({ service: ctx.listener, method: req.method, path, accountId: ctx.account?.id }, header);
+    if (taken) ctx.fault = taken.directive;
+
+    ctx.entry = emu.journal.start(
+      new JournalEntry(
+        emu.clock.now(),
+        opts.service,
+        ctx.listener,
+        req.method,
+        path,
+        journalAccount?.label ?? null,
+        journalAccount?.id,
+        journalRequest(req),
+        ctx.listener === 'speech-backup' ? 'backup listener' : undefined,
+      ),
+    );
+    if (taken) recordFault(ctx, taken.directive, taken.origin);
+    identifyRequest(req, reply, ctx.entry.id);
+
+    const delay = takeFault(req, 'delay_ms');
+    // Unref'd: a long delay never keeps the process alive once the listeners have closed.
+    if (delay) setTimeout(done, delay).unref();
+    else done();
+  });
+
+  // The body as it arrived, before the route's validator words its errors (refused or not).
+  app.addHook('preValidation', (req, _reply, done) => {
+    journalBody(req);
+    done();
+  });
+
+  // With a data dir, no answer leaves before the changes made so far are on disk (crash-safe acknowledgements).
+  if (emu.persistent) installDurableAnswers(app, emu);
+
+  app.addHook('onSend', (req, reply, payload, done) => {
+    const entry = req.ctx?.entry;
+    if (!entry) return done(null, payload);
+    const ignored = faultIgnoredHeader(req);
+    if (ignored !== undefined) reply.header('X-Emulator-Fault-Ignored', ignored);
+    journalAnswer(entry, String(reply.getHeader('content-type') ?? ''), payload);
+    done(null, payload);
+  });
+
+  // The entry closed, the request counted and its one log line written (core/http/request-finish.ts).
+  app.addHook('onResponse', (req, reply, done) => {
+    finishEntry(req, reply.statusCode);
+    done();
+  });
+}

@@ -1,0 +1,95 @@
+/**
+ * The content the journal keeps of a text frame (a WebSocket message, an SSE event): its JSON with
+ * every audio field replaced by its size, bounded per frame. Counted in bytes as it is made, so the
+ * journal can hold its contents to a bound in bytes (core/journal/journal.ts).
+ */
+import { redactKey } from '../state/accounts.js';
+import { isSecretField, summarize } from './value.js';
+
+/** A frame's content is at most about this many bytes; a larger one is summarized and marked `truncated`. */
+export const FRAME_CONTENT_MAX = 4096;
+/** Strings inside a frame's content are kept up to this many characters. */
+const STRING_MAX = 1024;
+/** A text longer than this is not parsed as JSON (kept as bounded text). */
+const PARSE_MAX = 16 * 1024 * 1024;
+
+/** Fields that carry audio as text (hex or base64): shown as their size. */
+const AUDIO_FIELDS = new Set(['audio', 'audio_data', 'audio_hex', 'audio_base64']);
+
+export interface FrameContent {
+  content: unknown;
+  /** About how many bytes the content holds (its JSON length, roughly). */
+  bytes: number;
+  truncated: boolean;
+}
+
+/** An audio field's stand-in: its length in characters (hex: two per byte). */
+function audioSize(value: string): { chars: number } {
+  return { chars: value.length };
+}
+
+/** Walks a parsed value: audio fields become their size, long strings are cut; `size[0]` adds up the bytes. */
+function walk(value: unknown, size: [number], depth: number): unknown {
+  if (value === null || value === undefined || typeof value === 'boolean' || typeof value === 'number') {
+    size[0] += 5;
+    return value;
+  }
+  if (typeof value === 'string') {
+    size[0] += Math.min(value.length, STRING_MAX) + 2;
+    return value.length > STRING_MAX ? `${value.slice(0, STRING_MAX)}…(${value.length} chars)` : value;
+  }
+  if (Buffer.isBuffer(value) || value instanceof Uint8Array) {
+    size[0] += 16;
+    return { bytes: value.length };
+  }
+  if (typeof value !== 'object') return undefined;
+  if (depth > 8) {
+    size[0] += 3;
+    return '…';
+  }
+  if (Array.isArray(value)) return value.map((v) => walk(v, size, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    size[0] += k.length + 4;
+    if (typeof v === 'string' && AUDIO_FIELDS.has(k)) out[k] = audioSize(v);
+    // A credential, shown redacted as in request bodies (every string under it).
+    else if (isSecretField(k)) out[k] = summarize(v, redactKey, 0, true);
+    else out[k] = walk(v, size, depth + 1);
+  }
+  return out;
+}
+
+/** Bounded text of a frame that is not JSON. */
+function boundedText(text: string): FrameContent {
+  if (text.length <= FRAME_CONTENT_MAX) return { content: text, bytes: text.length, truncated: false };
+  return { content: `${text.slice(0, FRAME_CONTENT_MAX)}…(${text.length} chars)`, bytes: FRAME_CONTENT_MAX, truncated: true };
+}
+
+/** A hex or base64 string in an `"audio"` field of JSON text, replaced before parsing (no large string is made again). */
+const AUDIO_IN_TEXT = /"(audio|audio_data|audio_hex|audio_base64)"\s*:\s*"([A-Za-z0-9+/=]*)"/g;
+
+/**
+ * What the journal keeps of a frame: a parsed value or JSON text (parsed when it is JSON; its audio
+ * fields as their size), or text that is not JSON (bounded).
+ */
+export function frameContent(frame: unknown): FrameContent {
+  let value = frame;
+  if (typeof frame === 'string') {
+    const text = frame.trim();
+    if (!(text.startsWith('{') || text.startsWith('[')) || text.length > PARSE_MAX) return boundedText(frame);
+    try {
+      value = JSON.parse(text.replace(AUDIO_IN_TEXT, (_m, key: string, audio: string) => `"${key}":{"chars":${audio.length}}`));
+    } catch {
+      return boundedText(frame);
+    }
+  }
+  const size: [number] = [0];
+  const content = walk(value, size, 0);
+  if (size[0] <= FRAME_CONTENT_MAX) return { content, bytes: size[0], truncated: false };
+  // Over the frame's bound: strings cut shorter, arrays to 20 items (the journal's body summary); an
+  // object of many fields is still larger, so its JSON is then kept as text, cut at the bound.
+  const cut = summarize(content, redactKey);
+  const text = JSON.stringify(cut);
+  if (text.length <= FRAME_CONTENT_MAX) return { content: cut, bytes: text.length, truncated: true };
+  return { content: `${text.slice(0, FRAME_CONTENT_MAX)}…(${text.length} chars)`, bytes: FRAME_CONTENT_MAX, truncated: true };
+}

@@ -1,0 +1,352 @@
+/**
+ * The plumbing every WebSocket of the emulator shares: JSON events and binary audio out (journaled), the open
+ * socket registry, clock timers and clean-up hooks that run once when the socket closes for any reason
+ * (client close, abrupt disconnect, server close, reset). Chunks of a stream (audio, results) leave
+ * through the socket's stream guard (core/stream/guard.ts), which counts them and applies its faults.
+ */
+import type { FastifyRequest } from 'fastify';
+import type { RawData, WebSocket } from 'ws';
+import type { Emulator } from '../emulator.js';
+import { pathOf } from '../http/request-context.js';
+import { finishEntry } from '../http/request-finish.js';
+import type { WsFrameSummary } from '../journal/journal.js';
+import { logSocketOpen } from '../http/request-log.js';
+import { AUDIO_CHUNK, guardStream, type AudioFrame, type AudioShaping, type FrameKind, type StreamEnd } from '../stream/guard.js';
+import type { AudioCarrier } from '../stream/shaping.js';
+
+export interface SocketWire {
+  readonly signal: AbortSignal;
+  readonly closed: boolean;
+  /** How the socket's stream ended when its guard ended it (`cut` by the fault, client `left`…); null while open. */
+  readonly streamEnded: StreamEnd | null;
+  /**
+   * Sends one JSON text frame; `event` names it in the journal. With a `kind`, the frame is a chunk of
+   * the socket's stream and goes through its guard: false once the stream ended (gone, or cut by a fault).
+   */
+  sendJson(body: object, event?: string, kind?: FrameKind): boolean;
+  /** Sends one binary audio frame through the guard; false when the socket is gone (or was cut by a fault). */
+  sendAudio(chunk: Buffer): boolean;
+  /**
+   * Sends one JSON message of synthesized audio through the guard, which paces it and applies the faults
+   * inside its audio (a promise while a paced frame waits); `stop` ends such a wait for this frame only.
+   */
+  sendAudioFrame(frame: AudioFrame<object>, event: string, kind: FrameKind, stop?: AbortSignal): boolean | Promise<boolean>;
+  /** Where a sender applies the faults only it can (`gap_ms`, `split_frame`), decided by the guard. */
+  readonly shaping: AudioShaping;
+  /**
+   * A new answer begins on the socket (a piece of text arrived): `ttfa_ms` counts from now; for the
+   * socket's first answer only with `evenTheFirst` (else it counts from the upgrade).
+   */
+  beginAnswer(evenTheFirst?: boolean): void;
+  /** The client cancelled the audio in progress: the journal times how long audio went on after it. */
+  cancelled(): void;
+  /** Closes with a close frame; codes that cannot be sent (1005, 1006, 1015…) drop the connection instead. */
+  close(code: number, reason: string): void;
+  /** Drops the connection without a close frame (how the guard cuts a socket). */
+  terminate(): void;
+  /** Runs `fn` once when the socket closes. */
+  onClose(fn: () => void): void;
+  /**
+   * A timer on the emulator clock, cancelled when the socket closes; listed under the socket's account
+   * in the state view unless `listed` is false (the listener's own rules, such as the idle rule).
+   */
+  after(ms: number, fn: () => void, label: string, listed?: boolean): number;
+  cancel(id: number | null | undefined): void;
+  /** Journal summary of a frame the client sent; a text frame with its content (its text, or its JSON already parsed). */
+  recordIn(size: number, binary: boolean, event?: string, content?: unknown): void;
+  /** Keeps audio the client streamed (PCM16 mono) with the journal entry, for download as WAV. */
+  keepAudio(pcm: Buffer, sampleRate: number): void;
+}
+
+/** The largest frame a client may send; `ws` refuses longer ones from their header, before buffering them. */
+export const MAX_FRAME_BYTES = 8 * 1024 * 1024;
+export const OVERSIZE_REASON = `message over ${MAX_FRAME_BYTES} bytes (8 MiB)`;
+
+/**
+ * `onOversize` sends the socket's own error event for a frame over MAX_FRAME_BYTES; it goes out just
+ * before the 1009 close frame. The socket's `cut_after_chunks` is read by its stream guard.
+ */
+export function openSocketWire(
+  emu: Emulator,
+  socket: WebSocket,
+  req: FastifyRequest,
+  onOversize?: () => void,
+  audio?: { carrier: AudioCarrier; latency: 'none' | 'realistic' },
+): SocketWire {
+  const entry = req.ctx?.entry;
+  const accountId = req.ctx?.account?.id ?? null;
+  const controller = new AbortController();
+  const timers = new Set<number>();
+  const cleanups: (() => void)[] = [];
+  let closed = false;
+  // Frames each way, for the socket's log line.
+  let framesIn = 0;
+  let framesOut = 0;
+
+  const registered = emu.sockets.add({
+    accountId,
+    path: pathOf(req),
+    openedAtMs: emu.clock.now(),
+    close: (code, reason) => wire.close(code, reason),
+  });
+
+  const record = (frame: WsFrameSummary, text?: unknown) => emu.journal.recordFrame(entry, frame, text);
+  const isOpen = () => !closed && socket.readyState === socket.OPEN;
+
+  const shutdown = (code: number, byClient: boolean) => {
+    if (closed) return;
+    closed = true;
+    if (byClient) record({ dir: 'in', type: 'close', size: 0, event: String(code), at_ms: emu.clock.now() });
+    controller.abort(new Error('socket closed'));
+    for (const id of timers) emu.clock.cancel(id);
+    timers.clear();
+    emu.sockets.remove(registered);
+    for (const fn of cleanups.splice(0)) {
+      try {
+        fn();
+      } catch (err) {
+        emu.logger.error({ err }, 'websocket clean-up failed');
+      }
+    }
+    finishEntry(req, 101, { code, byClient, framesIn, framesOut });
+  };
+  socket.on('close', (code) => shutdown(code, true));
+  socket.on('message', () => void framesIn++);
+  logSocketOpen(req);
+  // `ws` answers a frame over maxPayload by calling close(1009) itself, before it emits 'error' and
+  // before any message handler could see the frame: this per-socket hook is the one moment where the
+  // socket is still open, so the error event goes out first and the close frame carries a reason.
+  const closeFrame = socket.close.bind(socket);
+  socket.close = (code?: number, reason?: string | Buffer) => {
+    if (code !== 1009 || closed || socket.readyState !== socket.OPEN) return closeFrame(code, reason);
+    try {
+      onOversize?.();
+    } catch (err) {
+      emu.logger.error({ err }, 'websocket oversize event failed');
+    }
+    record({ dir: 'out', type: 'close', size: 0, event: '1009', at_ms: emu.clock.now() });
+    closeFrame(1009, reason ?? OVERSIZE_REASON);
+  };
+  // A protocol error (e.g. a frame over 8 MiB) has already started the close handshake with its own
+  // code (1009): cutting the TCP connection now would race that close frame and show the client 1006.
+  socket.on('error', () => {
+    if (socket.readyState !== socket.CLOSING) socket.terminate();
+  });
+
+  const sendText = (body: object, event: string | undefined): boolean => {
+    if (!isOpen()) return false;
+    const text = JSON.stringify(body);
+    socket.send(text);
+    framesOut++;
+    record({ dir: 'out', type: 'text', size: Buffer.byteLength(text), event, at_ms: emu.clock.now() }, body);
+    return true;
+  };
+  let chunkEvent: string | undefined;
+  /**
+   * The frames still waiting for a commit (the guard's `durable`), when some are: every later frame,
+   * and the close, goes after them, in order (a stream's last events, then its close frame).
+   */
+  let waiting: Promise<unknown> | null = null;
+  const keepWaiting = (sent: Promise<unknown>): void => {
+    const done = () => {
+      if (waiting === next) waiting = null;
+    };
+    const next: Promise<unknown> = sent.then(done, done);
+    waiting = next;
+  };
+  /** Sends now, or after the frames waiting; a send that has to wait itself becomes what later ones wait for. */
+  const inOrder = (send: () => boolean | Promise<boolean>): boolean => {
+    if (waiting) {
+      keepWaiting(waiting.then(send));
+      return !closed;
+    }
+    const sent = send();
+    if (typeof sent === 'boolean') return sent;
+    keepWaiting(sent);
+    return true;
+  };
+  // Synchronous writes: the guard answers each send with a boolean. The journal entry finishes when the socket closes.
+  const guard = guardStream<object | Buffer>(
+    req,
+    {
+      write: (frame) => {
+        if (!Buffer.isBuffer(frame)) return sendText(frame, chunkEvent);
+        if (!isOpen()) return false;
+        socket.send(frame, { binary: true });
+        framesOut++;
+        record({ dir: 'out', type: 'binary', size: frame.length, at_ms: emu.clock.now() });
+        return true;
+      },
+      // The fault imitates a dropped connection: no close frame.
+      cut: () => wire.terminate(),
+      endForShutdown: () => wire.close(1001, 'emulator shutting down'),
+    },
+    // A socket carrying synthesized audio is paced and damaged by its guard; its first audio counts from the upgrade.
+    {
+      closing: emu.closing,
+      carrier: audio?.carrier,
+      latency: audio?.latency,
+      gone: controller.signal,
+      // A frame that answers a change (a session opened, a task charged) leaves once the change is on disk.
+      durable: () => emu.pendingCommit(),
+    },
+  );
+
+  const wire: SocketWire = {
+    signal: controller.signal,
+    get closed() {
+      return closed || socket.readyState !== socket.OPEN;
+    },
+    get streamEnded() {
+      return guard.ended;
+    },
+    shaping: guard,
+    sendJson(body, event, kind) {
+      if (!kind) return inOrder(() => sendText(body, event));
+      return inOrder(() => {
+        // The guard's writer takes the text only: the event name waits here (no object per chunk).
+        chunkEvent = event;
+        return guard.send(body, kind);
+      });
+    },
+    sendAudio(chunk) {
+      return inOrder(() => guard.send(chunk, AUDIO_CHUNK));
+    },
+    sendAudioFrame(frame, event, kind, stop) {
+      const send = () => {
+        chunkEvent = event;
+        return guard.sendAudio(frame, kind, stop);
+      };
+      // Its callers wait for it: only frames already waiting for a commit go first.
+      return waiting ? waiting.then(send) : send();
+    },
+    beginAnswer(evenTheFirst) {
+      guard.beginAnswer(evenTheFirst);
+    },
+    cancelled() {
+      guard.cancelled();
+    },
+    close(code, reason) {
+      if (closed) return;
+      inOrder(() => {
+        if (closed) return false;
+        record({ dir: 'out', type: 'close', size: 0, event: String(code), at_ms: emu.clock.now() });
+        if (!sendableCloseCode(code)) socket.terminate();
+        else if (socket.readyState === socket.OPEN || socket.readyState === socket.CONNECTING) socket.close(code, truncateUtf8(reason, 120));
+        // Cleanup now: the client may never answer the close frame.
+        shutdown(code, false);
+        return true;
+      });
+    },
+    terminate() {
+      if (closed) return;
+      socket.terminate();
+      record({ dir: 'out', type: 'close', size: 0, event: '1006', at_ms: emu.clock.now() });
+      shutdown(1006, false);
+    },
+    onClose(fn) {
+      if (closed) fn();
+      else cleanups.push(fn);
+    },
+    after(ms, fn, label, listed = true) {
+      const id = emu.clock.after(
+        ms,
+        () => {
+          timers.delete(id);
+          if (!closed) fn();
+        },
+        label,
+        listed ? (accountId ?? undefined) : undefined,
+      );
+      timers.add(id);
+      return id;
+    },
+    cancel(id) {
+      if (id == null) return;
+      timers.delete(id);
+      emu.clock.cancel(id);
+    },
+    recordIn(size, binary, event, content) {
+      record({ dir: 'in', type: binary ? 'binary' : 'text', size, event, at_ms: emu.clock.now() }, content);
+    },
+    keepAudio(pcm, sampleRate) {
+      emu.journal.keepAudio(entry, pcm, sampleRate);
+    },
+  };
+  return wire;
+}
+
+/** The idle rule of the platform's sockets: this long on the emulator clock without a client message. */
+export const SOCKET_IDLE_MS = 120_000;
+
+/**
+ * An idle rule on the emulator clock: `onIdle` runs when `ms` pass without `touch()` (call it on every
+ * client message and when the server's own work ends). While `busy()` (a reply being made) the rule
+ * waits another period instead. The timer dies with the socket.
+ */
+export function idleRule(wire: SocketWire, ms: number, label: string, onIdle: () => void, busy: () => boolean = () => false): () => void {
+  let id: number | null = null;
+  const touch = () => {
+    wire.cancel(id);
+    id = wire.after(
+      ms,
+      () => {
+        id = null;
+        if (busy()) touch();
+        else onIdle();
+      },
+      label,
+      // A rule of the listener, not the account's state: counted in the state view's total only.
+      false,
+    );
+  };
+  touch();
+  return touch;
+}
+
+/** Codes of a client that went away; `ws` protocol errors (WS_ERR_*) are a client's mistake too. */
+const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE', 'ERR_STREAM_DESTROYED']);
+
+/** How long a socket closed for a protocol error waits for the client to end its side. */
+const CLOSE_LINGER_MS = 5000;
+
+/**
+ * The `errorHandler` of the WebSocket plugin on every listener. A client's mistake (a frame over
+ * 8 MiB, a bad opcode, invalid UTF-8, a dropped connection) is one debug line without a stack, and
+ * the close `ws` started (1009, 1002, 1007…) is sent before the connection ends: the TCP side is
+ * half-closed once the close frame is queued, so the client reads that frame instead of a reset
+ * (1006) however loaded the machine is. A failure of a handler is logged with its stack.
+ */
+export function socketErrorHandler(error: Error & { code?: string }, socket: WebSocket, request: FastifyRequest): void {
+  const code = error.code ?? '';
+  if (!code.startsWith('WS_ERR_') && !CLIENT_GONE.has(code)) {
+    request.log.error({ err: error }, 'websocket handler failed');
+    return void socket.terminate();
+  }
+  request.log.debug({ code, reason: error.message }, 'websocket closed for a client protocol error');
+  const raw = (socket as WebSocket & { _socket?: import('node:net').Socket })._socket;
+  if (socket.readyState !== socket.CLOSING || !raw || raw.destroyed) return void socket.terminate();
+  // The close frame is already in the raw socket's write queue: end() sends it, then FIN; what the
+  // client still sends is read and dropped by `ws`, so the kernel has no reason to reset.
+  raw.end();
+  setTimeout(() => raw.destroy(), CLOSE_LINGER_MS).unref();
+}
+
+/** One client message's bytes, whatever shape `ws` handed them in. */
+export function messageBytes(data: RawData): Buffer {
+  if (Buffer.isBuffer(data)) return data;
+  if (Array.isArray(data)) return Buffer.concat(data);
+  return Buffer.from(data);
+}
+
+/** Close codes a close frame may carry (RFC 6455 7.4; `ws` refuses the others). */
+export function sendableCloseCode(code: number): boolean {
+  return (code >= 1000 && code <= 1014 && code !== 1004 && code !== 1005 && code !== 1006) || (code >= 3000 && code <= 4999);
+}
+
+/** A close reason is at most 123 bytes. */
+function truncateUtf8(text: string, maxBytes: number): string {
+  let out = text;
+  while (Buffer.byteLength(out) > maxBytes) out = [...out].slice(0, -1).join('');
+  return out;
+}

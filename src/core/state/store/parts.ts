@@ -1,0 +1,119 @@
+/**
+ * How each saved part of the state maps to rows and back. Core parts (accounts, id streams, signature
+ * records, fault rules, the clock) go to the `parts` table, one row per account, stream or record where
+ * they grow; each state area goes to `records`, one row per record when the area declares its records
+ * (core/state/areas.ts `records`), else one row holding its whole saved part. Loading joins the rows back into
+ * the saved part each area already checks and loads, so the rules of a saved state stay in one place.
+ */
+import type { Accounts } from '../accounts.js';
+import type { SavedRecord, StateArea } from '../areas.js';
+import type { Clock } from '../clock.js';
+import type { Faults } from '../../faults/faults.js';
+import type { Ids, SavedIds } from '../ids.js';
+import type { SignatureRecords } from '../signatures.js';
+
+export type Table = 'parts' | 'records';
+
+/** One saved part as rows. */
+export interface PartRows {
+  table: Table;
+  name: string;
+  /** One row holding the whole part: any change rewrites it. */
+  whole?: boolean;
+  /** Every row now. */
+  all(): Iterable<SavedRecord>;
+  /** One account's rows now (default: filtered from `all`). */
+  ofAccount?(account: string | null): Iterable<SavedRecord>;
+  /** One row now, or undefined once it is gone (default: the account's rows are rewritten). */
+  one?(id: string): SavedRecord | undefined;
+  /** A saved part (of the JSON snapshot being migrated) as rows. */
+  split(part: unknown): Iterable<SavedRecord>;
+  /** Rows as loaded, joined into the saved part. */
+  join(rows: SavedRecord[]): unknown;
+}
+
+/** Where the whole part of an area without declared records sits. */
+export const WHOLE_PART = '';
+
+/** The rows of a state area: its declared records, or its whole saved part in one row. */
+export function areaRows(area: StateArea): PartRows {
+  const records = area.records;
+  if (records)
+    return {
+      table: 'records',
+      name: area.name,
+      all: () => records.split(area.save?.() ?? []),
+      ofAccount: records.ofAccount ? (account) => records.ofAccount!(account ?? '') : undefined,
+      one: records.one,
+      split: (part) => records.split(part),
+      join: (rows) => records.join(rows),
+    };
+  return wholePart('records', area.name, () => area.save?.());
+}
+
+/** Rows of an area this version does not know (or that has not registered yet): written as they were. */
+export function keptRows(name: string, part: unknown): PartRows {
+  return wholePart('records', name, () => part);
+}
+
+function wholePart(table: Table, name: string, save: () => unknown): PartRows {
+  const row = (value: unknown): SavedRecord[] => (value === undefined ? [] : [{ id: WHOLE_PART, account: null, value }]);
+  return {
+    table,
+    name,
+    whole: true,
+    all: () => row(save()),
+    split: (part) => row(part),
+    join: (rows) => rows[0]?.value,
+  };
+}
+
+export interface CoreParts {
+  clock: Clock;
+  accounts: Accounts;
+  signatures: SignatureRecords;
+  faults: Faults;
+  ids: Ids;
+}
+
+/** The core parts, each with the field of the JSON snapshot it was saved in. */
+export function coreRows(parts: CoreParts): PartRows[] {
+  const { accounts, signatures, faults, ids, clock } = parts;
+  return [
+    {
+      table: 'parts',
+      name: 'accounts',
+      all: () => accounts.save().map((a) => ({ id: a.id, account: a.id, value: a })),
+      one: (id) => {
+        const a = accounts.byId(id);
+        return a && { id, account: id, value: a };
+      },
+      split: (part) => (part as { id: string }[]).map((a) => ({ id: a.id, account: a.id, value: a })),
+      join: (rows) => rows.map((r) => r.value),
+    },
+    {
+      table: 'parts',
+      name: 'signatures',
+      all: () => signatures.save().map((s) => ({ id: s.id, account: null, value: s })),
+      one: (id) => {
+        const s = signatures.get(id);
+        return s && { id, account: null, value: s };
+      },
+      split: (part) => (part as { id: string }[]).map((s) => ({ id: s.id, account: null, value: s })),
+      join: (rows) => rows.map((r) => r.value),
+    },
+    {
+      table: 'parts',
+      name: 'ids',
+      all: () => Object.entries(ids.save()).map(([id, value]) => ({ id, account: null, value })),
+      one: (id) => {
+        const saved = ids.saveOne(id);
+        return saved && { id, account: null, value: saved };
+      },
+      split: (part) => Object.entries(part as SavedIds).map(([id, value]) => ({ id, account: null, value })),
+      join: (rows) => Object.fromEntries(rows.map((r) => [r.id, r.value])),
+    },
+    wholePart('parts', 'faults', () => faults.save()),
+    wholePart('parts', 'clock', () => clock.now()),
+  ];
+}

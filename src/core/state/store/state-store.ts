@@ -1,0 +1,383 @@
+/**
+ * The state of a data dir in SQLite (`state.db`), written through: each change is marked where it is
+ * made (core/state/areas.ts), and before an answer leaves, the rows of the changes made so far are committed
+ * in one transaction (WAL), then the log is fsynced off the event loop before the answers leave (what
+ * `synchronous=FULL` did inside the commit, blocking every request for the fsync's time: 1.7 ms median,
+ * over 100 ms at worst on a busy disk). Answers that wait at the same time share one commit. A commit that fails (a full or read-only disk, an I/O error, a simulated
+ * failure) is rolled back, its changes stay marked, and every answer waiting for it is refused with a
+ * StorageError until a commit holding them succeeds: nothing is acknowledged that is not on disk.
+ *
+ * In memory (no data dir) nothing of this runs: marks return at once and there is no database.
+ */
+import { existsSync, renameSync } from 'node:fs';
+import { join } from 'node:path';
+import type { DatabaseSync } from 'node:sqlite';
+import type { StateArea } from '../areas.js';
+import { applySaved, checkSaved, MIGRATED_SNAPSHOT, readSnapshotFile, SnapshotError, SNAPSHOT, type Refusal, type SnapshotParts } from '../snapshots.js';
+import { SNAPSHOT_VERSION, type SavedSnapshot } from '../snapshot-schema.js';
+import { StorageError, writeProblem } from '../storage.js';
+import { Changes, type TakenChanges } from './changes.js';
+import { createDatabase, DATABASE, openDatabase, sqliteCode, sqliteProblem, UnreadableDatabase } from './database.js';
+import { syncDirSync } from './files.js';
+import { areaRows, coreRows, keptRows, WHOLE_PART, type PartRows } from './parts.js';
+import { Checkpointer } from './checkpointer.js';
+import { LogSync } from './log-sync.js';
+import { probeWrite } from './probe.js';
+import { ACCOUNT, DATA, ID, PART, readRows, RowWriter, type StoredRow } from './row-writer.js';
+
+export class StateStore {
+  private db: DatabaseSync | null = null;
+  private writer: RowWriter | null = null;
+  private checkpointer: Checkpointer | null = null;
+  private readonly changes = new Changes();
+  private readonly core: PartRows[];
+  /** Saved rows of areas not registered yet (they register on first use), by area. */
+  private readonly unclaimed = new Map<string, StoredRow[]>();
+  /** The commit the answers waiting now share. */
+  private scheduled: Promise<void> | null = null;
+  /** The log's fsync after each commit (an answer with nothing marked of its own waits for the one running). */
+  private logSync: LogSync | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private stopped = false;
+  /**
+   * The last commit failed: what it held was refused to its clients, so only the commit of a later
+   * answer writes it (the timer and the close do not), and a refused change is kept only if a later
+   * change is acknowledged.
+   */
+  private refused = false;
+  /** Areas read from a whole-part row that are written again as records once loaded. */
+  private readonly rewriteAfterLoad = new Set<string>();
+  readonly file: string;
+
+  constructor(
+    private readonly parts: SnapshotParts,
+    private readonly dataDir: string,
+    readonly persistent: boolean,
+  ) {
+    this.file = join(dataDir, DATABASE);
+    this.core = coreRows(parts);
+    if (!persistent) return;
+    // Rows these parts change along with a marked change: written with the next commit, never one of their own.
+    parts.accounts.onChange = (id) => this.changes.note('accounts', id);
+    parts.ids.onTouch = (name) => this.changes.note('ids', name);
+    parts.signatures.onChange = (id) => this.changes.note('signatures', id);
+  }
+
+  /**
+   * Records a change: everything, a whole part, one account's records of it, or one record. The next
+   * answer waits for a commit that holds it, and a commit follows soon anyway for changes made outside
+   * a request (timers).
+   */
+  markDirty(part?: string, account?: string | null, id?: string | number): void {
+    if (!this.persistent || this.stopped) return;
+    this.changes.mark(part, account, id === undefined ? undefined : String(id));
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      // Logged by commit; the next answer tries again and fails if the disk still refuses.
+      if (!this.refused) this.persist().catch(() => undefined);
+    }, 100);
+    this.timer.unref();
+  }
+
+  /**
+   * Resolves once every change marked so far is committed. Callers in the same turn of the event loop
+   * share one commit. In memory, or with nothing marked, it resolves at once.
+   */
+  persist(): Promise<void> {
+    if (!this.persistent || this.stopped || !this.db) return Promise.resolve();
+    if (this.changes.isEmpty()) return this.scheduled ?? this.logSync?.inFlight() ?? Promise.resolve();
+    this.scheduled ??= new Promise<void>((resolve, reject) => {
+      setImmediate(() => {
+        this.scheduled = null;
+        let taken: TakenChanges | null;
+        try {
+          taken = this.commit();
+        } catch (err) {
+          reject(err);
+          return;
+        }
+        // Closed meanwhile: the close committed and synced what was marked (and removed the log).
+        if (!taken) resolve();
+        else this.sync(taken).then(resolve, reject);
+      });
+    });
+    return this.scheduled;
+  }
+
+  /** The commit (or the fsync) an answer must wait for, when one is due; null otherwise (a stream's frame goes at once). */
+  pending(): Promise<void> | null {
+    if (!this.persistent || this.stopped || !this.db) return null;
+    if (this.changes.isEmpty()) return this.scheduled ?? this.logSync?.inFlight() ?? null;
+    return this.persist();
+  }
+
+  /** Commits what is marked and the clock, now, and syncs the log (close). */
+  saveNow(): Promise<void> {
+    if (!this.persistent || this.stopped || !this.db || this.refused) return Promise.resolve();
+    try {
+      if (this.commit()) this.logSync!.syncNow();
+      return Promise.resolve();
+    } catch (err) {
+      // A failed commit or fsync, logged and named as a StorageError.
+      this.refused = true;
+      return Promise.reject(err as Error);
+    }
+  }
+
+  /** The log's fsync after a commit; when it fails, the commit's changes are marked again and the answers refused. */
+  private sync(taken: TakenChanges): Promise<void> {
+    return this.logSync!.afterCommit(() => {
+      this.refused = true;
+      this.changes.restore(taken);
+    });
+  }
+
+  /** No timer-driven commit any more (the last one is the caller's: close commits once more). */
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  /** After the last commit: nothing is written again, and the database is closed (a last checkpoint with it). */
+  async close(): Promise<void> {
+    this.stop();
+    this.stopped = true;
+    await this.checkpointer?.close();
+    this.checkpointer = null;
+    this.db?.close();
+    this.db = null;
+    this.writer = null;
+  }
+
+  /** Commits what is marked, returning it; null when the database was closed meanwhile (nothing to do). */
+  private commit(): TakenChanges | null {
+    // Closed since the commit was scheduled: the close committed what was marked.
+    if (!this.db) return null;
+    const db = this.db;
+    // The clock's row goes with every commit: a restart goes on from the time of the last one.
+    this.changes.mark('clock');
+    const taken = this.changes.take();
+    try {
+      this.parts.storageWrites.check(this.file);
+      db.exec('BEGIN IMMEDIATE');
+      this.writer!.write(taken, this.sources(), new Set(this.unclaimed.keys()));
+      db.exec('COMMIT');
+      this.refused = false;
+      this.checkpointer?.committed();
+      return taken;
+    } catch (err) {
+      if (db.isTransaction) {
+        try {
+          db.exec('ROLLBACK');
+        } catch {
+          // The transaction is gone with the failure: nothing of it was committed either way.
+        }
+      }
+      this.changes.restore(taken);
+      this.refused = true;
+      const code = typeof (err as { errcode?: unknown }).errcode === 'number' ? this.codeOf(err) : (err as NodeJS.ErrnoException).code;
+      const problem = code ? writeProblem({ code }) : `the write failed (${sqliteProblem(err)})`;
+      this.parts.logger.error({ err }, 'saving state failed');
+      throw new StorageError(`the change could not be saved: ${problem} writing ${DATABASE}`, code);
+    }
+  }
+
+  /** The system error behind a failed SQLite write: its own code, or what a probe write in the folder meets. */
+  private codeOf(err: unknown): string | undefined {
+    const code = sqliteCode(err);
+    if (code !== 'EIO' && code !== 'EACCES' && code !== undefined) return code;
+    return probeWrite(this.dataDir) ?? code;
+  }
+
+  /** Every part the store writes, by name: the core parts and the registered areas (rows nobody claimed yet stay as they are). */
+  private sources(): Map<string, PartRows> {
+    const out = new Map<string, PartRows>();
+    for (const part of this.core) out.set(part.name, part);
+    for (const area of this.parts.areas.values()) if (area.save) out.set(area.name, areaRows(area));
+    return out;
+  }
+
+  /** Saved rows of an area that registers after the start, loaded once it does. */
+  claim(area: StateArea): void {
+    const rows = this.unclaimed.get(area.name);
+    if (!rows) {
+      // A new area after the start: its part is written with the next commit.
+      if (this.db) this.markDirty(area.name);
+      return;
+    }
+    this.unclaimed.delete(area.name);
+    const refuse = this.refusal();
+    const part = this.areaPart(area, rows, refuse);
+    const problem = area.check?.(part);
+    if (problem) throw refuse(`part areas.${area.name}: ${problem}`);
+    area.load?.(part);
+    if (this.rewriteAfterLoad.delete(area.name)) this.markDirty(area.name);
+  }
+
+  /**
+   * An area's saved part from its rows. An area that declares records but was saved whole (migrated
+   * while it was not registered yet) is read whole, and marked to be written again as records.
+   */
+  private areaPart(area: StateArea, rows: StoredRow[], refuse: Refusal): unknown {
+    if (area.records && rows.length === 1 && rows[0]![ID] === WHOLE_PART) {
+      this.rewriteAfterLoad.add(area.name);
+      return joinRows(keptRows(area.name, undefined), rows, refuse);
+    }
+    return joinRows(areaRows(area), rows, refuse);
+  }
+
+  /** A full reset: saved rows nobody claimed are dropped too. */
+  forgetUnclaimed(): void {
+    for (const name of this.unclaimed.keys()) this.changes.mark(name);
+    this.unclaimed.clear();
+  }
+
+  private refusal(): Refusal {
+    const file = this.file;
+    return (problem) =>
+      new SnapshotError(
+        `state database ${file} cannot be read (${problem}); move it away (mv ${file} ${file}.bad, and its -wal and -shm files beside it) to start empty`,
+      );
+  }
+
+  /**
+   * Opens the database of the data dir (made on first start, or migrated from a JSON snapshot), checks
+   * every part and loads it, after every area present at start has registered. A database or snapshot
+   * that cannot be read stops the start with a SnapshotError naming the file and the problem, and stays
+   * as it was.
+   */
+  async load(): Promise<void> {
+    if (!this.persistent) return;
+    const snapshot = join(this.dataDir, SNAPSHOT);
+    if (!this.db) {
+      if (existsSync(this.file)) {
+        this.db = this.open();
+        // A migration stopped between its commit and the rename of the JSON snapshot: finish it.
+        if (existsSync(snapshot)) {
+          this.keepMigrated(snapshot);
+          this.parts.logger.warn(
+            `${snapshot} is beside ${this.file} (a migration stopped before renaming it): the database is read, the snapshot kept as ${MIGRATED_SNAPSHOT}`,
+          );
+        }
+      } else if (existsSync(snapshot)) {
+        const saved = await readSnapshotFile(snapshot, this.parts.areas);
+        this.db = this.migrate(saved);
+        this.keepMigrated(snapshot);
+        this.parts.logger.info(`state snapshot ${snapshot} migrated into ${this.file}; the snapshot is kept as ${MIGRATED_SNAPSHOT}`);
+      } else this.db = createDatabase(this.file);
+      this.writer = new RowWriter(this.db);
+      this.checkpointer = new Checkpointer(this.file);
+      this.logSync = new LogSync(this.file, this.parts.logger, this.parts.storageWrites, () => this.db !== null);
+    }
+    this.loadRows();
+  }
+
+  private open(): DatabaseSync {
+    try {
+      return openDatabase(this.file);
+    } catch (err) {
+      if (err instanceof UnreadableDatabase) throw this.refusal()(err.message);
+      throw err;
+    }
+  }
+
+  /** A new database holding a checked JSON snapshot, made in one transaction. */
+  private migrate(saved: SavedSnapshot): DatabaseSync {
+    const byName = new Map<string, PartRows>(this.core.map((p) => [p.name, p]));
+    const fields: Record<string, unknown> = {
+      accounts: saved.accounts,
+      signatures: saved.signatures,
+      ids: saved.ids,
+      faults: saved.faults,
+      clock: saved.saved_at_ms,
+    };
+    return createDatabase(this.file, (db) => {
+      const writer = new RowWriter(db);
+      for (const [name, part] of Object.entries(fields)) if (part !== undefined) writer.insertAll(byName.get(name)!, byName.get(name)!.split(part));
+      for (const [name, part] of Object.entries(saved.areas ?? {})) {
+        const area = this.parts.areas.get(name);
+        const rows = area ? areaRows(area) : keptRows(name, part);
+        writer.insertAll(rows, rows.split(part));
+      }
+    });
+  }
+
+  private keepMigrated(snapshot: string): void {
+    renameSync(snapshot, join(this.dataDir, MIGRATED_SNAPSHOT));
+    syncDirSync(snapshot);
+  }
+
+  /** Every stored file a loaded record names must be there: one that is not stops the start, naming it. */
+  private checkBlobs(byArea: Map<string, StoredRow[]>): void {
+    for (const [name, rows] of byArea) {
+      const blobsOf = this.parts.areas.get(name)?.records?.blobsOf;
+      // Only areas that keep files are read again: a start with 100,000 sessions does not look at each.
+      if (blobsOf) for (const row of rows) this.checkBlobsOf(row, blobsOf(JSON.parse(row[DATA])));
+    }
+  }
+
+  private checkBlobsOf(row: StoredRow, blobs: string[]): void {
+    for (const rel of blobs) {
+      const path = join(this.dataDir, 'blobs', rel);
+      if (!existsSync(path))
+        throw new SnapshotError(
+          `stored file ${path} is missing: record ${row[ID]} of ${row[PART]} in ${this.file} names it; put the file back, or move the data dir away to start empty`,
+        );
+    }
+  }
+
+  /** Reads every row, joins them into the saved state's shape, checks it whole, then loads it. */
+  private loadRows(): void {
+    const refuse = this.refusal();
+    let rows: ReturnType<typeof readRows>;
+    try {
+      rows = readRows(this.db!);
+    } catch (err) {
+      throw refuse(sqliteProblem(err));
+    }
+    const raw: Record<string, unknown> = { version: SNAPSHOT_VERSION };
+    const core = groupBy(rows.parts);
+    for (const part of this.core) {
+      const saved = core.get(part.name);
+      if (saved) raw[part.name === 'clock' ? 'saved_at_ms' : part.name] = joinRows(part, saved, refuse);
+    }
+    const areas: Record<string, unknown> = {};
+    this.unclaimed.clear();
+    const byArea = groupBy(rows.records);
+    for (const [name, saved] of byArea) {
+      const area = this.parts.areas.get(name);
+      if (area) areas[name] = this.areaPart(area, saved, refuse);
+      else this.unclaimed.set(name, saved);
+    }
+    raw.areas = areas;
+    applySaved(this.parts, checkSaved(raw, this.parts.areas, refuse), refuse);
+    this.checkBlobs(byArea);
+    // Loading touched what it loaded: nothing of it needs writing, but areas read whole are written as records.
+    this.changes.take();
+    for (const name of this.rewriteAfterLoad) this.changes.mark(name);
+    this.rewriteAfterLoad.clear();
+  }
+}
+
+/** Stored rows of one part joined into its saved shape; a row that is not JSON is named. */
+function joinRows(part: PartRows, rows: StoredRow[], refuse: Refusal): unknown {
+  const values = rows.map((r) => {
+    try {
+      return { id: r[ID], account: r[ACCOUNT], value: JSON.parse(r[DATA]) as unknown };
+    } catch (err) {
+      throw refuse(`row ${r[ID]} of ${part.name}: ${(err as Error).message}`);
+    }
+  });
+  return part.join(values);
+}
+
+function groupBy(rows: StoredRow[]): Map<string, StoredRow[]> {
+  const out = new Map<string, StoredRow[]>();
+  for (const r of rows) {
+    const group = out.get(r[PART]);
+    if (group) group.push(r);
+    else out.set(r[PART], [r]);
+  }
+  return out;
+}
