@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import type { SynthInput } from '../../../audio/index.js';
 import type { Account } from '../../../core/state/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { speechRecord, type SpokenAudio } from '../../../core/state/signatures.js';
+import { speechRecord, type SignatureRecord, type SpokenAudio } from '../../../core/state/signatures.js';
 import { languageByAnyHan } from '../../shared/recognize.js';
 import { trailingSilenceMs, type Utterance } from './utterance.js';
 
@@ -96,6 +96,8 @@ export function settleReply(
 }
 
 /** The signature record of speech the emulator made (content-addressed: keeping it twice is harmless). */
-export function keepSpokenRecord(emu: Emulator, spoken: { text: string; language: string; voiceId: string; summary: SpokenAudio }): void {
-  emu.signatures.put(speechRecord({ text: spoken.text, language: spoken.language, voices: [spoken.voiceId], summary: spoken.summary, atMs: emu.clock.now() }));
+export function keepSpokenRecord(emu: Emulator, spoken: { text: string; language: string; voiceId: string; summary: SpokenAudio }): SignatureRecord {
+  const record = speechRecord({ text: spoken.text, language: spoken.language, voices: [spoken.voiceId], summary: spoken.summary, atMs: emu.clock.now() });
+  emu.signatures.put(record);
+  return record;
 }
