@@ -75,6 +75,8 @@ export interface SpeakerOptions {
 
 export class Speaker {
   private readonly guard: StreamGuard<Int16Array>;
+  /** Told of each frame written to the room (a frame sent twice by `duplicate_chunk` counts once per write). */
+  private written: () => void = () => undefined;
 
   constructor(
     private readonly emu: Emulator,
@@ -82,7 +84,11 @@ export class Speaker {
   ) {
     this.guard = new StreamGuard<Int16Array>(
       {
-        write: (frame) => opts.send(frame),
+        write: (frame) => {
+          if (!opts.send(frame)) return false;
+          this.written();
+          return true;
+        },
         cut: () => opts.dropped(),
         // The emulator shuts down: the room ends with it; the bot only stops.
         endForShutdown: () => undefined,
@@ -106,6 +112,12 @@ export class Speaker {
     const { stop } = hooks;
     let ms = 0;
     if (this.guard.ended || this.opts.gone.aborted) return { outcome: 'ended', ms };
+    // Counted as frames are written: a frame that left just before a barge-in counts as said.
+    this.written = () => {
+      ms += FRAME_MS;
+      if (ms === FRAME_MS) hooks.first?.();
+      hooks.progress?.(ms);
+    };
     // A new answer on the track: `ttfa_ms` counts from now.
     this.guard.beginAnswer(true);
     let held: Int16Array | null = null;
@@ -117,9 +129,6 @@ export class Speaker {
       const ok = await this.guard.sendAudio({ audio, ms: FRAME_MS, render }, final ? FINAL_AUDIO_CHUNK : AUDIO_CHUNK, stop);
       if (stop.aborted) return 'stopped';
       if (!ok) return 'ended';
-      ms += FRAME_MS;
-      if (ms === FRAME_MS) hooks.first?.();
-      hooks.progress?.(ms);
       return null;
     };
     try {
