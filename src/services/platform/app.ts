@@ -21,7 +21,6 @@ import { fileRoutes } from './files/routes.js';
 import { mcpRoutes } from './mcp/routes.js';
 import { podcastRoutes } from './podcast/routes.js';
 import { recognitionRoutes } from './recognition/routes.js';
-import { quietBot } from './room/bot-port.js';
 import { roomRoutes } from './room/routes.js';
 import { sessionRoutes } from './sessions/routes.js';
 import { badJsonText } from './shared/json-body.js';
@@ -93,7 +92,7 @@ export async function setupPlatformApp(app: FastifyInstance, emu: Emulator): Pro
     sessionRoutes,
     conversationRoutes,
     agentRoutes,
-    roomRoutes(quietBot),
+    roomRoutes,
     mcpRoutes,
   ]) {
     await app.register(routes, { emu });

@@ -132,6 +132,9 @@ export function registerAgentRooms(emu: Emulator): void {
       emu.markDirty(rules.area, account.id);
       hb.advance(emu, rules, account, now);
     },
+    turn() {
+      // Agent sessions keep no turns.
+    },
     lost(host) {
       const x = store.sessions.get(host.sessionId);
       const account = x && emu.accounts.byId(x.accountId);

@@ -123,6 +123,13 @@ export function registerCallRooms(emu: Emulator): void {
     joined() {
       // A call is running from its start: joining changes nothing of its state or bill.
     },
+    turn(host, turn) {
+      const x = store.sessions.get(host.sessionId);
+      if (!x) return;
+      x.turns.push({ ...turn });
+      if (x.turns.length > MAX_TURNS) x.turns.splice(0, x.turns.length - MAX_TURNS);
+      emu.markDirty(rules.area, x.accountId);
+    },
     lost(host) {
       const x = store.sessions.get(host.sessionId);
       const account = x && emu.accounts.byId(x.accountId);

@@ -150,7 +150,12 @@ export function textStream(o: {
   ];
   const CHUNK = 15_000;
   for (let i = 0, index = 0; i < bytes.length; i += CHUNK, index++) {
-    packets.push(packet({ case: 'streamChunk', value: new lk.DataStream_Chunk({ streamId: o.streamId, chunkIndex: BigInt(index), content: bytes.subarray(i, i + CHUNK) }) }));
+    packets.push(
+      packet({
+        case: 'streamChunk',
+        value: new lk.DataStream_Chunk({ streamId: o.streamId, chunkIndex: BigInt(index), content: bytes.subarray(i, i + CHUNK) }),
+      }),
+    );
   }
   packets.push(packet({ case: 'streamTrailer', value: new lk.DataStream_Trailer({ streamId: o.streamId, reason: '' }) }));
   return packets;

@@ -6,7 +6,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
 import { OpusCodec } from '../../../audio/opus-native.js';
-import { wavHeader } from '../../../audio/encode/pcm.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { messageBytes, openSocketWire, type SocketWire } from '../../../core/socket/wire.js';
 import { joinResponse, leave, lk, participantInfo, response, trackInfo, type ParticipantView, type TrackView } from './messages.js';
@@ -16,8 +15,6 @@ import type { Grants } from './tokens.js';
 
 /** Emulator clock: a connection whose media is not up this long after its join is dropped (`CONNECTION_TIMEOUT`). */
 export const ICE_TIMEOUT_MS = 20_000;
-/** The bot's audio kept per connection for the journal's `answer_audio` (10 minutes at 48 kHz mono). */
-const ANSWER_AUDIO_MAX_SAMPLES = 48_000 * 600;
 /** Signalling frames larger than this are refused (LiveKit's read limit). */
 export const MAX_SIGNAL_BYTES = 1 << 20;
 
@@ -32,8 +29,6 @@ export class Participant implements RoomMember {
   private reliable: DataChannel | null = null;
   private decoder: OpusCodec | null = null;
   private readonly pendingTracks = new Map<string, TrackView>();
-  private readonly answerPcm: Int16Array[] = [];
-  private answerSamples = 0;
   private mediaUp = false;
   private left = false;
   private released = false;
@@ -155,12 +150,20 @@ export class Participant implements RoomMember {
   private addTrack(req: lk.AddTrackRequest): void {
     if (!this.view.canPublish) {
       // LiveKit's refusal of a track the token may not publish.
-      this.send(response({ case: 'requestResponse', value: new lk.RequestResponse({ reason: lk.RequestResponse_Reason.NOT_ALLOWED, request: { case: 'addTrack', value: req } }) }));
+      this.send(
+        response({
+          case: 'requestResponse',
+          value: new lk.RequestResponse({ reason: lk.RequestResponse_Reason.NOT_ALLOWED, request: { case: 'addTrack', value: req } }),
+        }),
+      );
       return;
     }
     if (req.type !== lk.TrackType.AUDIO) {
       this.send(
-        response({ case: 'requestResponse', value: new lk.RequestResponse({ reason: lk.RequestResponse_Reason.UNSUPPORTED_TYPE, request: { case: 'addTrack', value: req } }) }),
+        response({
+          case: 'requestResponse',
+          value: new lk.RequestResponse({ reason: lk.RequestResponse_Reason.UNSUPPORTED_TYPE, request: { case: 'addTrack', value: req } }),
+        }),
       );
       return;
     }
@@ -204,7 +207,7 @@ export class Participant implements RoomMember {
       this.mediaUp = true;
       this.view.state = lk.ParticipantInfo_State.ACTIVE;
       this.entry?.noteRoom({ tracks_subscribed: [{ sid: this.room.botTrackSid, participant: this.room.bot.identity }] });
-      this.room.userReady();
+      this.room.userReady({ entry: this.entry, fault: this.req.ctx?.fault });
     } else if ((state === 'failed' || state === 'closed') && !this.left) {
       // The peer vanished (ICE lost): LiveKit closes the participant.
       this.disconnect(lk.DisconnectReason.CONNECTION_TIMEOUT, 1000, 'media connection lost');
@@ -246,20 +249,15 @@ export class Participant implements RoomMember {
       } catch {
         return; // a damaged packet: skipped, as a jitter buffer would
       }
-      this.wire.keepAudio(pcm, 48000);
       this.room.userAudio(new Int16Array(pcm.buffer, pcm.byteOffset, pcm.length >> 1));
     });
   }
 
   // ---- what the room sends ----
 
-  botAudio(packet: Buffer, rtp: { sequenceNumber: number; timestamp: number; marker: boolean }, pcm: Int16Array): void {
+  botAudio(packet: Buffer, rtp: { sequenceNumber: number; timestamp: number; marker: boolean }): void {
     if (this.left || !this.mediaUp || !this.botTrack || !this.view.canSubscribe) return;
     void this.sendRtp(packet, rtp);
-    if (this.answerSamples < ANSWER_AUDIO_MAX_SAMPLES) {
-      this.answerPcm.push(pcm.slice());
-      this.answerSamples += pcm.length;
-    }
   }
 
   private async sendRtp(payload: Buffer, rtp: { sequenceNumber: number; timestamp: number; marker: boolean }): Promise<void> {
@@ -279,6 +277,15 @@ export class Participant implements RoomMember {
   }
 
   // ---- leaving ----
+
+  drop(): void {
+    if (this.left) return;
+    this.disconnectReason = lk.DisconnectReason.UNKNOWN_REASON;
+    this.left = true;
+    this.entry?.setNote('room dropped (fault): the connection was cut');
+    this.wire.terminate();
+    this.release();
+  }
 
   /** The server ends this connection: LiveKit's leave with its reason, then the socket closes. */
   leave(reason: lk.DisconnectReason): void {
@@ -316,20 +323,6 @@ export class Participant implements RoomMember {
     this.reliable = null;
     this.decoder?.free();
     this.decoder = null;
-    this.keepAnswerAudio();
-  }
-
-  private keepAnswerAudio(): void {
-    if (!this.answerSamples) return;
-    const pcm = Buffer.alloc(this.answerSamples * 2);
-    let at = 0;
-    for (const f of this.answerPcm.splice(0)) {
-      pcm.set(new Uint8Array(f.buffer, f.byteOffset, f.byteLength), at);
-      at += f.byteLength;
-    }
-    const wav = Buffer.concat([wavHeader(48000, 1, pcm.length), pcm]);
-    this.emu.journal.keepAnswerAudio(this.entry, { bytes: wav, size: wav.length, format: 'wav', sampleRate: 48000, channels: 1 });
-    this.answerSamples = 0;
   }
 
   private send(msg: lk.SignalResponse): boolean {

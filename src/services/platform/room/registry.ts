@@ -9,6 +9,7 @@ import { areaOf } from '../../../core/state/areas.js';
 import type { Emulator, StateArea } from '../../../core/emulator.js';
 import { onRoomSessionEnded } from '../shared/room-hosts.js';
 import type { RoomBotFactory } from './bot-port.js';
+import { startRoomBot } from './bot/index.js';
 import { Participant } from './participant.js';
 import { Room } from './room.js';
 import type { JoinCheck } from './tokens.js';
@@ -38,17 +39,17 @@ export function roomsArea(emu: Emulator): RoomsArea {
   });
 }
 
-/** The bot the rooms start (bot/ by default; the project's tests may give their own). */
+/** The bot the rooms start: the conversing bot of bot/ unless a test gives another. */
 export function setRoomBotFactory(emu: Emulator, factory: RoomBotFactory): void {
   roomsArea(emu).makeBot = factory;
 }
 
 /** A checked join: the room (made on its first join) gets the connection. */
-export function joinRoom(emu: Emulator, socket: WebSocket, req: FastifyRequest, check: Extract<JoinCheck, { ok: true }>, defaultBot: RoomBotFactory): void {
+export function joinRoom(emu: Emulator, socket: WebSocket, req: FastifyRequest, check: Extract<JoinCheck, { ok: true }>): void {
   const area = roomsArea(emu);
   let room = area.rooms.get(check.host.roomName);
   if (!room || room.ended) {
-    room = new Room(emu, check.host, check.area, area.makeBot ?? defaultBot, (ended) => {
+    room = new Room(emu, check.host, check.area, area.makeBot ?? startRoomBot, (ended) => {
       if (area.rooms.get(ended.name) === ended) area.rooms.delete(ended.name);
     });
     area.rooms.set(room.name, room);

@@ -3,26 +3,29 @@
  * the user connections in it, and the bot's brain. The room exists while its session runs; when the
  * session ends every connection is told `ROOM_DELETED` and everything the room held is released.
  */
-import { performance } from 'node:perf_hooks';
 import type { Emulator } from '../../../core/emulator.js';
 import { RandomStream } from '../../../core/state/ids.js';
-import { OpusCodec } from '../../../audio/opus-native.js';
+import type { FaultDirective } from '../../../core/faults/faults.js';
+import type { JournalEntry } from '../../../core/journal/journal.js';
 import type { RoomHost, RoomHostArea } from '../shared/room-hosts.js';
 import type { AgentState, BotOutput, RoomBot, RoomBotFactory } from './bot-port.js';
+import { TrackClock, type RtpTiming } from './track-clock.js';
 import { AGENT_STATE_ATTRIBUTE, lk, textStream, TRANSCRIPTION_TOPIC, type ParticipantView } from './messages.js';
 
-/** 20 ms at 48 kHz: the bot's frames and Opus packets. */
-export const FRAME_SAMPLES = 960;
+/** Silence on the bot's track between the user's media connecting and the bot starting (wall time). */
+export const PRIME_MS = 1000;
 
 /** What the room needs of a user connection (participant.ts). */
 export interface RoomMember {
   readonly view: ParticipantView;
   /** The room ends or a newer connection of the same identity came: LiveKit's leave, then close. */
   leave(reason: lk.DisconnectReason): void;
+  /** The room is dropped (a fault): the connection is cut without a word, as a crashed server's would be. */
+  drop(): void;
   /** The bot's participant changed (attributes): a ParticipantUpdate. */
   botChanged(bot: ParticipantView): void;
   /** One Opus packet of the bot's track with its RTP timing. */
-  botAudio(packet: Buffer, rtp: { sequenceNumber: number; timestamp: number; marker: boolean }, pcm: Int16Array): void;
+  botAudio(packet: Buffer, rtp: RtpTiming): void;
   /** Data packets of the bot (text streams) on the reliable channel. */
   botData(packets: lk.DataPacket[]): void;
 }
@@ -35,10 +38,8 @@ export class Room {
   ended = false;
   private readonly ids: RandomStream;
   private brain: RoomBot | null = null;
-  private encoder: OpusCodec | null = null;
-  private sequence = 0;
-  private timestamp = 0;
-  private lastFrameAt = 0;
+  private priming: NodeJS.Timeout | null = null;
+  private track: TrackClock | null = null;
   private dataSequence = 0;
   private streams = 0;
 
@@ -90,8 +91,25 @@ export class Room {
     this.members.delete(member);
   }
 
-  /** The user can hear: the bot starts (once per room) and greets. */
-  userReady(): void {
+  /**
+   * The user can hear: the bot starts (once per room) and greets. It journals on the entry of the
+   * connection that first heard it and reads that connection's fault directive.
+   */
+  userReady(by: { entry?: JournalEntry | null; fault?: FaultDirective | null }): void {
+    if (this.brain || this.priming || this.ended) return;
+    // The track runs from now on; the bot starts after PRIME_MS of silence on it, so the receiver's
+    // jitter buffer has settled when the greeting's first sound (the signature at its head) arrives.
+    this.track ??= new TrackClock((packet, rtp) => {
+      for (const m of this.members) m.botAudio(packet, rtp);
+    });
+    this.track.start();
+    this.priming = setTimeout(() => {
+      this.priming = null;
+      this.startBot(by);
+    }, PRIME_MS);
+  }
+
+  private startBot(by: { entry?: JournalEntry | null; fault?: FaultDirective | null }): void {
     if (this.brain || this.ended) return;
     const out: BotOutput = {
       audioFrame: (frame) => this.botAudio(frame),
@@ -108,6 +126,9 @@ export class Room {
         role: this.host.role,
         language: this.host.language,
         agentId: this.host.agentId,
+        entry: by.entry ?? undefined,
+        fault: by.fault ?? undefined,
+        onTurn: (turn) => this.area.turn(this.host, turn),
       },
       out,
     );
@@ -120,17 +141,7 @@ export class Room {
   }
 
   private botAudio(frame: Int16Array): void {
-    if (this.ended) return;
-    this.encoder ??= new OpusCodec(48000, 1);
-    const packet = this.encoder.encode(new Uint8Array(frame.buffer, frame.byteOffset, frame.byteLength), frame.length);
-    // RTP time follows the wall clock across the bot's silences, so receivers see the pause as a pause.
-    const now = performance.now();
-    const gapSamples = this.lastFrameAt ? Math.round(((now - this.lastFrameAt) * 48000) / 1000) : 0;
-    const marker = gapSamples > 3 * FRAME_SAMPLES || this.lastFrameAt === 0;
-    this.timestamp = (this.timestamp + (marker && this.lastFrameAt ? Math.max(gapSamples, FRAME_SAMPLES) : FRAME_SAMPLES)) >>> 0;
-    this.sequence = (this.sequence + 1) & 0xffff;
-    this.lastFrameAt = now;
-    for (const m of this.members) m.botAudio(packet, { sequenceNumber: this.sequence, timestamp: this.timestamp, marker }, frame);
+    if (!this.ended) this.track?.push(frame);
   }
 
   private agentState(state: AgentState): void {
@@ -164,18 +175,22 @@ export class Room {
 
   private botEnded(reason: 'script_end' | 'fault'): void {
     if (this.ended) return;
-    // The bot dropped the room (a close_ws fault) or ended its script: the session is lost with it.
-    this.emu.logger.debug({ room: this.name, reason }, 'room bot ended the room');
+    // The room is lost under its session (the call ends `abnormal`, the agent session fails); a fault
+    // drops the connections as a crashed server would, the end of a script says goodbye.
     this.area.lost(this.host);
-    // When the session was already over, its listener does not fire again: end the room here.
-    this.end(lk.DisconnectReason.ROOM_DELETED);
+    this.end(lk.DisconnectReason.ROOM_DELETED, reason === 'fault');
   }
 
-  /** The session ended: everyone is told, the bot leaves, everything is released. */
-  end(reason: lk.DisconnectReason = lk.DisconnectReason.ROOM_DELETED): void {
+  /** The session ended: everyone is told (or, dropped, cut off), the bot leaves, everything is released. */
+  end(reason: lk.DisconnectReason = lk.DisconnectReason.ROOM_DELETED, dropped = false): void {
     if (this.ended) return;
     this.ended = true;
-    for (const m of [...this.members]) m.leave(reason);
+    if (this.priming) clearTimeout(this.priming);
+    this.priming = null;
+    for (const m of [...this.members]) {
+      if (dropped) m.drop();
+      else m.leave(reason);
+    }
     this.members.clear();
     try {
       this.brain?.close();
@@ -183,8 +198,8 @@ export class Room {
       this.emu.logger.error({ err }, 'room bot close failed');
     }
     this.brain = null;
-    this.encoder?.free();
-    this.encoder = null;
+    this.track?.stop();
+    this.track = null;
     this.onEnded(this);
   }
 

@@ -24,9 +24,7 @@ export interface Grants {
   expiresAtSec: number | null;
 }
 
-export type JoinCheck =
-  | { ok: true; grants: Grants; host: RoomHost; area: RoomHostArea }
-  | { ok: false; status: number; text: string };
+export type JoinCheck = { ok: true; grants: Grants; host: RoomHost; area: RoomHostArea } | { ok: false; status: number; text: string };
 
 const refuse = (status: number, text: string): JoinCheck => ({ ok: false, status, text });
 
@@ -69,7 +67,10 @@ export async function checkJoin(emu: Emulator, req: FastifyRequest): Promise<Joi
     // The signature only: the times are checked below, on the emulator clock.
     await compactVerify(found.token, new TextEncoder().encode(emu.config.livekitApiSecret), { algorithms: ['HS256', 'HS384', 'HS512'] });
   } catch (err) {
-    const why = err instanceof errors.JWSSignatureVerificationFailed ? 'go-jose/go-jose: error in cryptographic primitive' : 'go-jose/go-jose: compact JWS format must have three parts';
+    const why =
+      err instanceof errors.JWSSignatureVerificationFailed
+        ? 'go-jose/go-jose: error in cryptographic primitive'
+        : 'go-jose/go-jose: compact JWS format must have three parts';
     return refuse(401, `invalid authorization token: ${why}`);
   }
   const nowSec = emu.clock.now() / 1000;

@@ -31,6 +31,8 @@ export interface RoomHostArea {
   joined(host: RoomHost): void;
   /** The room was lost under a live session (the bot or the transport failed): the session fails. */
   lost(host: RoomHost): void;
+  /** The bot answered a turn: a call keeps it (its context for `previous_session_id`). */
+  turn(host: RoomHost, turn: { user: string; reply: string }): void;
 }
 
 interface Links {
