@@ -91,7 +91,8 @@ export class ConversingBot implements RoomBot {
         this.witness.said(frame);
         return true;
       },
-      dropped: () => this.drop(`room dropped after ${opts.fault?.cut_after_chunks ?? 0} frames of the bot's audio (fault cut_after_chunks)`),
+      // The guard notes the cut itself (`connection cut after N chunks (fault)`).
+      dropped: () => this.drop(),
     });
     this.setState('listening');
   }
@@ -243,9 +244,9 @@ export class ConversingBot implements RoomBot {
   }
 
   /** The room is dropped by a fault: the room is asked to end, and the bot stops. */
-  private drop(note: string): void {
+  private drop(note?: string): void {
     if (this.closed) return;
-    this.witness.note(note);
+    if (note) this.witness.note(note);
     this.out.end('fault');
     this.close();
   }
