@@ -9,15 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { accountId, type Account } from '../../../../core/state/accounts.js';
 import type { Emulator } from '../../../../core/emulator.js';
 import type { SignatureRecord } from '../../../../core/state/signatures.js';
-import {
-  chooseReply,
-  conversationPrice,
-  endedBySilence,
-  keepSpokenRecord,
-  latencyProfile,
-  PAUSE_MS,
-  settleReply,
-} from '../../shared/conversation-turn.js';
+import { chooseReply, conversationPrice, endedBySilence, keepSpokenRecord, latencyProfile, PAUSE_MS, settleReply } from '../../shared/conversation-turn.js';
 import {
   appendPcm,
   durationMs,
@@ -75,7 +67,7 @@ export class ConversingBot implements RoomBot {
   ) {
     const id = accountId(opts.accountKey);
     const account = emu.accounts.byId(id) ?? emu.accounts.peek(opts.accountKey);
-    if (!account) throw new Error('room bot: the session\'s account key is not an account of this emulator');
+    if (!account) throw new Error("room bot: the session's account key is not an account of this emulator");
     this.account = account;
     this.persona = personaOf(emu, opts);
     this.witness = new Witness(emu, opts.entry ?? null);
@@ -136,11 +128,6 @@ export class ConversingBot implements RoomBot {
     this.emu.clock.cancel(this.pauseTimer);
     this.pauseTimer = null;
     this.witness.flush();
-  }
-
-  /** A reply is in progress or waiting (the room is not idle). */
-  get busy(): boolean {
-    return this.pending > 0;
   }
 
   /** The pause rule: PAUSE_MS on the emulator clock with no audio after voice ends the utterance. */
@@ -207,7 +194,8 @@ export class ConversingBot implements RoomBot {
     const said = spoken.outcome === 'done' ? text.trim() : shown;
     if (!this.closed && (spoken.ms > 0 || spoken.outcome === 'done')) this.out.transcription({ speaker: 'bot', segmentId, text: said, final: true });
     this.witness.flush();
-    if (paid && spoken.ms > 0) settleReply(this.emu, this.account, { text, language, voiceId: this.persona.voiceId, summary: synth, seconds: spoken.ms / 1000 });
+    if (paid && spoken.ms > 0)
+      settleReply(this.emu, this.account, { text, language, voiceId: this.persona.voiceId, summary: synth, seconds: spoken.ms / 1000 });
     return { ...spoken, said };
   }
 
@@ -266,7 +254,11 @@ export class ConversingBot implements RoomBot {
 }
 
 function spokenNote(spoken: Spoken & { unpaid?: true }): Pick<TurnNote, 'spoken_ms' | 'cut' | 'unpaid'> {
-  return { spoken_ms: spoken.ms, ...(spoken.outcome === 'stopped' && !spoken.unpaid ? { cut: true as const } : {}), ...(spoken.unpaid ? { unpaid: true as const } : {}) };
+  return {
+    spoken_ms: spoken.ms,
+    ...(spoken.outcome === 'stopped' && !spoken.unpaid ? { cut: true as const } : {}),
+    ...(spoken.unpaid ? { unpaid: true as const } : {}),
+  };
 }
 
 /** A silent utterance cut down to its last PREROLL_MS. */

@@ -133,7 +133,7 @@ export class Speaker {
     };
     try {
       for await (const block of this.guard.audioSource(synth, TRACK_RATE, 1)) {
-        for (let at = 0; at < block.length; ) {
+        for (let at = 0; at < block.length;) {
           const n = Math.min(FRAME_SAMPLES - filled, block.length - at);
           filling.set(block.subarray(at, at + n), filled);
           filled += n;
