@@ -1,7 +1,11 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PAUSE_MS } from '../../../src/services/platform/room/bot/index.js';
 import { emulatorForFile } from '../../helpers/emulator.js';
-import { callWithEntry, FRAME, feed, micOf, recorder, silence, sleep, startBot, type Recorder } from './bot-helpers.js';
+import { run } from '../../helpers/tools.js';
+import { callWithEntry, FRAME, feed, hear, micOf, RATE, recorder, silence, sleep, startBot, type Recorder } from './bot-helpers.js';
 
 /** The bot's audio goes through the stream guard: the pace and audio fault fields, a dropped room, and close(). */
 const { emu, ctl } = emulatorForFile();
@@ -18,6 +22,18 @@ async function greeting(key: string, fault: Record<string, number>): Promise<{ r
   await sleep(100);
   bot.close();
   return { rec, entryId: entry.id, t0 };
+}
+
+/** Encodes PCM16 mono 48 kHz with ffmpeg, as a client would save what it received. */
+async function ffmpegEncode(pcm: Buffer, args: string[], ext: string): Promise<Buffer> {
+  const dir = mkdtempSync(join(tmpdir(), 'room-bot-'));
+  try {
+    writeFileSync(join(dir, 'in.pcm'), pcm);
+    await run('ffmpeg', ['-v', 'error', '-f', 's16le', '-ar', String(RATE), '-ac', '1', '-i', join(dir, 'in.pcm'), ...args, join(dir, `out.${ext}`)]);
+    return readFileSync(join(dir, `out.${ext}`));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 const zeroFrame = (f: Int16Array) => f.every((v) => v === 0);
@@ -55,6 +71,19 @@ describe('room bot: fault fields on its audio', () => {
     expect(differ).toBe(300);
     expect(Buffer.compare(got.subarray(0, FRAME * 2), want.subarray(0, FRAME * 2))).toBe(0);
     expect((await journal(entryId)).note).toContain('corrupt_bytes=300');
+  });
+
+  it('duplicate_chunk=N sends frame N twice', async () => {
+    const { rec } = await greeting('room-bot-dup', { rtf: 5, duplicate_chunk: 5 });
+    expect(rec.frames.length).toBe(clean.frames.length + 1);
+    expect(rec.frames[5]!.frame).toBe(rec.frames[4]!.frame);
+    expect(Buffer.compare(rec.audio(6), clean.audio(5))).toBe(0);
+  });
+
+  it("the track's audio keeps the emulator's signature through Opus, as WebRTC carries it: hear finds the greeting", async () => {
+    const opus = await ffmpegEncode(clean.audio(), ['-c:a', 'libopus', '-b:a', '32k'], 'ogg');
+    const heard = await hear(emu, opus, 'audio/ogg');
+    expect(heard.utterances.map((u) => [u.full_text, u.complete])).toEqual([['Hello, thank you for calling support. How can I help you today?', true]]);
   });
 
   it('ttfa_ms delays the first frame; stall_ms pauses the track once at stall_at_ms', async () => {
