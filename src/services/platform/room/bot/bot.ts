@@ -65,8 +65,8 @@ export class ConversingBot implements RoomBot {
     private readonly opts: RoomBotOptions,
     private readonly out: BotOutput,
   ) {
-    const id = accountId(opts.accountKey);
-    const account = emu.accounts.byId(id) ?? emu.accounts.peek(opts.accountKey);
+    // The room knows its session's account by id (sessions keep no key); a key is also taken.
+    const account = emu.accounts.byId(opts.accountKey) ?? emu.accounts.byId(accountId(opts.accountKey)) ?? emu.accounts.peek(opts.accountKey);
     if (!account) throw new Error("room bot: the session's account key is not an account of this emulator");
     this.account = account;
     this.persona = personaOf(emu, opts);

@@ -35,7 +35,7 @@ export interface BotOutput {
 export interface RoomBotOptions {
   kind: 'call' | 'agent';
   sessionId: string;
-  /** The API key of the session's account (replies are charged to it; its standing stream faults apply). */
+  /** The session's account: its id (what sessions keep) or its API key. Replies are charged to it; its standing stream faults apply. */
   accountKey: string;
   /** call: the session's role (`timbre`, a role id of roles.json); default `default`. */
   role?: string;
