@@ -37,7 +37,14 @@ export const BARGE_IN_VOICE_MS = 60;
 /** Before any voice, only this much of the silence heard is kept in front of the utterance. */
 export const PREROLL_MS = 500;
 
+/**
+ * The user's interim transcription is looked at after every this much new audio (the sockets' partials
+ * look every 200 ms; each look recognises the whole utterance so far, and a room hears continuously).
+ */
+export const INTERIM_EVERY_MS = 500;
+
 const PREROLL_SAMPLES = (PREROLL_MS * INPUT_RATE) / 1000;
+const INTERIM_SAMPLES = (INTERIM_EVERY_MS * INPUT_RATE) / 1000;
 const BARGE_IN_SAMPLES = (BARGE_IN_VOICE_MS * INPUT_RATE) / 1000;
 
 export class ConversingBot implements RoomBot {
@@ -113,7 +120,7 @@ export class ConversingBot implements RoomBot {
       return;
     }
     if (this.current && u.voicedRun >= BARGE_IN_SAMPLES) this.bargeIn();
-    const partial = nextPartial(this.emu, u);
+    const partial = u.samples - u.lastPartialAt >= INTERIM_SAMPLES ? nextPartial(this.emu, u) : null;
     if (partial) this.out.transcription({ speaker: 'user', segmentId: (this.userSegment ??= this.newSegment()), text: partial.text, final: false });
     if (endedBySilence(u) || durationMs(u) >= MAX_UTTERANCE_MS) return this.endUtterance();
     this.lastAudioAt = this.emu.clock.now();

@@ -61,7 +61,7 @@ export interface RoomBot {
 }
 
 export { BOT_FAULT_FIELDS } from './speaker.js';
-export { BARGE_IN_VOICE_MS, PREROLL_MS } from './bot.js';
+export { BARGE_IN_VOICE_MS, INTERIM_EVERY_MS, PREROLL_MS } from './bot.js';
 export { FRAME_MS, FRAME_SAMPLES } from './speaker.js';
 export { SILENCE_END_MS, PAUSE_MS } from '../../shared/conversation-turn.js';
 export { DEFAULT_GREETING } from './persona.js';
