@@ -73,6 +73,15 @@ describe('room bot: fault fields on its audio', () => {
     expect((await journal(entryId)).note).toContain('corrupt_bytes=300');
   });
 
+  it('jitter_ms moves each frame by a seeded amount: the pace the journal states, the audio intact', async () => {
+    const { rec, entryId } = await greeting('room-bot-jitter', { rtf: 5, jitter_ms: 40 });
+    expect(Buffer.compare(rec.audio(), clean.audio())).toBe(0);
+    const gaps = rec.frames.slice(1).map((f, k) => f.at - rec.frames[k]!.at);
+    // Frames due earlier than the one before leave with it: bunched frames and longer gaps, unlike the even 4 ms of rtf 5.
+    expect(gaps.filter((g) => g > 15).length).toBeGreaterThan(5);
+    expect((await journal(entryId)).note).toMatch(/^paced rtf=5 jitter_ms=40: first audio after \d+ ms/);
+  });
+
   it('duplicate_chunk=N sends frame N twice', async () => {
     const { rec } = await greeting('room-bot-dup', { rtf: 5, duplicate_chunk: 5 });
     expect(rec.frames.length).toBe(clean.frames.length + 1);
