@@ -154,7 +154,8 @@ export class ConversingBot implements RoomBot {
     this.utterance = newUtterance();
     this.userSegment = null;
     if (u.samples === 0 || !u.heardVoice) return;
-    this.setState('thinking');
+    // While an earlier reply still plays (voice too short to cut it), the state stays `speaking`.
+    if (this.pending === 0) this.setState('thinking');
     this.enqueue((stop) => this.answer(u, segment, stop));
   }
 

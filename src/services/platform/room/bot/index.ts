@@ -66,6 +66,7 @@ export { FRAME_MS, FRAME_SAMPLES } from './speaker.js';
 export { SILENCE_END_MS, PAUSE_MS } from '../../shared/conversation-turn.js';
 export { DEFAULT_GREETING } from './persona.js';
 
+/** Throws when the role or agent is not in the fixtures (the session's own checks come first). */
 export function startRoomBot(emu: Emulator, opts: RoomBotOptions, out: BotOutput): RoomBot {
   return new ConversingBot(emu, opts, out);
 }
