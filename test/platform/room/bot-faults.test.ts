@@ -121,16 +121,18 @@ describe('room bot: fault fields on its audio', () => {
     expect((await journal(entryId)).note).toBe('room dropped before the greeting (fault close_ws=1011)');
   });
 
-  it("the account's standing stream faults apply to its bot", async () => {
+  it("the account's standing stream faults apply to its bot (those raw frames cannot carry are not read)", async () => {
     const key = 'room-bot-standing';
-    expect((await ctl.putAccount(key, { stream_faults: { ttfa_ms: 300 } })).status).toBe(200);
+    expect((await ctl.putAccount(key, { stream_faults: { ttfa_ms: 300, rtf: 5, drop_final: 1 } })).status).toBe(200);
     const rec = recorder();
     const bot = startBot(emu, { accountKey: key, ...ROLE }, rec);
     const t0 = performance.now();
     bot.greet();
-    await rec.until(() => rec.frames.length > 0, 'the first frame');
+    await rec.until(() => rec.finals('bot').length === 1, 'the greeting');
     bot.close();
     expect(rec.frames[0]!.at - t0).toBeGreaterThanOrEqual(300);
+    // `drop_final` belongs to hex audio with a final event: the track keeps its last frame.
+    expect(Buffer.compare(rec.audio(), clean.audio())).toBe(0);
   });
 });
 
