@@ -30,8 +30,8 @@ import { Witness, type TurnNote } from './witness.js';
 
 /**
  * Barge-in: this much voice in a row (20 ms windows over about −40 dBFS, the utterance detector's)
- * while the bot is replying stops its reply. The frame waiting for its time is not sent, so the
- * bot's audio stops at most one frame (20 ms) after the voice reached this length.
+ * while the bot is replying stops its reply. The frame waiting for its time is not sent: no frame
+ * leaves once the voice reached this length (within 100 ms of its start at real time).
  */
 export const BARGE_IN_VOICE_MS = 60;
 /** Before any voice, only this much of the silence heard is kept in front of the utterance. */
