@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { Emulator } from '../core/emulator.js';
+import { bearerMatches } from './access.js';
 
 /** An answer of the control plane other than 200: `{error:{message}}` with this status. */
 export class ControlError extends Error {
@@ -51,5 +52,5 @@ export const input = (control: ControlInput) => ({ config: { control } });
 /** True when the request may use the guarded routes (no token set, or the right one presented). */
 export function authorized(emu: Emulator, req: FastifyRequest): boolean {
   const token = emu.config.controlToken;
-  return !token || req.headers.authorization === `Bearer ${token}`;
+  return !token || bearerMatches(req.headers.authorization, token);
 }

@@ -6,7 +6,7 @@
 import * as z from 'zod';
 import { accountArea, areaOf } from '../../core/state/areas.js';
 import type { Emulator, StateArea } from '../../core/emulator.js';
-import type { SynthesisPlan } from './model.js';
+import type { TextNormalizationMode } from './schema.js';
 
 export type StreamEnd = 'done' | 'aborted' | 'cut' | 'failed';
 
@@ -27,7 +27,8 @@ interface AccountUsage {
 const KEEP_STREAMS = 20;
 
 export interface SpeechArea {
-  count(accountId: string, plan: SynthesisPlan): void;
+  /** Counts one synthesis: what the usage record reads of its plan (model.ts `SynthesisPlan`). */
+  count(accountId: string, plan: { usageCharacters: number; textNormalizationMode: TextNormalizationMode | undefined }): void;
   startStream(accountId: string, traceId: string): { progress(events: number): void; end(status: StreamEnd, events: number): void };
 }
 

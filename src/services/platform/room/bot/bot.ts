@@ -23,7 +23,7 @@ import {
   type Utterance,
 } from '../../shared/utterance.js';
 import { Downsampler } from './downsample.js';
-import type { AgentState, BotOutput, RoomBot, RoomBotOptions } from './index.js';
+import type { AgentState, BotOutput, RoomBot, RoomBotOptions } from './types.js';
 import { personaOf, type Persona } from './persona.js';
 import { Speaker, trackShape, type Spoken } from './speaker.js';
 import { Witness, type TurnNote } from './witness.js';
