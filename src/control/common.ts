@@ -1,5 +1,4 @@
 import type { FastifyRequest } from 'fastify';
-import type { z } from 'zod';
 import type { Emulator } from '../core/emulator.js';
 import { bearerMatches } from './access.js';
 
@@ -20,19 +19,6 @@ export function keyParam(value: string, what: string): string {
   const key = value.trim();
   if (!key) throw new ControlError(400, `${what} must be a non-empty key`);
   return key;
-}
-
-/** `<what> field a.b: rule` of the first issue (`<what>: rule` when it is about the whole value). */
-export function issueText(what: string, issue: { path: readonly PropertyKey[]; message: string; keys?: readonly string[] }): string {
-  const field = [...issue.path.map(String), ...(issue.keys?.length ? [issue.keys.join(', ')] : [])].join('.');
-  return `${what}${field ? ` field ${field}` : ''}: ${issue.message}`;
-}
-
-export function parse<T extends z.ZodType>(schema: T, value: unknown, what: string): z.output<T> {
-  // No body means "nothing to change"; a JSON null is a body, and not an object.
-  const r = schema.safeParse(value === undefined ? {} : value);
-  if (r.success) return r.data;
-  throw new ControlError(400, issueText(what, r.error.issues[0] as never));
 }
 
 /**

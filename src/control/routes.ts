@@ -12,6 +12,7 @@ import { faultRoutes } from './faults.js';
 import { fixtureRoutes } from './fixtures.js';
 import { healthRoutes } from './health.js';
 import { hearRoutes } from './hear.js';
+import { speakRoutes } from './speak.js';
 import { journalRoutes } from './journal.js';
 import { metricsRoutes } from './metrics.js';
 import { resetRoutes } from './reset.js';
@@ -110,6 +111,7 @@ export async function controlPlane(app: FastifyInstance, opts: { emu: Emulator }
     verifyRoutes,
     fixtureRoutes,
     hearRoutes,
+    speakRoutes,
   ]) {
     routes(app, emu);
   }

@@ -67,7 +67,6 @@ export const faultRuleSchema = z
     fault: faultDirectiveSchema.refine((f) => Object.keys(f).length > 0, 'fault must name at least one field'),
   })
   .strict();
-export type FaultRuleInput = z.input<typeof faultRuleSchema>;
 
 export interface FaultRule {
   id: string;

@@ -10,9 +10,9 @@ import type { FastifyRequest } from 'fastify';
 import type { Account, Accounts, Capability, Resolution } from '../state/accounts.js';
 import { takeFault } from './request-context.js';
 
-import type { KeyProblem, Refusal } from './refusal.js';
+import type { Refusal } from './refusal.js';
 
-export type { KeyProblem, KeyTexts, Refusal } from './refusal.js';
+export type { KeyTexts, Refusal } from './refusal.js';
 
 export type Admission = { ok: true; account: Account } | { ok: false; refusal: Refusal };
 

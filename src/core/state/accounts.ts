@@ -6,7 +6,7 @@ import { accountSchemas, type AccountRegistry, type AccountSchemas, type Capabil
 import { sha256Hex } from './ids.js';
 import type { StreamShape } from '../faults/faults.js';
 
-export type { Capabilities, Capability, ServiceSettings } from './account-settings.js';
+export type { Capability, ServiceSettings } from './account-settings.js';
 
 export interface AccountLimits {
   requests_per_minute?: number;

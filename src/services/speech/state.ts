@@ -8,11 +8,12 @@ import { accountArea, areaOf } from '../../core/state/areas.js';
 import type { Emulator, StateArea } from '../../core/emulator.js';
 import type { TextNormalizationMode } from './schema.js';
 
-export type StreamEnd = 'done' | 'aborted' | 'cut' | 'failed';
+/** How a speech stream's record ends (the state view's `status`); the stream guard's own ending is core's `StreamEnd`. */
+export type StreamRecordEnd = 'done' | 'aborted' | 'cut' | 'failed';
 
 interface StreamRun {
   trace_id: string;
-  status: 'streaming' | StreamEnd;
+  status: 'streaming' | StreamRecordEnd;
   events: number;
 }
 
@@ -29,7 +30,7 @@ const KEEP_STREAMS = 20;
 export interface SpeechArea {
   /** Counts one synthesis: what the usage record reads of its plan (model.ts `SynthesisPlan`). */
   count(accountId: string, plan: { usageCharacters: number; textNormalizationMode: TextNormalizationMode | undefined }): void;
-  startStream(accountId: string, traceId: string): { progress(events: number): void; end(status: StreamEnd, events: number): void };
+  startStream(accountId: string, traceId: string): { progress(events: number): void; end(status: StreamRecordEnd, events: number): void };
 }
 
 /** The emulator's speech area: made by the first caller (HTTP routes or the socket), shared after. */

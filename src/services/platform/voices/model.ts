@@ -14,7 +14,7 @@ import { PlatformError } from '../envelope.js';
 import { loadReference } from './reference.js';
 import { VOICE_ID, type VoiceListData, type VoiceSaveRequest } from './schema.js';
 
-export { voiceSaveSchema, voiceListQuerySchema, voiceDeleteParamsSchema } from './schema.js';
+export { voiceSaveSchema, voiceDeleteParamsSchema } from './schema.js';
 
 export const MAX_CUSTOM_VOICES = 5;
 export const MAX_REF_TEXT = 500;
