@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { BARGE_IN_VOICE_MS, SILENCE_END_MS } from '../../../src/services/platform/room/bot/index.js';
-import { call, emulatorForFile } from '../../helpers/emulator.js';
+import { BARGE_IN_VOICE_MS, SILENCE_END_MS, startRoomBot } from '../../../src/services/platform/room/bot/index.js';
+import { call, emulatorForFile, startTestEmulator } from '../../helpers/emulator.js';
 import { ffprobe } from '../../helpers/ffprobe.js';
 import { callWithEntry, FRAME, feed, hear, micOf, recorder, silence, sleep, startBot } from './bot-helpers.js';
 
 /** The call room's bot, driven without WebRTC: what it says, hears, shows and keeps, against a real emulator. */
 const { emu, ctl } = emulatorForFile();
+const ROLE_EN = { timbre: 'support_agent', language: 'en' };
 const TUTOR_GREETING = "Hi! I'm your English tutor. What would you like to talk about today?";
 
 describe('room bot: greeting', () => {
@@ -26,7 +27,7 @@ describe('room bot: greeting', () => {
     const first = rec.frames[0]!.at;
     const last = rec.frames.at(-1)!.at;
     // Paced in real time: the first frame at once, the last one the audio's length later (not a burst).
-    expect(first - t0).toBeLessThan(500);
+    expect(first - t0).toBeLessThan(1500);
     expect(last - first).toBeGreaterThan(audioMs * 0.9 - 20);
     expect(last - first).toBeLessThan(audioMs * 1.3);
 
@@ -134,8 +135,60 @@ describe('room bot: a turn', () => {
   });
 });
 
+describe('room bot: balance and ids', () => {
+  it('a reply the balance cannot pay is not said (the socket refuses it the same way); the turn is journaled unpaid', async () => {
+    const key = 'room-bot-poor';
+    const { sessionId, entry } = await callWithEntry(emu, key, ROLE_EN);
+    // Enough for nothing: a reply of about 2 s costs 2,000 micro-units.
+    expect((await ctl.putAccount(key, { balance_micro: 500 })).status).toBe(200);
+    const rec = recorder();
+    const bot = startBot(emu, { accountKey: key, sessionId, role: 'support_agent', language: 'en', entry }, rec);
+    await feed(bot, await micOf(emu, 'Hello there.'));
+    await feed(bot, silence(SILENCE_END_MS + 100));
+    await rec.until(() => rec.stateNames().length === 3, 'the turn');
+    await sleep(200);
+    bot.close();
+    expect(rec.stateNames()).toEqual(['listening', 'thinking', 'listening']);
+    expect(rec.frames).toHaveLength(0);
+    expect(rec.finals('user').map((t) => t.text)).toEqual(['Hello there.']);
+    expect((await ctl.account(key)).body.balance_micro).toBe(500);
+    const seen = (await ctl.call('GET', `/journal/${entry.id}`)).body;
+    expect(seen.ws_frames.find((f: any) => f.event === 'bot_turn').content).toEqual({
+      kind: 'reply',
+      user: 'Hello there.',
+      reply: 'Hello! How can I help you today?',
+      spoken_ms: 0,
+      unpaid: true,
+    });
+  });
+
+  it("transcription segment ids come from the account's seeded id stream: the same seed and input give the same ids", async () => {
+    const ids: string[][] = [];
+    for (let run = 0; run < 2; run++) {
+      const other = await startTestEmulator();
+      try {
+        const rec = recorder();
+        const bot = startRoomBot(
+          other.emulator,
+          { kind: 'call', sessionId: 's', accountKey: 'room-bot-ids', role: 'support_agent', fault: { rtf: 20 } },
+          rec.out,
+        );
+        bot.greet();
+        await rec.until(() => rec.finals('bot').length === 1, 'the greeting');
+        bot.close();
+        ids.push([...new Set(rec.transcripts.map((t) => t.segmentId))]);
+      } finally {
+        await other.close();
+      }
+    }
+    expect(ids[0]).toHaveLength(1);
+    expect(ids[0]![0]).toMatch(/^SG_[0-9a-f]{12}$/);
+    expect(ids[1]).toEqual(ids[0]);
+  });
+});
+
 describe('room bot: barge-in', () => {
-  it(`user speech while the bot speaks stops its audio within ${BARGE_IN_VOICE_MS + 20} ms of audio; the cut is journaled`, async () => {
+  it(`user speech while the bot speaks stops its audio once ${BARGE_IN_VOICE_MS} ms of voice arrived; the cut is journaled`, async () => {
     const key = 'room-bot-barge';
     const { sessionId, entry } = await callWithEntry(emu, key, { timbre: 'english_tutor', language: 'en' });
     const rec = recorder();
@@ -143,23 +196,20 @@ describe('room bot: barge-in', () => {
     const mic = await micOf(emu, 'Wait, I have a question about the weather.');
     bot.greet();
     await rec.until(() => rec.frames.length >= 40, '800 ms of greeting');
-    // The user talks over the bot, in real time, from the first voiced frame on.
-    let onsetFrames = -1;
-    let onsetAt = 0;
-    const voiced = (k: number) => mic.subarray(k * FRAME, (k + 1) * FRAME).some((v) => Math.abs(v) > 1000);
-    await feed(bot, mic, {
-      realTime: true,
-      onFrame: (at, k) => {
-        if (onsetFrames < 0 && voiced(k)) [onsetFrames, onsetAt] = [rec.frames.length, at];
-      },
-    });
+    // The user talks over the bot, in real time. `sent[k]`: the bot's frames sent before mic frame k arrived.
+    const sent: number[] = [];
+    await feed(bot, mic, { realTime: true, onFrame: (_at, k) => (sent[k] = rec.frames.length) });
     const cut = rec.frames.length;
     await sleep(200);
     expect(rec.frames.length).toBe(cut); // nothing after the cut
-    // At most the barge-in's voice plus one frame in flight of the bot's audio left after the onset.
-    const afterOnset = cut - onsetFrames;
-    expect(afterOnset * 20).toBeLessThanOrEqual(BARGE_IN_VOICE_MS + 40);
-    expect(rec.frames.at(-1)!.at - onsetAt).toBeLessThan(BARGE_IN_VOICE_MS + 100);
+    // The first voiced frame of the microphone, and the frame by which BARGE_IN_VOICE_MS of voice had surely
+    // arrived (the detector's 20 ms windows need not line up with the frames: one frame more).
+    const onset = [...Array(sent.length).keys()].find((k) => mic.subarray(k * FRAME, (k + 1) * FRAME).some((v) => Math.abs(v) > 1000))!;
+    const heard = onset + Math.ceil(BARGE_IN_VOICE_MS / 20) + 2;
+    // Once that much voice arrived, not one more frame of the bot left.
+    expect(cut).toBe(sent[heard]);
+    // It spoke on until then: the cut came from the voice, after the greeting had started.
+    expect(cut).toBeGreaterThanOrEqual(sent[onset]!);
     await feed(bot, silence(SILENCE_END_MS + 100));
     await rec.until(() => rec.finals('bot').length === 2 && rec.stateNames().at(-1) === 'listening', 'the reply to the interruption');
     bot.close();
@@ -176,4 +226,3 @@ describe('room bot: barge-in', () => {
     expect(seen.note).toMatch(/last audio \d+ ms after the client left or cancelled/);
   });
 });
-

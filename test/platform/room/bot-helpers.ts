@@ -56,7 +56,11 @@ export function recorder() {
 export type Recorder = ReturnType<typeof recorder>;
 
 /** Starts a call (the session the room belongs to) and answers its journal entry, standing for the room connection's. */
-export async function callWithEntry(emu: RunningEmulator, key: string, body: Record<string, unknown> = {}): Promise<{ sessionId: string; entry: JournalEntry }> {
+export async function callWithEntry(
+  emu: RunningEmulator,
+  key: string,
+  body: Record<string, unknown> = {},
+): Promise<{ sessionId: string; entry: JournalEntry }> {
   const r = await call(`${emu.platformUrl}/v1/audio/assistant/start`, {
     json: { client_nonce: crypto.randomUUID(), ...body },
     headers: { 'x-api-key': key },

@@ -9,15 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { accountId, type Account } from '../../../../core/state/accounts.js';
 import type { Emulator } from '../../../../core/emulator.js';
 import type { SignatureRecord } from '../../../../core/state/signatures.js';
-import {
-  chooseReply,
-  conversationPrice,
-  endedBySilence,
-  keepSpokenRecord,
-  latencyProfile,
-  PAUSE_MS,
-  settleReply,
-} from '../../shared/conversation-turn.js';
+import { chooseReply, conversationPrice, endedBySilence, keepSpokenRecord, latencyProfile, PAUSE_MS, settleReply } from '../../shared/conversation-turn.js';
 import {
   appendPcm,
   durationMs,
@@ -31,21 +23,28 @@ import {
   type Utterance,
 } from '../../shared/utterance.js';
 import { Downsampler } from './downsample.js';
-import type { AgentState, BotOutput, RoomBot, RoomBotOptions } from './index.js';
+import type { AgentState, BotOutput, RoomBot, RoomBotOptions } from './types.js';
 import { personaOf, type Persona } from './persona.js';
 import { Speaker, trackShape, type Spoken } from './speaker.js';
 import { Witness, type TurnNote } from './witness.js';
 
 /**
  * Barge-in: this much voice in a row (20 ms windows over about −40 dBFS, the utterance detector's)
- * while the bot is replying stops its reply. The frame waiting for its time is not sent, so the
- * bot's audio stops at most one frame (20 ms) after the voice reached this length.
+ * while the bot is replying stops its reply. The frame waiting for its time is not sent: no frame
+ * leaves once the voice reached this length (within 100 ms of its start at real time).
  */
 export const BARGE_IN_VOICE_MS = 60;
 /** Before any voice, only this much of the silence heard is kept in front of the utterance. */
 export const PREROLL_MS = 500;
 
+/**
+ * The user's interim transcription is looked at after every this much new audio (the sockets' partials
+ * look every 200 ms; each look recognises the whole utterance so far, and a room hears continuously).
+ */
+export const INTERIM_EVERY_MS = 500;
+
 const PREROLL_SAMPLES = (PREROLL_MS * INPUT_RATE) / 1000;
+const INTERIM_SAMPLES = (INTERIM_EVERY_MS * INPUT_RATE) / 1000;
 const BARGE_IN_SAMPLES = (BARGE_IN_VOICE_MS * INPUT_RATE) / 1000;
 
 export class ConversingBot implements RoomBot {
@@ -75,7 +74,7 @@ export class ConversingBot implements RoomBot {
   ) {
     // The room knows its session's account by id (sessions keep no key); a key is also taken.
     const account = emu.accounts.byId(opts.accountKey) ?? emu.accounts.byId(accountId(opts.accountKey)) ?? emu.accounts.peek(opts.accountKey);
-    if (!account) throw new Error('room bot: the session\'s account key is not an account of this emulator');
+    if (!account) throw new Error("room bot: the session's account key is not an account of this emulator");
     this.account = account;
     this.persona = personaOf(emu, opts);
     this.witness = new Witness(emu, opts.entry ?? null);
@@ -91,7 +90,8 @@ export class ConversingBot implements RoomBot {
         this.witness.said(frame);
         return true;
       },
-      dropped: () => this.drop(`room dropped after ${opts.fault?.cut_after_chunks ?? 0} frames of the bot's audio (fault cut_after_chunks)`),
+      // The guard notes the cut itself (`connection cut after N chunks (fault)`).
+      dropped: () => this.drop(),
     });
     this.setState('listening');
   }
@@ -120,7 +120,7 @@ export class ConversingBot implements RoomBot {
       return;
     }
     if (this.current && u.voicedRun >= BARGE_IN_SAMPLES) this.bargeIn();
-    const partial = nextPartial(this.emu, u);
+    const partial = u.samples - u.lastPartialAt >= INTERIM_SAMPLES ? nextPartial(this.emu, u) : null;
     if (partial) this.out.transcription({ speaker: 'user', segmentId: (this.userSegment ??= this.newSegment()), text: partial.text, final: false });
     if (endedBySilence(u) || durationMs(u) >= MAX_UTTERANCE_MS) return this.endUtterance();
     this.lastAudioAt = this.emu.clock.now();
@@ -135,11 +135,6 @@ export class ConversingBot implements RoomBot {
     this.emu.clock.cancel(this.pauseTimer);
     this.pauseTimer = null;
     this.witness.flush();
-  }
-
-  /** A reply is in progress or waiting (the room is not idle). */
-  get busy(): boolean {
-    return this.pending > 0;
   }
 
   /** The pause rule: PAUSE_MS on the emulator clock with no audio after voice ends the utterance. */
@@ -159,7 +154,8 @@ export class ConversingBot implements RoomBot {
     this.utterance = newUtterance();
     this.userSegment = null;
     if (u.samples === 0 || !u.heardVoice) return;
-    this.setState('thinking');
+    // While an earlier reply still plays (voice too short to cut it), the state stays `speaking`.
+    if (this.pending === 0) this.setState('thinking');
     this.enqueue((stop) => this.answer(u, segment, stop));
   }
 
@@ -206,7 +202,8 @@ export class ConversingBot implements RoomBot {
     const said = spoken.outcome === 'done' ? text.trim() : shown;
     if (!this.closed && (spoken.ms > 0 || spoken.outcome === 'done')) this.out.transcription({ speaker: 'bot', segmentId, text: said, final: true });
     this.witness.flush();
-    if (paid && spoken.ms > 0) settleReply(this.emu, this.account, { text, language, voiceId: this.persona.voiceId, summary: synth, seconds: spoken.ms / 1000 });
+    if (paid && spoken.ms > 0)
+      settleReply(this.emu, this.account, { text, language, voiceId: this.persona.voiceId, summary: synth, seconds: spoken.ms / 1000 });
     return { ...spoken, said };
   }
 
@@ -243,9 +240,9 @@ export class ConversingBot implements RoomBot {
   }
 
   /** The room is dropped by a fault: the room is asked to end, and the bot stops. */
-  private drop(note: string): void {
+  private drop(note?: string): void {
     if (this.closed) return;
-    this.witness.note(note);
+    if (note) this.witness.note(note);
     this.out.end('fault');
     this.close();
   }
@@ -265,7 +262,11 @@ export class ConversingBot implements RoomBot {
 }
 
 function spokenNote(spoken: Spoken & { unpaid?: true }): Pick<TurnNote, 'spoken_ms' | 'cut' | 'unpaid'> {
-  return { spoken_ms: spoken.ms, ...(spoken.outcome === 'stopped' && !spoken.unpaid ? { cut: true as const } : {}), ...(spoken.unpaid ? { unpaid: true as const } : {}) };
+  return {
+    spoken_ms: spoken.ms,
+    ...(spoken.outcome === 'stopped' && !spoken.unpaid ? { cut: true as const } : {}),
+    ...(spoken.unpaid ? { unpaid: true as const } : {}),
+  };
 }
 
 /** A silent utterance cut down to its last PREROLL_MS. */

@@ -28,27 +28,33 @@ const KERNEL: Float32Array = (() => {
 })();
 
 export class Downsampler {
-  /** The last TAPS - 1 input samples, then the new frame. */
-  private history = new Float32Array(TAPS - 1);
+  /** The last TAPS - 1 input samples, then the new frame (reused while frames fit). */
+  private buf = new Float32Array(TAPS - 1 + 960);
   /** Where the next output sample falls in the next frame (0..FACTOR-1). */
   private phase = 0;
 
   /** The 16 kHz samples this 48 kHz frame completes. */
   push(frame: Int16Array): Int16Array {
-    const buf = new Float32Array(this.history.length + frame.length);
-    buf.set(this.history);
-    for (let i = 0; i < frame.length; i++) buf[this.history.length + i] = frame[i]!;
+    const keep = TAPS - 1;
+    if (this.buf.length < keep + frame.length) {
+      const grown = new Float32Array(keep + frame.length);
+      grown.set(this.buf.subarray(0, keep));
+      this.buf = grown;
+    }
+    const buf = this.buf;
+    for (let i = 0; i < frame.length; i++) buf[keep + i] = frame[i]!;
     const count = frame.length > this.phase ? Math.ceil((frame.length - this.phase) / FACTOR) : 0;
     const out = new Int16Array(count);
     for (let n = 0; n < count; n++) {
       // Output n is centred on input sample (phase + n * FACTOR) of this frame, delayed by the filter's half length.
-      const end = this.phase + n * FACTOR + TAPS - 1;
+      const end = this.phase + n * FACTOR + keep;
       let acc = 0;
       for (let t = 0; t < TAPS; t++) acc += KERNEL[t]! * buf[end - t]!;
       out[n] = Math.max(-32768, Math.min(32767, Math.round(acc)));
     }
     this.phase = this.phase + count * FACTOR - frame.length;
-    this.history = buf.slice(buf.length - (TAPS - 1));
+    // The last TAPS - 1 samples become the next frame's history.
+    buf.copyWithin(0, frame.length, frame.length + keep);
     return out;
   }
 }

@@ -36,10 +36,11 @@ export const BOT_FAULT_FIELDS = [...PACE_FIELDS, ...TRACK_AUDIO_FAULTS, 'cut_aft
 export function trackShape(emu: Emulator, account: Account, fault: FaultDirective | undefined): StreamShape {
   const shape: Record<string, number> = { rtf: 1 };
   if (emu.config.latency === 'realistic') Object.assign(shape, { ttfa_ms: REALISTIC_PACE.ttfa_ms, jitter_ms: REALISTIC_PACE.jitter_ms });
-  Object.assign(shape, account.streamFaults);
-  for (const field of [...PACE_FIELDS, ...TRACK_AUDIO_FAULTS]) {
-    const value = fault?.[field];
-    if (value !== undefined) shape[field] = value;
+  for (const given of [account.streamFaults, fault]) {
+    for (const field of [...PACE_FIELDS, ...TRACK_AUDIO_FAULTS]) {
+      const value = given?.[field];
+      if (value !== undefined) shape[field] = value;
+    }
   }
   return shape as StreamShape;
 }
@@ -133,7 +134,7 @@ export class Speaker {
     };
     try {
       for await (const block of this.guard.audioSource(synth, TRACK_RATE, 1)) {
-        for (let at = 0; at < block.length; ) {
+        for (let at = 0; at < block.length;) {
           const n = Math.min(FRAME_SAMPLES - filled, block.length - at);
           filling.set(block.subarray(at, at + n), filled);
           filled += n;

@@ -28,6 +28,9 @@ export class Witness {
   private keptBytes = 0;
   private sentBytes = 0;
   private dirty = false;
+  /** The journal let the entry's answer audio go (its total cap, or the entry left): no more is kept. */
+  private dropped = false;
+  private flushed = false;
 
   constructor(
     private readonly emu: Emulator,
@@ -44,6 +47,7 @@ export class Witness {
   said(frame: Int16Array): void {
     if (!this.entry) return;
     this.sentBytes += frame.byteLength;
+    if (this.dropped) return;
     const room = CLIENT_AUDIO_ENTRY_CAP - this.keptBytes;
     if (room <= 0) return;
     const bytes = Buffer.from(frame.buffer, frame.byteOffset, Math.min(frame.byteLength, room));
@@ -56,6 +60,13 @@ export class Witness {
   flush(): void {
     if (!this.entry || !this.dirty) return;
     this.dirty = false;
+    // Once the journal let it go (over its total, or the entry left), nothing more is held for it.
+    if (this.flushed && this.entry.answer_audio === undefined) {
+      this.dropped = true;
+      this.sent = [];
+      return;
+    }
+    this.flushed = true;
     const bytes = Buffer.concat(this.sent);
     this.sent = [bytes];
     this.emu.journal.keepAnswerAudio(this.entry, { bytes, size: this.sentBytes, format: 'pcm', sampleRate: TRACK_RATE, channels: 1 });
