@@ -142,14 +142,14 @@ export const settings: Setting[] = [
     flag: '--rtc-udp-ports',
     env: 'EMULATOR_RTC_UDP_PORTS',
     expects: 'a port range such as 50000-60000',
-    help: 'UDP ports of the rooms\' WebRTC media',
+    help: "UDP ports of the rooms' WebRTC media",
   },
   {
     key: 'rtcNodeIp',
     flag: '--rtc-node-ip',
     env: 'EMULATOR_RTC_NODE_IP',
     expects: 'an IP address',
-    help: 'address offered to room clients for media, besides loopback and the host\'s own (e.g. the Docker host\'s)',
+    help: "address offered to room clients for media, besides loopback and the host's own (e.g. the Docker host's)",
   },
   {
     key: 'corsOrigins',

@@ -294,7 +294,10 @@ export class JournalEntry {
 
   /** Facts of a room connection, merged into its `room` record as they happen. */
   noteRoom(facts: Partial<RoomRecord>): void {
-    this.room = { ...(this.room ?? { room_name: '', identity: '', participant_sid: '', tracks_published: [], tracks_subscribed: [], disconnect_reason: null }), ...facts };
+    this.room = {
+      ...(this.room ?? { room_name: '', identity: '', participant_sid: '', tracks_published: [], tracks_subscribed: [], disconnect_reason: null }),
+      ...facts,
+    };
   }
 
   /** A note on what happened to the request (client left, shutdown, a fault, an id worth finding). */
