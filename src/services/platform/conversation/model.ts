@@ -86,7 +86,7 @@ export function roleIds(emu: Emulator): string[] {
 }
 
 /** The scripted reply, its price and the latency profile are the conversation turn's (shared with the call room's bot). */
-export { chooseReply, conversationPrice, latencyProfile, type LatencyProfile } from '../shared/conversation-turn.js';
+export { chooseReply, conversationPrice, latencyProfile } from '../shared/conversation-turn.js';
 
 /** Reply text as tokens: one Unicode code point each (`first_token` + `llm_token`s = `reply_text`). */
 export function tokensOf(text: string): string[] {

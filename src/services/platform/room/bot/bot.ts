@@ -35,13 +35,13 @@ import { Witness, type TurnNote } from './witness.js';
  */
 export const BARGE_IN_VOICE_MS = 60;
 /** Before any voice, only this much of the silence heard is kept in front of the utterance. */
-export const PREROLL_MS = 500;
+const PREROLL_MS = 500;
 
 /**
  * The user's interim transcription is looked at after every this much new audio (the sockets' partials
  * look every 200 ms; each look recognises the whole utterance so far, and a room hears continuously).
  */
-export const INTERIM_EVERY_MS = 500;
+const INTERIM_EVERY_MS = 500;
 
 const PREROLL_SAMPLES = (PREROLL_MS * INPUT_RATE) / 1000;
 const INTERIM_SAMPLES = (INTERIM_EVERY_MS * INPUT_RATE) / 1000;

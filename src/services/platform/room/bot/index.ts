@@ -8,8 +8,9 @@
  * docs/call-room-bot.md.
  *
  * Changes to the agreed interface (additive): RoomBotOptions names the role / agent / language
- * (`role`, `agentId`, `language`), the room connection's fault directive (`fault`, read for the
- * fields in BOT_FAULT_FIELDS: take them with takeFault so they are not reported ignored), and an
+ * (`role`, `agentId`, `language`), the room connection's fault directive (`fault`: the pace and
+ * audio fields raw frames can carry, `cut_after_chunks` and `close_ws`, docs/call-room-bot.md; take
+ * them with takeFault so they are not reported ignored), and an
  * optional `onTurn` through which the session keeps the turns (a call's `turns`, carried by
  * `previous_session_id`). The bot journals its own turns and cuts on `entry` (frames `bot_turn`, the
  * guard's notes), its audio as `answer_audio` and the user's as `client_audio`: the room need not.
@@ -21,11 +22,8 @@ import type { BotOutput, RoomBot, RoomBotOptions } from './types.js';
 
 export type { AgentState, BotOutput, RoomBot, RoomBotOptions } from './types.js';
 
-export { BOT_FAULT_FIELDS } from './speaker.js';
-export { BARGE_IN_VOICE_MS, INTERIM_EVERY_MS, PREROLL_MS } from './bot.js';
-export { FRAME_MS, FRAME_SAMPLES } from './speaker.js';
+export { BARGE_IN_VOICE_MS } from './bot.js';
 export { SILENCE_END_MS, PAUSE_MS } from '../../shared/conversation-turn.js';
-export { DEFAULT_GREETING } from './persona.js';
 
 /** Throws when the role or agent is not in the fixtures (the session's own checks come first). */
 export function startRoomBot(emu: Emulator, opts: RoomBotOptions, out: BotOutput): RoomBot {

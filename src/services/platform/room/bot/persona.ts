@@ -16,13 +16,13 @@ export interface Persona {
 }
 
 /** The greeting of a role or agent whose fixture has none: its name, in its language. */
-export const DEFAULT_GREETING: Record<'zh' | 'en', (name: string) => string> = {
+const DEFAULT_GREETING: Record<'zh' | 'en', (name: string) => string> = {
   zh: (name) => `你好，我是${name}。有什么可以帮你的吗？`,
   en: (name) => `Hello, this is ${name}. How can I help you?`,
 };
 
 /** The role every call uses when it names none, and whose voice speaks for an agent without one. */
-export const DEFAULT_ROLE = 'default';
+const DEFAULT_ROLE = 'default';
 
 export function personaOf(emu: Emulator, who: { kind: 'call' | 'agent'; role?: string; agentId?: string; language?: string }): Persona {
   const fallback = findRole(emu, DEFAULT_ROLE) ?? emu.fixtures.data['roles.json'][0];

@@ -20,14 +20,11 @@ import { replySynthInput } from '../../shared/conversation-turn.js';
 import { TRACK_RATE } from './downsample.js';
 
 /** One frame of the bot's track: 20 ms at 48 kHz mono. */
-export const FRAME_MS = 20;
-export const FRAME_SAMPLES = (TRACK_RATE * FRAME_MS) / 1000;
+const FRAME_MS = 20;
+const FRAME_SAMPLES = (TRACK_RATE * FRAME_MS) / 1000;
 
 /** The audio fault fields the bot's track applies (the pace and the damage a raw PCM frame can carry). */
 const TRACK_AUDIO_FAULTS = ['duplicate_chunk', 'gap_ms', 'gap_at_ms', 'corrupt_bytes'] as const;
-/** Every fault field the bot reads from the room connection's directive. */
-export const BOT_FAULT_FIELDS = [...PACE_FIELDS, ...TRACK_AUDIO_FAULTS, 'cut_after_chunks', 'close_ws'] as const;
-
 /**
  * The shape of the bot's track: real time (`rtf` 1), under `--latency realistic` that profile's first
  * audio delay and jitter (not its rate: a live track never runs ahead), then the account's standing
