@@ -4,7 +4,7 @@
  * dist/main.js (scripts/boot.mjs), which runs that bundle from a V8 code cache. Loading one file
  * instead of some 400 modules, and not compiling it again at every start, is most of the start-up
  * time. The library entry (dist/index.js and its types) stays as tsc emits it. Dependencies loaded on
- * first use only (audio codecs, metadata parser, JWT signing) and pino with its worker-thread
+ * first use only (audio codecs, metadata parser, JWT signing, the rooms' WebRTC) and pino with its worker-thread
  * transports stay external: they are loaded from node_modules.
  *
  * The code cache (dist/emulator.cjs.cache) is what V8 compiled while the new bundle started the
@@ -43,6 +43,9 @@ export const EXTERNAL = [
   '@breezystack/lamejs',
   // The Opus encoder, loaded on the first Opus request (it reads its WebAssembly from its own folder).
   'opusscript',
+  // The rooms' WebRTC stack and LiveKit's protocol classes, loaded on the first room connection.
+  'werift',
+  '@livekit/protocol',
   // Fastify's default schema compilers (Ajv, fast-json-stringify): the apps give their own (zod), so
   // Fastify never requires these; left out, start-up does not parse them.
   '@fastify/ajv-compiler',

@@ -216,6 +216,10 @@ async function main() {
     if (existsSync(join(appDir, 'node_modules', dev))) fail(`the image holds the development dependency ${dev}`);
   }
   for (const p of ['8900', '8901', '8910']) if (!exposed.includes(p)) fail(`EXPOSE lacks ${p}`);
+  // The rooms' media: the UDP range the image sets must be the one it exposes.
+  const udp = /^(\d+)-(\d+)$/.exec(final.env.EMULATOR_RTC_UDP_PORTS ?? '');
+  if (!udp || !exposed.includes(`${udp[1]}-${udp[2]}/udp`))
+    fail(`EXPOSE lacks the rooms' UDP range ${final.env.EMULATOR_RTC_UDP_PORTS ?? '(EMULATOR_RTC_UDP_PORTS unset)'}/udp`);
 
   const ports = { EMULATOR_SPEECH_PORT: await freePort(), EMULATOR_SPEECH_BACKUP_PORT: await freePort(), EMULATOR_PLATFORM_PORT: await freePort() };
   // A control token is set so the HEALTHCHECK must also work when the control plane requires one.

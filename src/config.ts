@@ -28,7 +28,21 @@ export const configSchema = z.object({
   maxConnections: z.coerce.number().int().min(1).max(1_000_000).default(4096),
   livekitApiKey: z.string().min(1).default('devkey'),
   livekitApiSecret: z.string().min(1).default('secret'),
-  rtcUrl: z.string().min(1).default('wss://rtc.emulator.test'),
+  // Unset: the platform listener's own address as ws:// (the room server is on that listener).
+  rtcUrl: z.string().min(1).optional(),
+  rtcUdpPorts: z
+    .string()
+    .default('50000-60000')
+    .transform((v, ctx) => {
+      const m = /^\s*(\d{1,5})\s*-\s*(\d{1,5})\s*$/.exec(v);
+      const range = m ? ([Number(m[1]), Number(m[2])] as [number, number]) : null;
+      if (!range || range[0] < 1024 || range[1] > 65535 || range[0] >= range[1]) {
+        ctx.addIssue({ code: 'custom', message: 'expected a port range such as 50000-60000 (low < high, from 1024 to 65535)' });
+        return z.NEVER;
+      }
+      return range;
+    }),
+  rtcNodeIp: z.string().min(1).optional(),
   // Empty = any origin; `*` anywhere in the list also means any.
   corsOrigins: z
     .union([z.array(z.string()), z.string()])
@@ -116,7 +130,27 @@ export const settings: Setting[] = [
     expects: 'a non-empty secret',
     help: 'secret that signs room tokens',
   },
-  { key: 'rtcUrl', flag: '--rtc-url', env: 'EMULATOR_RTC_URL', expects: 'a non-empty URL', help: 'rtc_url / wsUrl handed to clients' },
+  {
+    key: 'rtcUrl',
+    flag: '--rtc-url',
+    env: 'EMULATOR_RTC_URL',
+    expects: 'a non-empty URL',
+    help: 'rtc_url / wsUrl handed to clients (default: ws:// of the platform listener, which hosts the rooms at /rtc)',
+  },
+  {
+    key: 'rtcUdpPorts',
+    flag: '--rtc-udp-ports',
+    env: 'EMULATOR_RTC_UDP_PORTS',
+    expects: 'a port range such as 50000-60000',
+    help: "UDP ports of the rooms' WebRTC media",
+  },
+  {
+    key: 'rtcNodeIp',
+    flag: '--rtc-node-ip',
+    env: 'EMULATOR_RTC_NODE_IP',
+    expects: 'an IP address',
+    help: "address offered to room clients for media, besides loopback and the host's own (e.g. the Docker host's)",
+  },
   {
     key: 'corsOrigins',
     flag: '--cors-origins',

@@ -263,6 +263,15 @@ export interface JournalEntryView {
   stream?: Record<string, unknown>;
   ws_frames?: WsFrameView[];
   ws_frames_total?: number;
+  /** A room connection (`GET /rtc`): the room, the participant, its tracks and its disconnect reason. */
+  room?: {
+    room_name: string;
+    identity: string;
+    participant_sid: string;
+    tracks_published: { sid: string; name: string; source: string }[];
+    tracks_subscribed: { sid: string; participant: string }[];
+    disconnect_reason: string | null;
+  };
   /** Frame contents were dropped to keep the journal within its bound in bytes. */
   ws_frames_truncated?: true;
   /** How a stream ended, a fault that fired… (absent from the JSON when there is none). */
@@ -437,8 +446,16 @@ export interface FixtureContents {
     >;
   };
   'platform-voices.json': { voice_id: string; name: string; language: string; gender: 'male' | 'female' | 'neutral'; description?: string | undefined }[];
-  'roles.json': { id: string; name: string; language: string; description: string; voice_id: string }[];
-  'agents.json': { agentId: string; name: string; project: string; published: boolean; voice_id?: string | undefined }[];
+  'roles.json': { id: string; name: string; language: string; description: string; voice_id: string; greeting?: string | undefined }[];
+  'agents.json': {
+    agentId: string;
+    name: string;
+    project: string;
+    published: boolean;
+    voice_id?: string | undefined;
+    language?: string | undefined;
+    greeting?: string | undefined;
+  }[];
   'recognition.json': {
     rules: {
       text: string;

@@ -30,6 +30,8 @@ const SAMPLES: Record<string, [string, unknown]> = {
   livekitApiKey: ['lk', 'lk'],
   livekitApiSecret: ['lks', 'lks'],
   rtcUrl: ['wss://rtc.x.test', 'wss://rtc.x.test'],
+  rtcUdpPorts: ['40000-40100', [40000, 40100]],
+  rtcNodeIp: ['192.0.2.10', '192.0.2.10'],
   corsOrigins: ['http://localhost:5173, https://app.example.test/', ['http://localhost:5173', 'https://app.example.test']],
 };
 
@@ -83,6 +85,7 @@ describe('readConfig', () => {
       [[], { EMULATOR_PLATFORM_PORT: '70000' }, 'EMULATOR_PLATFORM_PORT'],
       [[], { EMULATOR_JOURNAL_LIMIT: '0' }, 'EMULATOR_JOURNAL_LIMIT'],
       [[], { EMULATOR_STRICT_KEYS: 'maybe' }, 'EMULATOR_STRICT_KEYS'],
+      [[], { EMULATOR_RTC_UDP_PORTS: '60000-50000' }, 'EMULATOR_RTC_UDP_PORTS'],
       [[], { EMULATOR_PUBLIC_URL: 'ftp://x' }, 'EMULATOR_PUBLIC_URL'],
       [[], { LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
       [['--nope'], {}, '--nope'],

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { emulatorForFile, startTestEmulator } from '../helpers/emulator.js';
 import { claims, sessionClient } from './calls-helpers.js';
+import { joinAndLeave } from './room-signal-helpers.js';
 
 const { emu } = emulatorForFile({ freeze: true });
 let c: ReturnType<typeof sessionClient>;
@@ -16,6 +17,12 @@ beforeAll(() => {
 let n = 0;
 const create = (key: string | null, body: Record<string, unknown> = { agentId: 'agent_demo' }, idem: string | null = `idem-${++n}`) =>
   c.post(`${BASE}/create`, body, key, idem ? { 'idempotency-key': idem } : {});
+/** Creates a session and joins its room (signalling only): the session is in_call from that moment. */
+const createJoined = async (key: string) => {
+  const item = (await create(key)).body.data.item;
+  await joinAndLeave(item.wsUrl, item.userToken);
+  return item.sessionId as string;
+};
 const q = (id: string) => `?session_id=${encodeURIComponent(id)}`;
 const beat = (key: string, id: string, headers: Record<string, string> = {}) => c.send('POST', `${BASE}/heartbeat${q(id)}`, key, headers);
 const check = (key: string, id: string, headers: Record<string, string> = {}) => c.send('GET', `${BASE}/check${q(id)}`, key, headers);
@@ -30,7 +37,12 @@ describe('create', () => {
     expect(r.body).toMatchObject({ error_code: 0, succeed: true });
     const item = r.body.data.item;
     expect(Object.keys(item).sort()).toEqual(['agentId', 'expireAt', 'roomName', 'sessionId', 'status', 'userToken', 'wsUrl']);
-    expect(item).toMatchObject({ agentId: 'agent_demo', status: 'connecting', wsUrl: 'wss://rtc.emulator.test', expireAt: Math.floor(now / 1000) + 7200 });
+    expect(item).toMatchObject({
+      agentId: 'agent_demo',
+      status: 'connecting',
+      wsUrl: emu.platformUrl.replace('http', 'ws'),
+      expireAt: Math.floor(now / 1000) + 7200,
+    });
     const t = claims(item.userToken);
     expect(t).toMatchObject({ iss: 'devkey', exp: item.expireAt, video: { room: item.roomName, roomJoin: true } });
     expect(t.sub).toMatch(/^eu:/);
@@ -86,13 +98,17 @@ describe('create', () => {
 });
 
 describe('state machine', () => {
-  it('connecting → in_call at the first heartbeat → ended by end (idempotent), billed for in-call time', async () => {
+  it('connecting (heartbeats included) → in_call when the user joins the room → ended by end (idempotent), billed for in-call time', async () => {
     const key = 'agents-s';
     await c.ctl.putAccount(key, { balance_micro: 1_000_000 });
-    const id = (await create(key)).body.data.item.sessionId;
+    const item = (await create(key)).body.data.item;
+    const id = item.sessionId;
     const chk = (await check(key, id)).body.data.item;
     expect(chk).toEqual({ sessionId: id, status: 'connecting', shouldClose: false, closeReason: '', expireAt: chk.expireAt, agentId: 'agent_demo' });
     await c.ctl.advance(3_000); // connecting time is not billed
+    // A heartbeat keeps the session alive; it is not the join.
+    expect((await beat(key, id)).body.data.item).toEqual({ sessionId: id, status: 'connecting', shouldClose: false, closeReason: '', remainingSeconds: 500 });
+    await joinAndLeave(item.wsUrl, item.userToken);
     expect((await beat(key, id)).body.data.item).toEqual({ sessionId: id, status: 'in_call', shouldClose: false, closeReason: '', remainingSeconds: 500 });
     await c.ctl.advance(5_000);
     expect((await beat(key, id)).body.data.item).toMatchObject({ status: 'in_call', remainingSeconds: 495 });
@@ -108,7 +124,7 @@ describe('state machine', () => {
     const key = 'agents-t';
     await c.ctl.putAccount(key, { balance_micro: 1_000_000 });
     const idle = (await create(key)).body.data.item.sessionId;
-    const talking = (await create(key)).body.data.item.sessionId;
+    const talking = await createJoined(key);
     await beat(key, talking);
     await c.ctl.advance(30_000);
     expect((await check(key, idle)).body.data.item.status).toBe('connecting');
@@ -125,7 +141,7 @@ describe('state machine', () => {
 
   it('an injected fault on a heartbeat fails the session', async () => {
     const key = 'agents-f';
-    const id = (await create(key)).body.data.item.sessionId;
+    const id = await createJoined(key);
     await beat(key, id);
     const r = await beat(key, id, { 'x-emulator-fault': 'code=10000' });
     expect(r.body).toMatchObject({ error_code: 10000, succeed: false });
@@ -135,7 +151,7 @@ describe('state machine', () => {
   it('ends the session when the balance runs out', async () => {
     const key = 'agents-b0';
     await c.ctl.putAccount(key, { balance_micro: 4_000 });
-    const id = (await create(key)).body.data.item.sessionId;
+    const id = await createJoined(key);
     await beat(key, id);
     const inCallAt = (await sessionsOf(key))[0].in_call_at_ms;
     await c.ctl.advance(3_000);
@@ -173,7 +189,8 @@ describe('persistence', () => {
     try {
       const c2 = sessionClient(second);
       const again = await c2.post(`${BASE}/create`, { agentId: 'agent_demo' }, 'agents-d', { 'idempotency-key': 'keep-1' });
-      expect(again.body.data.item).toEqual(item);
+      // The same session; wsUrl names the room server as it listens now (the platform listener).
+      expect(again.body.data.item).toEqual({ ...item, wsUrl: second.platformUrl.replace('http', 'ws') });
       expect((await c2.stateOf('agents-d')).pending_timers.map((t) => t.label)).toEqual([`agent heartbeat timeout ${item.sessionId}`]);
       await c2.ctl.freeze(true);
       await c2.ctl.advance(31_000);

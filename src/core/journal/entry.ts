@@ -18,6 +18,17 @@ export interface WsFrameSummary {
   truncated?: true;
 }
 
+/** What a room connection's entry tells: the room, the participant, its tracks and how it left. */
+export interface RoomRecord {
+  room_name: string;
+  identity: string;
+  participant_sid: string;
+  tracks_published: { sid: string; name: string; source: string }[];
+  tracks_subscribed: { sid: string; participant: string }[];
+  /** LiveKit's DisconnectReason name (ROOM_DELETED, DUPLICATE_IDENTITY, CLIENT_INITIATED…); null while connected. */
+  disconnect_reason: string | null;
+}
+
 /**
  * The listeners, by name. core knows none: each service adds its own here (`declare module`, beside its registration,
  * which declares them: core/service.ts).
@@ -204,6 +215,8 @@ export class JournalEntry {
   declare stream?: StreamRecord;
   declare ws_frames?: WsFrameSummary[];
   declare ws_frames_total?: number;
+  /** A room connection (the platform's `/rtc`): who joined which room, the tracks, how it ended. */
+  declare room?: RoomRecord;
   /** Text frames whose content was left out: the entry's bound on frame contents was reached. */
   declare ws_frames_truncated?: true;
   /** Bytes of frame contents kept (internal: the journal's bound in bytes reads it). */
@@ -277,6 +290,14 @@ export class JournalEntry {
   keepJsonAnswer(contentType: string | undefined, payload: string, summarize: ValueSummarizer<string>): void {
     this.response.content_type = contentType;
     this.response.keepPayload(payload, summarize);
+  }
+
+  /** Facts of a room connection, merged into its `room` record as they happen. */
+  noteRoom(facts: Partial<RoomRecord>): void {
+    this.room = {
+      ...(this.room ?? { room_name: '', identity: '', participant_sid: '', tracks_published: [], tracks_subscribed: [], disconnect_reason: null }),
+      ...facts,
+    };
   }
 
   /** A note on what happened to the request (client left, shutdown, a fault, an id worth finding). */

@@ -105,13 +105,14 @@ export class Journal {
 
   /**
    * Keeps a WebSocket frame on its entry; a text frame with its `text` (a JSON string or the object
-   * sent), its audio fields replaced by their size and bounded per frame. Over the journal's bound in
+   * sent), a binary frame with its decoded content when the socket gives one (the rooms' protobuf
+   * signalling), its audio fields replaced by their size and bounded per frame. Over the journal's bound in
    * bytes, the oldest entries' frame contents go first.
    */
   recordFrame(entry: JournalEntry | null | undefined, frame: WsFrameSummary, text?: unknown): void {
     if (!entry) return;
     let bytes = 0;
-    if (text !== undefined && frame.type === 'text') {
+    if (text !== undefined && frame.type !== 'close') {
       const kept = frameContent(text);
       frame.content = kept.content;
       if (kept.truncated) frame.truncated = true;

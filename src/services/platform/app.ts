@@ -21,6 +21,7 @@ import { fileRoutes } from './files/routes.js';
 import { mcpRoutes } from './mcp/routes.js';
 import { podcastRoutes } from './podcast/routes.js';
 import { recognitionRoutes } from './recognition/routes.js';
+import { roomRoutes } from './room/routes.js';
 import { sessionRoutes } from './sessions/routes.js';
 import { badJsonText } from './shared/json-body.js';
 import { fieldRuleText } from './shared/validation.js';
@@ -94,6 +95,7 @@ export async function setupPlatformApp(app: FastifyInstance, emu: Emulator): Pro
     sessionRoutes,
     conversationRoutes,
     agentRoutes,
+    roomRoutes,
     mcpRoutes,
   ]) {
     await app.register(routes, { emu });

@@ -27,6 +27,8 @@ export const platformFixtures = {
         language: z.string().min(1),
         description: z.string(),
         voice_id: z.string().min(1),
+        /** What the call room's bot says when the user joins (an emulator rule; absent: see docs/call-room-bot.md). */
+        greeting: z.string().min(1).optional(),
       }),
     ),
   },
@@ -38,6 +40,10 @@ export const platformFixtures = {
         project: z.string().min(1),
         published: z.boolean().default(true),
         voice_id: z.string().min(1).optional(),
+        /** The language the agent's bot speaks in the room (`zh`/`en`; default `en`). */
+        language: z.string().min(1).optional(),
+        /** What the agent's bot says when the user joins the room (an emulator rule; absent: see docs/call-room-bot.md). */
+        greeting: z.string().min(1).optional(),
       }),
     ),
   },

@@ -1,6 +1,6 @@
 /**
- * Agent sessions: `connecting` at create, `in_call` at the first heartbeat, `ended` by end (or when the
- * balance runs out), `failed` on a fault or after 30 s without a heartbeat. In-call time is billed per
+ * Agent sessions: `connecting` at create, `in_call` when the user joins the room, `ended` by end (or when the
+ * balance runs out), `failed` on a fault, when the room is lost, or after 30 s without a heartbeat. In-call time is billed per
  * second at the agent price. Rules are documented in docs/platform-sessions.md.
  */
 import type { Account } from '../../../core/state/accounts.js';
@@ -8,6 +8,7 @@ import type { Emulator } from '../../../core/emulator.js';
 import { PlatformError } from '../envelope.js';
 import * as hb from '../shared/heartbeat-sessions.js';
 import { budgetMs, newMeter, remainingSeconds, seconds, type Meter } from '../shared/meter.js';
+import { registerRoomHosts, roomServerUrl, roomSessionEnded, type RoomHost } from '../shared/room-hosts.js';
 import type { AgentStatus, CheckItem, CloseReason, CreateBody, CreateItem, EndItem, HeartbeatItem } from './schema.js';
 
 export const AGENT_HEARTBEAT_TIMEOUT_MS = hb.HEARTBEAT_TIMEOUT_MS;
@@ -46,7 +47,7 @@ const rules: hb.Rules<AgentSession> = {
   useFreePool: false,
   live,
   lastSeenMs: (x) => x.lastSeenMs,
-  // Billing starts at the first heartbeat (in_call); a connecting session only times out.
+  // Billing starts when the user joins the room (in_call); a connecting session only times out.
   meter: (x) => (x.status === 'in_call' ? x.meter : null),
   view: viewOf,
   timedOut: (emu, x, atMs) => close(emu, x, atMs, 'failed', 'heartbeat_timeout'),
@@ -85,6 +86,64 @@ function close(emu: Emulator, x: AgentSession, atMs: number, status: 'ended' | '
   });
   const account = closed ? emu.accounts.byId(x.accountId) : undefined;
   if (account) hb.armExhaustion(emu, rules, account);
+  // The room ends with the session: the client is told, the bot leaves.
+  if (closed) roomSessionEnded(emu, x.roomName);
+}
+
+/** The agent's participant identity in the room (LiveKit's agents join as `agent-…`). */
+export const agentIdentity = (agentId: string): string => `agent-${agentId}`;
+
+function roomHostOf(emu: Emulator, x: AgentSession): RoomHost {
+  const agent = emu.fixtures.data['agents.json'].find((a) => a.agentId === x.agentId);
+  return {
+    kind: 'agent',
+    sessionId: x.sessionId,
+    accountId: x.accountId,
+    roomName: x.roomName,
+    userIdentity: x.userIdentifier,
+    botIdentity: agentIdentity(x.agentId),
+    botName: agent?.name ?? x.agentId,
+    live: live(x),
+    agentId: x.agentId,
+  };
+}
+
+/**
+ * The agent rooms for the room server: the user's join moves a connecting session to `in_call` (billing
+ * starts there); a room lost under a live session fails it (`fault`).
+ */
+export function registerAgentRooms(emu: Emulator): void {
+  const store = agentStore(emu);
+  registerRoomHosts(emu, {
+    find(roomName) {
+      for (const x of store.sessions.values()) if (x.roomName === roomName) return roomHostOf(emu, x);
+      return undefined;
+    },
+    joined(host) {
+      const x = store.sessions.get(host.sessionId);
+      const account = x && emu.accounts.byId(x.accountId);
+      if (!x || !account || x.status !== 'connecting') return;
+      const now = emu.clock.now();
+      hb.advance(emu, rules, account, now);
+      if (x.status !== 'connecting') return;
+      x.status = 'in_call';
+      x.inCallAtMs = now;
+      x.meter = newMeter(now);
+      emu.markDirty(rules.area, account.id);
+      hb.advance(emu, rules, account, now);
+    },
+    turn() {
+      // Agent sessions keep no turns.
+    },
+    lost(host) {
+      const x = store.sessions.get(host.sessionId);
+      const account = x && emu.accounts.byId(x.accountId);
+      if (!x || !account || !live(x)) return;
+      const now = emu.clock.now();
+      hb.advance(emu, rules, account, now);
+      close(emu, x, now, 'failed', 'fault');
+    },
+  });
 }
 
 function own(emu: Emulator, account: Account, sessionId: string): AgentSession {
@@ -93,7 +152,7 @@ function own(emu: Emulator, account: Account, sessionId: string): AgentSession {
 
 async function createItem(emu: Emulator, s: AgentStore, x: AgentSession): Promise<CreateItem> {
   const userToken = await hb.roomToken(s, x.sessionId, x.userToken);
-  return { sessionId: x.sessionId, wsUrl: emu.config.rtcUrl, userToken, roomName: x.roomName, expireAt: x.expireAt, status: x.status, agentId: x.agentId };
+  return { sessionId: x.sessionId, wsUrl: roomServerUrl(emu), userToken, roomName: x.roomName, expireAt: x.expireAt, status: x.status, agentId: x.agentId };
 }
 
 /** The idempotency key of a create: the `Idempotency-Key` header, else the body's `clientRequestId`; 10001 when neither. */
@@ -186,12 +245,7 @@ export function agentHeartbeat(emu: Emulator, account: Account, sessionId: strin
   const now = emu.clock.now();
   hb.advance(emu, rules, account, now);
   if (live(x)) {
-    if (x.status === 'connecting') {
-      // The first heartbeat means the client is in the room: billing starts here.
-      x.status = 'in_call';
-      x.inCallAtMs = now;
-      x.meter = newMeter(now);
-    }
+    // A heartbeat keeps the session alive; it goes in_call only when the user joins the room.
     x.lastSeenMs = now;
     hb.armDeadline(emu, rules, x);
     hb.advance(emu, rules, account, now);

@@ -4,7 +4,7 @@ import type { Emulator } from '../../../core/emulator.js';
 import { takeFault } from '../../../core/http/request-context.js';
 import { ok, PlatformError } from '../envelope.js';
 import { acceptPlatformJson } from '../shared/json-body.js';
-import { agentHeartbeat, agentStore, checkAgentSession, createAgentSession, endAgentSession, failAgentSession } from './model.js';
+import { agentHeartbeat, agentStore, checkAgentSession, createAgentSession, endAgentSession, failAgentSession, registerAgentRooms } from './model.js';
 import { createBody, sessionQuery } from './schema.js';
 
 const BASE = '/api/v1/agents/openapi/sessions';
@@ -13,6 +13,7 @@ const BASE = '/api/v1/agents/openapi/sessions';
 export async function agentRoutes(app: FastifyInstance, opts: { emu: Emulator }): Promise<void> {
   const emu = opts.emu;
   agentStore(emu);
+  registerAgentRooms(emu);
   acceptPlatformJson(app);
   const r = app.withTypeProvider<ZodTypeProvider>();
   const config = { family: 'agent', capability: 'agents' } as const;

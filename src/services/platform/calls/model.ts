@@ -9,6 +9,7 @@ import { getSession, MAX_TURNS, type Turn } from '../shared/conversation-session
 import * as hb from '../shared/heartbeat-sessions.js';
 import { budgetMs, newMeter, remainingSeconds, seconds, type Meter } from '../shared/meter.js';
 import { requireRole } from '../shared/roles.js';
+import { registerRoomHosts, roomServerUrl, roomSessionEnded, type RoomHost } from '../shared/room-hosts.js';
 import type { HeartbeatData, StartBody, StartData, StopData } from './schema.js';
 
 export const NONCE_WINDOW_MS = 30_000;
@@ -87,10 +88,56 @@ const callInProgress = (sessionId: string) => new PlatformError(40012, `a call i
 const tooManyCalls = (running: number, max: number) => new PlatformError(40013, `concurrency limit reached: ${running} of ${max} concurrent calls in progress`);
 
 function end(emu: Emulator, x: CallSession, atMs: number, reason: EndReason): void {
-  hb.close(emu, rules, x, atMs, (endedAtMs) => {
+  const closed = hb.close(emu, rules, x, atMs, (endedAtMs) => {
     x.state = 'ended';
     x.endedAtMs = endedAtMs;
     x.endReason = reason;
+  });
+  // The room ends with the call: the client is told, the bot leaves.
+  if (closed) roomSessionEnded(emu, x.roomName);
+}
+
+function roomHostOf(x: CallSession): RoomHost {
+  return {
+    kind: 'call',
+    sessionId: x.sessionId,
+    accountId: x.accountId,
+    roomName: x.roomName,
+    userIdentity: x.identity,
+    botIdentity: x.botIdentity,
+    botName: x.timbre,
+    live: x.state === 'active',
+    role: x.timbre,
+    language: x.language,
+  };
+}
+
+/** The call rooms for the room server: found by room name; a room lost under a running call ends it (`abnormal`). */
+export function registerCallRooms(emu: Emulator): void {
+  const store = callStore(emu);
+  registerRoomHosts(emu, {
+    find(roomName) {
+      for (const x of store.sessions.values()) if (x.roomName === roomName) return roomHostOf(x);
+      return undefined;
+    },
+    joined() {
+      // A call is running from its start: joining changes nothing of its state or bill.
+    },
+    turn(host, turn) {
+      const x = store.sessions.get(host.sessionId);
+      if (!x) return;
+      x.turns.push({ ...turn });
+      if (x.turns.length > MAX_TURNS) x.turns.splice(0, x.turns.length - MAX_TURNS);
+      emu.markDirty(rules.area, x.accountId);
+    },
+    lost(host) {
+      const x = store.sessions.get(host.sessionId);
+      const account = x && emu.accounts.byId(x.accountId);
+      if (!x || !account || x.state !== 'active') return;
+      hb.advance(emu, rules, account, emu.clock.now());
+      end(emu, x, emu.clock.now(), 'abnormal');
+      hb.armExhaustion(emu, rules, account);
+    },
   });
 }
 
@@ -102,7 +149,7 @@ async function startData(emu: Emulator, s: CallStore, x: CallSession): Promise<S
   const token = await hb.roomToken(s, x.sessionId, x.token);
   return {
     session_id: x.sessionId,
-    rtc_url: emu.config.rtcUrl,
+    rtc_url: roomServerUrl(emu),
     room_name: x.roomName,
     identity: x.identity,
     token,

@@ -4,13 +4,14 @@ import type { Emulator } from '../../../core/emulator.js';
 import { takeFault } from '../../../core/http/request-context.js';
 import { ok } from '../envelope.js';
 import { acceptPlatformJson } from '../shared/json-body.js';
-import { callStore, endAbnormally, heartbeat, startCall, stopCall } from './model.js';
+import { callStore, endAbnormally, registerCallRooms, heartbeat, startCall, stopCall } from './model.js';
 import { heartbeatBody, startBody, stopBody } from './schema.js';
 
 /** Real-time call sessions: `/v1/audio/assistant/start | heartbeat | stop` (family `call`). */
 export async function callRoutes(app: FastifyInstance, opts: { emu: Emulator }): Promise<void> {
   const emu = opts.emu;
   callStore(emu);
+  registerCallRooms(emu);
   acceptPlatformJson(app);
   const r = app.withTypeProvider<ZodTypeProvider>();
   const config = { family: 'call', capability: 'calls' } as const;

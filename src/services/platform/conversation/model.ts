@@ -3,14 +3,12 @@
  * sessions, roles, scripted replies, billing and the latency profile. Refusals are ConversationError
  * (named constructors below); the socket sends them as `error` events.
  */
-import { audioPrice, canPay } from '../../shared/charges.js';
-import { createHash } from 'node:crypto';
+import { canPay } from '../../shared/charges.js';
 import type { Account } from '../../../core/state/accounts.js';
 import { areaOf } from '../../../core/state/areas.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { findRole, roles, type Role } from '../shared/roles.js';
 import { appendTurn, getSession } from '../shared/conversation-sessions.js';
-import { languageByAnyHan } from '../../shared/recognize.js';
 
 export type ConversationMode = 'stream' | 'text';
 
@@ -88,52 +86,12 @@ export function roleIds(emu: Emulator): string[] {
   return roles(emu).map((r) => r.id);
 }
 
-/**
- * The scripted reply: the first rule of `conversation.json` whose regex matches the user's text, else
- * a default of the text's language picked by a hash of the text (same text, same reply).
- */
-export function chooseReply(emu: Emulator, userText: string, language: string): { text: string; language: string } {
-  const fixture = emu.fixtures.data['conversation.json'];
-  for (const rule of fixture.rules) {
-    let re: RegExp;
-    try {
-      re = new RegExp(rule.match, rule.flags.includes('u') ? rule.flags : `${rule.flags}u`);
-    } catch {
-      continue; // a rule the user wrote wrong never matches
-    }
-    if (re.test(userText)) return { text: rule.reply, language: rule.language ?? languageByAnyHan(rule.reply, language) };
-  }
-  const lang = languageByAnyHan(userText, language);
-  const sameLanguage = fixture.defaults.filter((d) => (d.language ?? languageByAnyHan(d.reply)) === lang);
-  const pool = sameLanguage.length ? sameLanguage : fixture.defaults;
-  const pick = pool[createHash('sha256').update(userText).digest().readUInt32BE(0) % pool.length]!;
-  return { text: pick.reply, language: pick.language ?? languageByAnyHan(pick.reply, lang) };
-}
+/** The scripted reply, its price and the latency profile are the conversation turn's (shared with the call room's bot). */
+export { chooseReply, conversationPrice, latencyProfile } from '../shared/conversation-turn.js';
 
 /** Reply text as tokens: one Unicode code point each (`first_token` + `llm_token`s = `reply_text`). */
 export function tokensOf(text: string): string[] {
   return [...text];
-}
-
-/** Micro-units for `seconds` of reply audio. */
-export function conversationPrice(emu: Emulator, seconds: number): number {
-  return audioPrice(emu.fixtures.data['billing.json'].prices_micro.conversation_audio_second, Math.round(seconds * 1000));
-}
-
-/**
- * Added delays of `EMULATOR_LATENCY=realistic` (ms) before the text events; `none` adds nothing. They
- * imitate the real service's processing (first character well under its stated 3 s) and show up in
- * the timing fields. The reply audio is paced by the profile every audio stream has (REALISTIC_PACE
- * in core/stream/shaping.ts, through the socket's stream guard), counted from the reply's synthesis.
- */
-export interface LatencyProfile {
-  asr: number;
-  llmFirstToken: number;
-  perToken: number;
-}
-
-export function latencyProfile(emu: Emulator): LatencyProfile {
-  return emu.config.latency === 'realistic' ? { asr: 250, llmFirstToken: 600, perToken: 20 } : { asr: 0, llmFirstToken: 0, perToken: 0 };
 }
 
 /** The meta message, as its schema typed it (conversation/schema.ts). */

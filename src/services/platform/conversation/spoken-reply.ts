@@ -5,16 +5,16 @@
 import { canPay, charge } from '../../shared/charges.js';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { encodeAudioStream, synthesizeStream, type SynthInput } from '../../../audio/index.js';
+import { encodeAudioStream, synthesizeStream } from '../../../audio/index.js';
 import type { Account } from '../../../core/state/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { speechRecord } from '../../../core/state/signatures.js';
 import { AUDIO_CHUNK } from '../../../core/stream/guard.js';
+import { REPLY_SAMPLE_RATE, replySynthInput, settleReply } from '../shared/conversation-turn.js';
 import { chooseReply, conversationPrice, latencyProfile, tokensOf, type Role } from './model.js';
 import type { TurnTimings } from './schema.js';
 import type { Wire } from '../shared/socket-wire.js';
 
-export const REPLY_SAMPLE_RATE = 24_000;
+export { REPLY_SAMPLE_RATE, replySynthInput };
 export const REPLY_BITRATE = 64_000;
 /** Margin added to the planned PCM length for the balance check: MP3 decoders see the encoder delay and padding. */
 const MP3_MARGIN_MS = 120;
@@ -40,17 +40,6 @@ export interface TurnClock {
 export type ReplyOutcome = 'done' | 'closed' | 'no_balance';
 
 const since = (t: number) => Math.round(performance.now() - t);
-
-export function replySynthInput(text: string, role: Role): SynthInput {
-  return {
-    text,
-    voices: [{ id: role.voice_id, weight: 1 }],
-    textNormalization: true,
-    tags: true,
-    sampleRate: REPLY_SAMPLE_RATE,
-    channels: 1,
-  };
-}
 
 export async function runReply(ctx: ReplyContext, userText: string, clock: TurnClock): Promise<{ outcome: ReplyOutcome; replyText: string }> {
   const { emu, account, wire } = ctx;
@@ -98,8 +87,7 @@ export async function runReply(ctx: ReplyContext, userText: string, clock: TurnC
   const ttsMs = since(ttsStart);
   const audioSec = Math.round(meta.durationMs) / 1000;
 
-  charge(emu, account, conversationPrice(emu, audioSec));
-  emu.signatures.put(speechRecord({ text: reply.text, language: reply.language, voices: [ctx.role.voice_id], summary: synth, atMs: emu.clock.now() }));
+  settleReply(emu, account, { text: reply.text, language: reply.language, voiceId: ctx.role.voice_id, summary: synth, seconds: audioSec });
 
   const timings: TurnTimings = {
     first_token_ms: firstTokenMs,

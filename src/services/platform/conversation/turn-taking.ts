@@ -5,11 +5,11 @@
  * connection. `/stream-text`: one turn per connection. Pure rules over the utterance heard so far; the
  * socket reads frames, keeps the timer and sends events.
  */
-import { durationMs, MAX_UTTERANCE_MS, trailingSilenceMs, type Utterance } from '../shared/utterance.js';
+import { endedBySilence, PAUSE_MS, SILENCE_END_MS } from '../shared/conversation-turn.js';
+import { durationMs, MAX_UTTERANCE_MS, type Utterance } from '../shared/utterance.js';
 import { badParameter, type ConversationError, type ConversationMode } from './model.js';
 
-export const PAUSE_MS = 1500;
-export const SILENCE_END_MS = 1000;
+export { PAUSE_MS, SILENCE_END_MS };
 
 /** The first message must be meta: `is_final` or audio before it is 20003. */
 export function beforeMeta(what: 'is_final' | 'audio'): ConversationError {
@@ -32,7 +32,7 @@ export function afterAudio(mode: ConversationMode, utterance: Utterance): AfterA
   if (durationMs(utterance) > MAX_UTTERANCE_MS)
     return { kind: 'refuse', error: badParameter(`audio: an utterance may last at most ${MAX_UTTERANCE_MS / 1000} s`) };
   if (mode !== 'stream') return { kind: 'listen' };
-  if (trailingSilenceMs(utterance) >= SILENCE_END_MS) return { kind: 'end' };
+  if (endedBySilence(utterance)) return { kind: 'end' };
   return { kind: 'wait', pauseMs: PAUSE_MS };
 }
 

@@ -11,6 +11,8 @@ export interface Role {
   language: string;
   description: string;
   voice_id: string;
+  /** What the call room's bot says when the user joins (fixture field; the room's default rule without it). */
+  greeting?: string;
 }
 
 export function roles(emu: Emulator): Role[] {

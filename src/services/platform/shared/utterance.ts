@@ -32,6 +32,8 @@ export interface Utterance {
   winCount: number;
   heardVoice: boolean;
   trailingSilent: number;
+  /** Samples of the voiced windows in a row up to the last whole window (0 after an unvoiced one). */
+  voicedRun: number;
   lastPartialAt: number;
   lastPartial: string;
   signature: { settled: boolean; record?: SignatureRecord };
@@ -46,6 +48,7 @@ export function newUtterance(): Utterance {
     winCount: 0,
     heardVoice: false,
     trailingSilent: 0,
+    voicedRun: 0,
     lastPartialAt: 0,
     lastPartial: '',
     signature: { settled: false },
@@ -86,7 +89,11 @@ export function appendPcm(u: Utterance, data: Buffer): void {
       if (voiced) {
         u.heardVoice = true;
         u.trailingSilent = 0;
-      } else u.trailingSilent += WINDOW;
+        u.voicedRun += WINDOW;
+      } else {
+        u.trailingSilent += WINDOW;
+        u.voicedRun = 0;
+      }
       u.winSum = 0;
       u.winCount = 0;
     }

@@ -1,0 +1,58 @@
+/**
+ * The rooms of one emulator: made on the first join of a live session's room, ended with the session
+ * (stop, heartbeat timeout, balance, should_close) or by a reset, and listed in the state view (rooms,
+ * participants, tracks) under the session's account.
+ */
+import type { FastifyRequest } from 'fastify';
+import type { WebSocket } from 'ws';
+import { areaOf } from '../../../core/state/areas.js';
+import type { Emulator, StateArea } from '../../../core/emulator.js';
+import { onRoomSessionEnded } from '../shared/room-hosts.js';
+import type { RoomBotFactory } from './bot-port.js';
+import { startRoomBot } from './bot/index.js';
+import { Participant } from './participant.js';
+import { Room } from './room.js';
+import type { JoinCheck } from './tokens.js';
+
+interface RoomsArea extends StateArea {
+  rooms: Map<string, Room>;
+  makeBot: RoomBotFactory | null;
+}
+
+export function roomsArea(emu: Emulator): RoomsArea {
+  return areaOf(emu, 'rooms', () => {
+    const rooms = new Map<string, Room>();
+    const area: RoomsArea = {
+      name: 'rooms',
+      rooms,
+      makeBot: null,
+      reset(accountId) {
+        for (const room of [...rooms.values()]) if (accountId === undefined || room.host.accountId === accountId) room.end();
+      },
+      view(accountId) {
+        const mine = [...rooms.values()].filter((r) => r.host.accountId === accountId);
+        return mine.length ? mine.map((r) => r.view()) : undefined;
+      },
+    };
+    onRoomSessionEnded(emu, (roomName) => rooms.get(roomName)?.end());
+    return area;
+  });
+}
+
+/** The bot the rooms start: the conversing bot of bot/ unless a test gives another. */
+export function setRoomBotFactory(emu: Emulator, factory: RoomBotFactory): void {
+  roomsArea(emu).makeBot = factory;
+}
+
+/** A checked join: the room (made on its first join) gets the connection. */
+export function joinRoom(emu: Emulator, socket: WebSocket, req: FastifyRequest, check: Extract<JoinCheck, { ok: true }>): void {
+  const area = roomsArea(emu);
+  let room = area.rooms.get(check.host.roomName);
+  if (!room || room.ended) {
+    room = new Room(emu, check.host, check.area, area.makeBot ?? startRoomBot, (ended) => {
+      if (area.rooms.get(ended.name) === ended) area.rooms.delete(ended.name);
+    });
+    area.rooms.set(room.name, room);
+  }
+  new Participant(emu, room, socket, req, check.grants).start();
+}

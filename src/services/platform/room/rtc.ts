@@ -1,0 +1,74 @@
+/**
+ * The rooms' WebRTC, on `werift`: a WebRTC stack written in TypeScript (ICE, DTLS-SRTP, SCTP data
+ * channels), so the emulator ships no native binary and downloads nothing at run time. It is loaded on
+ * the first room connection only: an emulator that never hosts a room starts and runs as before.
+ *
+ * Each participant has two peer connections, as LiveKit's dual-PC signalling has them: the subscriber
+ * (the server offers the bot's audio track and the `_reliable`/`_lossy` data channels) and the
+ * publisher (the client offers its microphone track; the server answers).
+ */
+import type * as WeriftModule from 'werift';
+import type { Emulator } from '../../../core/emulator.js';
+
+export type Werift = typeof WeriftModule;
+export type PeerConnection = WeriftModule.RTCPeerConnection;
+export type MediaTrack = WeriftModule.MediaStreamTrack;
+export type DataChannel = WeriftModule.RTCDataChannel;
+
+let loading: Promise<Werift> | null = null;
+/** werift, loaded once on first use. */
+export function loadWerift(): Promise<Werift> {
+  loading ??= import('werift');
+  return loading;
+}
+
+/** The Opus payload type the rooms use on both peer connections (the one browsers offer first). */
+export const OPUS_PAYLOAD_TYPE = 111;
+
+/** Host addresses offered as ICE candidates: loopback always, and `--rtc-node-ip` when set (werift adds the host's own). */
+export function hostAddresses(emu: Emulator): string[] {
+  const list = ['127.0.0.1'];
+  if (emu.config.rtcNodeIp && !list.includes(emu.config.rtcNodeIp)) list.push(emu.config.rtcNodeIp);
+  return list;
+}
+
+export async function newPeerConnection(emu: Emulator): Promise<PeerConnection> {
+  const w = await loadWerift();
+  return new w.RTCPeerConnection({
+    codecs: {
+      audio: [
+        new w.RTCRtpCodecParameters({
+          mimeType: 'audio/opus',
+          clockRate: 48000,
+          channels: 2,
+          payloadType: OPUS_PAYLOAD_TYPE,
+          parameters: 'minptime=10;useinbandfec=1',
+        }),
+      ],
+      video: [],
+    },
+    icePortRange: emu.config.rtcUdpPorts,
+    iceAdditionalHostAddresses: hostAddresses(emu),
+    iceUseIpv6: false,
+  });
+}
+
+/** Resolves once the peer connection gathered its candidates (they are then in its local description). */
+export function gathered(pc: PeerConnection): Promise<void> {
+  if (pc.iceGatheringState === 'complete') return Promise.resolve();
+  return new Promise((resolve) => {
+    const { unSubscribe } = pc.iceGatheringStateChange.subscribe((state) => {
+      if (state !== 'complete') return;
+      unSubscribe();
+      resolve();
+    });
+  });
+}
+
+/** A candidate from LiveKit's trickle message (the JSON of an RTCIceCandidateInit). */
+export async function addTrickle(pc: PeerConnection, candidateInit: string): Promise<void> {
+  const w = await loadWerift();
+  const init = JSON.parse(candidateInit) as { candidate?: string; sdpMid?: string; sdpMLineIndex?: number };
+  if (!init.candidate) return; // the end-of-candidates marker
+  await pc.addIceCandidate(new w.RTCIceCandidate({ candidate: init.candidate, sdpMid: init.sdpMid, sdpMLineIndex: init.sdpMLineIndex }));
+}
