@@ -2,6 +2,7 @@
  * The shape of every fixture file under fixtures/. A user's folder (EMULATOR_FIXTURES_DIR) may replace
  * any of them file by file; each is validated at start so a broken one stops the start with its field named.
  */
+import { patternProblem } from './patterns.js';
 import { isAbsolute } from 'node:path';
 import * as z from 'zod';
 import { TAG_NAMES } from '../../audio/text/tokens.js';
@@ -152,15 +153,21 @@ export const fixtureSchemas = {
   }),
   'conversation.json': z.object({
     rules: z.array(
-      z.object({
-        match: z.string().min(1),
-        flags: z
-          .string()
-          .regex(/^[imsu]*$/)
-          .default(''),
-        reply: z.string().min(1),
-        language: z.string().optional(),
-      }),
+      z
+        .object({
+          match: z.string().min(1),
+          flags: z
+            .string()
+            .regex(/^[imsu]*$/)
+            .default(''),
+          reply: z.string().min(1),
+          language: z.string().optional(),
+        })
+        // Matched by a linear-time engine (core/state/patterns.ts): what it cannot read is refused here.
+        .superRefine((rule, ctx) => {
+          const problem = patternProblem(rule.match, rule.flags);
+          if (problem) ctx.addIssue({ code: 'custom', path: ['match'], message: problem });
+        }),
     ),
     defaults: z.array(z.object({ reply: z.string().min(1), language: z.string().optional() })).min(1),
   }),

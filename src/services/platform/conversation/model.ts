@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { Account } from '../../../core/state/accounts.js';
 import { areaOf } from '../../../core/state/areas.js';
+import { compilePattern } from '../../../core/state/patterns.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { findRole, roles, type Role } from '../shared/roles.js';
 import { appendTurn, getSession } from '../shared/conversation-sessions.js';
@@ -94,13 +95,8 @@ export function roleIds(emu: Emulator): string[] {
 export function chooseReply(emu: Emulator, userText: string, language: string): { text: string; language: string } {
   const fixture = emu.fixtures.data['conversation.json'];
   for (const rule of fixture.rules) {
-    let re: RegExp;
-    try {
-      re = new RegExp(rule.match, rule.flags.includes('u') ? rule.flags : `${rule.flags}u`);
-    } catch {
-      continue; // a rule the user wrote wrong never matches
-    }
-    if (re.test(userText)) return { text: rule.reply, language: rule.language ?? languageByAnyHan(rule.reply, language) };
+    // Linear time whatever the pattern (core/state/patterns.ts); the fixture's check compiled it already.
+    if (compilePattern(rule.match, rule.flags).test(userText)) return { text: rule.reply, language: rule.language ?? languageByAnyHan(rule.reply, language) };
   }
   const lang = languageByAnyHan(userText, language);
   const sameLanguage = fixture.defaults.filter((d) => (d.language ?? languageByAnyHan(d.reply)) === lang);
