@@ -192,9 +192,9 @@ describe.skipIf(tmpfsSkip !== null)('a real small tmpfs (needs mount; the simula
       const up = await upload(emu.platformUrl, KEY, big, { name: 'big.wav' });
       expect(up.body.error_code).toBe(10000);
       expect(up.body.error_message).toMatch(/full \(ENOSPC\)/);
-      // Fill what is left: the snapshot cannot be written any more, so the next write is refused.
+      // Fill what is left: a change larger than the log's pages already on disk cannot be written, so it is refused.
       execFileSync('sh', ['-c', `dd if=/dev/zero of=${join(mounted.dir, 'filler')} bs=4k 2>/dev/null || true`]);
-      const put = await control(emu.speechUrl).putAccount('small-disk', { project: 'after' });
+      const put = await control(emu.speechUrl).putAccount('small-disk', { project: `after-${'x'.repeat(256 * 1024)}` });
       expect(put.status).toBe(500);
       expect(put.body.error.message).toMatch(/ENOSPC/);
       await emu.close();

@@ -6,6 +6,7 @@
  * time, and before the state view.
  */
 import type { Emulator } from '../emulator.js';
+import type { StateArea } from './areas.js';
 
 const SWEEP_EVERY_MS = 30_000;
 
@@ -34,6 +35,18 @@ function holders(emu: Emulator, ids: string[]): Set<string> {
     }
   }
   return held;
+}
+
+/**
+ * Whether an account has records in any area (what the state store must keep on disk for it: sockets
+ * and timers do not outlive the process).
+ */
+export function holdsRecords(areas: Iterable<StateArea>, id: string): boolean {
+  for (const area of areas) {
+    const view = area.viewAll ? area.viewAll([id]).get(id) : area.view?.(id);
+    if (!empty(view)) return true;
+  }
+  return false;
 }
 
 /** Forgets the accounts that hold nothing now, with their id streams. */

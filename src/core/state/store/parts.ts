@@ -7,6 +7,7 @@
  */
 import type { Accounts } from '../accounts.js';
 import type { SavedRecord, StateArea } from '../areas.js';
+import { holdsRecords } from '../account-sweep.js';
 import type { Clock } from '../clock.js';
 import type { Faults } from '../../faults/faults.js';
 import type { Ids, SavedIds } from '../ids.js';
@@ -69,6 +70,7 @@ function wholePart(table: Table, name: string, save: () => unknown): PartRows {
 }
 
 export interface CoreParts {
+  areas: ReadonlyMap<string, StateArea>;
   clock: Clock;
   accounts: Accounts;
   signatures: SignatureRecords;
@@ -78,15 +80,25 @@ export interface CoreParts {
 
 /** The core parts, each with the field of the JSON snapshot it was saved in. */
 export function coreRows(parts: CoreParts): PartRows[] {
-  const { accounts, signatures, faults, ids, clock } = parts;
+  const { accounts, signatures, faults, ids, clock, areas } = parts;
+  /**
+   * An account with nothing worth keeping (as a request with its key builds it, no record in any area)
+   * is not written, nor its id stream: a run of throwaway keys costs no disk. A row written before is
+   * removed; the account is rebuilt the same at its key's next request.
+   */
+  const keepsNothing = (id: string) => accounts.isPristine(id) && !holdsRecords(areas.values(), id);
   return [
     {
       table: 'parts',
       name: 'accounts',
-      all: () => accounts.save().map((a) => ({ id: a.id, account: a.id, value: a })),
+      all: () =>
+        accounts
+          .save()
+          .filter((a) => !keepsNothing(a.id))
+          .map((a) => ({ id: a.id, account: a.id, value: a })),
       one: (id) => {
         const a = accounts.byId(id);
-        return a && { id, account: id, value: a };
+        return a && !keepsNothing(id) ? { id, account: id, value: a } : undefined;
       },
       split: (part) => (part as { id: string }[]).map((a) => ({ id: a.id, account: a.id, value: a })),
       join: (rows) => rows.map((r) => r.value),
@@ -105,9 +117,12 @@ export function coreRows(parts: CoreParts): PartRows[] {
     {
       table: 'parts',
       name: 'ids',
-      all: () => Object.entries(ids.save()).map(([id, value]) => ({ id, account: null, value })),
+      all: () =>
+        Object.entries(ids.save())
+          .filter(([id]) => !keepsNothing(id))
+          .map(([id, value]) => ({ id, account: null, value })),
       one: (id) => {
-        const saved = ids.saveOne(id);
+        const saved = keepsNothing(id) ? undefined : ids.saveOne(id);
         return saved && { id, account: null, value: saved };
       },
       split: (part) => Object.entries(part as SavedIds).map(([id, value]) => ({ id, account: null, value })),

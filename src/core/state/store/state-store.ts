@@ -71,6 +71,11 @@ export class StateStore {
   markDirty(part?: string, account?: string | null, id?: string | number): void {
     if (!this.persistent || this.stopped) return;
     this.changes.mark(part, account, id === undefined ? undefined : String(id));
+    // An account that now holds records is worth keeping: its row and id stream go with them.
+    if (account) {
+      this.changes.note('accounts', account);
+      this.changes.note('ids', account);
+    }
     if (this.timer) return;
     this.timer = setTimeout(() => {
       this.timer = null;
