@@ -111,7 +111,8 @@ export class Emulator {
     });
     this.faults = new Faults(
       () => this.ids.stream('faults'),
-      () => this.markDirty('faults'),
+      // One row per rule: an add writes that rule (and the counter), not the whole list.
+      (id) => (id === undefined ? this.markDirty('faults') : this.markDirty('faults', null, id)),
     );
     this.journal = new Journal(config.journalLimit);
     this.blobs = new BlobStore(join(dataDir, 'blobs'), secret, () => this.clock.now(), persistent, this.storageWrites);

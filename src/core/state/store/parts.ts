@@ -9,7 +9,7 @@ import type { Accounts } from '../accounts.js';
 import type { SavedRecord, StateArea } from '../areas.js';
 import { holdsRecords } from '../account-sweep.js';
 import type { Clock } from '../clock.js';
-import type { Faults } from '../../faults/faults.js';
+import { FAULT_COUNTER, type FaultRule, type Faults, type SavedFaults } from '../../faults/faults.js';
 import type { Ids, SavedIds } from '../ids.js';
 import type { SignatureRecords } from '../signatures.js';
 
@@ -66,6 +66,34 @@ function wholePart(table: Table, name: string, save: () => unknown): PartRows {
     all: () => row(save()),
     split: (part) => row(part),
     join: (rows) => rows[0]?.value,
+  };
+}
+
+/**
+ * Fault rules, one row each (in the order added: a row keeps its place when it changes) and one row
+ * for the counter of their ids: adding a rule writes that rule, not the whole list. A database of an
+ * earlier version holds the whole part in one row; it is read, then written again as rows.
+ */
+function faultRows(faults: Faults): PartRows {
+  const counterRow = (counter: number): SavedRecord => ({ id: FAULT_COUNTER, account: null, value: counter });
+  const rowsOf = (saved: SavedFaults): SavedRecord[] => [counterRow(saved.counter), ...saved.rules.map((r) => ({ id: r.id, account: null, value: r }))];
+  return {
+    table: 'parts',
+    name: 'faults',
+    all: () => rowsOf(faults.save()),
+    one: (id) => {
+      if (id === FAULT_COUNTER) return counterRow(faults.lastNumber);
+      const rule = faults.get(id);
+      return rule && { id, account: null, value: rule };
+    },
+    split: (part) => rowsOf(part as SavedFaults),
+    join: (rows) => {
+      const whole = rows.find((r) => r.id === WHOLE_PART)?.value as SavedFaults | undefined;
+      if (whole && rows.length === 1) return whole;
+      const rules = rows.filter((r) => r.id !== FAULT_COUNTER && r.id !== WHOLE_PART).map((r) => r.value as FaultRule);
+      const counter = rows.find((r) => r.id === FAULT_COUNTER)?.value;
+      return { rules, counter: typeof counter === 'number' ? counter : rules.length };
+    },
   };
 }
 
@@ -128,7 +156,7 @@ export function coreRows(parts: CoreParts): PartRows[] {
       split: (part) => Object.entries(part as SavedIds).map(([id, value]) => ({ id, account: null, value })),
       join: (rows) => Object.fromEntries(rows.map((r) => [r.id, r.value])),
     },
-    wholePart('parts', 'faults', () => faults.save()),
+    faultRows(faults),
     wholePart('parts', 'clock', () => clock.now()),
   ];
 }

@@ -138,6 +138,20 @@ export class StateStore {
     });
   }
 
+  /**
+   * Cuts the log to nothing once commits stopped (the checkpointer's idle step): on this connection, so
+   * no commit runs meanwhile. Busy (the worker's checkpoint holds the log) or failing: the next idle
+   * period tries again, and the log is only a little larger until then.
+   */
+  private truncateLog(): void {
+    if (!this.db || this.stopped || !this.changes.isEmpty()) return;
+    try {
+      this.db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+    } catch {
+      // Tried again after the next commits.
+    }
+  }
+
   /** No timer-driven commit any more (the last one is the caller's: close commits once more). */
   stop(): void {
     if (this.timer) clearTimeout(this.timer);
@@ -272,7 +286,7 @@ export class StateStore {
         this.parts.logger.info(`state snapshot ${snapshot} migrated into ${this.file}; the snapshot is kept as ${MIGRATED_SNAPSHOT}`);
       } else this.db = createDatabase(this.file);
       this.writer = new RowWriter(this.db);
-      this.checkpointer = new Checkpointer(this.file);
+      this.checkpointer = new Checkpointer(this.file, () => this.truncateLog());
       this.logSync = new LogSync(this.file, this.parts.logger, this.parts.storageWrites, () => this.db !== null);
     }
     this.loadRows();
@@ -346,6 +360,8 @@ export class StateStore {
     for (const part of this.core) {
       const saved = core.get(part.name);
       if (saved) raw[part.name === 'clock' ? 'saved_at_ms' : part.name] = joinRows(part, saved, refuse);
+      // A part an earlier version kept in one row (the fault rules) is written again as rows.
+      if (saved && !part.whole && saved.length === 1 && saved[0]![ID] === WHOLE_PART) this.rewriteAfterLoad.add(part.name);
     }
     const areas: Record<string, unknown> = {};
     this.unclaimed.clear();
