@@ -4,10 +4,14 @@
  * becomes the family's internal error instead (its error handler renders the StorageError). An answer
  * that is already an error acknowledges nothing: it leaves as it is even when the save fails, so the
  * family's own error (a parameter error, or the StorageError itself) is never replaced by the
- * framework's.
+ * framework's. A read (GET, HEAD) acknowledges nothing of its own either: when the disk refuses the
+ * changes of others, it still answers, from memory (docs/robustness.md: reads keep working on a full
+ * disk; the writes themselves were refused).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Emulator } from '../emulator.js';
+
+const READS = new Set(['GET', 'HEAD']);
 
 export function installDurableAnswers(app: FastifyInstance, emu: Emulator): void {
   // Requests whose answer comes from an error handler (onError runs before it).
@@ -20,7 +24,7 @@ export function installDurableAnswers(app: FastifyInstance, emu: Emulator): void
     try {
       await emu.persist();
     } catch (err) {
-      if (!answeringError.has(req)) throw err;
+      if (!answeringError.has(req) && !READS.has(req.method)) throw err;
     }
     return payload;
   });
