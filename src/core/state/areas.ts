@@ -11,7 +11,6 @@
  * account's records of the area; without an account, the whole area.
  */
 import * as z from 'zod';
-import type { Emulator } from '../emulator.js';
 
 /**
  * A part of the state owned by one service area (custom voices, uploads, sessions…). Areas register
@@ -123,7 +122,14 @@ function partPath(path: readonly PropertyKey[]): string {
  * state view and snapshots then reach it). One name has one shape: the area's own module is the only
  * caller with that name, so the type it asks for is the type it registered.
  */
-export function areaOf<A extends StateArea>(emu: Emulator, name: string, create: () => A): A {
+/** Where areas are registered: the emulator instance (core/emulator.ts). */
+export interface AreaHost {
+  readonly areas: ReadonlyMap<string, StateArea>;
+  registerArea(area: StateArea): void;
+  markDirty(part?: string, account?: string | null, id?: string | number): void;
+}
+
+export function areaOf<A extends StateArea>(emu: AreaHost, name: string, create: () => A): A {
   const existing = emu.areas.get(name);
   if (existing) return existing as A;
   const area = create();
@@ -348,3 +354,27 @@ function entryPart<V, E>(byAccount: Map<string, V>, saved: SavedAsEntries<V, E>)
     },
   };
 }
+
+/** True when a state view value shows nothing: empty lists, zero counters, empty groups. */
+export function isEmptyView(v: unknown): boolean {
+  if (v === undefined || v === null || v === 0 || v === false || v === '') return true;
+  if (Array.isArray(v)) return v.length === 0;
+  if (typeof v === 'object') {
+    for (const x of Object.values(v as Record<string, unknown>)) if (!isEmptyView(x)) return false;
+    return true;
+  }
+  return false;
+}
+
+/**
+ * Whether an account has records in any area (what the state store must keep on disk for it: sockets
+ * and timers do not outlive the process).
+ */
+export function holdsRecords(areas: Iterable<StateArea>, id: string): boolean {
+  for (const area of areas) {
+    const view = area.viewAll ? area.viewAll([id]).get(id) : area.view?.(id);
+    if (!isEmptyView(view)) return true;
+  }
+  return false;
+}
+

@@ -3,7 +3,8 @@
  * frame is to the guard, how a transport writes, how a stream ends and what a guard is told at its start.
  */
 import type { JournalEntry } from '../journal/journal.js';
-import type { StreamShape } from './shaping.js';
+import type { StreamEnd } from '../journal/stream.js';
+import type { StreamShape } from '../faults/faults.js';
 
 /** What a frame is to the guard; the shared constants below keep a send free of allocation. */
 export interface FrameKind {
@@ -41,8 +42,8 @@ export interface StreamTransport<F> {
   stalled?(): void | Promise<void>;
 }
 
-/** How a stream ended. `done` and `failed` are said by the transport; the guard finds the others. */
-export type StreamEnd = 'done' | 'cut' | 'left' | 'shutdown' | 'failed' | 'stalled';
+/** How a stream ended (declared with the journal's record of a stream, which the request log reads). */
+export type { StreamEnd };
 
 /** The bound of a transport's send buffer: over `bytes`, no frame leaves; still over after `stallMs` (wall time), the stream ends `stalled`. */
 export interface SendBufferBound {

@@ -6,7 +6,8 @@
  * survives power loss too. A new database is made
  * under a temporary name and renamed into place, so a crash never leaves a half-made one behind.
  */
-import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
+import { PRIVATE_FILE } from '../data-dir.js';
 import { DatabaseSync } from 'node:sqlite';
 import { syncDirSync } from './files.js';
 
@@ -40,6 +41,14 @@ export class UnreadableDatabase extends Error {}
 /** Opens an existing database after checking it can be read; throws UnreadableDatabase naming the problem. */
 export function openDatabase(file: string): DatabaseSync {
   if (statSync(file).size === 0 && !existsSync(`${file}-wal`)) throw new UnreadableDatabase('the file is empty');
+  // A database an older version left readable by others is made private (its log files follow its mode).
+  for (const f of [file, `${file}-wal`, `${file}-shm`]) {
+    try {
+      chmodSync(f, PRIVATE_FILE);
+    } catch {
+      // Missing, or a read-only data dir: nothing to tighten, and reading it is still allowed.
+    }
+  }
   let db: DatabaseSync;
   try {
     db = new DatabaseSync(file);
@@ -74,6 +83,8 @@ export function createDatabase(file: string, fill: (db: DatabaseSync) => void = 
   const tmp = `${file}.new`;
   rmSync(tmp, { force: true });
   rmSync(`${tmp}-journal`, { force: true });
+  // Made private before SQLite opens it: SQLite keeps an existing file's mode, and gives its log the same.
+  closeSync(openSync(tmp, 'w', PRIVATE_FILE));
   const db = new DatabaseSync(tmp);
   try {
     db.exec('PRAGMA synchronous = FULL');

@@ -6,8 +6,7 @@
  * the saved part each area already checks and loads, so the rules of a saved state stay in one place.
  */
 import type { Accounts } from '../accounts.js';
-import type { SavedRecord, StateArea } from '../areas.js';
-import { holdsRecords } from '../account-sweep.js';
+import { holdsRecords, type SavedRecord, type StateArea } from '../areas.js';
 import type { Clock } from '../clock.js';
 import { FAULT_COUNTER, type FaultRule, type Faults, type SavedFaults } from '../../faults/faults.js';
 import type { Ids, SavedIds } from '../ids.js';

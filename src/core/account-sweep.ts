@@ -5,21 +5,10 @@
  * many throwaway keys does not grow. A sweep runs every so many new accounts, every 30 s of wall
  * time, and before the state view.
  */
-import type { Emulator } from '../emulator.js';
-import type { StateArea } from './areas.js';
+import type { Emulator } from './emulator.js';
+import { isEmptyView as empty } from './state/areas.js';
 
 const SWEEP_EVERY_MS = 30_000;
-
-/** True when a state view value shows nothing: empty lists, zero counters, empty groups. */
-function empty(v: unknown): boolean {
-  if (v === undefined || v === null || v === 0 || v === false || v === '') return true;
-  if (Array.isArray(v)) return v.length === 0;
-  if (typeof v === 'object') {
-    for (const x of Object.values(v as Record<string, unknown>)) if (!empty(x)) return false;
-    return true;
-  }
-  return false;
-}
 
 /** The accounts among `ids` that hold anything: a record of an area, an open socket, a pending timer. */
 function holders(emu: Emulator, ids: string[]): Set<string> {
@@ -35,18 +24,6 @@ function holders(emu: Emulator, ids: string[]): Set<string> {
     }
   }
   return held;
-}
-
-/**
- * Whether an account has records in any area (what the state store must keep on disk for it: sockets
- * and timers do not outlive the process).
- */
-export function holdsRecords(areas: Iterable<StateArea>, id: string): boolean {
-  for (const area of areas) {
-    const view = area.viewAll ? area.viewAll([id]).get(id) : area.view?.(id);
-    if (!empty(view)) return true;
-  }
-  return false;
 }
 
 /** Forgets the accounts that hold nothing now, with their id streams. */
