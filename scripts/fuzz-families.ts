@@ -401,11 +401,19 @@ export const BOUND_FAMILIES: Record<string, fc.Arbitrary<Attack>> = {
     fc.integer({ min: 21, max: 400 }).map((n) => ({
       what: `/mcp batch of ${n} tools/call`,
       run: async (t: Target): Promise<Outcome> => {
-        const batch = Array.from({ length: n }, (_, id) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'voice_list', arguments: { apiKey: 'fuzz-batch' } } }));
+        const batch = Array.from({ length: n }, (_, id) => ({
+          jsonrpc: '2.0',
+          id,
+          method: 'tools/call',
+          params: { name: 'voice_list', arguments: { apiKey: 'fuzz-batch' } },
+        }));
         const res = await fetch(`${t.platformUrl}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(batch) });
         const body = (await res.json().catch(() => null)) as any;
         const ok = res.status === 200 && body?.id === null && body?.error?.code === -32600;
-        return { status: `${res.status} ${body?.error?.code ?? 'results'}`, problem: ok ? null : `expected one -32600 error, got ${JSON.stringify(body).slice(0, 200)}` };
+        return {
+          status: `${res.status} ${body?.error?.code ?? 'results'}`,
+          problem: ok ? null : `expected one -32600 error, got ${JSON.stringify(body).slice(0, 200)}`,
+        };
       },
     })),
     fc.constantFrom('/ws/v1/t2a_v2', '/ws/v1/t2a_v2_bidi').map((path) => ({
@@ -414,14 +422,17 @@ export const BOUND_FAMILIES: Record<string, fc.Arbitrary<Attack>> = {
         const key = `fuzz-stall-${path.length}`;
         const ws = new WebSocket(`${t.speechUrl.replace('http', 'ws')}${path}`, { headers: { authorization: `Bearer ${key}` } });
         await new Promise((resolve, reject) => (ws.once('message', resolve), ws.once('error', reject)));
-        ws.send(JSON.stringify({ event: 'task_start', model: 'speech-02-hd', voice_setting: { voice_id: 'male-qn-qingse' }, audio_setting: { format: 'pcm' } }));
+        ws.send(
+          JSON.stringify({ event: 'task_start', model: 'speech-02-hd', voice_setting: { voice_id: 'male-qn-qingse' }, audio_setting: { format: 'pcm' } }),
+        );
         (ws as unknown as { _socket: Socket })._socket.pause();
         const label = redactKey(key);
         let max = 0;
         let gone = false;
         try {
-          for (const until = Date.now() + 12_000; Date.now() < until && !gone; ) {
-            if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ event: 'task_continue', text: 'Words that take long to say. '.repeat(320).slice(0, 9000) }));
+          for (const until = Date.now() + 12_000; Date.now() < until && !gone;) {
+            if (ws.readyState === WebSocket.OPEN)
+              ws.send(JSON.stringify({ event: 'task_continue', text: 'Words that take long to say. '.repeat(320).slice(0, 9000) }));
             await new Promise((r) => setTimeout(r, 500));
             const state = (await fetch(`${t.platformUrl}/_emulator/state?limit=10000`).then((r) => r.json())) as any;
             const open: { buffered_bytes: number }[] = (state.accounts as any[]).find((a) => a.account === label)?.open_websockets ?? [];

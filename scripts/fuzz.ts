@@ -57,7 +57,13 @@ async function pool<T>(items: T[], run: (item: T) => Promise<void>): Promise<voi
 // Idle connections are reused for 10 s at most, far inside the listeners' 72 s keep-alive: on a loaded
 // machine a reuse at the edge races the server's close and reads as a reset (HTTP keep-alive, not the emulator).
 setGlobalDispatcher(new Agent({ keepAliveTimeout: 10_000, keepAliveMaxTimeout: 10_000 }));
-const emu = await startEmulator({ logLevel: (process.env.FUZZ_LOG ?? 'silent') as 'silent', seed: 'fuzz', host: '127.0.0.1', bodyTimeoutMs: BODY_TIMEOUT_MS, socketStallMs: 2000 });
+const emu = await startEmulator({
+  logLevel: (process.env.FUZZ_LOG ?? 'silent') as 'silent',
+  seed: 'fuzz',
+  host: '127.0.0.1',
+  bodyTimeoutMs: BODY_TIMEOUT_MS,
+  socketStallMs: 2000,
+});
 // A listener no input may make the emulator reach (URLs at loopback and private addresses point here).
 let sentinelConnections = 0;
 const sentinel = createServer((s) => (sentinelConnections++, s.destroy()));

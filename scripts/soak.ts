@@ -392,7 +392,11 @@ Object.assign(FAMILIES, {
   // A batch over the bound is one JSON-RPC error; nothing in it runs or is charged.
   'mcp batch': async (key: string) => {
     const call = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'voice_list', arguments: { apiKey: key } } });
-    const over = await post(`${urls.platform}/mcp`, {}, Array.from({ length: 21 }, (_, i) => call(i)));
+    const over = await post(
+      `${urls.platform}/mcp`,
+      {},
+      Array.from({ length: 21 }, (_, i) => call(i)),
+    );
     const small = await post(`${urls.platform}/mcp`, {}, [call(1), call(2)]);
     return over.body?.error?.code === -32600 && over.body.id === null && Array.isArray(small.body) && small.body.length === 2;
   },
@@ -429,7 +433,7 @@ async function nonReadingSocket(key: string): Promise<boolean> {
   let max = 0;
   let gone = false;
   try {
-    for (const until = Date.now() + 15_000; Date.now() < until && !gone; ) {
+    for (const until = Date.now() + 15_000; Date.now() < until && !gone;) {
       if (ws.readyState === WebSocket.OPEN) ws.send(piece);
       await new Promise((r) => setTimeout(r, 500));
       const state = (await fetch(`${urls.platform}/_emulator/state?limit=10000`).then((r) => r.json())) as any;

@@ -45,7 +45,7 @@ async function stallOn(url: string, key: string, start: unknown, piece: unknown,
   ws.send(JSON.stringify(start));
   await new Promise((r) => setTimeout(r, 300));
   // The client stops reading: nothing more is taken from its TCP socket.
-  ((ws as unknown as { _socket: Socket })._socket).pause();
+  (ws as unknown as { _socket: Socket })._socket.pause();
   let maxBuffered = 0;
   const until = Date.now() + ms;
   // Until the server let the socket go (the paused client never reads its close frame).

@@ -68,10 +68,12 @@ describe('the write-ahead log of a data dir', () => {
       const ctl = control(emu.platformUrl);
       expect(((await ctl.faults()).body.rules as { id: string }[]).map((r) => r.id)).toEqual(['fault_1', 'fault_2', 'fault_3']);
       expect((await ctl.addFault({ path: '/v1/after', fault: { code: 1002 } })).body.id).toBe('fault_41');
-      expect((await ctl.clearFaults("fault_2")).status).toBeLessThan(300);
+      expect((await ctl.clearFaults('fault_2')).status).toBeLessThan(300);
     } finally {
       await emu.close();
     }
-    expect(faultRows().map((r) => r.key)).toEqual(['#counter', 'fault_1', 'fault_3', 'fault_41'].sort((a, b) => (a === '#counter' ? -1 : b === '#counter' ? 1 : 0)));
+    expect(faultRows().map((r) => r.key)).toEqual(
+      ['#counter', 'fault_1', 'fault_3', 'fault_41'].sort((a, b) => (a === '#counter' ? -1 : b === '#counter' ? 1 : 0)),
+    );
   }, 60_000);
 });

@@ -377,4 +377,3 @@ export function holdsRecords(areas: Iterable<StateArea>, id: string): boolean {
   }
   return false;
 }
-

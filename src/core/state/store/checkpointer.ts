@@ -49,7 +49,10 @@ export class Checkpointer {
 
   private readonly log: string;
 
-  constructor(file: string, private readonly truncate: () => void = () => undefined) {
+  constructor(
+    file: string,
+    private readonly truncate: () => void = () => undefined,
+  ) {
     this.log = `${file}-wal`;
     this.worker = new Worker(WORKER, { eval: true, workerData: { file } });
     // A worker that fails (it cannot open the file) leaves checkpoints to the database's close.
