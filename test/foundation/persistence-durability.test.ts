@@ -81,14 +81,17 @@ describe('a write the data dir cannot keep is never acknowledged (simulated ENOS
     }
   });
 
-  it('a write refused mid-run keeps failing every answer until a snapshot holding it is on disk', async () => {
+  it('a write refused mid-run keeps failing every write until the disk takes it; reads answer from memory meanwhile', async () => {
     const emu = await startTestEmulator({ dataDir: freshDir() });
     try {
       emu.emulator.storageWrites.fail('ENOSPC');
       expect((await control(emu.speechUrl).putAccount('pending-key', { project: 'pending' })).status).toBe(500);
-      // A read would show the change that was not saved: it fails too, rather than acknowledge it.
-      expect((await control(emu.speechUrl).account('pending-key')).status).toBe(500);
+      // Every later write is refused too; a read answers from memory (docs/robustness.md), and readiness says why.
+      expect((await control(emu.speechUrl).putAccount('other-key', { project: 'x' })).status).toBe(500);
+      expect((await control(emu.speechUrl).account('pending-key')).status).toBe(200);
+      expect((await control(emu.speechUrl).call('GET', '/readyz')).status).toBe(503);
       emu.emulator.storageWrites.fail(null);
+      expect((await control(emu.speechUrl).putAccount('other-key', { project: 'x' })).status).toBe(200);
       const read = await control(emu.speechUrl).account('pending-key');
       expect(read.status).toBe(200);
     } finally {
