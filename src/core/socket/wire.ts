@@ -81,9 +81,9 @@ export interface SocketWire {
  */
 export const SOCKET_BUFFER_BYTES = 1024 * 1024;
 /** A frame outside a stream (an event answering a client message) sent while this much waits closes the socket at once. */
-export const SOCKET_BUFFER_HARD_BYTES = 4 * SOCKET_BUFFER_BYTES;
+const SOCKET_BUFFER_HARD_BYTES = 4 * SOCKET_BUFFER_BYTES;
 /** The close code of a socket whose client stopped reading (policy violation), in every family. */
-export const STALLED_CLOSE_CODE = 1008;
+const STALLED_CLOSE_CODE = 1008;
 /** After the close frame of a stalled socket (which waits behind the unread bytes), the connection is dropped this soon. */
 const STALLED_LINGER_MS = 1000;
 

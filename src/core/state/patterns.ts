@@ -7,7 +7,7 @@
  */
 import { RE2JS } from 're2js';
 
-export type Pattern = RE2JS;
+type Pattern = RE2JS;
 
 /** Flags a rule may carry: i (case), m (^ and $ per line), s (. matches newlines), u (always on). */
 function flagsOf(flags: string): number {
