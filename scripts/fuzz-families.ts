@@ -1,8 +1,11 @@
 import fc from 'fast-check';
+import type { Socket } from 'node:net';
+import WebSocket from 'ws';
+import { redactKey } from '../src/core/state/accounts.js';
 import { gzipSync } from 'node:zlib';
 import { archive, audio } from './fuzz-media.js';
 import type { Endpoint } from '../test/properties/endpoints.js';
-import { authOf, endpoint, hit, jsonHeaders, slow, type Attack, type T3 } from './fuzz-oracle.js';
+import { authOf, endpoint, hit, jsonHeaders, slow, type Attack, type Outcome, type T3, type Target } from './fuzz-oracle.js';
 import { asyncTask, useAudio } from './fuzz-uses.js';
 
 export type { Attack, Outcome, Target } from './fuzz-oracle.js';
@@ -350,4 +353,101 @@ export const FAMILIES: Record<string, fc.Arbitrary<Attack>> = {
         return out;
       },
     })),
+};
+
+/** Patterns that backtrack catastrophically in JavaScript's engine (linear in the emulator's). */
+const BACKTRACKING = ['^(a+)+$', '(a|a)*b', '(a*)*$', '^(\\w+\\s?)*$', '(a|aa)+$'];
+const FUZZ_RULE_REPLY = 'fuzz pattern rule';
+
+/** One stream-text turn; the reply text or a problem. */
+function textTurn(t: Target, text: string): Promise<{ reply: string | null; ms: number }> {
+  const started = Date.now();
+  return new Promise((resolve) => {
+    const ws = new WebSocket(`${t.platformUrl.replace('http', 'ws')}/api/v1/audio/conversation/stream-text?api_key=fuzz-pattern`);
+    let reply: string | null = null;
+    const timer = setTimeout(() => ws.terminate(), t.timeoutMs);
+    ws.on('open', () => ws.send(JSON.stringify({ voice_id: 'english_tutor', audio_format: 'pcm16', text_input: text })));
+    ws.on('message', (data, binary) => {
+      if (!binary) {
+        const event = JSON.parse(String(data));
+        if (event.type === 'done') reply = event.reply_text;
+      }
+    });
+    ws.on('close', () => (clearTimeout(timer), resolve({ reply, ms: Date.now() - started })));
+    ws.on('error', () => undefined);
+  });
+}
+
+/**
+ * The bounds of issue "one slow socket": a backtracking reply pattern (answered in time), an `/mcp`
+ * batch over 20 messages (one -32600 error, nothing run), a speech socket whose client stops reading
+ * (the server's buffer for it stays under 1 MiB and a frame, and it is let go after the stall time).
+ */
+export const BOUND_FAMILIES: Record<string, fc.Arbitrary<Attack>> = {
+  'bounds: pattern, batch, non-reading socket': fc.oneof(
+    fc.record({ pattern: fc.constantFrom(...BACKTRACKING), length: fc.integer({ min: 25, max: 60 }) }).map(({ pattern, length }) => ({
+      what: `reply rule ${pattern} against ${length} characters`,
+      run: async (t: Target): Promise<Outcome> => {
+        const base = `${t.platformUrl}/_emulator/fixtures/conversation.json`;
+        const content = ((await fetch(base).then((r) => r.json())) as any).content;
+        content.rules = content.rules.filter((r: any) => r.reply !== FUZZ_RULE_REPLY);
+        content.rules.push({ match: pattern, reply: FUZZ_RULE_REPLY, language: 'en' });
+        const put = await fetch(base, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(content) });
+        if (put.status !== 200) return { status: String(put.status), problem: `PUT of ${pattern} refused: ${await put.text()}` };
+        const turn = await textTurn(slow(t), `${'a'.repeat(length)}!`);
+        return { status: turn.reply === null ? 'no reply' : 'replied', problem: turn.reply === null ? `no reply within ${t.timeoutMs} ms` : null };
+      },
+    })),
+    fc.integer({ min: 21, max: 400 }).map((n) => ({
+      what: `/mcp batch of ${n} tools/call`,
+      run: async (t: Target): Promise<Outcome> => {
+        const batch = Array.from({ length: n }, (_, id) => ({
+          jsonrpc: '2.0',
+          id,
+          method: 'tools/call',
+          params: { name: 'voice_list', arguments: { apiKey: 'fuzz-batch' } },
+        }));
+        const res = await fetch(`${t.platformUrl}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(batch) });
+        const body = (await res.json().catch(() => null)) as any;
+        const ok = res.status === 200 && body?.id === null && body?.error?.code === -32600;
+        return {
+          status: `${res.status} ${body?.error?.code ?? 'results'}`,
+          problem: ok ? null : `expected one -32600 error, got ${JSON.stringify(body).slice(0, 200)}`,
+        };
+      },
+    })),
+    fc.constantFrom('/ws/v1/t2a_v2', '/ws/v1/t2a_v2_bidi').map((path) => ({
+      what: `${path}: client stops reading, sends 9,000 characters every 500 ms`,
+      run: async (t: Target): Promise<Outcome> => {
+        const key = `fuzz-stall-${path.length}`;
+        const ws = new WebSocket(`${t.speechUrl.replace('http', 'ws')}${path}`, { headers: { authorization: `Bearer ${key}` } });
+        await new Promise((resolve, reject) => (ws.once('message', resolve), ws.once('error', reject)));
+        ws.send(
+          JSON.stringify({ event: 'task_start', model: 'speech-02-hd', voice_setting: { voice_id: 'male-qn-qingse' }, audio_setting: { format: 'pcm' } }),
+        );
+        (ws as unknown as { _socket: Socket })._socket.pause();
+        const label = redactKey(key);
+        let max = 0;
+        let gone = false;
+        try {
+          for (const until = Date.now() + 12_000; Date.now() < until && !gone;) {
+            if (ws.readyState === WebSocket.OPEN)
+              ws.send(JSON.stringify({ event: 'task_continue', text: 'Words that take long to say. '.repeat(320).slice(0, 9000) }));
+            await new Promise((r) => setTimeout(r, 500));
+            const state = (await fetch(`${t.platformUrl}/_emulator/state?limit=10000`).then((r) => r.json())) as any;
+            const open: { buffered_bytes: number }[] = (state.accounts as any[]).find((a) => a.account === label)?.open_websockets ?? [];
+            max = Math.max(max, ...open.map((s) => s.buffered_bytes));
+            gone = open.length === 0;
+          }
+        } finally {
+          ws.terminate();
+        }
+        const bounded = max <= 1024 * 1024 + 64 * 1024;
+        return {
+          status: gone ? 'closed by the server' : 'still open',
+          problem: bounded && gone ? null : `the server held ${max} bytes for the socket${gone ? '' : ' and did not close it'}`,
+        };
+      },
+    })),
+  ),
 };

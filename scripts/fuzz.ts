@@ -7,7 +7,7 @@ import { ENDPOINTS, nameOf, type Endpoint } from '../test/properties/endpoints.j
 import { caseOf } from '../test/properties/inputs.js';
 import { check, describeCase, KNOWN_DEFECTS } from '../test/properties/runner.js';
 import { runWsCase, speechWsCase, wsCase } from '../test/properties/ws.js';
-import { FAMILIES, type Attack, type Target } from './fuzz-families.js';
+import { BOUND_FAMILIES, FAMILIES, type Attack, type Target } from './fuzz-families.js';
 import { WIRE_FAMILIES } from './fuzz-wire.js';
 
 /**
@@ -57,7 +57,13 @@ async function pool<T>(items: T[], run: (item: T) => Promise<void>): Promise<voi
 // Idle connections are reused for 10 s at most, far inside the listeners' 72 s keep-alive: on a loaded
 // machine a reuse at the edge races the server's close and reads as a reset (HTTP keep-alive, not the emulator).
 setGlobalDispatcher(new Agent({ keepAliveTimeout: 10_000, keepAliveMaxTimeout: 10_000 }));
-const emu = await startEmulator({ logLevel: (process.env.FUZZ_LOG ?? 'silent') as 'silent', seed: 'fuzz', host: '127.0.0.1', bodyTimeoutMs: BODY_TIMEOUT_MS });
+const emu = await startEmulator({
+  logLevel: (process.env.FUZZ_LOG ?? 'silent') as 'silent',
+  seed: 'fuzz',
+  host: '127.0.0.1',
+  bodyTimeoutMs: BODY_TIMEOUT_MS,
+  socketStallMs: 2000,
+});
 // A listener no input may make the emulator reach (URLs at loopback and private addresses point here).
 let sentinelConnections = 0;
 const sentinel = createServer((s) => (sentinelConnections++, s.destroy()));
@@ -149,7 +155,7 @@ const family = async (name: string, arb: fc.Arbitrary<Attack>) => {
       .join(' ')}`,
   );
 };
-for (const [name, arb] of Object.entries({ ...FAMILIES, ...WIRE_FAMILIES })) if (`family: ${name}`.includes(ONLY)) await family(name, arb);
+for (const [name, arb] of Object.entries({ ...FAMILIES, ...WIRE_FAMILIES, ...BOUND_FAMILIES })) if (`family: ${name}`.includes(ONLY)) await family(name, arb);
 
 console.log('\n| endpoint | inputs | statuses | failures |\n|---|---:|---|---:|');
 for (const r of rows)

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import WebSocket from 'ws';
+import { redactKey } from '../src/core/state/accounts.js';
 import { adpcmWav, silentFlac, storedZip } from '../test/helpers/hostile-inputs.js';
 
 /**
@@ -58,6 +59,9 @@ const child = spawn(
     'warn',
     '--global-limits',
     'off',
+    // The non-reading socket family: a socket left full closes after 3 s, so each attack is short.
+    '--socket-stall-ms',
+    '3000',
     // Stalled bodies are cut within the soak (the default is 300 s).
     '--body-timeout-ms',
     '3000',
@@ -370,6 +374,32 @@ Object.assign(FAMILIES, {
     const r = await post(`${urls.speech}/v1/t2a_v2`, { authorization: `Bearer ${key}` }, body);
     return r.body?.base_resp?.status_code === 0 && String(r.body?.data?.audio).startsWith('http');
   },
+  // A client that stops reading: the server holds at most about 1 MiB for it, then closes the socket.
+  'non-reading socket': (key: string) => nonReadingSocket(`${key}-stall`),
+  // A backtracking pattern among the reply rules (last, matching only a's): linear time, the listeners stay free.
+  pattern: async (key: string) => {
+    const rules = (await fetch(`${urls.platform}/_emulator/fixtures/conversation.json`).then((r) => r.json())) as any;
+    const content = rules.content;
+    if (!content.rules.some((r: any) => r.match === BACKTRACKING)) {
+      content.rules.push({ match: BACKTRACKING, reply: 'only a', language: 'en' });
+      const put = await fetch(`${urls.platform}/_emulator/fixtures/conversation.json`, { method: 'PUT', ...json(content) });
+      if (put.status !== 200) return false;
+    }
+    const started = Date.now();
+    const reply = await textTurn(key, `${'a'.repeat(40)}!`);
+    return reply !== null && Date.now() - started < TIMEOUT_MS;
+  },
+  // A batch over the bound is one JSON-RPC error; nothing in it runs or is charged.
+  'mcp batch': async (key: string) => {
+    const call = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'voice_list', arguments: { apiKey: key } } });
+    const over = await post(
+      `${urls.platform}/mcp`,
+      {},
+      Array.from({ length: 21 }, (_, i) => call(i)),
+    );
+    const small = await post(`${urls.platform}/mcp`, {}, [call(1), call(2)]);
+    return over.body?.error?.code === -32600 && over.body.id === null && Array.isArray(small.body) && small.body.length === 2;
+  },
   'archive caps': async (key: string) => {
     const form = new FormData();
     form.append('purpose', 't2a_async_input');
@@ -384,6 +414,57 @@ Object.assign(FAMILIES, {
   },
 });
 const NAMES = Object.keys(FAMILIES);
+
+/**
+ * The speech socket of a client that stops reading: task_start, then its TCP socket paused and a
+ * 9,000-character piece every 500 ms. Ok when the server's buffer for it (state view) stayed under
+ * 1 MiB and a frame, and the server let the socket go within the stall time and a few seconds.
+ */
+async function nonReadingSocket(key: string): Promise<boolean> {
+  const ws = new WebSocket(`${urls.speech.replace('http', 'ws')}/ws/v1/t2a_v2`, { headers: { authorization: `Bearer ${key}` } });
+  await new Promise((resolve, reject) => {
+    ws.once('message', resolve);
+    ws.once('error', reject);
+  });
+  ws.send(JSON.stringify({ event: 'task_start', model: 'speech-02-hd', voice_setting: { voice_id: 'male-qn-qingse' }, audio_setting: { format: 'pcm' } }));
+  (ws as unknown as { _socket: import('node:net').Socket })._socket.pause();
+  const piece = JSON.stringify({ event: 'task_continue', text: TEXT.repeat(120).slice(0, 9000) });
+  const label = redactKey(key);
+  let max = 0;
+  let gone = false;
+  try {
+    for (const until = Date.now() + 15_000; Date.now() < until && !gone;) {
+      if (ws.readyState === WebSocket.OPEN) ws.send(piece);
+      await new Promise((r) => setTimeout(r, 500));
+      const state = (await fetch(`${urls.platform}/_emulator/state?limit=10000`).then((r) => r.json())) as any;
+      const open: { buffered_bytes: number }[] = (state.accounts as any[]).find((a) => a.account === label)?.open_websockets ?? [];
+      max = Math.max(max, ...open.map((s) => s.buffered_bytes));
+      gone = open.length === 0;
+    }
+  } finally {
+    ws.terminate();
+  }
+  return gone && max <= 1024 * 1024 + 64 * 1024;
+}
+
+const BACKTRACKING = '^(a+)+$';
+
+/** One text turn of the conversation's stream-text socket: the reply text, or null. */
+function textTurn(key: string, text: string): Promise<string | null> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(`${urls.platform.replace('http', 'ws')}/api/v1/audio/conversation/stream-text?api_key=${key}`);
+    let reply: string | null = null;
+    const timer = setTimeout(() => ws.terminate(), TIMEOUT_MS);
+    ws.on('open', () => ws.send(JSON.stringify({ voice_id: 'english_tutor', audio_format: 'pcm16', text_input: text })));
+    ws.on('message', (data, binary) => {
+      if (binary) return;
+      const event = JSON.parse(String(data));
+      if (event.type === 'done') reply = event.reply_text;
+    });
+    ws.on('close', () => (clearTimeout(timer), resolve(reply)));
+    ws.on('error', () => undefined);
+  });
+}
 
 let done = 0;
 const started = Date.now();

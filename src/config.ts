@@ -26,6 +26,7 @@ export const configSchema = z.object({
   latency: z.enum(['none', 'realistic']).default('none'),
   bodyTimeoutMs: z.coerce.number().int().min(100).max(3_600_000).default(300_000),
   maxConnections: z.coerce.number().int().min(1).max(1_000_000).default(4096),
+  socketStallMs: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
   livekitApiKey: z.string().min(1).default('devkey'),
   livekitApiSecret: z.string().min(1).default('secret'),
   // Unset: the platform listener's own address as ws:// (the room server is on that listener).
@@ -121,6 +122,13 @@ export const settings: Setting[] = [
     env: 'EMULATOR_MAX_CONNECTIONS',
     expects: 'a whole number from 1 to 1000000',
     help: 'open connections per listener; requests over it answer 503',
+  },
+  {
+    key: 'socketStallMs',
+    flag: '--socket-stall-ms',
+    env: 'EMULATOR_SOCKET_STALL_MS',
+    expects: 'a whole number of milliseconds from 100 to 3600000',
+    help: 'how long a WebSocket client may leave over 1 MiB unread before the socket closes (1008)',
   },
   { key: 'livekitApiKey', flag: '--livekit-api-key', env: 'EMULATOR_LIVEKIT_API_KEY', expects: 'a non-empty key', help: 'key that signs room tokens' },
   {

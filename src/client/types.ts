@@ -338,7 +338,8 @@ export interface VerifyFailure {
 export interface StateAccountView extends AccountView {
   /** Each service area's resources of this account (voices, files, tasks, sessions, ...). */
   resources: Record<string, unknown>;
-  open_websockets: { path: string; opened_at_ms: number }[];
+  /** `buffered_bytes`: sent and not yet read by the client (held under the per-socket bound, docs/robustness.md). */
+  open_websockets: { path: string; opened_at_ms: number; buffered_bytes: number }[];
   pending_timers: { label: string; due_ms: number }[];
 }
 

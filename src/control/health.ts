@@ -1,6 +1,7 @@
 /**
  * Probes: `/health` (status, version; the service URLs only to a caller with the control token),
- * `/livez` (the process answers) and `/readyz` (503 while starting or closing). No token needed.
+ * `/livez` (the process answers, whatever the disk) and `/readyz` (503 while starting or closing, and
+ * while the data dir refuses writes). No token needed.
  */
 import type { FastifyInstance } from 'fastify';
 import * as z from 'zod';
@@ -14,12 +15,17 @@ export function healthRoutes(app: FastifyInstance, emu: Emulator): void {
   app.get('/health', probe, async (req) => ({
     status: 'ok',
     version: VERSION,
-    ready: emu.phase === 'ready',
+    ready: emu.phase === 'ready' && emu.storageFailing === null,
+    ...(emu.storageFailing ? { storage: { ok: false, problem: emu.storageFailing } } : {}),
     ...(authorized(emu, req) ? { services: { speech: emu.urls.speech, speech_backup: emu.urls.speechBackup, platform: emu.urls.platform } } : {}),
   }));
   app.get('/livez', probe, async () => ({ status: 'ok', version: VERSION }));
+  // Not ready while the data dir refuses writes (a full disk): every write would be refused. Live all the same.
   app.get('/readyz', probe, async (_req, reply) => {
-    const ready = emu.phase === 'ready';
-    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : emu.phase, version: VERSION });
+    const failing = emu.storageFailing;
+    const ready = emu.phase === 'ready' && failing === null;
+    if (ready) return reply.code(200).send({ status: 'ready', version: VERSION });
+    if (emu.phase === 'ready') return reply.code(503).send({ status: 'storage_failing', problem: failing, version: VERSION });
+    return reply.code(503).send({ status: emu.phase, version: VERSION });
   });
 }

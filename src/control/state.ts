@@ -47,7 +47,7 @@ export function stateRoutes(app: FastifyInstance, emu: Emulator): void {
       return {
         ...accountView(a),
         resources,
-        open_websockets: (sockets.get(a.id) ?? []).map((s) => ({ path: s.path, opened_at_ms: s.openedAtMs })),
+        open_websockets: (sockets.get(a.id) ?? []).map((s) => ({ path: s.path, opened_at_ms: s.openedAtMs, buffered_bytes: s.buffered?.() ?? 0 })),
         pending_timers: (timers.get(a.id) ?? []).map((t) => ({ label: t.label, due_ms: t.dueMs })),
       };
     });

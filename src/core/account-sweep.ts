@@ -6,19 +6,9 @@
  * time, and before the state view.
  */
 import type { Emulator } from './emulator.js';
+import { isEmptyView as empty } from './state/areas.js';
 
 const SWEEP_EVERY_MS = 30_000;
-
-/** True when a state view value shows nothing: empty lists, zero counters, empty groups. */
-function empty(v: unknown): boolean {
-  if (v === undefined || v === null || v === 0 || v === false || v === '') return true;
-  if (Array.isArray(v)) return v.length === 0;
-  if (typeof v === 'object') {
-    for (const x of Object.values(v as Record<string, unknown>)) if (!empty(x)) return false;
-    return true;
-  }
-  return false;
-}
 
 /** The accounts among `ids` that hold anything: a record of an area, an open socket, a pending timer. */
 function holders(emu: Emulator, ids: string[]): Set<string> {

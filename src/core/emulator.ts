@@ -121,7 +121,8 @@ export class Emulator {
     });
     this.faults = new Faults(
       () => this.ids.stream('faults'),
-      () => this.markDirty('faults'),
+      // One row per rule: an add writes that rule (and the counter), not the whole list.
+      (id) => (id === undefined ? this.markDirty('faults') : this.markDirty('faults', null, id)),
     );
     this.journal = new Journal(config.journalLimit);
     this.blobs = new BlobStore(join(dataDir, 'blobs'), secret, () => this.clock.now(), persistent, this.storageWrites);
@@ -170,6 +171,18 @@ export class Emulator {
 
   /** Drops resources, sessions, faults, windows and journal (all, or one account's). */
   reset(id?: string): void {
+    // Commit first, remove files after: a kill in between leaves files without a record (swept at
+    // start), never a record whose file is gone.
+    this.blobs.holdRemovals();
+    try {
+      this.resetState(id);
+    } finally {
+      const folders = this.blobs.releaseRemovals();
+      if (this.store.commitNow()) for (const folder of folders) void this.blobs.removeTree(folder).catch(() => undefined);
+    }
+  }
+
+  private resetState(id?: string): void {
     for (const area of this.areas.values()) area.reset(id);
     this.sockets.closeAll(1012, 'emulator reset', id);
     this.clock.cancelAll(id);
@@ -208,6 +221,11 @@ export class Emulator {
    */
   markDirty(part?: string, account?: string | null, id?: string | number): void {
     this.store.markDirty(part, account, id);
+  }
+
+  /** Why the data dir refuses writes now (the last commit failed), or null (readiness says it). */
+  get storageFailing(): string | null {
+    return this.store.failing;
   }
 
   /** Resolves once every change made so far is on disk; at once in memory. */

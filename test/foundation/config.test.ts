@@ -23,6 +23,7 @@ const SAMPLES: Record<string, [string, unknown]> = {
   journalLimit: ['50', 50],
   bodyTimeoutMs: ['1500', 1500],
   maxConnections: ['64', 64],
+  socketStallMs: ['2500', 2500],
   logLevel: ['debug', 'debug'],
   controlToken: ['tok', 'tok'],
   globalLimits: ['off', false],

@@ -274,7 +274,7 @@ describe('areas and sockets follow reset and the state view', () => {
     expect(state.text).not.toContain(KEY_B);
     const before = state.body.accounts.find((x: { account: string }) => x.account === b.label);
     expect(before.resources.probe_voices).toEqual(['voice-b']);
-    expect(before.open_websockets).toEqual([{ path: '/ws/b', opened_at_ms: expect.any(Number) }]);
+    expect(before.open_websockets).toEqual([{ path: '/ws/b', opened_at_ms: expect.any(Number), buffered_bytes: expect.any(Number) }]);
 
     await ctl.reset(KEY_A);
     expect(resets).toEqual([a.id]);

@@ -81,14 +81,17 @@ describe('a write the data dir cannot keep is never acknowledged (simulated ENOS
     }
   });
 
-  it('a write refused mid-run keeps failing every answer until a snapshot holding it is on disk', async () => {
+  it('a write refused mid-run keeps failing every write until the disk takes it; reads answer from memory meanwhile', async () => {
     const emu = await startTestEmulator({ dataDir: freshDir() });
     try {
       emu.emulator.storageWrites.fail('ENOSPC');
       expect((await control(emu.speechUrl).putAccount('pending-key', { project: 'pending' })).status).toBe(500);
-      // A read would show the change that was not saved: it fails too, rather than acknowledge it.
-      expect((await control(emu.speechUrl).account('pending-key')).status).toBe(500);
+      // Every later write is refused too; a read answers from memory (docs/robustness.md), and readiness says why.
+      expect((await control(emu.speechUrl).putAccount('other-key', { project: 'x' })).status).toBe(500);
+      expect((await control(emu.speechUrl).account('pending-key')).status).toBe(200);
+      expect((await control(emu.speechUrl).call('GET', '/readyz')).status).toBe(503);
       emu.emulator.storageWrites.fail(null);
+      expect((await control(emu.speechUrl).putAccount('other-key', { project: 'x' })).status).toBe(200);
       const read = await control(emu.speechUrl).account('pending-key');
       expect(read.status).toBe(200);
     } finally {
@@ -192,9 +195,9 @@ describe.skipIf(tmpfsSkip !== null)('a real small tmpfs (needs mount; the simula
       const up = await upload(emu.platformUrl, KEY, big, { name: 'big.wav' });
       expect(up.body.error_code).toBe(10000);
       expect(up.body.error_message).toMatch(/full \(ENOSPC\)/);
-      // Fill what is left: the snapshot cannot be written any more, so the next write is refused.
+      // Fill what is left: a change larger than the log's pages already on disk cannot be written, so it is refused.
       execFileSync('sh', ['-c', `dd if=/dev/zero of=${join(mounted.dir, 'filler')} bs=4k 2>/dev/null || true`]);
-      const put = await control(emu.speechUrl).putAccount('small-disk', { project: 'after' });
+      const put = await control(emu.speechUrl).putAccount('small-disk', { project: `after-${'x'.repeat(256 * 1024)}` });
       expect(put.status).toBe(500);
       expect(put.body.error.message).toMatch(/ENOSPC/);
       await emu.close();

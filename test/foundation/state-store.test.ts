@@ -282,7 +282,7 @@ describe('the state database', () => {
     ['podcasts', (data) => data[0].objectKey],
   ];
 
-  it.each(STORED_FILES)('a stored file named by a record of %s but missing stops the start, naming the file and the record', async (area, fileOf) => {
+  it.each(STORED_FILES)('a stored file named by a record of %s but missing does not stop the start', async (area, fileOf) => {
     const own = fresh();
     cpSync(dir, own, { recursive: true });
     const db = new DatabaseSync(join(own, 'state.db'), { readOnly: true });
@@ -290,7 +290,6 @@ describe('the state database', () => {
     db.close();
     const blob = join(own, 'blobs', fileOf(JSON.parse(row.data)));
     unlinkSync(blob);
-    const before = readFileSync(join(own, 'state.db'));
     const message = await startTestEmulator({ dataDir: own }).then(
       async (emu) => {
         await emu.close();
@@ -298,9 +297,7 @@ describe('the state database', () => {
       },
       (err: Error) => err.message,
     );
-    expect(message).toBe(
-      `stored file ${blob} is missing: record ${row.id} of ${area} in ${join(own, 'state.db')} names it; put the file back, or move the data dir away to start empty`,
-    );
-    expect(readFileSync(join(own, 'state.db')).equals(before)).toBe(true);
+    // The start names the record in its log (test/foundation/reset-crash.test.ts reads it); an operation on it answers that its content is missing.
+    expect(message).toBeNull();
   });
 });

@@ -140,6 +140,9 @@ function decimalField(part: string): RegExpExecArray | null {
   return m && DECIMAL_FIELDS.has(m[1]!) ? m : null;
 }
 
+/** The stored row of the rules' counter (beside one row per rule). */
+export const FAULT_COUNTER = '#counter';
+
 export interface SavedFaults {
   rules: FaultRule[];
   counter: number;
@@ -149,11 +152,25 @@ export class Faults {
   private rules: FaultRule[] = [];
   private counter = 0;
 
-  /** `changed` is told of every change (a rule added, removed or used up) so it can be persisted. */
+  /**
+   * `changed` is told of every change so it can be persisted: the id of the rule added, removed or used
+   * (FAULT_COUNTER when the counter moved), or nothing when every rule changed.
+   */
   constructor(
     private readonly random: () => { next(): number },
-    private readonly changed: () => void = () => {},
+    private readonly changed: (id?: string) => void = () => {},
   ) {}
+
+  /** One rule as it is now (undefined once it is gone). */
+  get(id: string): FaultRule | undefined {
+    const rule = this.rules.find((r) => r.id === id);
+    return rule && { ...rule };
+  }
+
+  /** The number of the last rule added (ids go on from it). */
+  get lastNumber(): number {
+    return this.counter;
+  }
 
   save(): SavedFaults {
     return { rules: this.list(), counter: this.counter };
@@ -178,7 +195,8 @@ export class Faults {
       remaining: input.times,
     };
     this.rules.push(rule);
-    this.changed();
+    this.changed(rule.id);
+    this.changed(FAULT_COUNTER);
     return rule;
   }
 
@@ -189,7 +207,7 @@ export class Faults {
   remove(id: string): boolean {
     const before = this.rules.length;
     this.rules = this.rules.filter((r) => r.id !== id);
-    if (this.rules.length !== before) this.changed();
+    if (this.rules.length !== before) this.changed(id);
     return this.rules.length !== before;
   }
 
@@ -211,7 +229,7 @@ export class Faults {
       if (rule.remaining !== 'always') {
         rule.remaining -= 1;
         if (rule.remaining <= 0) this.rules = this.rules.filter((r) => r !== rule);
-        this.changed();
+        this.changed(rule.id);
       }
       return { directive: { ...rule.fault }, origin: rule.id };
     }

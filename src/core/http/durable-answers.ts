@@ -4,9 +4,13 @@
  * becomes the family's internal error instead (its error handler renders the StorageError). An answer
  * that is already an error acknowledges nothing: it leaves as it is even when the save fails, so the
  * family's own error (a parameter error, or the StorageError itself) is never replaced by the
- * framework's.
+ * framework's. A read (GET, HEAD) acknowledges nothing of its own either: when the disk refuses the
+ * changes of others, it still answers, from memory (docs/robustness.md: reads keep working on a full
+ * disk; the writes themselves were refused).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+
+const READS = new Set(['GET', 'HEAD']);
 
 export function installDurableAnswers(app: FastifyInstance, emu: { persist(): Promise<void> }): void {
   // Requests whose answer comes from an error handler (onError runs before it).
@@ -19,7 +23,7 @@ export function installDurableAnswers(app: FastifyInstance, emu: { persist(): Pr
     try {
       await emu.persist();
     } catch (err) {
-      if (!answeringError.has(req)) throw err;
+      if (!answeringError.has(req) && !READS.has(req.method)) throw err;
     }
     return payload;
   });

@@ -78,6 +78,7 @@ const STREAM_ENDS: Record<Exclude<StreamEnd, 'done'>, string> = {
   left: 'client left',
   shutdown: 'stream ended by shutdown',
   failed: 'stream failed',
+  stalled: 'client stopped reading',
 };
 
 function chunksText(n: number): string {

@@ -7,6 +7,8 @@ export interface OpenSocket {
   path: string;
   openedAtMs: number;
   close: (code: number, reason: string) => void;
+  /** Bytes sent that the client has not read yet (the state view shows them). */
+  buffered?: () => number;
 }
 
 export class Sockets {

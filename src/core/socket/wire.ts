@@ -27,6 +27,8 @@ export interface SocketHost {
   readonly closing: AbortSignal;
   /** The commit a frame must wait for, or null. */
   pendingCommit(): Promise<void> | null;
+  /** How long a client may leave over SOCKET_BUFFER_BYTES unread before its socket closes (`--socket-stall-ms`). */
+  readonly config: { readonly socketStallMs: number };
 }
 
 export interface SocketWire {
@@ -73,6 +75,18 @@ export interface SocketWire {
   keepAudio(pcm: Buffer, sampleRate: number): void;
 }
 
+/**
+ * Back-pressure of every socket: while more than this many bytes wait in the socket's send buffer (the
+ * client reads slower than the server speaks, or not at all), its stream makes no more frames.
+ */
+export const SOCKET_BUFFER_BYTES = 1024 * 1024;
+/** A frame outside a stream (an event answering a client message) sent while this much waits closes the socket at once. */
+const SOCKET_BUFFER_HARD_BYTES = 4 * SOCKET_BUFFER_BYTES;
+/** The close code of a socket whose client stopped reading (policy violation), in every family. */
+const STALLED_CLOSE_CODE = 1008;
+/** After the close frame of a stalled socket (which waits behind the unread bytes), the connection is dropped this soon. */
+const STALLED_LINGER_MS = 1000;
+
 /** The largest frame a client may send; `ws` refuses longer ones from their header, before buffering them. */
 export const MAX_FRAME_BYTES = 8 * 1024 * 1024;
 export const OVERSIZE_REASON = `message over ${MAX_FRAME_BYTES} bytes (8 MiB)`;
@@ -103,6 +117,7 @@ export function openSocketWire(
     path: pathOf(req),
     openedAtMs: emu.clock.now(),
     close: (code, reason) => wire.close(code, reason),
+    buffered: () => socket.bufferedAmount,
   });
 
   const record = (frame: WsFrameSummary, text?: unknown) => emu.journal.recordFrame(entry, frame, text);
@@ -148,8 +163,22 @@ export function openSocketWire(
     if (socket.readyState !== socket.CLOSING) socket.terminate();
   });
 
+  const raw = (socket as WebSocket & { _socket?: import('node:net').Socket })._socket;
+  const buffered = () => socket.bufferedAmount;
+  /** The client stopped reading: the socket closes (its close frame waits behind what is unread, so the connection drops soon after). */
+  const stalled = () => {
+    if (closed) return;
+    const waiting = buffered();
+    wire.close(STALLED_CLOSE_CODE, `the client stopped reading: ${waiting} bytes waited over ${emu.config.socketStallMs} ms`);
+    setTimeout(() => socket.terminate(), STALLED_LINGER_MS).unref();
+  };
   const sendText = (body: object, event: string | undefined): boolean => {
     if (!isOpen()) return false;
+    // Past the guard (events that answer a client's messages): a client that sends without reading is cut off.
+    if (buffered() > SOCKET_BUFFER_HARD_BYTES) {
+      stalled();
+      return false;
+    }
     const text = JSON.stringify(body);
     socket.send(text);
     framesOut++;
@@ -195,6 +224,21 @@ export function openSocketWire(
       // The fault imitates a dropped connection: no close frame.
       cut: () => wire.terminate(),
       endForShutdown: () => wire.close(1001, 'emulator shutting down'),
+      buffered,
+      drained: (ms) =>
+        new Promise<void>((resolve) => {
+          if (!raw || raw.destroyed) return resolve();
+          const done = () => {
+            clearTimeout(timer);
+            raw.off('drain', done);
+            raw.off('close', done);
+            resolve();
+          };
+          const timer = setTimeout(done, ms);
+          raw.once('drain', done);
+          raw.once('close', done);
+        }),
+      stalled,
     },
     // A socket carrying synthesized audio is paced and damaged by its guard; its first audio counts from the upgrade.
     {
@@ -202,6 +246,7 @@ export function openSocketWire(
       carrier: audio?.carrier,
       latency: audio?.latency,
       gone: controller.signal,
+      sendBuffer: { bytes: SOCKET_BUFFER_BYTES, stallMs: emu.config.socketStallMs },
       // A frame that answers a change (a session opened, a task charged) leaves once the change is on disk.
       durable: () => emu.pendingCommit(),
     },

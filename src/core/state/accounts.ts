@@ -166,6 +166,12 @@ export class Accounts {
     return dropped;
   }
 
+  /** The account is as a request with its key would build it (nothing set, nothing spent); false when unknown. */
+  isPristine(id: string): boolean {
+    const a = this.accounts.get(id);
+    return a !== undefined && this.pristine(a);
+  }
+
   /** As a request with its key would build it: nothing set, nothing spent. */
   private pristine(a: Account): boolean {
     if (a.listed || a.speechSettings !== undefined) return false;
@@ -261,7 +267,7 @@ export class Accounts {
   private create(id: string, label: string, listed?: AccountSettings & { label: string }): Account {
     const account = this.build(id, label, listed);
     this.accounts.set(id, account);
-    this.onChange(id);
+    // Not a change to store: as built, the account is rebuilt the same from its key (or the fixture).
     this.seenAt.set(id, performance.now());
     // Amortized: a sweep after as many new accounts as half those kept (at least 1,000).
     if (++this.createdSinceSweep >= Math.max(1000, this.accounts.size / 2)) this.onSweepDue?.();

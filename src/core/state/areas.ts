@@ -354,3 +354,26 @@ function entryPart<V, E>(byAccount: Map<string, V>, saved: SavedAsEntries<V, E>)
     },
   };
 }
+
+/** True when a state view value shows nothing: empty lists, zero counters, empty groups. */
+export function isEmptyView(v: unknown): boolean {
+  if (v === undefined || v === null || v === 0 || v === false || v === '') return true;
+  if (Array.isArray(v)) return v.length === 0;
+  if (typeof v === 'object') {
+    for (const x of Object.values(v as Record<string, unknown>)) if (!isEmptyView(x)) return false;
+    return true;
+  }
+  return false;
+}
+
+/**
+ * Whether an account has records in any area (what the state store must keep on disk for it: sockets
+ * and timers do not outlive the process).
+ */
+export function holdsRecords(areas: Iterable<StateArea>, id: string): boolean {
+  for (const area of areas) {
+    const view = area.viewAll ? area.viewAll([id]).get(id) : area.view?.(id);
+    if (!isEmptyView(view)) return true;
+  }
+  return false;
+}

@@ -174,11 +174,31 @@ export class BlobStore {
     await rm(this.file(rel), { force: true });
   }
 
+  /** Folders whose removal waits for the commit of a reset (`holdRemovals`); null when removals run at once. */
+  private held: string[] | null = null;
+
+  /** From now, `removeTree` only notes its folder: a reset removes them once it is committed (`releaseRemovals`). */
+  holdRemovals(): void {
+    this.held ??= [];
+  }
+
+  /** The folders noted since `holdRemovals`; removals run at once again. */
+  releaseRemovals(): string[] {
+    const held = this.held ?? [];
+    this.held = null;
+    return held;
+  }
+
   /**
    * Removes a folder of blobs (an account's files on reset). Synchronous on purpose: a reset has removed
    * the files by the time it answers, and a file written right after it can never be swept away late.
+   * While removals are held (a reset not yet committed), the folder is noted instead.
    */
   removeTree(relDir: string): Promise<void> {
+    if (this.held) {
+      this.held.push(relDir);
+      return Promise.resolve();
+    }
     try {
       rmSync(join(this.root, checkBlobPath(relDir)), { recursive: true, force: true });
       return Promise.resolve();

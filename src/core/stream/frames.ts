@@ -31,10 +31,25 @@ export interface StreamTransport<F> {
   cut(): void | Promise<void>;
   /** Ends the stream cleanly because the emulator shuts down: a last error event where the protocol has one. */
   endForShutdown(): void | Promise<void>;
+  /**
+   * A transport with a send buffer of its own (a socket): the bytes written that the client has not
+   * taken yet, and a promise that settles when that buffer may have shrunk (or after `ms`). The guard
+   * stops the stream's producer while the buffer is over its bound (StreamGuardOptions.sendBuffer).
+   */
+  buffered?(): number;
+  drained?(ms: number): Promise<void>;
+  /** Closes the connection of a client that stopped reading (the family's close code). */
+  stalled?(): void | Promise<void>;
 }
 
 /** How a stream ended (declared with the journal's record of a stream, which the request log reads). */
 export type { StreamEnd };
+
+/** The bound of a transport's send buffer: over `bytes`, no frame leaves; still over after `stallMs` (wall time), the stream ends `stalled`. */
+export interface SendBufferBound {
+  bytes: number;
+  stallMs: number;
+}
 
 export interface StreamGuardOptions {
   /** The journal entry the stream belongs to (null for a request that has none). */
@@ -66,6 +81,8 @@ export interface StreamGuardOptions {
    * fails cuts the stream instead (nothing is acknowledged).
    */
   durable?: () => Promise<void> | null;
+  /** The transport's send buffer is watched (back-pressure for a transport whose writes never wait). */
+  sendBuffer?: SendBufferBound;
   /** Seeds the jitter and the corrupted bytes (the journal entry's id: same requests, same damage). */
   seed?: string;
 }

@@ -79,6 +79,7 @@ const NOTES: Partial<Record<StreamEnd, (chunks: number) => string>> = {
   cut: (chunks) => `connection cut after ${chunks} chunks (fault)`,
   left: () => 'client left before the end of the stream',
   shutdown: () => 'stream ended by shutdown',
+  stalled: () => 'client stopped reading: its send buffer stayed full, the connection was closed',
 };
 
 export class StreamGuard<F> implements AudioShaping {
@@ -285,6 +286,8 @@ export class StreamGuard<F> implements AudioShaping {
    */
   send(frame: F, kind: FrameKind): boolean | Promise<boolean> {
     if (this.ended) return false;
+    const full = this.backPressure();
+    if (full) return full.then((verdict) => (verdict ? this.stop(verdict) : this.send(frame, kind)));
     const commit = this.options.durable?.();
     if (commit)
       return commit.then(
@@ -319,11 +322,38 @@ export class StreamGuard<F> implements AudioShaping {
     if (!this.ended) await this.end('done');
   }
 
+  /**
+   * Back-pressure of a transport with a send buffer (a socket): null while the client keeps up. Over
+   * the bound, the frame waits (its producer with it, as every producer awaits its send) until the
+   * client has read enough (null: go on), or ends the stream: `stalled` when the buffer stayed over the
+   * bound for `stallMs` (wall time), `left` or `shutdown` when that came first.
+   */
+  private backPressure(): Promise<Verdict> | null {
+    const bound = this.options.sendBuffer;
+    const t = this.transport;
+    if (!bound || !t.buffered || !t.drained || t.buffered() <= bound.bytes) return null;
+    const { gone, closing } = this.options;
+    const until = performance.now() + bound.stallMs;
+    const wait = async (): Promise<Verdict> => {
+      while (t.buffered!() > bound.bytes) {
+        if (this.ended) return this.ended;
+        if (gone?.aborted) return 'left';
+        if (closing?.aborted) return 'shutdown';
+        const left = until - performance.now();
+        if (left <= 0) return 'stalled';
+        await t.drained!(left);
+      }
+      return null;
+    };
+    return wait();
+  }
+
   /** Ends the stream once: the transport's own action for a cut or a shutdown, the note, the finish. */
   end(how: StreamEnd): void | Promise<void> {
     if (this.ended) return;
     this.ended = how;
-    const action = how === 'cut' ? this.transport.cut() : how === 'shutdown' ? this.transport.endForShutdown() : undefined;
+    const t = this.transport;
+    const action = how === 'cut' ? t.cut() : how === 'shutdown' ? t.endForShutdown() : how === 'stalled' ? t.stalled?.() : undefined;
     if (action) return action.then(() => this.close(how));
     this.close(how);
   }
@@ -357,7 +387,7 @@ export class StreamGuard<F> implements AudioShaping {
     // An unshaped stream keeps its plain note; a paced one says how long audio went on after the cut.
     if (this.pacer || this.applied.length) this.writeNote(note?.(this.chunks));
     if (how === 'left') this.options.logger?.debug('client left before the end of the stream');
-    if (how === 'cut' || how === 'left') this.options.finish?.();
+    if (how === 'cut' || how === 'left' || how === 'stalled') this.options.finish?.();
     this.options.onEnd?.(how, this.chunks);
   }
 }

@@ -4,6 +4,7 @@
  */
 import * as z from 'zod';
 import type { FixtureContents, FixtureDeclarations } from '../../core/state/fixture-schemas.js';
+import { patternProblem } from '../../core/state/patterns.js';
 import { sharedFixtures } from '../shared/fixtures.js';
 
 const voice = z.object({
@@ -78,15 +79,21 @@ export const platformFixtures = {
   'conversation.json': {
     schema: z.object({
       rules: z.array(
-        z.object({
-          match: z.string().min(1),
-          flags: z
-            .string()
-            .regex(/^[imsu]*$/)
-            .default(''),
-          reply: z.string().min(1),
-          language: z.string().optional(),
-        }),
+        z
+          .object({
+            match: z.string().min(1),
+            flags: z
+              .string()
+              .regex(/^[imsu]*$/)
+              .default(''),
+            reply: z.string().min(1),
+            language: z.string().optional(),
+          })
+          // Matched by a linear-time engine (core/state/patterns.ts): what it cannot read is refused here.
+          .superRefine((rule, ctx) => {
+            const problem = patternProblem(rule.match, rule.flags);
+            if (problem) ctx.addIssue({ code: 'custom', path: ['match'], message: problem });
+          }),
       ),
       defaults: z.array(z.object({ reply: z.string().min(1), language: z.string().optional() })).min(1),
     }),

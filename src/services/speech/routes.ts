@@ -161,7 +161,7 @@ function eventWriter(res: ServerResponse): (text: string) => Promise<boolean> {
 }
 
 /** How a guarded stream's end reads in the speech area's stream view. */
-const RUN_STATUS = { done: 'done', cut: 'cut', left: 'aborted', shutdown: 'aborted', failed: 'failed' } as const;
+const RUN_STATUS = { done: 'done', cut: 'cut', left: 'aborted', shutdown: 'aborted', failed: 'failed', stalled: 'aborted' } as const;
 
 /**
  * The event stream, produced as synthesis advances: each encoder chunk leaves as soon as it exists.

@@ -105,6 +105,9 @@ export function createDatabase(file: string, fill: (db: DatabaseSync) => void = 
   return opened;
 }
 
+/** The size the write-ahead log (`state.db-wal`) is cut back to whenever it starts over (docs/state-store.md). */
+export const WAL_LIMIT_BYTES = 4 * 1024 * 1024;
+
 /** WAL; the log is fsynced by the store after each commit, in the thread pool, not inside the commit on the event loop. */
 function tune(db: DatabaseSync): void {
   db.exec('PRAGMA journal_mode = WAL');
@@ -114,6 +117,8 @@ function tune(db: DatabaseSync): void {
   db.exec('PRAGMA busy_timeout = 0');
   // Checkpoints run in a worker thread (checkpointer.ts), never inside a commit on the event loop.
   db.exec('PRAGMA wal_autocheckpoint = 0');
+  // Each time the log starts over (all of it checkpointed), a file grown past this is cut back to it.
+  db.exec(`PRAGMA journal_size_limit = ${WAL_LIMIT_BYTES}`);
 }
 
 /** The problem of a failed SQLite call in words ("file is not a database"). */

@@ -6,9 +6,9 @@
  * the saved part each area already checks and loads, so the rules of a saved state stay in one place.
  */
 import type { Accounts } from '../accounts.js';
-import type { SavedRecord, StateArea } from '../areas.js';
+import { holdsRecords, type SavedRecord, type StateArea } from '../areas.js';
 import type { Clock } from '../clock.js';
-import type { Faults } from '../../faults/faults.js';
+import { FAULT_COUNTER, type FaultRule, type Faults, type SavedFaults } from '../../faults/faults.js';
 import type { Ids, SavedIds } from '../ids.js';
 import type { SignatureRecords } from '../signatures.js';
 
@@ -68,7 +68,36 @@ function wholePart(table: Table, name: string, save: () => unknown): PartRows {
   };
 }
 
+/**
+ * Fault rules, one row each (in the order added: a row keeps its place when it changes) and one row
+ * for the counter of their ids: adding a rule writes that rule, not the whole list. A database of an
+ * earlier version holds the whole part in one row; it is read, then written again as rows.
+ */
+function faultRows(faults: Faults): PartRows {
+  const counterRow = (counter: number): SavedRecord => ({ id: FAULT_COUNTER, account: null, value: counter });
+  const rowsOf = (saved: SavedFaults): SavedRecord[] => [counterRow(saved.counter), ...saved.rules.map((r) => ({ id: r.id, account: null, value: r }))];
+  return {
+    table: 'parts',
+    name: 'faults',
+    all: () => rowsOf(faults.save()),
+    one: (id) => {
+      if (id === FAULT_COUNTER) return counterRow(faults.lastNumber);
+      const rule = faults.get(id);
+      return rule && { id, account: null, value: rule };
+    },
+    split: (part) => rowsOf(part as SavedFaults),
+    join: (rows) => {
+      const whole = rows.find((r) => r.id === WHOLE_PART)?.value as SavedFaults | undefined;
+      if (whole && rows.length === 1) return whole;
+      const rules = rows.filter((r) => r.id !== FAULT_COUNTER && r.id !== WHOLE_PART).map((r) => r.value as FaultRule);
+      const counter = rows.find((r) => r.id === FAULT_COUNTER)?.value;
+      return { rules, counter: typeof counter === 'number' ? counter : rules.length };
+    },
+  };
+}
+
 export interface CoreParts {
+  areas: ReadonlyMap<string, StateArea>;
   clock: Clock;
   accounts: Accounts;
   signatures: SignatureRecords;
@@ -78,15 +107,25 @@ export interface CoreParts {
 
 /** The core parts, each with the field of the JSON snapshot it was saved in. */
 export function coreRows(parts: CoreParts): PartRows[] {
-  const { accounts, signatures, faults, ids, clock } = parts;
+  const { accounts, signatures, faults, ids, clock, areas } = parts;
+  /**
+   * An account with nothing worth keeping (as a request with its key builds it, no record in any area)
+   * is not written, nor its id stream: a run of throwaway keys costs no disk. A row written before is
+   * removed; the account is rebuilt the same at its key's next request.
+   */
+  const keepsNothing = (id: string) => accounts.isPristine(id) && !holdsRecords(areas.values(), id);
   return [
     {
       table: 'parts',
       name: 'accounts',
-      all: () => accounts.save().map((a) => ({ id: a.id, account: a.id, value: a })),
+      all: () =>
+        accounts
+          .save()
+          .filter((a) => !keepsNothing(a.id))
+          .map((a) => ({ id: a.id, account: a.id, value: a })),
       one: (id) => {
         const a = accounts.byId(id);
-        return a && { id, account: id, value: a };
+        return a && !keepsNothing(id) ? { id, account: id, value: a } : undefined;
       },
       split: (part) => (part as { id: string }[]).map((a) => ({ id: a.id, account: a.id, value: a })),
       join: (rows) => rows.map((r) => r.value),
@@ -105,15 +144,18 @@ export function coreRows(parts: CoreParts): PartRows[] {
     {
       table: 'parts',
       name: 'ids',
-      all: () => Object.entries(ids.save()).map(([id, value]) => ({ id, account: null, value })),
+      all: () =>
+        Object.entries(ids.save())
+          .filter(([id]) => !keepsNothing(id))
+          .map(([id, value]) => ({ id, account: null, value })),
       one: (id) => {
-        const saved = ids.saveOne(id);
+        const saved = keepsNothing(id) ? undefined : ids.saveOne(id);
         return saved && { id, account: null, value: saved };
       },
       split: (part) => Object.entries(part as SavedIds).map(([id, value]) => ({ id, account: null, value })),
       join: (rows) => Object.fromEntries(rows.map((r) => [r.id, r.value])),
     },
-    wholePart('parts', 'faults', () => faults.save()),
+    faultRows(faults),
     wholePart('parts', 'clock', () => clock.now()),
   ];
 }

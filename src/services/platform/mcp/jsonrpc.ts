@@ -122,18 +122,55 @@ export async function handleMessage(msg: unknown, d: Dispatcher): Promise<RpcRes
   }
 }
 
+/** The most messages one batch may hold: a longer batch is refused whole, before any of it runs. */
+export const MAX_BATCH_MESSAGES = 20;
+/**
+ * The most one answer (a batch's responses together) may hold, in bytes of JSON: once the responses so
+ * far reach it, the batch's remaining requests are refused each, without running (nothing charged).
+ */
+export const MAX_ANSWER_BYTES = 8 * 1024 * 1024;
+
+/** A response's size in the answer (its JSON text, as the answer is written). */
+function sizeOf(response: RpcResponse): number {
+  return Buffer.byteLength(JSON.stringify(response));
+}
+
 /**
  * Answers a whole body: a single message, or a batch answered as a batch (in order, one at a time so
- * state changes keep their order). Null means "nothing to answer" (HTTP 202, empty body).
+ * state changes keep their order). Null means "nothing to answer" (HTTP 202, empty body). A batch over
+ * MAX_BATCH_MESSAGES is one -32600 error; within a batch, requests after the answer reached
+ * MAX_ANSWER_BYTES are each a -32600 error, not run.
  */
 export async function handleBody(body: unknown, d: Dispatcher): Promise<RpcResponse | RpcResponse[] | null> {
   if (body instanceof UnparseableBody) return rpcFailure(null, RPC_ERRORS.parse, `parse error: ${body.reason}`);
   if (!Array.isArray(body)) return handleMessage(body, d);
   if (body.length === 0) return rpcFailure(null, RPC_ERRORS.invalidRequest, 'invalid request: an empty batch');
+  if (body.length > MAX_BATCH_MESSAGES)
+    return rpcFailure(
+      null,
+      RPC_ERRORS.invalidRequest,
+      `invalid request: a batch holds at most ${MAX_BATCH_MESSAGES} messages, this one holds ${body.length}; nothing in it was run: send it in smaller batches`,
+    );
   const out: RpcResponse[] = [];
+  let bytes = 0;
   for (const msg of body) {
+    if (bytes >= MAX_ANSWER_BYTES) {
+      // Not run: a request gets its refusal, a notification nothing (as ever).
+      const id = isObject(msg) && isId(msg.id) ? msg.id : null;
+      if (id !== null)
+        out.push(
+          rpcFailure(
+            id,
+            RPC_ERRORS.invalidRequest,
+            `invalid request: not run, the batch's answer already holds ${bytes} bytes, over the ${MAX_ANSWER_BYTES} bytes one answer may hold: send it again in its own request`,
+          ),
+        );
+      continue;
+    }
     const r = await handleMessage(msg, d);
-    if (r) out.push(r);
+    if (!r) continue;
+    out.push(r);
+    bytes += sizeOf(r);
   }
   return out.length ? out : null;
 }

@@ -12,6 +12,7 @@ import type { Emulator } from '../../../core/emulator.js';
 import { speechRecord, type SignatureRecord, type SpokenAudio } from '../../../core/state/signatures.js';
 import { languageByAnyHan } from '../../shared/recognize.js';
 import { audioPrice, charge } from '../../shared/charges.js';
+import { compilePattern } from '../../../core/state/patterns.js';
 import { trailingSilenceMs, type Utterance } from './utterance.js';
 
 /** An utterance ends after this long without audio (emulator clock; the sockets' `/stream`). */
@@ -46,13 +47,8 @@ export function replySynthInput(text: string, role: { voice_id: string }, sample
 export function chooseReply(emu: Emulator, userText: string, language: string): { text: string; language: string } {
   const fixture = emu.fixtures.data['conversation.json'];
   for (const rule of fixture.rules) {
-    let re: RegExp;
-    try {
-      re = new RegExp(rule.match, rule.flags.includes('u') ? rule.flags : `${rule.flags}u`);
-    } catch {
-      continue; // a rule the user wrote wrong never matches
-    }
-    if (re.test(userText)) return { text: rule.reply, language: rule.language ?? languageByAnyHan(rule.reply, language) };
+    // Linear time whatever the pattern (core/state/patterns.ts); the fixture's check compiled it already.
+    if (compilePattern(rule.match, rule.flags).test(userText)) return { text: rule.reply, language: rule.language ?? languageByAnyHan(rule.reply, language) };
   }
   const lang = languageByAnyHan(userText, language);
   const sameLanguage = fixture.defaults.filter((d) => (d.language ?? languageByAnyHan(d.reply)) === lang);
