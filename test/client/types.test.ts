@@ -3,6 +3,7 @@ import type * as z from 'zod';
 import type * as client from '../../src/client/index.js';
 import type { accountBody } from '../../src/control/accounts.js';
 import type { clockBody } from '../../src/control/clock.js';
+import type { hear } from '../../src/control/hear.js';
 import type { entryView, journalQuery } from '../../src/control/journal.js';
 import type { verifyBody } from '../../src/control/verify.js';
 import type { accountView, Capability } from '../../src/core/state/accounts.js';
@@ -29,5 +30,10 @@ describe('control client types match the control plane', () => {
     expectTypeOf<client.WsFrameView>().toEqualTypeOf<WsFrameSummary>();
     expectTypeOf<client.FixtureName>().toEqualTypeOf<FixtureName>();
     expectTypeOf<client.Capability>().toEqualTypeOf<Capability>();
+    // hear's anomalies are an intersection there (the aligner's anomaly and its trace id): compared flattened.
+    type Heard = Awaited<ReturnType<typeof hear>>;
+    type Anomaly = Heard['anomalies'][number];
+    expectTypeOf<Omit<client.HearResult, 'anomalies'>>().toEqualTypeOf<Omit<Heard, 'anomalies'>>();
+    expectTypeOf<client.HearResult['anomalies'][number]>().toEqualTypeOf<{ [K in keyof Anomaly]: Anomaly[K] }>();
   });
 });
