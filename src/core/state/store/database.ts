@@ -7,8 +7,13 @@
  * under a temporary name and renamed into place, so a crash never leaves a half-made one behind.
  */
 import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
-import { DatabaseSync } from 'node:sqlite';
+import { createRequire } from 'node:module';
 import { syncDirSync } from './files.js';
+
+// Required when this module runs, not linked as an ES import: on a Node.js without node:sqlite, the
+// library entry's version check (library-node-check.ts) runs first and says which Node is needed.
+const { DatabaseSync } = createRequire(import.meta.url)('node:sqlite') as typeof import('node:sqlite');
+type DatabaseSync = InstanceType<typeof DatabaseSync>;
 
 export const DATABASE = 'state.db';
 /** The schema this version writes and reads (`PRAGMA user_version`). */
