@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
 import { fft } from '../helpers/audio.js';
-import { ffprobe as probe, type Probe } from '../helpers/ffprobe.js';
 import { run } from '../helpers/tools.js';
 
 export { run };
@@ -19,11 +18,6 @@ export function tmpFile(bytes: Buffer, ext: string): string {
   return path;
 }
 export const readTmp = (path: string) => readFileSync(path);
-
-export type FfprobeInfo = Probe;
-
-/** ffprobe of a file; `rawArgs` describe a headerless input. */
-export const ffprobe = (path: string, rawArgs: string[] = []): Promise<Probe> => probe(path, { inputArgs: rawArgs });
 
 /** Decodes any file with ffmpeg to mono float at its own (or a given) rate. */
 export async function ffmpegMono(path: string, extra: string[] = [], inputArgs: string[] = []): Promise<Float32Array> {

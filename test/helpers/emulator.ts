@@ -101,6 +101,8 @@ export function control(baseUrl: string, token?: string) {
       return through((o) => client.journal.list(q as JournalQuery, o));
     },
     clearJournal: () => through((o) => client.journal.clear(o)),
+    /** The newest journal entry the filter selects (undefined when none): `ctl.lastEntry({ path: '/v1/t2a_v2' })`. */
+    lastEntry: async (filter: JournalQuery = {}): Promise<any> => (await client.journal.list({ ...filter, limit: 1 }))[0],
     putAccount: (key: string, settings: Record<string, unknown>) => through((o) => client.accounts.put(key, settings as AccountChange, o)),
     account: (key: string) => through((o) => client.accounts.get(key, o)),
     state: () => through((o) => client.state(o)),

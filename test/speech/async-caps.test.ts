@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { emulatorForFile } from '../helpers/emulator.js';
 import { codeOf, msgOf, speechApi, zipOf } from './beyond.js';
 import { madeTask, untar } from './async-helpers.js';
-import { ffprobe } from './helpers.js';
+import { ffprobe } from '../helpers/ffprobe.js';
 
 const { emu, ctl } = emulatorForFile({ plane: 'speech' });
 const VOICE = { voice_id: 'male-qn-qingse' };
@@ -67,7 +67,7 @@ describe('async task caps', () => {
     const extra = JSON.parse(files.get(`${c.body.task_id}/a/content-${c.body.task_id}.extra`)!.toString());
     expect(wav.length).toBe(extra.audio_size);
     expect(wav.readUInt32LE(40)).toBe(wav.length - 44); // the true data size, written over the streamed header
-    const p = await ffprobe(wav, 'wav');
+    const p = await ffprobe(wav, { ext: 'wav' });
     expect(Math.abs(p.durationMs - extra.audio_length)).toBeLessThanOrEqual(25);
   }, 60_000);
 });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { control, emulatorForFile } from '../helpers/emulator.js';
 import { codeOf, msgOf, PANGRAM, resourcesOf, speechApi, zipOf } from './beyond.js';
 import { madeTask as madeTaskOf, untar } from './async-helpers.js';
-import { ffprobe } from './helpers.js';
+import { ffprobe } from '../helpers/ffprobe.js';
 
 /** Async synthesis: `t2a_async_v2`, the task query, the tar output (section 6, rule 12.12). */
 const { emu, ctl } = emulatorForFile({ plane: 'speech', freeze: true });
@@ -53,7 +53,7 @@ describe('async synthesis', () => {
     expect([...files.keys()]).toEqual([`${base}.mp3`, `${base}.titles`, `${base}.extra`]);
     const audio = files.get(`${base}.mp3`)!;
     const extra = JSON.parse(files.get(`${base}.extra`)!.toString());
-    const p = await ffprobe(audio, 'mp3');
+    const p = await ffprobe(audio, { ext: 'mp3' });
     expect(p).toMatchObject({ codec: 'mp3', sampleRate: 24000, channels: 1 });
     expect(extra).toEqual({ audio_length: expect.any(Number), audio_sample_rate: 24000, audio_size: audio.length, bitrate: 128000, word_count: 11 });
     expect(Math.abs(extra.audio_length - p.durationMs)).toBeLessThanOrEqual(30);

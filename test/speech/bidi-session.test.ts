@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { decodeToMono, readSignature } from '../../src/audio/index.js';
 import { emulatorForFile } from '../helpers/emulator.js';
 import { checkMulaw, checkOpus, ffmpegVerdict, oggPages } from '../helpers/ogg.js';
-import { ffprobe, flacTest } from './helpers.js';
+import { flacTest } from './helpers.js';
+import { ffprobe } from '../helpers/ffprobe.js';
 import { BIDI_START, bidiSession, sentencesOf } from './bidi-helpers.js';
 
 const { emu, ctl } = emulatorForFile({ plane: 'speech' });
@@ -61,14 +62,14 @@ describe('/ws/v1/t2a_v2_bidi: events in order (E5, E7)', () => {
       for (const c of s.chunks.slice(0, -1)) expect(c.extra_info).toBeUndefined();
       expect(s.extra.audio_size).toBe(s.audio.length);
       expect(s.extra.audio_format).toBe('mp3');
-      const probe = await ffprobe(s.audio, 'mp3');
+      const probe = await ffprobe(s.audio, { ext: 'mp3' });
       expect(probe.codec).toBe('mp3');
       expect(probe.sampleRate).toBe(s.extra.audio_sample_rate);
       expect(probe.channels).toBe(s.extra.audio_channel);
       expect(Math.abs(probe.durationMs - s.extra.audio_length), `sentence ${i}`).toBeLessThan(60);
     }
     // Independent MP3 streams, and joined they still decode.
-    const joined = await ffprobe(Buffer.concat(sentences.map((s) => s.audio)), 'mp3');
+    const joined = await ffprobe(Buffer.concat(sentences.map((s) => s.audio)), { ext: 'mp3' });
     const sum = sentences.reduce((a, s) => a + s.extra.audio_length, 0);
     expect(Math.abs(joined.durationMs - sum)).toBeLessThan(150);
   });
@@ -125,7 +126,7 @@ describe('each sentence is an independent file of its format (E7)', () => {
     for (const s of sentences) {
       expect(s.audio.toString('latin1', 0, 4)).toBe('fLaC');
       await flacTest(s.audio);
-      const probe = await ffprobe(s.audio, 'flac');
+      const probe = await ffprobe(s.audio, { ext: 'flac' });
       expect(probe.sampleRate).toBe(24000);
       expect(Math.abs(probe.durationMs - s.extra.audio_length)).toBeLessThan(2);
     }
@@ -135,7 +136,7 @@ describe('each sentence is an independent file of its format (E7)', () => {
     const r = await bidiSession(emu.speechUrl, [withFormat({ format: 'pcmu_wav' }), text(SENTENCES[0]), text(SENTENCES[1]), finish]);
     for (const s of sentencesOf(r.messages)) {
       expect(s.audio.toString('latin1', 0, 4)).toBe('RIFF');
-      const probe = await ffprobe(s.audio, 'wav');
+      const probe = await ffprobe(s.audio, { ext: 'wav' });
       expect(probe.codec).toBe('pcm_mulaw');
       expect(s.extra).toMatchObject({ audio_format: 'pcmu_wav', audio_sample_rate: 8000, audio_size: s.audio.length });
       expect(Math.abs(probe.durationMs - s.extra.audio_length)).toBeLessThan(2);

@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { fft } from '../helpers/audio.js';
 import { call, type JsonReply } from '../helpers/emulator.js';
-import { ffprobe as probeBytes, type Probe } from '../helpers/ffprobe.js';
 
 const run = promisify(execFile);
 
@@ -29,14 +28,6 @@ export function t2a(
 /** A minimal valid request, overridable. */
 export function req(extra: Record<string, unknown> = {}, text = 'Hello world.'): Record<string, unknown> {
   return { model: 'speech-02-turbo', text, voice_setting: { voice_id: VOICE }, ...extra };
-}
-
-export type { Probe };
-
-/** ffprobe of bytes saved as `a.<ext>`; the bit rate is the stream's, else the container's. */
-export async function ffprobe(bytes: Buffer, ext: string): Promise<Probe> {
-  const p = await probeBytes(bytes, { ext });
-  return { ...p, bitRate: p.bitRate ?? p.formatBitRate ?? NaN };
 }
 
 /** `flac -t` on bytes: resolves when the decoder accepts the file (MD5 included). */

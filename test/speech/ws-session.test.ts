@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { decodeToMono, readSignature } from '../../src/audio/index.js';
 import { emulatorForFile } from '../helpers/emulator.js';
 import { ffprobe as probe } from '../helpers/ffprobe.js';
-import { ffprobe, flacTest } from './helpers.js';
+import { flacTest } from './helpers.js';
+import { ffprobe } from '../helpers/ffprobe.js';
 import { piecesOf, session, START } from './ws-helpers.js';
 
 const { emu } = emulatorForFile({ plane: 'speech' });
@@ -41,7 +42,7 @@ describe('/ws/v1/t2a_v2 session', () => {
       expect(p.chunks).toBeGreaterThan(1);
       expect(p.extra.audio_size).toBe(p.audio.length);
       expect(p.extra.audio_format).toBe('mp3');
-      const probe = await ffprobe(p.audio, 'mp3');
+      const probe = await ffprobe(p.audio, { ext: 'mp3' });
       expect(probe.sampleRate).toBe(p.extra.audio_sample_rate);
       expect(Math.abs(probe.durationMs - p.extra.audio_length), `piece ${i}`).toBeLessThan(60);
     }
@@ -51,7 +52,7 @@ describe('/ws/v1/t2a_v2 session', () => {
       expect(m.data.audio.slice(0, 3)).toMatch(/^fff/);
     }
     // The whole session decodes as one MP3 stream.
-    const whole = await ffprobe(Buffer.concat(pieces.map((p) => p.audio)), 'mp3');
+    const whole = await ffprobe(Buffer.concat(pieces.map((p) => p.audio)), { ext: 'mp3' });
     const sum = pieces.reduce((a, p) => a + p.extra.audio_length, 0);
     expect(Math.abs(whole.durationMs - sum)).toBeLessThan(100);
   });
@@ -89,7 +90,7 @@ describe('/ws/v1/t2a_v2 session', () => {
       await flacTest(p.audio);
       expect(p.extra.audio_format).toBe('flac');
       expect(p.extra.audio_size).toBe(p.audio.length);
-      const probe = await ffprobe(p.audio, 'flac');
+      const probe = await ffprobe(p.audio, { ext: 'flac' });
       expect(probe.sampleRate).toBe(24000);
       expect(Math.abs(probe.durationMs - p.extra.audio_length)).toBeLessThan(2);
     }
@@ -106,7 +107,7 @@ describe('/ws/v1/t2a_v2 session', () => {
     for (const p of wav) {
       expect(p.audio.toString('latin1', 0, 4)).toBe('RIFF');
       expect(p.extra).toMatchObject({ audio_format: 'pcmu_wav', audio_sample_rate: 8000, audio_size: p.audio.length });
-      const probe = await ffprobe(p.audio, 'wav');
+      const probe = await ffprobe(p.audio, { ext: 'wav' });
       expect(probe.codec).toBe('pcm_mulaw');
       expect(probe.sampleRate).toBe(8000);
       expect(Math.abs(probe.durationMs - p.extra.audio_length)).toBeLessThan(2);
