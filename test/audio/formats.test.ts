@@ -4,7 +4,8 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { splitFlacFrames } from '../../src/audio/decode.js';
 import { decodeToMono, encodeAudio, mp3Bitrate, synthesize, type AudioFormat } from '../../src/audio/index.js';
-import { run, tmpFile } from './helpers.js';
+import { tmpFile } from './helpers.js';
+import { run } from '../helpers/tools.js';
 import { ffprobe } from '../helpers/ffprobe.js';
 
 const RATES = [8000, 16000, 22050, 24000, 32000, 44100];

@@ -6,8 +6,6 @@ import { afterAll } from 'vitest';
 import { fft } from '../helpers/audio.js';
 import { run } from '../helpers/tools.js';
 
-export { run };
-
 export const tmp = mkdtempSync(join(tmpdir(), 'audio-test-'));
 // Each test file that imports the helpers gets its own folder, removed when the file is done.
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));

@@ -34,7 +34,7 @@ describe('signature', () => {
     expect(readSignature(await ffmpegMono(wav, ['-ar', '16000']), 16000)).toBe(id); // resample + downmix
     expect(readSignature(await ffmpegMono(wav, ['-ar', '8000']), 8000)).toBe(id);
     expect(readSignature(linearResample(toFloat(r.pcm, 2), 44100, 16000), 16000)).toBe(id);
-    const { run } = await import('./helpers.js');
+    const { run } = await import('../helpers/tools.js');
     const pcm16k = await ffmpegPcm16(wav);
     const asPcm = await decodeToMono(pcm16k, { rawPcm: { sampleRate: 16000, channels: 1 } });
     expect(readSignature(asPcm.samples, 16000)).toBe(id);

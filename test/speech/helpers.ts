@@ -1,12 +1,9 @@
-import { execFile } from 'node:child_process';
+import { runTool } from '../helpers/tools.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { fft } from '../helpers/audio.js';
 import { call, type JsonReply } from '../helpers/emulator.js';
-
-const run = promisify(execFile);
 
 export const VOICE = 'male-qn-qingse';
 export const VOICE_B = 'female-shaonv';
@@ -36,8 +33,7 @@ export async function flacTest(bytes: Buffer): Promise<string> {
   const file = join(dir, 'a.flac');
   writeFileSync(file, bytes);
   try {
-    const { stderr } = await run('flac', ['-t', file]);
-    return stderr;
+    return (await runTool('flac', ['-t', file])).stderr.toString();
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
