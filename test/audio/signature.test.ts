@@ -2,7 +2,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { decodeToMono, encodeAudio, probeAudio, readSignature, synthesize, type SynthInput } from '../../src/audio/index.js';
-import { ffmpegMono, tmpFile, toFloat } from './helpers.js';
+import { ffmpegMono, tmpFile } from './helpers.js';
+import { toFloat } from '../helpers/audio.js';
 import { ffmpegPcm16 } from '../helpers/ffprobe.js';
 
 const input = (over: Partial<SynthInput> = {}): SynthInput => ({

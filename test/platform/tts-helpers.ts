@@ -11,14 +11,6 @@ export function api(base: string, key: string) {
   };
 }
 
-/** Float32 mono samples of a 16-bit mono WAV or raw PCM body. */
-export function samplesOf(bytes: Buffer, wav: boolean): Float32Array {
-  const data = wav ? bytes.subarray(44) : bytes;
-  const out = new Float32Array(data.length >> 1);
-  for (let i = 0; i < out.length; i++) out[i] = data.readInt16LE(i * 2) / 32768;
-  return out;
-}
-
 /** Uploads bytes with multipart (scene first unless told), answering the parsed envelope. */
 export async function upload(
   base: string,

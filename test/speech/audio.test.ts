@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { decodeToMono, readSignature } from '../../src/audio/index.js';
 import { emulatorForFile } from '../helpers/emulator.js';
-import { distance, flacTest, longestSilence, mp3Frames, parseWav, req, rms, samplesOf, spectrum, t2a, VOICE, VOICE_B } from './helpers.js';
+import { flacTest, longestSilence, mp3Frames, parseWav, req, t2a, VOICE, VOICE_B } from './helpers.js';
+import { distance, rms, samplesOf, spectralShape } from '../helpers/audio.js';
 import { ffprobe } from '../helpers/ffprobe.js';
 
 const { emu } = emulatorForFile();
@@ -187,7 +188,7 @@ describe('text and voice settings shape the audio', () => {
 
   it('timber_weights: the mix differs from each voice and is closer to the heavier one', async () => {
     const text = 'Mixing voices is fun to hear.';
-    const specOf = async (extra: Record<string, unknown>) => spectrum(samplesOf((await audioOf(req(pcm16(extra), text))).bytes), 24000);
+    const specOf = async (extra: Record<string, unknown>) => spectralShape(samplesOf((await audioOf(req(pcm16(extra), text))).bytes), 24000);
     const a = await specOf({ voice_setting: { voice_id: VOICE } });
     const b = await specOf({ voice_setting: { voice_id: VOICE_B } });
     const mix = await specOf({

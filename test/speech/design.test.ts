@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { control, emulatorForFile } from '../helpers/emulator.js';
 import { codeOf, msgOf, speechApi } from './beyond.js';
-import { parseWav, samplesOf, spectrum } from './helpers.js';
+import { parseWav } from './helpers.js';
+import { samplesOf, spectralShape } from '../helpers/audio.js';
 import { ffprobe } from '../helpers/ffprobe.js';
 
 /** `POST /v1/voice_design` and designed voices in synthesis (section 5, rule 12.11). */
@@ -17,7 +18,7 @@ async function pitchOf(api: ReturnType<typeof speechApi>, voiceId: string): Prom
     audio_setting: { format: 'wav', sample_rate: 16000 },
   });
   const wav = parseWav(Buffer.from(r.body.data.audio, 'hex'));
-  const spec = spectrum(samplesOf(wav.data));
+  const spec = spectralShape(samplesOf(wav.data));
   let best = 2;
   for (let k = 2; k < spec.length; k++) if (spec[k]! > spec[best]!) best = k;
   return (best * 16000) / 1024;

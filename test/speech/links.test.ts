@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { emulatorForFile } from '../helpers/emulator.js';
-import { req, rms, samplesOf, t2a } from './helpers.js';
+import { req, t2a } from './helpers.js';
+import { rms, samplesOf } from '../helpers/audio.js';
 import { ffprobe } from '../helpers/ffprobe.js';
 
 const { emu, ctl } = emulatorForFile({ plane: 'speech' });
