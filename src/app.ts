@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
@@ -11,12 +11,16 @@ import { controlPlane } from './control/routes.js';
 import { corsHeaders } from './core/http/cors.js';
 import { Emulator } from './core/emulator.js';
 import { loadFixtures } from './core/state/fixtures.js';
-import { installAccountSweep } from './core/state/account-sweep.js';
+import { installAccountSweep } from './core/account-sweep.js';
 import { requestIdOnUpgrades } from './core/http/request-log.js';
-import { applyListenerLimits, refuseOverCap, type BusyAnswer } from './core/http/listener-limits.js';
-import { connectHandler, parserErrorHandler, requireHost } from './core/http/parser-errors.js';
-import { setupPlatformApp } from './services/platform/app.js';
-import { setupSpeechApp } from './services/speech/app.js';
+import type { BusyAnswer } from './core/http/listener-limits.js';
+import { listenerServers } from './core/http/listeners.js';
+import { parserErrorHandler } from './core/http/parser-errors.js';
+import { composeRegistry, type ServiceRegistration } from './core/service.js';
+import type { Listener } from './core/http/request-context.js';
+import { platformService } from './services/platform/app.js';
+import { sharedFixtures } from './services/shared/fixtures.js';
+import { speechService } from './services/speech/app.js';
 
 export interface RunningEmulator {
   /** @internal The emulator's inner object, for the project's own tests; not part of the public API. */
@@ -132,7 +136,7 @@ export async function composeService(
   await registerDocuments(app, emu, service);
   await setup(app, emu);
   requestIdOnUpgrades(app);
-  registerRoot(app, service);
+  registerRoot(app, service, emu.config);
   await app.register(controlPlane, { prefix: '/_emulator', emu });
 }
 
@@ -181,108 +185,80 @@ function drainOnClose(server: Server): () => void {
   };
 }
 
-/** Builds the emulator and its three listeners (speech, speech backup, platform) on one shared state. */
-export async function runEmulator(config: Config, logger: Logger): Promise<RunningEmulator> {
-  const fixtures = await loadFixtures(config.fixturesDir);
-  const emu = await Emulator.create(config, fixtures, logger);
+/** The services the emulator serves, and the fixture files both of them read. */
+export const SERVICES = [speechService, platformService] as const;
+export const REGISTRY = composeRegistry(SERVICES, sharedFixtures);
 
-  // The backup base URL is a second server in front of the same speech app.
-  let backupServer = null as Server | null;
-  const speechBadUrl: BadUrlAnswer = controlOr((message) => {
-    const traceId = emu.ids.traceId();
-    return {
-      status: 400,
-      headers: { 'Trace-Id': traceId },
-      body: { data: null, trace_id: traceId, base_resp: { status_code: 2013, status_msg: `invalid params, ${message}` } },
-    };
-  });
-  // Voice endpoints answer every error with HTTP 200 and the envelope (voice-platform spec).
-  // The call family (calls, REST sessions) answers HTTP 200 with its own parameter code 20003; /mcp
-  // answers in JSON-RPC.
-  const platformBadUrl: BadUrlAnswer = controlOr((message, url) => {
-    if (url !== undefined && /^\/mcp(\/|\?|$)/.test(url))
-      return { status: 400, body: { jsonrpc: '2.0', id: null, error: { code: -32600, message: `invalid request: ${message}` } } };
-    if (url !== undefined && /^\/(api\/v1\/audio|v1\/audio\/assistant)(\/|\?|$)/.test(url))
-      return { status: 200, body: { error_code: 20003, error_message: message, succeed: false, data: null } };
-    return {
-      status: url !== undefined && /^\/v1\/voice(\/|\?|$)/.test(url) ? 200 : 400,
-      body: { error_code: 10001, error_message: message, succeed: false, data: null },
-    };
-  });
-  // A request over the connection cap: the service's internal-error shape, with HTTP 503.
-  const speechBusy: BusyAnswer = controlOr503((message) => {
-    const traceId = emu.ids.traceId();
-    return { status: 503, headers: { 'Trace-Id': traceId }, body: { data: null, trace_id: traceId, base_resp: { status_code: 1000, status_msg: message } } };
-  });
-  const platformBusy: BusyAnswer = controlOr503((message) => ({
-    status: 503,
-    body: { error_code: 10000, error_message: message, succeed: false, data: null },
-  }));
-  const drains: (() => void)[] = [];
+/** The emulator instance with every service's fixtures loaded (and the user's folder over them), no listener yet. */
+export async function createEmulator(config: Config, logger: Logger): Promise<Emulator> {
+  const fixtures = await loadFixtures(REGISTRY.fixtures, config.fixturesDir);
+  return Emulator.create(config, REGISTRY.accounts, fixtures, logger);
+}
+
+/** One service on its app, with a server for each listener it declares. */
+interface ComposedService {
+  service: ServiceRegistration;
+  app: FastifyInstance;
+  servers: Server[];
+}
+
+/** Builds the emulator and the listeners of every service (speech, speech backup, platform) on one shared state. */
+export async function runEmulator(config: Config, logger: Logger): Promise<RunningEmulator> {
+  const emu = await createEmulator(config, logger);
   const limits = { bodyTimeoutMs: config.bodyTimeoutMs, maxConnections: config.maxConnections };
-  const speech = baseApp(
-    logger.child({ service: 'speech' }),
-    (handler) => {
-      backupServer = createServer(
-        { requireHostHeader: false },
-        refuseOverCap(
-          (req, res) => {
-            (req as IncomingMessage & { emulatorListener?: string }).emulatorListener = 'speech-backup';
-            handler(req, res);
-          },
+  const composed: ComposedService[] = SERVICES.map((service) => {
+    const answers = {
+      badUrl: controlOr((message, url) => service.badUrl(emu, message, url)),
+      // A request over the connection cap: the service's internal-error shape, with HTTP 503.
+      busy: controlOr503((message, url) => service.busy(emu, message, url)),
+    };
+    const entry: ComposedService = { service, app: null as unknown as FastifyInstance, servers: [] };
+    entry.app = baseApp(
+      logger.child({ service: service.name }),
+      (handler) => {
+        entry.servers = listenerServers(
+          service.listeners.map((l) => l.name) as [Listener, ...Listener[]],
+          handler,
           limits,
-          speechBusy,
-          speechBadUrl,
-        ),
-      );
-      backupServer.on('clientError', parserErrorHandler(speechBadUrl));
-      applyListenerLimits(backupServer, limits, speechBusy);
-      backupServer.on('connect', connectHandler(speechBadUrl));
-      const primary = createServer({ requireHostHeader: false }, refuseOverCap(handler, limits, speechBusy, speechBadUrl));
-      primary.on('connect', connectHandler(speechBadUrl));
-      applyListenerLimits(primary, limits, speechBusy);
-      // WebSocket upgrades of the backup reach the same app's socket routes.
-      backupServer.on('upgrade', (req: IncomingMessage & { emulatorListener?: string }, socket, head) => {
-        req.emulatorListener = 'speech-backup';
-        primary.emit('upgrade', req, socket, head);
-      });
-      return primary;
-    },
-    speechBadUrl,
-    config.corsOrigins,
-  );
-  const platform = baseApp(
-    logger.child({ service: 'platform' }),
-    (handler) => {
-      const server = createServer({ requireHostHeader: false }, refuseOverCap(handler, limits, platformBusy, platformBadUrl));
-      server.on('connect', connectHandler(platformBadUrl));
-      // Fastify's own keep-alive default, which its server factory would have set.
-      server.keepAliveTimeout = 72_000;
-      applyListenerLimits(server, limits, platformBusy);
-      return server;
-    },
-    platformBadUrl,
-    config.corsOrigins,
-  );
+          answers,
+          service.keepAliveTimeoutMs,
+        );
+        return entry.servers[0]!;
+      },
+      answers.badUrl,
+      config.corsOrigins,
+    );
+    return entry;
+  });
+  const drains: (() => void)[] = [];
+  const servers = () => composed.flatMap((c) => c.servers);
+  const closeAll = () => Promise.allSettled(composed.map((c) => c.app.close()));
   try {
-    await composeService(speech, emu, 'speech', setupSpeechApp);
-    await composeService(platform, emu, 'platform', setupPlatformApp);
+    for (const { service, app } of composed) await composeService(app, emu, service.name, (a, e) => service.setup(a, e));
     await emu.loadSnapshot();
-    drains.push(drainOnClose(speech.server), drainOnClose(backupServer!), drainOnClose(platform.server));
-    await speech.listen({ port: config.speechPort, host: config.host });
-    await listen(backupServer!, config.speechBackupPort, config.host);
-    logger.child({ service: 'speech-backup' }).info(`Server listening at ${urlOf(config.host, backupServer!)}`);
-    await platform.listen({ port: config.platformPort, host: config.host });
+    drains.push(...servers().map(drainOnClose));
+    // The main listener through Fastify (its own log line); the others as plain servers, with the same line.
+    for (const { service, app, servers: own } of composed) {
+      await app.listen({ port: service.listeners[0].port(config), host: config.host });
+      for (const [i, listener] of service.listeners.entries()) {
+        if (i === 0) continue;
+        await listen(own[i]!, listener.port(config), config.host);
+        logger.child({ service: listener.name }).info(`Server listening at ${urlOf(config.host, own[i]!)}`);
+      }
+    }
   } catch (err) {
-    await Promise.allSettled([speech.close(), platform.close(), emu.close({ save: false })]);
-    backupServer?.close();
+    await Promise.allSettled([closeAll(), emu.close({ save: false })]);
+    for (const { servers: own } of composed) for (const server of own.slice(1)) server.close();
     throw err;
   }
-  emu.urls = {
-    speech: urlOf(config.host, speech.server),
-    speechBackup: urlOf(config.host, backupServer!),
-    platform: urlOf(config.host, platform.server),
+  const urlOfListener = (name: Listener) => {
+    for (const { service, servers: own } of composed) {
+      const i = service.listeners.findIndex((l) => l.name === name);
+      if (i !== -1) return urlOf(config.host, own[i]!);
+    }
+    throw new Error(`no listener ${name}`);
   };
+  emu.urls = { speech: urlOfListener('speech'), speechBackup: urlOfListener('speech-backup'), platform: urlOfListener('platform') };
   emu.phase = 'ready';
   const stopSweep = installAccountSweep(emu);
 
@@ -295,15 +271,16 @@ export async function runEmulator(config: Config, logger: Logger): Promise<Runni
       emu.beginClose();
       emu.sockets.closeAll(1001, 'emulator shutting down');
       for (const drain of drains) drain();
-      const backupClosed = new Promise<void>((r) => backupServer!.close(() => r()));
-      const closed = Promise.allSettled([speech.close(), platform.close(), backupClosed]);
+      // Fastify closes the main server of each service; the other listeners are closed here.
+      const others = composed.flatMap((c) => c.servers.slice(1)).map((server) => new Promise<void>((r) => server.close(() => r())));
+      const closed = Promise.allSettled([closeAll(), ...others]);
       // In-flight responses get a grace period; a client that never reads its response (or a stream
       // still running) is then cut, so close() always ends.
       let grace: NodeJS.Timeout | undefined;
       const timedOut = await Promise.race([closed.then(() => false), new Promise<boolean>((r) => (grace = setTimeout(() => r(true), CLOSE_GRACE_MS)))]);
       clearTimeout(grace);
       if (timedOut) {
-        for (const server of [speech.server, platform.server, backupServer!]) server.closeAllConnections();
+        for (const server of servers()) server.closeAllConnections();
         await closed;
       }
       await emu.close();

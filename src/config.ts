@@ -36,9 +36,20 @@ export const configSchema = z.object({
     .transform((v) => (typeof v === 'string' ? v.split(',') : v).map((o) => o.trim().replace(/\/+$/, '')).filter(Boolean))
     .transform((list) => (list.includes('*') ? [] : list))
     .pipe(z.array(z.url({ protocol: /^https?$/, error: 'each origin must be an http(s) URL such as http://localhost:5173, or *' }))),
+  // Host names the control plane answers besides loopback names, IP addresses, --host and --public-url's host.
+  allowedHosts: z
+    .union([z.array(z.string()), z.string()])
+    .default([])
+    .transform((v) => (typeof v === 'string' ? v.split(',') : v).map((h) => h.trim().toLowerCase()).filter(Boolean))
+    .pipe(z.array(z.string().regex(/^(\*|[a-z0-9_.-]+)$/, 'each entry must be a host name such as emulator (no port, no scheme), or *'))),
 });
 
 export type Config = z.infer<typeof configSchema>;
+
+// Every setting is the instance's: core names the few it reads, the services read theirs there too.
+declare module './core/emulator.js' {
+  interface EmulatorConfig extends Config {}
+}
 export type ConfigInput = z.input<typeof configSchema>;
 
 /** Flag name, environment variable, config key, what a value must be, and meaning of every setting. */
@@ -112,6 +123,13 @@ export const settings: Setting[] = [
     env: 'EMULATOR_CORS_ORIGINS',
     expects: 'a comma list of http(s) origins such as http://localhost:5173, or *',
     help: 'browser origins allowed (comma list; * = any)',
+  },
+  {
+    key: 'allowedHosts',
+    flag: '--allowed-hosts',
+    env: 'EMULATOR_ALLOWED_HOSTS',
+    expects: 'a comma list of host names such as emulator,speech.internal, or *',
+    help: 'Host names the control plane answers without a control token, besides loopback, IP addresses and --host (* = any)',
   },
 ];
 

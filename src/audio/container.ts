@@ -11,8 +11,7 @@ import { readAiff, readWavInfo } from './container/pcm.js';
 import { ascii, ContainerError, id3Length, isAdtsSync, isMp3Sync, type ByteSource, type Container, type ContainerInfo } from './container/source.js';
 
 export { bufferSource, ContainerError, type ByteSource, type Container, type ContainerInfo } from './container/source.js';
-export { aiffLayout, extended80, wavLayout, type AiffLayout, type WavLayout } from './container/pcm.js';
-export { mp3FrameAt } from './container/frames.js';
+export { aiffLayout, extended80 } from './container/pcm.js';
 
 /** The container of the bytes, by magic numbers only; null when it is none of the listed ones. */
 export function sniffContainer(src: ByteSource): Container | null {

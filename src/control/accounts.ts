@@ -1,17 +1,16 @@
 /** `PUT|GET /_emulator/accounts/{key}`: settings of one key (balance, capabilities, project, limits). */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import * as z from 'zod';
-import { accountChangeSchema } from '../core/state/account-settings.js';
 import { accountView } from '../core/state/accounts.js';
 import type { Emulator } from '../core/emulator.js';
 import { ControlError, input, keyParam } from './common.js';
-
-export const accountBody = accountChangeSchema;
 
 const keyParams = z.object({ key: z.string() });
 type KeyRequest = FastifyRequest<{ Params: { key: string } }>;
 
 export function accountRoutes(app: FastifyInstance, emu: Emulator): void {
+  // The settings' schema reads the capabilities and settings the services registered.
+  const accountBody = emu.accounts.schemas.change;
   app.put('/accounts/:key', { ...input({ body: true, what: 'account' }), schema: { params: keyParams, body: accountBody } }, async (req: KeyRequest) => {
     const body = req.body as z.output<typeof accountBody>;
     const limits = body.limits ? Object.fromEntries(Object.entries(body.limits).map(([k, v]) => [k, v === null ? undefined : v])) : undefined;

@@ -1,13 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import * as z from 'zod';
 import type { Emulator } from '../core/emulator.js';
+import { CLOCK_MAX_MS } from '../core/state/clock.js';
 import { ControlError, input } from './common.js';
 
-/**
- * The clock's latest instant: the end of year 9999. Times become dates in answers (ISO strings, expiries
- * days or years ahead), and every such date must stay inside what a Date and a four-digit year can hold.
- */
-export const CLOCK_MAX_MS = 253_402_300_799_999;
 
 /** `GET|POST /_emulator/clock`: read, freeze, set and advance the emulator clock. */
 export const clockBody = z

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
-import type { z } from 'zod';
 import type { Emulator } from '../core/emulator.js';
+import { bearerMatches } from './access.js';
 
 /** An answer of the control plane other than 200: `{error:{message}}` with this status. */
 export class ControlError extends Error {
@@ -21,19 +21,6 @@ export function keyParam(value: string, what: string): string {
   return key;
 }
 
-/** `<what> field a.b: rule` of the first issue (`<what>: rule` when it is about the whole value). */
-export function issueText(what: string, issue: { path: readonly PropertyKey[]; message: string; keys?: readonly string[] }): string {
-  const field = [...issue.path.map(String), ...(issue.keys?.length ? [issue.keys.join(', ')] : [])].join('.');
-  return `${what}${field ? ` field ${field}` : ''}: ${issue.message}`;
-}
-
-export function parse<T extends z.ZodType>(schema: T, value: unknown, what: string): z.output<T> {
-  // No body means "nothing to change"; a JSON null is a body, and not an object.
-  const r = schema.safeParse(value === undefined ? {} : value);
-  if (r.success) return r.data;
-  throw new ControlError(400, issueText(what, r.error.issues[0] as never));
-}
-
 /**
  * What a control route accepts besides its own schema: query parameters, whether it reads a body,
  * whether it answers without the token, and what its input is called in error messages.
@@ -51,5 +38,5 @@ export const input = (control: ControlInput) => ({ config: { control } });
 /** True when the request may use the guarded routes (no token set, or the right one presented). */
 export function authorized(emu: Emulator, req: FastifyRequest): boolean {
   const token = emu.config.controlToken;
-  return !token || req.headers.authorization === `Bearer ${token}`;
+  return !token || bearerMatches(req.headers.authorization, token);
 }

@@ -9,7 +9,6 @@ import * as z from 'zod';
 import { redactKey } from '../core/state/accounts.js';
 import { areaOf, checkWith, type StateArea } from '../core/state/areas.js';
 import type { Emulator } from '../core/emulator.js';
-import { fixtureSchemas } from '../core/state/fixture-schemas.js';
 import { isFixtureName, validateFixture, type FixtureName, type Fixtures } from '../core/state/fixtures.js';
 import { ControlError, input } from './common.js';
 
@@ -19,8 +18,6 @@ interface FixtureArea extends StateArea {
   /** Names replaced at run time. */
   replaced: Set<FixtureName>;
 }
-
-const NAMES = Object.keys(fixtureSchemas) as FixtureName[];
 
 function apply(emu: Emulator, name: FixtureName, data: unknown, reapply = true): void {
   (emu.fixtures.data as Record<FixtureName, unknown>)[name] = data;
@@ -43,8 +40,8 @@ function fixtureArea(emu: Emulator): FixtureArea {
       check: checkWith(z.record(z.string(), z.unknown())),
       load(data) {
         for (const [name, content] of Object.entries((data ?? {}) as Record<string, unknown>)) {
-          if (!isFixtureName(name)) continue;
-          const checked = validateFixture(name, content);
+          if (!isFixtureName(emu.fixtures.declarations, name)) continue;
+          const checked = validateFixture(emu.fixtures.declarations, name, content);
           if (!checked.ok) {
             emu.logger.warn(`saved fixture ${name} no longer valid (${checked.message}); the start-up file stays`);
             continue;
@@ -80,8 +77,10 @@ type NameRequest = FastifyRequest<{ Params: { name: string } }>;
 
 export function fixtureRoutes(app: FastifyInstance, emu: Emulator): void {
   const area = fixtureArea(emu);
+  const declarations = emu.fixtures.declarations;
+  const NAMES = Object.keys(declarations) as FixtureName[];
   const nameOf = (name: string): FixtureName => {
-    if (!isFixtureName(name)) throw new ControlError(404, `no fixture ${name} (fixtures: ${NAMES.join(', ')})`);
+    if (!isFixtureName(declarations, name)) throw new ControlError(404, `no fixture ${name} (fixtures: ${NAMES.join(', ')})`);
     return name;
   };
   const view = (name: FixtureName) => ({
@@ -94,7 +93,7 @@ export function fixtureRoutes(app: FastifyInstance, emu: Emulator): void {
   app.get('/fixtures/:name', { ...input({}), schema: { params: nameParams } }, async (req: NameRequest) => view(nameOf(req.params.name)));
   app.put('/fixtures/:name', { ...input({ body: true }), schema: { params: nameParams, body: z.unknown() } }, async (req: NameRequest) => {
     const name = nameOf(req.params.name);
-    const checked = validateFixture(name, req.body);
+    const checked = validateFixture(declarations, name, req.body);
     if (!checked.ok) throw new ControlError(400, `fixture ${name}: ${checked.message} (the current file stays)`);
     apply(emu, name, checked.data);
     area.replaced.add(name);

@@ -32,11 +32,6 @@ export const matcherFields = {
 /** What a matcher names (verify's `request`; the journal query gives the same fields). */
 export type Matcher = z.output<ReturnType<typeof z.object<typeof matcherFields>>>;
 
-/** True when every field of `expected` is in `actual` with a matching value (arrays: same length, item by item). */
-export function jsonSubset(expected: unknown, actual: unknown): boolean {
-  return firstDifference(expected, actual, '') === null;
-}
-
 const show = (v: unknown): string => (v === undefined ? 'none' : JSON.stringify(v));
 
 /** The first place where `actual` is not a superset of `expected`: `path: expected X, got Y`; null when it is. */

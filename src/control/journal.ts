@@ -3,6 +3,7 @@
  * client streamed on a socket as a WAV file (PCM16 mono at the socket's rate), and the audio an answer
  * carried as hex.
  */
+import { attachment } from '../core/http/content-disposition.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import * as z from 'zod';
 import { mulawWavHeader } from '../audio/encode/mulaw.js';
@@ -124,7 +125,7 @@ export function journalRoutes(app: FastifyInstance, emu: Emulator): void {
         `journal entry ${req.params.id} holds no client audio (only audio streamed on the conversation and recognition sockets is kept)`,
       );
     const wav = Buffer.concat([wavHeader(audio.sampleRate, 1, audio.pcm.length), audio.pcm]);
-    return reply.code(200).header('content-type', 'audio/wav').header('content-disposition', `attachment; filename="${req.params.id}.wav"`).send(wav);
+    return reply.code(200).header('content-type', 'audio/wav').header('content-disposition', attachment(`${req.params.id}.wav`)).send(wav);
   });
   app.get('/journal/:id/answer-audio', { ...input({}), schema: { params: idParams } }, async (req: IdRequest, reply) => {
     entryOf(req.params.id);
@@ -142,7 +143,7 @@ export function journalRoutes(app: FastifyInstance, emu: Emulator): void {
     return reply
       .code(200)
       .header('content-type', ANSWER_TYPES[ext] ?? 'application/octet-stream')
-      .header('content-disposition', `attachment; filename="${req.params.id}-answer.${ext}"`)
+      .header('content-disposition', attachment(`${req.params.id}-answer.${ext}`))
       .send(bytes);
   });
 }

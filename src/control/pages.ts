@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { VERSION } from '../version.js';
+import { controlRefusal, hostAllowed, INSPECTOR_HEADERS, type AccessConfig } from './access.js';
 
 /** The inspector's static files sit beside this module, in src/ (tsx) and in dist/ (copied by the build). */
 const INSPECTOR_DIR = new URL('./inspector/', import.meta.url);
@@ -19,7 +20,7 @@ const FILES: Record<string, string> = {
 
 async function sendFile(reply: FastifyReply, name: string, type: string): Promise<FastifyReply> {
   const body = await readFile(new URL(name, INSPECTOR_DIR));
-  return reply.header('content-type', type).header('cache-control', 'no-cache').send(body);
+  return reply.headers(INSPECTOR_HEADERS).header('content-type', type).header('cache-control', 'no-cache').send(body);
 }
 
 /**
@@ -52,8 +53,12 @@ function index(base: string, service: string) {
 }
 
 /** `GET /` on a listener: a browser goes to the inspector, anything else gets the index of URLs as JSON. */
-export function registerRoot(app: FastifyInstance, service: 'speech' | 'platform'): void {
+export function registerRoot(app: FastifyInstance, service: 'speech' | 'platform', access: AccessConfig): void {
   app.get('/', (req, reply) => {
+    // The index names the Host it was asked on: a name that could be a rebinding domain gets nothing.
+    if (!hostAllowed(access, req.headers.host)) {
+      return reply.code(403).send({ error: { message: controlRefusal(access, req) } });
+    }
     const accept = String(req.headers.accept ?? '');
     if (accept.includes('text/html')) return reply.redirect('/_emulator/', 302);
     return reply.header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(index(`${req.protocol}://${req.host}`, service)));

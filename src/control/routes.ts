@@ -12,6 +12,7 @@ import { faultRoutes } from './faults.js';
 import { fixtureRoutes } from './fixtures.js';
 import { healthRoutes } from './health.js';
 import { hearRoutes } from './hear.js';
+import { speakRoutes } from './speak.js';
 import { journalRoutes } from './journal.js';
 import { metricsRoutes } from './metrics.js';
 import { resetRoutes } from './reset.js';
@@ -22,6 +23,7 @@ import { documentRoutes } from './documents.js';
 import { liveJournal } from './live.js';
 import { inspectorPages } from './pages.js';
 import { acceptEmptyJson } from '../core/http/json-body.js';
+import { controlRefusal, tokenMatches } from './access.js';
 
 function isEmptyObject(v: unknown): boolean {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length === 0;
@@ -45,11 +47,15 @@ export async function controlPlane(app: FastifyInstance, opts: { emu: Emulator }
 
   // Probes (health, livez, readyz) answer without the token: they reveal nothing but status and version.
   app.addHook('onRequest', async (req) => {
+    // Before the token: a page on another origin or a rebinding name is refused whatever it presents.
+    const refusal = controlRefusal(emu.config, req);
+    if (refusal) throw new ControlError(403, refusal);
     const control = req.routeOptions.config?.control;
     if (control?.public) return;
     // EventSource cannot send headers: the live journal feed takes the token as ?token= too.
     const token = emu.config.controlToken;
-    if (control?.tokenInQuery && token && (req.query as { token?: unknown }).token === token) return;
+    const inQuery = (req.query as { token?: unknown }).token;
+    if (control?.tokenInQuery && token && typeof inQuery === 'string' && tokenMatches(inQuery, token)) return;
     if (!authorized(emu, req)) throw new ControlError(401, 'control plane needs Authorization: Bearer <EMULATOR_CONTROL_TOKEN>');
   });
 
@@ -105,6 +111,7 @@ export async function controlPlane(app: FastifyInstance, opts: { emu: Emulator }
     verifyRoutes,
     fixtureRoutes,
     hearRoutes,
+    speakRoutes,
   ]) {
     routes(app, emu);
   }

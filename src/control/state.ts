@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import * as z from 'zod';
-import { sweepAccounts } from '../core/state/account-sweep.js';
+import { sweepAccounts } from '../core/account-sweep.js';
 import { accountView } from '../core/state/accounts.js';
 import type { Emulator } from '../core/emulator.js';
 import { input } from './common.js';

@@ -2,9 +2,8 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import type { z } from 'zod';
-import type { Config } from '../config.js';
 import { Accounts, type Account } from './state/accounts.js';
+import type { AccountRegistry } from './state/account-settings.js';
 import type { StateArea } from './state/areas.js';
 import { BlobStore } from './state/blobs.js';
 import { Clock } from './state/clock.js';
@@ -14,11 +13,13 @@ import { Ids } from './state/ids.js';
 import { Journal } from './journal/journal.js';
 import { RateWindows } from './state/limits.js';
 import { Metrics } from './http/metrics.js';
+import type { RegisteredRoute } from './http/lifecycle.js';
 import { SignatureRecords } from './state/signatures.js';
 import { Sockets } from './socket/open-sockets.js';
 import { SlotQueue } from './state/queue.js';
 import { loadUrlSecret, URL_SECRET_FILE } from './state/url-secret.js';
 import { dataDirProblem, makeDirs } from './state/data-dir.js';
+import { DataDirLock } from './state/data-dir-lock.js';
 import { savedSnapshot, SNAPSHOT } from './state/snapshots.js';
 import type { SavedSnapshot } from './state/snapshot-schema.js';
 import { DATABASE } from './state/store/database.js';
@@ -30,14 +31,20 @@ export type { StateArea } from './state/areas.js';
 
 export type ServiceName = 'speech' | 'platform';
 
-export interface RegisteredRoute {
-  service: ServiceName;
-  method: string;
-  url: string;
-  websocket: boolean;
-  /** A socket's client messages that have a schema (its route config `messages`). */
-  messages?: Record<string, z.ZodType>;
+/**
+ * The settings of one instance that core reads. The entry (src/config.ts) reads every setting from flags and
+ * environment and adds the rest of them to this interface (`declare module`), so a service reads its own
+ * settings here too without core importing the entry.
+ */
+export interface EmulatorConfig {
+  seed: string;
+  dataDir?: string | undefined;
+  publicUrl?: string | undefined;
+  strictKeys: boolean;
+  journalLimit: number;
 }
+
+export type { RegisteredRoute } from './http/lifecycle.js';
 
 export interface ServiceUrls {
   speech: string;
@@ -94,12 +101,14 @@ export class Emulator {
   readonly closing: AbortSignal = this.shutdown.signal;
 
   private constructor(
-    readonly config: Config,
+    readonly config: EmulatorConfig,
     readonly fixtures: LoadedFixtures,
+    registry: AccountRegistry,
     readonly logger: Logger,
     dataDir: string,
     persistent: boolean,
     secret: Buffer,
+    private readonly lock: DataDirLock | undefined,
   ) {
     this.dataDir = dataDir;
     this.persistent = persistent;
@@ -108,6 +117,7 @@ export class Emulator {
       strict: config.strictKeys,
       fixture: fixtures.data['accounts.json'],
       freeCallSeconds: fixtures.data['billing.json'].free_call_seconds,
+      registry,
     });
     this.faults = new Faults(
       () => this.ids.stream('faults'),
@@ -119,18 +129,26 @@ export class Emulator {
     this.store = new StateStore(this, dataDir, persistent);
   }
 
-  static async create(config: Config, fixtures: LoadedFixtures, logger: Logger): Promise<Emulator> {
+  /** `accounts`: the capabilities and settings the services registered (core/service.ts `Registry`). */
+  static async create(config: EmulatorConfig, accounts: AccountRegistry, fixtures: LoadedFixtures, logger: Logger): Promise<Emulator> {
     const persistent = config.dataDir !== undefined;
     const dataDir = config.dataDir ?? mkdtempSync(join(tmpdir(), 'speech-emulator-'));
     makeDirs(dataDir);
     // A data dir that cannot take a durable write stops the start: nothing could be acknowledged there.
     const problem = persistent ? dataDirProblem(dataDir) : null;
     if (problem) throw new Error(`data dir ${dataDir} cannot hold the emulator's state: ${problem}`);
-    const hadState = existsSync(join(dataDir, DATABASE)) || existsSync(join(dataDir, SNAPSHOT));
-    const secret = await loadUrlSecret(dataDir, persistent, hadState);
-    if (secret.replacedMissing)
-      logger.warn(`${join(dataDir, URL_SECRET_FILE)} was missing: a new download-link secret is made, and links handed out before no longer verify`);
-    return new Emulator(config, fixtures, logger, dataDir, persistent, secret.key);
+    // Before anything is read: the state of a data dir another emulator writes to is not this one's to read.
+    const lock = persistent ? DataDirLock.acquire(dataDir) : undefined;
+    try {
+      const hadState = existsSync(join(dataDir, DATABASE)) || existsSync(join(dataDir, SNAPSHOT));
+      const secret = await loadUrlSecret(dataDir, persistent, hadState);
+      if (secret.replacedMissing)
+        logger.warn(`${join(dataDir, URL_SECRET_FILE)} was missing: a new download-link secret is made, and links handed out before no longer verify`);
+      return new Emulator(config, fixtures, accounts, logger, dataDir, persistent, secret.key, lock);
+    } catch (err) {
+      lock?.release();
+      throw err;
+    }
   }
 
   /** Registers a state area (core/state/areas.ts declares them); one registered late gets its saved part now. */
@@ -225,7 +243,12 @@ export class Emulator {
     this.sockets.closeAll(1001, 'emulator shutting down');
     // A last save that fails is logged (saveNow does): nobody waits for it any more.
     if (opts.save !== false) await this.store.saveNow().catch(() => undefined);
-    await this.store.close();
+    try {
+      await this.store.close();
+    } finally {
+      // Released last, and whatever happened: the next emulator on this data dir may start now.
+      this.lock?.release();
+    }
     this.closed = true;
     this.clock.stop();
     if (!this.persistent) rmSync(this.dataDir, { recursive: true, force: true });

@@ -1,7 +1,9 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { CAPABILITIES } from '../../src/core/state/accounts.js';
+import { REGISTRY } from '../../src/app.js';
+
+const CAPABILITIES = REGISTRY.accounts.capabilities;
 import { call, emulatorForFile } from '../helpers/emulator.js';
 import { ffprobe } from '../helpers/ffprobe.js';
 import { launchChromium, screenshotPath } from './chromium.js';

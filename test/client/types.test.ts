@@ -1,13 +1,13 @@
 import { describe, expectTypeOf, it } from 'vitest';
 import type * as z from 'zod';
 import type * as client from '../../src/client/index.js';
-import type { accountBody } from '../../src/control/accounts.js';
 import type { clockBody } from '../../src/control/clock.js';
 import type { hear } from '../../src/control/hear.js';
 import type { entryView, journalQuery } from '../../src/control/journal.js';
 import type { verifyBody } from '../../src/control/verify.js';
 import type { accountView, Capability } from '../../src/core/state/accounts.js';
-import type { FixtureName } from '../../src/core/state/fixture-schemas.js';
+import type { AccountSchemas } from '../../src/core/state/account-settings.js';
+import type { FixtureName, Fixtures } from '../../src/core/state/fixture-schemas.js';
 import type { FaultDirective, faultRuleSchema } from '../../src/core/faults/faults.js';
 import type { WsFrameSummary } from '../../src/core/journal/entry.js';
 
@@ -16,7 +16,7 @@ import type { WsFrameSummary } from '../../src/core/journal/entry.js';
 describe('control client types match the control plane', () => {
   it('requests equal the schemas the control plane validates with', () => {
     expectTypeOf<client.ClockChange>().toEqualTypeOf<z.input<typeof clockBody>>();
-    expectTypeOf<client.AccountChange>().toEqualTypeOf<z.input<typeof accountBody>>();
+    expectTypeOf<client.AccountChange>().toEqualTypeOf<z.input<AccountSchemas['change']>>();
     expectTypeOf<client.FaultRuleInput>().toEqualTypeOf<z.input<typeof faultRuleSchema>>();
     expectTypeOf<client.FaultDirective>().toEqualTypeOf<FaultDirective>();
     // limit is coerced from the query string: its checked form is the number the client sends.
@@ -29,6 +29,8 @@ describe('control client types match the control plane', () => {
     expectTypeOf<client.JournalEntryView>().toEqualTypeOf<ReturnType<typeof entryView>>();
     expectTypeOf<client.WsFrameView>().toEqualTypeOf<WsFrameSummary>();
     expectTypeOf<client.FixtureName>().toEqualTypeOf<FixtureName>();
+    // Each file's content, as its schema (core's or its service's) gives it.
+    expectTypeOf<{ [N in client.FixtureName]: client.FixtureContent<N> }>().toEqualTypeOf<{ [N in FixtureName]: Fixtures[N] }>();
     expectTypeOf<client.Capability>().toEqualTypeOf<Capability>();
     // hear's anomalies are an intersection there (the aligner's anomaly and its trace id): compared flattened.
     type Heard = Awaited<ReturnType<typeof hear>>;

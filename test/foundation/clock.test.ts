@@ -122,6 +122,19 @@ describe('control clock', () => {
       body: JSON.stringify({ prompt: 'A calm narrator with a warm low voice.', preview_text: 'Hello there.' }),
     });
     expect(((await design.json()) as { base_resp: { status_code: number } }).base_resp.status_code).toBe(0);
+    // Set to the last instant while flowing, the clock stays there: it never runs past its range.
+    await ctl.call('POST', '/clock', { set_ms: 253_402_300_799_999 - 5, freeze: false });
+    await new Promise((r) => setTimeout(r, 30));
+    expect((await ctl.clock()).body.now_ms).toBe(253_402_300_799_999);
+    const more = await ctl.call('POST', '/clock', { advance_ms: 1 });
+    expect(more.body.error.message).toBe('clock field advance_ms: would move the clock past 253402300799999 (the latest date); at most 0');
+    const late = await fetch(`${emu.speechUrl}/v1/voice_design`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer clock-end', 'content-type': 'application/json' },
+      body: JSON.stringify({ prompt: 'A calm narrator with a warm low voice.', preview_text: 'Hello there.' }),
+    });
+    expect(((await late.json()) as { base_resp: { status_code: number } }).base_resp.status_code).toBe(0);
+    await ctl.call('POST', '/clock', { set_ms: Date.now(), freeze: true });
     const bad = await fetch(`${emu.platformUrl}/_emulator/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"advance_ms":' });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: { message: string } }).error.message).toMatch(/JSON/);

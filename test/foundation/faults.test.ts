@@ -28,6 +28,23 @@ describe('X-Emulator-Fault header', () => {
     expect(ignored).toBeNull();
   });
 
+  it('a header with one unknown field applies the valid ones, names the unknown one, and the journal shows the fault', async () => {
+    const r = await call(`${emu.speechUrl}/v1/t2a_v2`, {
+      headers: { authorization: 'Bearer typo-key', 'x-emulator-fault': 'code=1002;delay_ms=10;typo_ms=5' },
+      json: { model: 'speech-2.8-hd', text: 'Hello.', voice_setting: { voice_id: 'male-qn-qingse' } },
+    });
+    expect(r.body.base_resp.status_code).toBe(1002);
+    expect(r.headers.get(IGNORED)).toBe('X-Emulator-Fault: "typo_ms" is not a fault field');
+    const [entry] = (await ctl.journal({ path: '/v1/t2a_v2' })).body.entries;
+    expect(entry.fault).toMatchObject({ code: 1002, delay_ms: 10 });
+  });
+
+  it('what is echoed of an unreadable header is bounded', async () => {
+    const ignored = await hit(emu.speechUrl, '/x', { 'x-emulator-fault': `code=${'9'.repeat(20)}x${'y'.repeat(12_000)};${'z=1;'.repeat(100)}` });
+    expect(ignored!.length).toBeLessThan(600);
+    expect(ignored).toContain('and 96 more');
+  });
+
   it('an unreadable header is reported, never dropped in silence', async () => {
     expect(await hit(emu.speechUrl, '/x', { 'x-emulator-fault': 'code=abc' })).toMatch(/X-Emulator-Fault.*code=abc/);
     expect(await hit(emu.speechUrl, '/x', { 'x-emulator-fault': 'explode=1' })).toMatch(/explode/);

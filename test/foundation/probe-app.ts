@@ -1,10 +1,9 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
-import { baseApp, composeService } from '../../src/app.js';
+import { baseApp, composeService, createEmulator } from '../../src/app.js';
 import { configSchema, type ConfigInput } from '../../src/config.js';
-import { Emulator } from '../../src/core/emulator.js';
-import { loadFixtures } from '../../src/core/state/fixtures.js';
+import type { Emulator } from '../../src/core/emulator.js';
 import { loggerOptions } from '../../src/logger.js';
 import { setupPlatformApp } from '../../src/services/platform/app.js';
 import { setupSpeechApp } from '../../src/services/speech/app.js';
@@ -32,7 +31,7 @@ export async function startProbeApps(
   const config = configSchema.parse({ seed: 't', logLevel: 'silent', ...options });
   const sink = extra.logLines;
   const logger = sink ? pino(loggerOptions('info'), { write: (line: string) => void sink.push(line) }) : pino({ level: 'silent' });
-  const emu = await Emulator.create(config, await loadFixtures(config.fixturesDir), logger);
+  const emu = await createEmulator(config, logger);
   const make = () => baseApp(logger);
   const speech = make();
   const platform = make();

@@ -135,6 +135,14 @@ describe('save rules', () => {
     expect((await save(key, { voice_id: 'v6', ref_audio: REF_URL, ref_text: 'a' })).body.succeed).toBe(true);
   });
 
+  it('20 parallel saves of new names: exactly 5 succeed, the rest are 10017, and the list holds 5', async () => {
+    const key = 'race-key';
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => save(key, { voice_id: `race-${i}`, ref_audio: REF_URL, ref_text: 'a' })));
+    expect(answers.filter((r) => r.body.succeed)).toHaveLength(5);
+    for (const r of answers.filter((a) => !a.body.succeed)) expect(r.body).toMatchObject(fails(10017, /limit/));
+    expect((await list(key)).body.data.list).toHaveLength(5);
+  });
+
   it('10019 and 10000 are reachable by fault, with HTTP 200', async () => {
     for (const code of [10019, 10000, 10014]) {
       const r = await save('fault-key', { voice_id: 'v', ref_audio: REF_URL, ref_text: 'a' }, { 'x-emulator-fault': `code=${code}` });

@@ -1,3 +1,4 @@
+import { REGISTRY } from '../../src/app.js';
 import { describe, expect, it } from 'vitest';
 import { openBidiSession } from '../../src/services/speech/bidi/model.js';
 import { Accounts } from '../../src/core/state/accounts.js';
@@ -148,7 +149,12 @@ describe('the order of checks of the bidi session model (E8, E9)', () => {
 
 describe('bidi settings of an account', () => {
   it('the accounts fixture and a PUT set them over the defaults; a PUT merges', () => {
-    const accounts = new Accounts({ strict: false, fixture: [{ key: 'listed', speech_settings: { bidi: { silence_ms: 250 } } }], freeCallSeconds: 0 });
+    const accounts = new Accounts({
+      strict: false,
+      fixture: [{ key: 'listed', speech_settings: { bidi: { silence_ms: 250 } } }],
+      freeCallSeconds: 0,
+      registry: REGISTRY.accounts,
+    });
     const listed = accounts.put('listed', {});
     expect(bidiSettingsOf(listed)).toEqual({ ...DEFAULT_BUFFER_SETTINGS, silenceMs: 250, maxPendingChars: DEFAULT_MAX_PENDING_CHARS });
     accounts.put('listed', { speech_settings: { bidi: { max_pending_chars: 99 } } });

@@ -23,6 +23,23 @@ function rawHttp(port: number, head: string, body: Buffer): Promise<string> {
 }
 
 describe('files', () => {
+  it('a name in any script downloads with Content-Disposition per RFC 6266: an ASCII filename and the UTF-8 filename*', async () => {
+    const api = speechApi(emu.speechUrl, 'files-names');
+    for (const name of ['日本語.txt', 'smile 😀.txt', 'line\u2028sep.txt', 'del\u007f.txt', 'café.txt', 'plain.txt']) {
+      const up = await api.upload('t2a_async_input', Buffer.from(PANGRAM), name);
+      expect(up.body.base_resp.status_code, name).toBe(0);
+      const got = await api.getBytes(`/v1/files/retrieve_content?file_id=${up.body.file.file_id}`);
+      expect(got.status, name).toBe(200);
+      expect(got.bytes.toString('utf8'), name).toBe(PANGRAM);
+      const header = got.headers.get('content-disposition')!;
+      const fallback = /filename="([^"]*)"/.exec(header)![1]!;
+      expect(fallback, name).toMatch(/^[\x20-\x7e]+$/);
+      const star = /filename\*=UTF-8''(\S+)/.exec(header)?.[1];
+      expect(star ? decodeURIComponent(star) : fallback, name).toBe(up.body.file.filename);
+      expect(up.body.file.filename, name).toBe(name);
+    }
+  });
+
   it('upload → list → retrieve (signed link, 24 h) → retrieve_content → delete', async () => {
     const api = speechApi(emu.speechUrl, 'files-owner');
     const wav = await api.audio('Hello there.');

@@ -305,8 +305,10 @@ describe('request validation (2013 names the field and the rule)', () => {
     expect(r.body.extra_info.word_count).toBe(8);
   });
 
-  it('each of the six models and the two legacy aliases synthesizes', async () => {
+  it('each of the eight models of the catalogue and the two legacy aliases synthesizes', async () => {
     const models = [
+      'speech-2.8-hd',
+      'speech-2.8-turbo',
       'speech-2.6-hd',
       'speech-2.6-turbo',
       'speech-02-hd',

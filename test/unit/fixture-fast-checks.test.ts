@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readSpeechVoices } from '../../src/core/state/fixture-fast-checks.js';
-import { fixtureSchemas } from '../../src/core/state/fixture-schemas.js';
+import { REGISTRY } from '../../src/app.js';
 import { validateFixture } from '../../src/core/state/fixtures.js';
+import { speechFixtures } from '../../src/services/speech/fixtures.js';
+import { readSpeechVoices } from '../../src/services/speech/voices/fixture-read.js';
 
-const schema = fixtureSchemas['speech-voices.json'];
+const schema = speechFixtures['speech-voices.json'].schema;
 const shipped = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'fixtures', 'speech-voices.json'), 'utf8')) as Record<string, unknown>[];
 
 /** The plain reading gives what the schema gives, field order included (JSON text compared). */
@@ -53,11 +54,14 @@ describe('the speech voice catalogue read without zod at start-up', () => {
   ])('leaves %s to the schema, which names the field', (_what, json) => {
     expect(readSpeechVoices(json)).toBeUndefined();
     expect(schema.safeParse(json).success).toBe(false);
-    expect(validateFixture('speech-voices.json', json).ok).toBe(false);
+    expect(validateFixture(REGISTRY.fixtures, 'speech-voices.json', json).ok).toBe(false);
   });
 
   it('the refusal of a broken catalogue is worded by the schema as before', () => {
     const broken = [...shipped.slice(0, 3), { voice_id: 'x', language: 'en' }];
-    expect(validateFixture('speech-voices.json', broken)).toEqual({ ok: false, message: 'field 3.name: voice_name (the display name) is required' });
+    expect(validateFixture(REGISTRY.fixtures, 'speech-voices.json', broken)).toEqual({
+      ok: false,
+      message: 'field 3.name: voice_name (the display name) is required',
+    });
   });
 });

@@ -1,12 +1,12 @@
 // An emulator instance for calling models directly: the real state, fixtures and clock, no listener.
 import pino from 'pino';
 import type { Account } from '../../src/core/state/accounts.js';
-import { Emulator } from '../../src/core/emulator.js';
-import { loadFixtures } from '../../src/core/state/fixtures.js';
+import type { Emulator } from '../../src/core/emulator.js';
+import { createEmulator } from '../../src/app.js';
 import { readConfig } from '../../src/config.js';
 
 export async function modelEmulator(): Promise<Emulator> {
-  return Emulator.create(readConfig([], {}), await loadFixtures(), pino({ level: 'silent' }));
+  return createEmulator(readConfig([], {}), pino({ level: 'silent' }));
 }
 
 /** The account of a key, as a request presenting it would have it. */

@@ -4,8 +4,8 @@
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { readConfig } from '../../src/config.js';
-import { Emulator } from '../../src/core/emulator.js';
-import { loadFixtures } from '../../src/core/state/fixtures.js';
+import type { Emulator } from '../../src/core/emulator.js';
+import { createEmulator } from '../../src/app.js';
 import { checkUpload, fetchDetectionUrl, type Upload } from '../../src/services/platform/detection/model.js';
 import { rejected, thrown } from './model-emulator.js';
 import { expectRefusal, messageOf } from './platform-refusal.js';
@@ -16,7 +16,7 @@ const FIXTURE_WAV = 'https://cdn.emulator.test/audio/ref-5s.wav';
 
 let emu: Emulator;
 beforeAll(async () => {
-  emu = await Emulator.create(readConfig([], { EMULATOR_PUBLIC_URL: PUBLIC_URL }), await loadFixtures(), pino({ level: 'silent' }));
+  emu = await createEmulator(readConfig([], { EMULATOR_PUBLIC_URL: PUBLIC_URL }), pino({ level: 'silent' }));
 });
 afterAll(async () => {
   await emu.close({ save: false });

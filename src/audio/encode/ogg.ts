@@ -25,9 +25,6 @@ export function oggCrc(bytes: Uint8Array): number {
   return crc;
 }
 
-/** The most packet bytes one page can hold (255 lacing values of 255). */
-export const MAX_PAGE_BODY = 255 * 255;
-
 export interface OggPage {
   serial: number;
   sequence: number;

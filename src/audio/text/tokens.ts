@@ -171,10 +171,6 @@ function langAt(text: string, i: number, whole: () => Lang): Lang {
 /** How many loop turns run between two pauses of stepped work. */
 export const STEP_CHARS = 512;
 
-export function tokenize(text: string, o: TextOptions): Tokenized {
-  return runSteps(tokenizeSteps(text, o));
-}
-
 /** Work that pauses (`yield`) now and then so a caller can let the event loop run. */
 export type Steps<T> = Generator<void, T, void>;
 

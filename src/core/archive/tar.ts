@@ -1,15 +1,9 @@
 /**
  * A minimal USTAR archive writer: regular files only, names up to 100 bytes (or 255 with a prefix).
  * Enough for the archives the emulator hands out (async synthesis results); `tar -tf` reads them.
- * `tarStream` gives the same bytes piece by piece, with members read from a source as they are
- * written (an archive of hours of audio is never held whole).
+ * `tarStream` gives the bytes piece by piece, with members read from a source as they are written
+ * (an archive of hours of audio is never held whole).
  */
-export interface TarEntry {
-  name: string;
-  data: Buffer;
-  /** Modification time, Unix seconds. */
-  mtimeSec: number;
-}
 
 /** A member whose bytes come from a source (a file on disk): its size is known before they are read. */
 export interface TarStreamEntry {
@@ -61,19 +55,7 @@ function header(entry: { name: string; size: number; mtimeSec: number }): Buffer
   return h;
 }
 
-/** The archive's bytes: each entry's header and data padded to 512 bytes, then two zero blocks. */
-export function writeTar(entries: TarEntry[]): Buffer {
-  const parts: Buffer[] = [];
-  for (const e of entries) {
-    parts.push(header({ ...e, size: e.data.length }), e.data);
-    const pad = (BLOCK - (e.data.length % BLOCK)) % BLOCK;
-    if (pad) parts.push(Buffer.alloc(pad));
-  }
-  parts.push(Buffer.alloc(BLOCK * 2));
-  return Buffer.concat(parts);
-}
-
-/** The archive of `entries` as chunks (equal to writeTar's bytes); a member shorter or longer than its size throws. */
+/** The archive of `entries` as chunks: each entry's header and data padded to 512 bytes, then two zero blocks; a member shorter or longer than its size throws. */
 export async function* tarStream(entries: Iterable<TarStreamEntry>): AsyncGenerator<Buffer> {
   for (const e of entries) {
     yield header(e);

@@ -4,7 +4,6 @@
  * request or from rules queued on the control plane (counted, or drawn with a seeded probability).
  */
 import * as z from 'zod';
-import type { RandomStream } from '../state/ids.js';
 import { firstProblemOf } from '../http/validation.js';
 
 /**
@@ -29,6 +28,13 @@ export const streamFaultFields = {
 
 /** An account's standing stream faults (`PUT /_emulator/accounts/{key}` `stream_faults`): every stream of its keys. */
 export const streamFaultsSchema = z.object(streamFaultFields).strict();
+
+/**
+ * What one stream's pace and audio faults are; every field absent means an unpaced, intact stream. The
+ * fields are the fault schema's: one list for the header, the rules, an account's standing faults and
+ * the stream guard (core/stream/shaping.ts).
+ */
+export type StreamShape = z.output<typeof streamFaultsSchema>;
 
 /** The one fault field that may be a decimal (`rtf=1.5`): every other value is an integer. */
 const DECIMAL_FIELDS = new Set(['rtf']);
@@ -61,7 +67,6 @@ export const faultRuleSchema = z
     fault: faultDirectiveSchema.refine((f) => Object.keys(f).length > 0, 'fault must name at least one field'),
   })
   .strict();
-export type FaultRuleInput = z.input<typeof faultRuleSchema>;
 
 export interface FaultRule {
   id: string;
@@ -78,32 +83,63 @@ export interface FaultRule {
 }
 
 export interface FaultContext {
-  /** `speech` is the primary speech listener, `speech-backup` its backup: a rule can take one down alone. */
-  service: 'speech' | 'speech-backup' | 'platform';
+  /** The listener the request reached (`speech`, its backup `speech-backup`, `platform`): a rule can take one down alone. */
+  service: string;
   method: string;
   path: string;
   accountId?: string;
 }
 
-export class FaultHeaderError extends Error {}
+/** What a fault header said: the fields it set, and why each part it could not apply was left out. */
+export interface ReadFaultHeader {
+  directive: FaultDirective | undefined;
+  problems: string[];
+}
 
-/** Parses `code=1002;delay_ms=50` into a directive. */
-export function parseFaultHeader(value: string): FaultDirective {
+/**
+ * How much of an unreadable part a problem quotes, and how many problems are reported (a header can be
+ * kilobytes). Problems go back in a response header: ASCII only, so the cut is marked with `...`.
+ */
+const QUOTED_CHARS = 60;
+const MAX_PROBLEMS = 5;
+
+const quoted = (text: string) => JSON.stringify(text.length > QUOTED_CHARS ? `${text.slice(0, QUOTED_CHARS)}...` : text);
+
+/**
+ * Reads `code=1002;delay_ms=50`. One rule for a header with a bad part: the valid fields apply, and every
+ * part left out (unreadable, an unknown field, a value out of its range) is named, so a typo never
+ * silently drops the fields the test did write.
+ */
+export function parseFaultHeader(value: string): ReadFaultHeader {
   const out: Record<string, number> = {};
+  const problems: string[] = [];
+  const fields = faultDirectiveSchema.shape as Record<string, z.ZodType>;
   for (const part of value.split(/[;,]/)) {
     const p = part.trim();
     if (!p) continue;
     const m = /^([a-z_]+)\s*=\s*(-?\d+)$/.exec(p) ?? decimalField(p);
-    if (!m) throw new FaultHeaderError(`X-Emulator-Fault: cannot read "${p}" (expected key=integer)`);
-    out[m[1]!] = Number(m[2]);
+    if (!m) {
+      problems.push(`X-Emulator-Fault: cannot read ${quoted(p)} (expected key=integer)`);
+      continue;
+    }
+    const [, name, raw] = m as unknown as [string, string, string];
+    const schema = Object.hasOwn(fields, name) ? fields[name] : undefined;
+    if (!schema) {
+      problems.push(`X-Emulator-Fault: ${quoted(name)} is not a fault field`);
+      continue;
+    }
+    const checked = schema.safeParse(Number(raw));
+    if (!checked.success) {
+      problems.push(`X-Emulator-Fault: ${name}: ${firstProblemOf(checked.error)?.rule ?? 'invalid value'}`);
+      continue;
+    }
+    out[name] = Number(raw);
   }
-  const parsed = faultDirectiveSchema.safeParse(out);
-  if (!parsed.success) {
-    const problem = firstProblemOf(parsed.error);
-    const field = problem?.path.length ? String(problem.path[0]) : (problem?.keys?.join(',') ?? '');
-    throw new FaultHeaderError(`X-Emulator-Fault: ${field ? `${field}: ` : ''}${problem?.rule ?? 'invalid directive'}`);
-  }
-  return parsed.data;
+  const shown = problems.length > MAX_PROBLEMS ? [...problems.slice(0, MAX_PROBLEMS), `and ${problems.length - MAX_PROBLEMS} more`] : problems;
+  // The directive lists its fields in the schema's order, whatever the header's (log lines name them so).
+  const ordered: Record<string, number> = {};
+  for (const name of Object.keys(fields)) if (name in out) ordered[name] = out[name]!;
+  return { directive: Object.keys(ordered).length ? (ordered as FaultDirective) : undefined, problems: shown };
 }
 
 /** `rtf=0.5`: a decimal value, for the fields that take one. */
@@ -123,7 +159,7 @@ export class Faults {
 
   /** `changed` is told of every change (a rule added, removed or used up) so it can be persisted. */
   constructor(
-    private readonly random: () => RandomStream,
+    private readonly random: () => { next(): number },
     private readonly changed: () => void = () => {},
   ) {}
 

@@ -7,22 +7,12 @@
  * endpoint renders the refusal in its own shape; none of them decides the order again.
  */
 import type { FastifyRequest } from 'fastify';
-import type { Account, Capability, Resolution } from '../state/accounts.js';
-import type { Emulator } from '../emulator.js';
+import type { Account, Accounts, Capability, Resolution } from '../state/accounts.js';
 import { takeFault } from './request-context.js';
 
-/** Why a presented key admits nobody. */
-export type KeyProblem = 'missing' | 'invalid' | 'disabled';
+import type { Refusal } from './refusal.js';
 
-/** The texts a service gives each key problem (each service words them for where its key travels). */
-export type KeyTexts = Record<KeyProblem, string>;
-
-export type Refusal =
-  | { kind: 'close_ws'; closeCode: number }
-  | { kind: 'fault_code'; code: number }
-  | { kind: 'fault_status'; status: number }
-  | { kind: 'key'; problem: KeyProblem }
-  | { kind: 'capability'; capability: Capability };
+export type { KeyTexts, Refusal } from './refusal.js';
 
 export type Admission = { ok: true; account: Account } | { ok: false; refusal: Refusal };
 
@@ -43,7 +33,7 @@ export interface AdmissionInput {
   socket?: boolean;
 }
 
-export function admit(emu: Emulator, input: AdmissionInput): Admission {
+export function admit(emu: { readonly accounts: Accounts }, input: AdmissionInput): Admission {
   if (input.socket) {
     const closeCode = input.fault('close_ws');
     if (closeCode !== undefined) return { ok: false, refusal: { kind: 'close_ws', closeCode } };
@@ -70,7 +60,7 @@ export function keyOfRequest(req: FastifyRequest): Resolution {
  * Admission of an HTTP request that went through the lifecycle, once: a request already admitted is let
  * in again without taking its fault fields a second time.
  */
-export function admitRequest(emu: Emulator, req: FastifyRequest, capability?: Capability): Admission {
+export function admitRequest(emu: { readonly accounts: Accounts }, req: FastifyRequest, capability?: Capability): Admission {
   const ctx = req.ctx;
   if (ctx.admitted && ctx.account) return { ok: true, account: ctx.account };
   const admission = admit(emu, { fault: (field) => takeFault(req, field), key: keyOfRequest(req), capability });
@@ -86,7 +76,7 @@ export function admitRequest(emu: Emulator, req: FastifyRequest, capability?: Ca
  * the key and the capability (those two fields stay reported ignored), and only once let in gets the
  * route's 426.
  */
-export function admitUpgrade(emu: Emulator, req: FastifyRequest, capability: Capability): Admission {
+export function admitUpgrade(emu: { readonly accounts: Accounts }, req: FastifyRequest, capability: Capability): Admission {
   const ctx = req.ctx;
   if (ctx.refusal) return { ok: false, refusal: ctx.refusal };
   if (ctx.admitted && ctx.account) return { ok: true, account: ctx.account };

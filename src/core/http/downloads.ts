@@ -1,12 +1,15 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { contentTypeOf, DOWNLOAD_PREFIX } from '../state/blobs.js';
-import type { Emulator } from '../emulator.js';
+import { contentTypeOf, DOWNLOAD_PREFIX, type BlobStore } from '../state/blobs.js';
 
 /**
  * `GET /download/<path>?expires=&sig=` on every listener: a plain GET with no credentials, as real
  * clients fetch the links they were handed. A tampered, expired or unsafe link serves nothing.
  */
-export function registerDownloads(app: FastifyInstance, emu: Emulator, fail: (reply: FastifyReply, status: number, message: string) => FastifyReply): void {
+export function registerDownloads(
+  app: FastifyInstance,
+  emu: { readonly blobs: BlobStore },
+  fail: (reply: FastifyReply, status: number, message: string) => FastifyReply,
+): void {
   app.get(`${DOWNLOAD_PREFIX}*`, async (req, reply) => {
     const raw = (req.raw.url ?? '').split('?')[0]!;
     // Our links only hold plain characters: anything encoded (%2F, %2e…) is someone probing the store.

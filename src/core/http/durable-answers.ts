@@ -7,9 +7,8 @@
  * framework's.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Emulator } from '../emulator.js';
 
-export function installDurableAnswers(app: FastifyInstance, emu: Emulator): void {
+export function installDurableAnswers(app: FastifyInstance, emu: { persist(): Promise<void> }): void {
   // Requests whose answer comes from an error handler (onError runs before it).
   const answeringError = new WeakSet<FastifyRequest>();
   app.addHook('onError', (req, _reply, _err, done) => {

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { classifyBodyError, type BodyError } from './body-errors.js';
-import type { Emulator } from '../emulator.js';
+import type { Logger } from 'pino';
 import { journalOversizeBody } from '../journal/summaries.js';
 import { pathOf } from './request-context.js';
 import { StorageError } from '../state/storage.js';
@@ -31,7 +31,7 @@ export interface ErrorRenderers<E extends Error> {
   schemaError?(err: HandledError): E | undefined;
 }
 
-export function installErrorHandler<E extends Error>(app: FastifyInstance, emu: Emulator, renderers: ErrorRenderers<E>): void {
+export function installErrorHandler<E extends Error>(app: FastifyInstance, emu: { readonly logger: Logger }, renderers: ErrorRenderers<E>): void {
   const notFound = (req: FastifyRequest, reply: FastifyReply) =>
     renderers.notFound(req, reply, `not found: no operation at ${req.method} ${req.url.split('?')[0]}`);
 

@@ -15,17 +15,43 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { FastifyContextConfig, FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
-import { accountId, redactKey } from '../state/accounts.js';
+import type { z } from 'zod';
+import { accountId, redactKey, type Accounts } from '../state/accounts.js';
+import type { Clock } from '../state/clock.js';
 import { admitRequest, type Refusal } from './admission.js';
 import { installDurableAnswers } from './durable-answers.js';
-import type { Emulator } from '../emulator.js';
-import { parseFaultHeader, type FaultDirective } from '../faults/faults.js';
-import { JournalEntry } from '../journal/journal.js';
+import { parseFaultHeader, type FaultDirective, type Faults } from '../faults/faults.js';
+import { JournalEntry, type Journal } from '../journal/journal.js';
+import type { Metrics } from './metrics.js';
 import { journalAnswer, journalBody, journalRefusedBody, journalRequest, recordFault } from '../journal/summaries.js';
 import { faultIgnoredHeader, listenerOf, pathOf, takeFault, type RequestContext } from './request-context.js';
 import { finishEntry } from './request-finish.js';
 import { identifyRequest } from './request-log.js';
 import { unrecorded } from '../journal/unrecorded.js';
+
+/** A route as a service registered it (method, URL pattern, WebSocket or not). */
+export interface RegisteredRoute {
+  service: 'speech' | 'platform';
+  method: string;
+  url: string;
+  websocket: boolean;
+  /** A socket's client messages that have a schema (its route config `messages`). */
+  messages?: Record<string, z.ZodType>;
+}
+
+/** What the lifecycle reads of the emulator instance (core/emulator.ts has all of it). */
+export interface LifecycleHost {
+  readonly accounts: Accounts;
+  readonly clock: Clock;
+  readonly faults: Faults;
+  readonly journal: Journal;
+  readonly metrics: Metrics;
+  /** With a data dir, answers wait for their changes to be on disk (durable-answers.ts). */
+  readonly persistent: boolean;
+  persist(): Promise<void>;
+  /** Routes of both services, noted as each is registered. */
+  readonly routes: RegisteredRoute[];
+}
 
 export interface LifecycleOptions {
   service: 'speech' | 'platform';
@@ -42,7 +68,7 @@ function admittedByLifecycle(config: FastifyContextConfig): boolean {
   return config.capability !== undefined && !config.selfAuth;
 }
 
-export function installLifecycle(app: FastifyInstance, emu: Emulator, opts: LifecycleOptions): void {
+export function installLifecycle(app: FastifyInstance, emu: LifecycleHost, opts: LifecycleOptions): void {
   app.decorateRequest('ctx', null as unknown as RequestContext);
 
   // Every route the service serves, as registered (the property tests cover each one of them). Each
@@ -112,11 +138,9 @@ export function installLifecycle(app: FastifyInstance, emu: Emulator, opts: Life
     let header: FaultDirective | undefined;
     const raw = req.headers['x-emulator-fault'];
     if (typeof raw === 'string' && raw.trim()) {
-      try {
-        header = parseFaultHeader(raw);
-      } catch (err) {
-        ctx.faultNote = (err as Error).message;
-      }
+      const read = parseFaultHeader(raw);
+      header = read.directive;
+      if (read.problems.length) ctx.faultNote = read.problems.join(', ');
     }
     const taken = emu.faults.take({ service: ctx.listener, method: req.method, path, accountId: ctx.account?.id }, header);
     if (taken) ctx.fault = taken.directive;

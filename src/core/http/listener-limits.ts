@@ -17,8 +17,15 @@ export interface ListenerLimits {
   maxConnections: number;
 }
 
+/** An answer made before any route runs, in the listener's shape. */
+export interface EarlyAnswer {
+  status: number;
+  headers?: Record<string, string>;
+  body: unknown;
+}
+
 /** The answer to a request refused for the connection cap, in the listener's shape. */
-export type BusyAnswer = (message: string, url?: string) => { status: number; headers?: Record<string, string>; body: unknown };
+export type BusyAnswer = (message: string, url?: string) => EarlyAnswer;
 
 /** How long a connection over the cap may stay open without sending a request. */
 const OVER_CAP_GRACE_MS = 2000;

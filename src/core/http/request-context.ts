@@ -7,13 +7,15 @@
 import type { FastifyContextConfig, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { Account, Capability } from '../state/accounts.js';
-import type { Refusal } from './admission.js';
+import type { Refusal } from './refusal.js';
 import type { FaultDirective, FaultField } from '../faults/faults.js';
 import type { Journal, JournalEntry } from '../journal/journal.js';
+import type { EntryListener } from '../journal/entry.js';
 import type { Metrics } from './metrics.js';
+import { listenerOfRequest } from './listeners.js';
 
-/** Which listener a request reached. Fault rules name it as `service`. */
-export type Listener = 'speech' | 'speech-backup' | 'platform';
+/** Which listener a request reached, by the name its service declares (core/service.ts). Fault rules name it as `service`. */
+export type Listener = EntryListener;
 
 export interface RequestContext {
   listener: Listener;
@@ -71,9 +73,9 @@ export function pathOf(req: FastifyRequest): string {
   return q === -1 ? url : url.slice(0, q);
 }
 
-export function listenerOf(req: FastifyRequest, service: 'speech' | 'platform'): Listener {
-  if (service === 'platform') return 'platform';
-  return (req.raw as { emulatorListener?: Listener }).emulatorListener ?? 'speech';
+/** The listener of a request: its connection's (core/http/listeners.ts), else (an injected request) the service's main one. */
+export function listenerOf(req: FastifyRequest, main: Listener): Listener {
+  return (listenerOfRequest(req.raw) as Listener | undefined) ?? main;
 }
 
 /** Returns the directive's field and marks it as expressed (fields never taken are reported ignored). */

@@ -12,7 +12,7 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { entryCode, type JournalEntry } from '../journal/journal.js';
-import type { StreamEnd } from '../stream/frames.js';
+import type { StreamEnd } from '../journal/stream.js';
 
 export const REQUEST_ID_HEADER = 'X-Emulator-Request-Id';
 

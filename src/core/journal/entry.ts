@@ -18,8 +18,14 @@ export interface WsFrameSummary {
   truncated?: true;
 }
 
-/** Which listener a request reached (the backup is a second listener of the speech service). */
-export type EntryListener = 'speech' | 'speech-backup' | 'platform';
+/**
+ * The listeners, by name. core knows none: each service adds its own here (`declare module`, beside its registration,
+ * which declares them: core/service.ts).
+ */
+export interface Listeners {}
+
+/** The listener a request reached, by the name its service declares. */
+export type EntryListener = keyof Listeners & string;
 
 type RequestSummary = { headers: Record<string, string>; query?: Record<string, unknown> };
 

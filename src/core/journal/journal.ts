@@ -6,19 +6,7 @@ import { JournalEntry, JournalRequest, type EntryFields, type WsFrameSummary } f
 import { frameContent } from './frames.js';
 
 // What an entry is and how it is summarized lives beside this file; importers of the journal get it here too.
-export {
-  FRAME_HEAD,
-  FRAME_TAIL,
-  JournalEntry,
-  JournalRequest,
-  JournalResponse,
-  entryCode,
-  type EntryFields,
-  type EntryListener,
-  type RequestSummarizer,
-  type ValueSummarizer,
-  type WsFrameSummary,
-} from './entry.js';
+export { FRAME_HEAD, FRAME_TAIL, JournalEntry, JournalRequest, entryCode, type EntryFields, type WsFrameSummary } from './entry.js';
 export { isSecretField, summarize } from './value.js';
 
 /** What a watcher of the journal hears: an entry started (`new`) or its answer ended (`finished`). */

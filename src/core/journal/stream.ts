@@ -6,6 +6,9 @@
  */
 import { frameContent } from './frames.js';
 
+/** How a stream ended. `done` and `failed` are said by the transport; the stream guard finds the others. */
+export type StreamEnd = 'done' | 'cut' | 'left' | 'shutdown' | 'failed';
+
 /** A text frame's content: the JSON of its `data:` lines without audio, or its bounded text. */
 function eventContent(text: string): unknown {
   const data = text

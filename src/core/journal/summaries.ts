@@ -5,10 +5,9 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { redactKey } from '../state/accounts.js';
-import type { FaultDirective } from '../faults/faults.js';
+import type { FaultDirective, FaultField } from '../faults/faults.js';
 import { FaultRecord } from './fault.js';
 import { JournalRequest, summarize, type JournalEntry } from './journal.js';
-import type { RequestContext } from '../http/request-context.js';
 
 /** Headers that carry credentials under any scheme (docs/control-plane.md lists them). */
 const SECRET_HEADERS = new Set([
@@ -232,7 +231,7 @@ export function journalOversizeBody(req: FastifyRequest, bodyLimit = req.routeOp
 }
 
 /** The fault a request arrived with, on its entry: its origin and, as the endpoint takes them, the fields it expressed. */
-export function recordFault(ctx: RequestContext, directive: FaultDirective, origin: string): void {
+export function recordFault(ctx: { entry: JournalEntry | null; faultUsed: Set<FaultField> | null }, directive: FaultDirective, origin: string): void {
   if (!ctx.entry) return;
   ctx.faultUsed ??= new Set();
   ctx.entry.setFault(new FaultRecord(origin, directive, ctx.faultUsed));

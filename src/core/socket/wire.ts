@@ -6,13 +6,28 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
-import type { Emulator } from '../emulator.js';
+import type { Logger } from 'pino';
+import type { Clock } from '../state/clock.js';
+import type { Journal } from '../journal/journal.js';
+import type { Sockets } from './open-sockets.js';
 import { pathOf } from '../http/request-context.js';
 import { finishEntry } from '../http/request-finish.js';
 import type { WsFrameSummary } from '../journal/journal.js';
 import { logSocketOpen } from '../http/request-log.js';
 import { AUDIO_CHUNK, guardStream, type AudioFrame, type AudioShaping, type FrameKind, type StreamEnd } from '../stream/guard.js';
 import type { AudioCarrier } from '../stream/shaping.js';
+
+/** What a socket's wire reads of the emulator instance (core/emulator.ts has all of it). */
+export interface SocketHost {
+  readonly clock: Clock;
+  readonly journal: Journal;
+  readonly logger: Logger;
+  readonly sockets: Sockets;
+  /** Aborted when the emulator begins to close. */
+  readonly closing: AbortSignal;
+  /** The commit a frame must wait for, or null. */
+  pendingCommit(): Promise<void> | null;
+}
 
 export interface SocketWire {
   readonly signal: AbortSignal;
@@ -67,7 +82,7 @@ export const OVERSIZE_REASON = `message over ${MAX_FRAME_BYTES} bytes (8 MiB)`;
  * before the 1009 close frame. The socket's `cut_after_chunks` is read by its stream guard.
  */
 export function openSocketWire(
-  emu: Emulator,
+  emu: SocketHost,
   socket: WebSocket,
   req: FastifyRequest,
   onOversize?: () => void,

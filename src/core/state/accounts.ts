@@ -2,12 +2,11 @@
  * API key -> account. Keys are never stored: an account is known by the hash of its key (`id`),
  * and shown redacted (`label`). Every resource of every service belongs to one account id.
  */
+import { accountSchemas, type AccountRegistry, type AccountSchemas, type Capability, type ServiceSettings } from './account-settings.js';
 import { sha256Hex } from './ids.js';
-import type { SpeechSettings } from '../speech-settings.js';
-import type { StreamShape } from '../stream/shaping.js';
+import type { StreamShape } from '../faults/faults.js';
 
-export const CAPABILITIES = ['tts', 'cloning', 'upload', 'podcast', 'calls', 'recognition', 'detection', 'diarization', 'agents'] as const;
-export type Capability = (typeof CAPABILITIES)[number];
+export type { Capability, ServiceSettings } from './account-settings.js';
 
 export interface AccountLimits {
   requests_per_minute?: number;
@@ -28,8 +27,8 @@ export interface AccountSettings {
   limits?: AccountLimits;
   /** Identity verification done (speech voice cloning needs it: 2038 otherwise). Default true. */
   real_name_verified?: boolean;
-  /** Settings of the speech service (the bidi socket's buffering); a PUT merges each group. */
-  speech_settings?: SpeechSettings;
+  /** Settings the services registered (the speech service's bidi buffering, stt pace); a PUT merges each group. */
+  speech_settings?: ServiceSettings;
   /** Pace and audio faults of every audio stream of the account (docs/voice-agents.md); a PUT replaces them, `{}` clears. */
   stream_faults?: StreamShape;
 }
@@ -49,7 +48,7 @@ export interface Account {
   /** True when the account comes from the fixture or a PUT (strict mode accepts only these). */
   listed: boolean;
   /** The values set; the service applies its defaults to the others. */
-  speechSettings?: SpeechSettings;
+  speechSettings?: ServiceSettings;
   /** Pace and audio faults of every audio stream (the stream guard reads them). */
   streamFaults?: StreamShape;
 }
@@ -81,6 +80,8 @@ export interface AccountsOptions {
   strict: boolean;
   fixture: (AccountSettings & { key: string })[];
   freeCallSeconds: number;
+  /** The registered capabilities (a key holds all of them unless its settings name fewer) and settings. */
+  registry: AccountRegistry;
 }
 
 /** How long (wall time) an account stays after its last request before a sweep may forget it. */
@@ -99,7 +100,11 @@ export class Accounts {
   /** Told of each account added, changed or dropped (the state store writes only those). */
   onChange: (id: string) => void = () => {};
 
+  /** The schemas of an account's settings (fixture, control plane) for the registered services. */
+  readonly schemas: AccountSchemas;
+
   constructor(private readonly opts: AccountsOptions) {
+    this.schemas = accountSchemas(opts.registry);
     this.useFixture(opts.fixture, opts.freeCallSeconds);
   }
 
@@ -190,7 +195,7 @@ export class Accounts {
     if (settings.limits !== undefined) account.limits = { ...account.limits, ...settings.limits };
     if (settings.real_name_verified !== undefined) account.realNameVerified = settings.real_name_verified;
     // Each group of speech settings merges field by field: a PUT changes only what it names.
-    for (const [group, values] of Object.entries(settings.speech_settings ?? {}) as [keyof SpeechSettings, object | undefined][]) {
+    for (const [group, values] of Object.entries(settings.speech_settings ?? {}) as [keyof ServiceSettings, object | undefined][]) {
       if (values) account.speechSettings = { ...account.speechSettings, [group]: { ...account.speechSettings?.[group], ...values } };
     }
     if (settings.stream_faults !== undefined) account.streamFaults = { ...settings.stream_faults };
@@ -236,6 +241,10 @@ export class Accounts {
     else if (stored !== account) stored.balanceMicro = Math.max(0, stored.balanceMicro - due);
   }
 
+  get registry(): AccountRegistry {
+    return this.opts.registry;
+  }
+
   has(account: Account, capability: Capability): boolean {
     return account.capabilities.includes(capability);
   }
@@ -264,7 +273,7 @@ export class Accounts {
       id,
       label: listed?.label ?? label,
       balanceMicro: listed?.balance_micro ?? DEFAULT_BALANCE_MICRO,
-      capabilities: [...(listed?.capabilities ?? CAPABILITIES)],
+      capabilities: [...(listed?.capabilities ?? this.opts.registry.capabilities)],
       project: listed?.project ?? 'default',
       disabled: listed?.disabled ?? false,
       limits: { ...(listed?.limits ?? {}) },

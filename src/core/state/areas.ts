@@ -11,7 +11,6 @@
  * account's records of the area; without an account, the whole area.
  */
 import * as z from 'zod';
-import type { Emulator } from '../emulator.js';
 
 /**
  * A part of the state owned by one service area (custom voices, uploads, sessions…). Areas register
@@ -123,7 +122,14 @@ function partPath(path: readonly PropertyKey[]): string {
  * state view and snapshots then reach it). One name has one shape: the area's own module is the only
  * caller with that name, so the type it asks for is the type it registered.
  */
-export function areaOf<A extends StateArea>(emu: Emulator, name: string, create: () => A): A {
+/** Where areas are registered: the emulator instance (core/emulator.ts). */
+export interface AreaHost {
+  readonly areas: ReadonlyMap<string, StateArea>;
+  registerArea(area: StateArea): void;
+  markDirty(part?: string, account?: string | null, id?: string | number): void;
+}
+
+export function areaOf<A extends StateArea>(emu: AreaHost, name: string, create: () => A): A {
   const existing = emu.areas.get(name);
   if (existing) return existing as A;
   const area = create();

@@ -7,6 +7,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createReadStream, createWriteStream, rmSync } from 'node:fs';
 import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { PRIVATE_DIR, PRIVATE_FILE } from './data-dir.js';
 import { dirname, join, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -60,9 +61,9 @@ export class BlobStore {
     const abs = this.file(rel);
     const tmp = `${abs}.tmp-${process.pid}-${++this.tmpCounter}`;
     try {
-      await mkdir(dirname(abs), { recursive: true });
+      await mkdir(dirname(abs), { recursive: true, mode: PRIVATE_DIR });
       this.writes?.check(tmp);
-      const file = await open(tmp, 'w');
+      const file = await open(tmp, 'w', PRIVATE_FILE);
       try {
         await file.writeFile(data);
         if (this.durable) await file.sync();
@@ -103,8 +104,8 @@ export class BlobStore {
       }
     }
     try {
-      await mkdir(dirname(abs), { recursive: true });
-      await pipeline(source, limited, createWriteStream(tmp));
+      await mkdir(dirname(abs), { recursive: true, mode: PRIVATE_DIR });
+      await pipeline(source, limited, createWriteStream(tmp, { mode: PRIVATE_FILE }));
     } catch (err) {
       await rm(tmp, { force: true }).catch(() => undefined);
       throw storageFailure(err, rel);
@@ -134,7 +135,7 @@ export class BlobStore {
   async move(fromRel: string, toRel: string): Promise<void> {
     const target = this.file(toRel);
     try {
-      await mkdir(dirname(target), { recursive: true });
+      await mkdir(dirname(target), { recursive: true, mode: PRIVATE_DIR });
       await this.commit(this.file(fromRel), target);
     } catch (err) {
       throw storageFailure(err, toRel);

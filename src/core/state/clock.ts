@@ -14,6 +14,13 @@ interface Timer extends TimerInfo {
   fn: () => void;
 }
 
+/**
+ * The clock's latest instant: the end of year 9999. Times become dates in answers (ISO strings, expiries
+ * days or years ahead), and every such date must stay inside what a Date and a four-digit year can hold.
+ * Set there while flowing, the clock stays there: it never runs past it.
+ */
+export const CLOCK_MAX_MS = 253_402_300_799_999;
+
 export class Clock {
   private offsetMs = 0; // emulator time = wall time + offset while flowing
   private frozenAt: number | null = null;
@@ -26,7 +33,7 @@ export class Clock {
   constructor(private readonly wall: () => number = () => Date.now()) {}
 
   now(): number {
-    return this.frozenAt ?? this.wall() + this.offsetMs;
+    return this.frozenAt ?? Math.min(CLOCK_MAX_MS, this.wall() + this.offsetMs);
   }
 
   get frozen(): boolean {

@@ -6,8 +6,12 @@
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, rmSync, statSync, writeSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 
+/** Every file the emulator writes in a data dir is its own to read (keys' resources, request bodies). */
+export const PRIVATE_FILE = 0o600;
+export const PRIVATE_DIR = 0o700;
+
 /**
- * `mkdir -p` one level at a time. Node's own recursive mkdir never returns for some paths (a folder under
+ * `mkdir -p` one level at a time, each new level private. Node's own recursive mkdir never returns for some paths (a folder under
  * /proc spins a CPU forever), so each missing level is made on its own and the first failure is thrown.
  */
 export function makeDirs(dir: string): void {
@@ -16,7 +20,7 @@ export function makeDirs(dir: string): void {
     missing.unshift(at);
     if (dirname(at) === at) break;
   }
-  for (const level of missing) mkdirSync(level);
+  for (const level of missing) mkdirSync(level, PRIVATE_DIR);
 }
 
 /** The problem with `dir` as a data dir, in words, or null when it is usable. */
@@ -29,7 +33,7 @@ export function dataDirProblem(dir: string): string | null {
   }
   const probe = join(dir, `.write-check-${process.pid}`);
   try {
-    const fd = openSync(probe, 'w');
+    const fd = openSync(probe, 'w', PRIVATE_FILE);
     try {
       writeSync(fd, 'speech-emulator');
       fsyncSync(fd);

@@ -6,33 +6,33 @@
  * fields added later (a newer snapshot read by the same version keeps its meaning).
  */
 import * as z from 'zod';
-import { CAPABILITIES } from './accounts.js';
+import type { AccountRegistry } from './account-settings.js';
 import { faultDirectiveSchema } from '../faults/faults.js';
-import { speechSettingsSchema } from '../speech-settings.js';
 
 export const SNAPSHOT_VERSION = 1;
 
 const count = z.number().int().min(0);
 
-const accountSchema = z.looseObject({
-  id: z.string().min(1),
-  label: z.string(),
-  balanceMicro: z.number(),
-  capabilities: z.array(z.enum(CAPABILITIES)),
-  project: z.string(),
-  disabled: z.boolean(),
-  limits: z.looseObject({
-    requests_per_minute: count.optional(),
-    characters_per_minute: count.optional(),
-    speech_to_text_per_minute: count.optional(),
-    max_concurrent_calls: count.optional(),
-    single_channel: z.boolean().optional(),
-  }),
-  realNameVerified: z.boolean(),
-  freeCallSeconds: z.number(),
-  listed: z.boolean(),
-  speechSettings: speechSettingsSchema.optional(),
-});
+const accountSchemaOf = (registry: AccountRegistry) =>
+  z.looseObject({
+    id: z.string().min(1),
+    label: z.string(),
+    balanceMicro: z.number(),
+    capabilities: z.array(z.enum(registry.capabilities)),
+    project: z.string(),
+    disabled: z.boolean(),
+    limits: z.looseObject({
+      requests_per_minute: count.optional(),
+      characters_per_minute: count.optional(),
+      speech_to_text_per_minute: count.optional(),
+      max_concurrent_calls: count.optional(),
+      single_channel: z.boolean().optional(),
+    }),
+    realNameVerified: z.boolean(),
+    freeCallSeconds: z.number(),
+    listed: z.boolean(),
+    speechSettings: registry.serviceSettings.optional(),
+  });
 
 const segmentSchema = z.looseObject({ text: z.string(), startMs: z.number(), endMs: z.number(), speaker: z.number().optional() });
 
@@ -71,18 +71,27 @@ const faultsSchema = z.looseObject({
 
 const idStreamSchema = z.looseObject({ counter: count, used: count.optional(), pool: z.string().optional() });
 
-/** The snapshot as a whole: each core part checked in full, each area's part by the area itself. */
-export const snapshotSchema = z.looseObject({
-  version: z.literal(SNAPSHOT_VERSION, { error: `must be ${SNAPSHOT_VERSION}, the only snapshot version this emulator reads` }),
-  saved_at_ms: z.number().optional(),
-  accounts: z.array(accountSchema).optional(),
-  signatures: z.array(signatureSchema).optional(),
-  faults: faultsSchema.optional(),
-  ids: z.record(z.string(), idStreamSchema).optional(),
-  areas: z.record(z.string(), z.unknown()).optional(),
-});
+const snapshotSchemaOf = (registry: AccountRegistry) =>
+  z.looseObject({
+    version: z.literal(SNAPSHOT_VERSION, { error: `must be ${SNAPSHOT_VERSION}, the only snapshot version this emulator reads` }),
+    saved_at_ms: z.number().optional(),
+    accounts: z.array(accountSchemaOf(registry)).optional(),
+    signatures: z.array(signatureSchema).optional(),
+    faults: faultsSchema.optional(),
+    ids: z.record(z.string(), idStreamSchema).optional(),
+    areas: z.record(z.string(), z.unknown()).optional(),
+  });
 
-export type SavedSnapshot = z.output<typeof snapshotSchema>;
+const schemas = new WeakMap<AccountRegistry, ReturnType<typeof snapshotSchemaOf>>();
+
+/** The snapshot as a whole: each core part checked in full (accounts with the registered capabilities and settings), each area's part by the area itself. */
+export function snapshotSchema(registry: AccountRegistry): ReturnType<typeof snapshotSchemaOf> {
+  let schema = schemas.get(registry);
+  if (!schema) schemas.set(registry, (schema = snapshotSchemaOf(registry)));
+  return schema;
+}
+
+export type SavedSnapshot = z.output<ReturnType<typeof snapshotSchemaOf>>;
 
 /** `accounts[3].balanceMicro: expected number, received string`: the first problem, with its part's path. */
 export function snapshotProblem(error: z.ZodError): string {

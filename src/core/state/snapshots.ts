@@ -9,6 +9,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import type { Account, Accounts } from './accounts.js';
+import type { AccountRegistry } from './account-settings.js';
 import type { StateArea } from './areas.js';
 import type { Clock } from './clock.js';
 import type { Faults, SavedFaults } from '../faults/faults.js';
@@ -47,7 +48,7 @@ export function snapshotRefusal(file: string): Refusal {
 }
 
 /** Reads and checks a JSON snapshot (nothing is loaded): a SnapshotError names what does not pass. */
-export async function readSnapshotFile(file: string, areas: ReadonlyMap<string, StateArea>): Promise<SavedSnapshot> {
+export async function readSnapshotFile(file: string, areas: ReadonlyMap<string, StateArea>, registry: AccountRegistry): Promise<SavedSnapshot> {
   const refuse = snapshotRefusal(file);
   let raw: unknown;
   try {
@@ -55,13 +56,13 @@ export async function readSnapshotFile(file: string, areas: ReadonlyMap<string, 
   } catch (err) {
     throw refuse((err as Error).message);
   }
-  return checkSaved(raw, areas, refuse);
+  return checkSaved(raw, areas, registry, refuse);
 }
 
 /** Checks every part of a saved state before any of it is loaded. */
-export function checkSaved(raw: unknown, areas: ReadonlyMap<string, StateArea>, refuse: Refusal): SavedSnapshot {
+export function checkSaved(raw: unknown, areas: ReadonlyMap<string, StateArea>, registry: AccountRegistry, refuse: Refusal): SavedSnapshot {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw refuse('not a JSON object');
-  const parsed = snapshotSchema.safeParse(raw);
+  const parsed = snapshotSchema(registry).safeParse(raw);
   if (!parsed.success) throw refuse(`part ${snapshotProblem(parsed.error)}`);
   for (const [name, data] of Object.entries(parsed.data.areas ?? {})) {
     const area = areas.get(name);

@@ -3,7 +3,8 @@
  * frame is to the guard, how a transport writes, how a stream ends and what a guard is told at its start.
  */
 import type { JournalEntry } from '../journal/journal.js';
-import type { StreamShape } from './shaping.js';
+import type { StreamEnd } from '../journal/stream.js';
+import type { StreamShape } from '../faults/faults.js';
 
 /** What a frame is to the guard; the shared constants below keep a send free of allocation. */
 export interface FrameKind {
@@ -32,8 +33,8 @@ export interface StreamTransport<F> {
   endForShutdown(): void | Promise<void>;
 }
 
-/** How a stream ended. `done` and `failed` are said by the transport; the guard finds the others. */
-export type StreamEnd = 'done' | 'cut' | 'left' | 'shutdown' | 'failed';
+/** How a stream ended (declared with the journal's record of a stream, which the request log reads). */
+export type { StreamEnd };
 
 export interface StreamGuardOptions {
   /** The journal entry the stream belongs to (null for a request that has none). */

@@ -9,8 +9,7 @@
  */
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyRequest } from 'fastify';
-import type * as z from 'zod';
-import type { FaultDirective, streamFaultsSchema } from '../faults/faults.js';
+import type { FaultDirective, StreamShape } from '../faults/faults.js';
 import { RandomStream } from '../state/ids.js';
 import { takeFault } from '../http/request-context.js';
 
@@ -81,12 +80,8 @@ export class AudioMade {
   }
 }
 
-/**
- * What one stream's pace and audio faults are; every field absent means an unpaced, intact stream. The
- * fields are the fault schema's (core/faults/faults.ts `streamFaultFields`): one list for the header, the rules,
- * an account's standing faults and the guard.
- */
-export type StreamShape = z.output<typeof streamFaultsSchema>;
+/** A stream's pace and audio faults, declared with the fault schema (core/faults/faults.ts). */
+export type { StreamShape };
 
 export const PACE_FIELDS = ['ttfa_ms', 'rtf', 'jitter_ms', 'stall_ms', 'stall_at_ms'] as const;
 export const AUDIO_FAULT_FIELDS = [

@@ -26,6 +26,9 @@ import { badJsonText } from './shared/json-body.js';
 import { fieldRuleText } from './shared/validation.js';
 import { ttsRoutes } from './tts/routes.js';
 import { voiceRoutes } from './voices/routes.js';
+import type { ServiceRegistration } from '../../core/service.js';
+import { familyOfPath, httpStatusOfCode, MCP_PATHS } from './families.js';
+import { platformFixtures } from './fixtures.js';
 
 /** The presented platform key: `X-API-Key`, or `?api_key=` (WebSockets, browsers). */
 export function platformKey(req: FastifyRequest): string | undefined {
@@ -105,3 +108,45 @@ function validationText(err: Error & { validation?: unknown }): string {
   const field = (first.instancePath ?? '').replace(/^\//, '').replace(/\//g, '.');
   return fieldRuleText(field, first.message ?? err.message);
 }
+
+declare module '../../core/journal/entry.js' {
+  interface Listeners {
+    platform: true;
+  }
+}
+
+declare module '../../core/state/account-settings.js' {
+  /** What the platform's operations need of a key. */
+  interface Capabilities {
+    tts: true;
+    cloning: true;
+    upload: true;
+    podcast: true;
+    calls: true;
+    recognition: true;
+    detection: true;
+    diarization: true;
+    agents: true;
+  }
+}
+
+/** The voice platform as the composer (src/app.ts) composes it. */
+export const platformService: ServiceRegistration = {
+  name: 'platform',
+  listeners: [{ name: 'platform', port: (config) => config.platformPort }],
+  // Fastify's own keep-alive default, which its server factory would have set.
+  keepAliveTimeoutMs: 72_000,
+  capabilities: ['tts', 'cloning', 'upload', 'podcast', 'calls', 'recognition', 'detection', 'diarization', 'agents'],
+  fixtures: platformFixtures,
+  // Before routing, the family comes from the path: voice endpoints answer HTTP 200 with the envelope (voice-platform
+  // spec), the call family HTTP 200 with its own parameter code 20003, /mcp in JSON-RPC.
+  badUrl: (_emu, message, url) => {
+    if (url !== undefined && MCP_PATHS.test(url))
+      return { status: 400, body: { jsonrpc: '2.0', id: null, error: { code: -32600, message: `invalid request: ${message}` } } };
+    const family = familyOfPath(url);
+    const code = family.codes.param;
+    return { status: family.httpStatuses ? httpStatusOfCode(code) : 200, body: failure(code, message) };
+  },
+  busy: (_emu, message) => ({ status: 503, body: failure(10000, message) }),
+  setup: setupPlatformApp,
+};

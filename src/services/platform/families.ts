@@ -56,3 +56,18 @@ export function codeOfHttpStatus(family: Family, status: number): number {
   if (status === 408 || status === 504) return c.timeout ?? c.internal;
   return c.internal;
 }
+
+/** The paths of the call family (calls and REST sessions), and of /mcp (JSON-RPC, no family). */
+export const CALL_PATHS = /^\/(api\/v1\/audio|v1\/audio\/assistant)(\/|\?|$)/;
+export const MCP_PATHS = /^\/mcp(\/|\?|$)/;
+const VOICE_PATHS = /^\/v1\/voice(\/|\?|$)/;
+
+/**
+ * The family of a URL read before any route matched (a URL the router cannot read, a request the parser refuses):
+ * the call family's and the voice family's paths by their prefix, every other path the standard codes with statuses.
+ */
+export function familyOfPath(url: string | undefined): Family {
+  if (url === undefined) return FAMILIES.tts;
+  if (CALL_PATHS.test(url)) return FAMILIES.call;
+  return VOICE_PATHS.test(url) ? FAMILIES.voice : FAMILIES.tts;
+}

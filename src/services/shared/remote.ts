@@ -17,8 +17,6 @@ export type Fetched =
   | { ok: true; bytes: Buffer; name: string; contentType?: string }
   | { ok: false; problem: 'not-http' | 'not-public' | 'download-failed' | 'expired' | 'not-found'; message: string };
 
-export const FIXTURE_HOST = 'cdn.emulator.test';
-
 /** True for IPv4 addresses that are not public: this-network, private, shared (CGNAT), loopback, link-local, IETF, benchmarking, multicast and reserved. */
 function isNonPublicV4(host: string): boolean {
   const [a, b] = host.split('.').map(Number) as [number, number];

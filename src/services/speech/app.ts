@@ -15,6 +15,9 @@ import { speechFileRoutes } from './files/routes.js';
 import { speechRoutes } from './routes.js';
 import { speechVoiceRoutes } from './voices/routes.js';
 import { speechToTextRoutes } from './stt/routes.js';
+import type { ServiceRegistration } from '../../core/service.js';
+import { bidiSettingsSchema, sttSettingsSchema } from './account-settings.js';
+import { speechFixtures } from './fixtures.js';
 import { speechSocketRoutes } from './ws/socket.js';
 import { bidiSocketRoutes } from './bidi/socket.js';
 
@@ -61,3 +64,44 @@ export async function setupSpeechApp(app: FastifyInstance, emu: Emulator): Promi
   for (const routes of [speechVoiceRoutes, speechFileRoutes, speechCloneRoutes, speechDesignRoutes, speechAsyncRoutes]) await app.register(routes, { emu });
   await app.register(speechToTextRoutes, { emu });
 }
+
+declare module '../../core/journal/entry.js' {
+  interface Listeners {
+    speech: true;
+    'speech-backup': true;
+  }
+}
+
+declare module '../../core/state/account-settings.js' {
+  /** What the speech operations need of a key (speech synthesis and its sockets, voice cloning). */
+  interface Capabilities {
+    tts: true;
+    cloning: true;
+  }
+}
+
+/** The speech service as the composer (src/app.ts) composes it. */
+export const speechService: ServiceRegistration = {
+  name: 'speech',
+  // The backup base URL is a second listener in front of the same operations.
+  listeners: [
+    { name: 'speech', port: (config) => config.speechPort },
+    { name: 'speech-backup', port: (config) => config.speechBackupPort },
+  ],
+  capabilities: ['tts', 'cloning'],
+  accountSettings: { bidi: bidiSettingsSchema.optional(), stt: sttSettingsSchema.optional() },
+  fixtures: speechFixtures,
+  badUrl: (emu, message) => {
+    const traceId = emu.ids.traceId();
+    return {
+      status: 400,
+      headers: { 'Trace-Id': traceId },
+      body: { data: null, trace_id: traceId, base_resp: { status_code: 2013, status_msg: `invalid params, ${message}` } },
+    };
+  },
+  busy: (emu, message) => {
+    const traceId = emu.ids.traceId();
+    return { status: 503, headers: { 'Trace-Id': traceId }, body: { data: null, trace_id: traceId, base_resp: { status_code: 1000, status_msg: message } } };
+  },
+  setup: setupSpeechApp,
+};

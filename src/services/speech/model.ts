@@ -1,7 +1,9 @@
 /**
  * Rules of `POST /v1/t2a_v2`, apart from HTTP: from a parsed body to a synthesis plan (or the error the
  * spec gives), voices of the catalogue and of the account, billing, per-account rate windows and the
- * record of what was spoken. Errors are thrown as SpeechError (named constructors of errors.ts); routes.ts only translates.
+ * record of what was spoken. Errors are thrown as SpeechError (named constructors of errors.ts).
+ * routes.ts runs these rules and does the rest: it writes the answer and what it leaves behind (the
+ * subtitle file in the blob store, the audio metric).
  */
 import { parseFirst } from '../../core/http/validation.js';
 import {

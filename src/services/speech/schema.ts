@@ -7,8 +7,6 @@ import * as z from 'zod';
 import { bracketPath, type FieldProblem } from '../../core/http/validation.js';
 import { SUBTITLE_TYPES } from './ws/subtitles.js';
 
-/** The emotions the audio engine renders; which model accepts which is the catalogue's business (catalogue.ts). */
-export const EMOTIONS = ['happy', 'sad', 'angry', 'fearful', 'disgusted', 'surprised', 'calm', 'fluent', 'whisper'] as const;
 export const SAMPLE_RATES = [8000, 16000, 22050, 24000, 32000, 44100] as const;
 /** Rates outside the general enum that libopus takes: refused with the Opus rule's words, not the enum's. */
 export const OPUS_ONLY_RATES = [12000, 48000] as const;

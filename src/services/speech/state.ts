@@ -6,13 +6,14 @@
 import * as z from 'zod';
 import { accountArea, areaOf } from '../../core/state/areas.js';
 import type { Emulator, StateArea } from '../../core/emulator.js';
-import type { SynthesisPlan } from './model.js';
+import type { TextNormalizationMode } from './schema.js';
 
-export type StreamEnd = 'done' | 'aborted' | 'cut' | 'failed';
+/** How a speech stream's record ends (the state view's `status`); the stream guard's own ending is core's `StreamEnd`. */
+export type StreamRecordEnd = 'done' | 'aborted' | 'cut' | 'failed';
 
 interface StreamRun {
   trace_id: string;
-  status: 'streaming' | StreamEnd;
+  status: 'streaming' | StreamRecordEnd;
   events: number;
 }
 
@@ -27,8 +28,9 @@ interface AccountUsage {
 const KEEP_STREAMS = 20;
 
 export interface SpeechArea {
-  count(accountId: string, plan: SynthesisPlan): void;
-  startStream(accountId: string, traceId: string): { progress(events: number): void; end(status: StreamEnd, events: number): void };
+  /** Counts one synthesis: what the usage record reads of its plan (model.ts `SynthesisPlan`). */
+  count(accountId: string, plan: { usageCharacters: number; textNormalizationMode: TextNormalizationMode | undefined }): void;
+  startStream(accountId: string, traceId: string): { progress(events: number): void; end(status: StreamRecordEnd, events: number): void };
 }
 
 /** The emulator's speech area: made by the first caller (HTTP routes or the socket), shared after. */

@@ -6,8 +6,9 @@
  * survives power loss too. A new database is made
  * under a temporary name and renamed into place, so a crash never leaves a half-made one behind.
  */
-import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { PRIVATE_FILE } from '../data-dir.js';
 import { syncDirSync } from './files.js';
 
 // Required when this module runs, not linked as an ES import: on a Node.js without node:sqlite, the
@@ -45,6 +46,14 @@ export class UnreadableDatabase extends Error {}
 /** Opens an existing database after checking it can be read; throws UnreadableDatabase naming the problem. */
 export function openDatabase(file: string): DatabaseSync {
   if (statSync(file).size === 0 && !existsSync(`${file}-wal`)) throw new UnreadableDatabase('the file is empty');
+  // A database an older version left readable by others is made private (its log files follow its mode).
+  for (const f of [file, `${file}-wal`, `${file}-shm`]) {
+    try {
+      chmodSync(f, PRIVATE_FILE);
+    } catch {
+      // Missing, or a read-only data dir: nothing to tighten, and reading it is still allowed.
+    }
+  }
   let db: DatabaseSync;
   try {
     db = new DatabaseSync(file);
@@ -79,6 +88,8 @@ export function createDatabase(file: string, fill: (db: DatabaseSync) => void = 
   const tmp = `${file}.new`;
   rmSync(tmp, { force: true });
   rmSync(`${tmp}-journal`, { force: true });
+  // Made private before SQLite opens it: SQLite keeps an existing file's mode, and gives its log the same.
+  closeSync(openSync(tmp, 'w', PRIVATE_FILE));
   const db = new DatabaseSync(tmp);
   try {
     db.exec('PRAGMA synchronous = FULL');

@@ -261,7 +261,7 @@ export class StateStore {
           );
         }
       } else if (existsSync(snapshot)) {
-        const saved = await readSnapshotFile(snapshot, this.parts.areas);
+        const saved = await readSnapshotFile(snapshot, this.parts.areas, this.parts.accounts.registry);
         this.db = this.migrate(saved);
         this.keepMigrated(snapshot);
         this.parts.logger.info(`state snapshot ${snapshot} migrated into ${this.file}; the snapshot is kept as ${MIGRATED_SNAPSHOT}`);
@@ -351,7 +351,7 @@ export class StateStore {
       else this.unclaimed.set(name, saved);
     }
     raw.areas = areas;
-    applySaved(this.parts, checkSaved(raw, this.parts.areas, refuse), refuse);
+    applySaved(this.parts, checkSaved(raw, this.parts.areas, this.parts.accounts.registry, refuse), refuse);
     this.checkBlobs(byArea);
     // Loading touched what it loaded: nothing of it needs writing, but areas read whole are written as records.
     this.changes.take();

@@ -234,8 +234,3 @@ export function stopCall(emu: Emulator, account: Account, sessionId: string): St
   hb.armExhaustion(emu, rules, account);
   return { total_sec: seconds(x.meter.billedMs), total_billed: Math.round(x.meter.costExact) };
 }
-
-/** Live call sessions of an account (other areas may count them). */
-export function activeCalls(emu: Emulator, accountId: string): number {
-  return hb.liveSessions(emu, rules, accountId).length;
-}

@@ -16,7 +16,6 @@ export const streamMetaSchema = z.object({
   audio_format: audioFormat.nullish(),
   language: language.nullish(),
 });
-export type StreamMeta = z.infer<typeof streamMetaSchema>;
 
 /** Longest `text_input` accepted (emulator rule; the spec gives none). */
 export const MAX_TEXT_INPUT = 2000;
@@ -27,17 +26,6 @@ export const textMetaSchema = streamMetaSchema.extend({
     .refine((s) => [...s].length <= MAX_TEXT_INPUT, `must be at most ${MAX_TEXT_INPUT} characters`)
     .nullish(),
 });
-export type TextMeta = z.infer<typeof textMetaSchema>;
-
-/** Server events of the conversation sockets (JSON text frames). */
-export type ConversationEvent =
-  | { type: 'session_created'; session_id: string }
-  | { type: 'asr_partial'; asr_text: string }
-  | { type: 'asr_final'; asr_text: string }
-  | { type: 'llm_first_token'; first_token: string }
-  | { type: 'llm_token'; token: string }
-  | ({ type: 'done'; reply_text: string; audio_duration_sec: number } & Partial<TurnTimings>)
-  | { type: 'error'; code: string; message: string };
 
 export interface TurnTimings {
   first_token_ms: number;

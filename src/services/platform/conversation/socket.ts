@@ -26,7 +26,7 @@ import {
   type LiveSession,
 } from './model.js';
 import { CLOSE_FAULT, CLOSE_IDLE, CLOSE_POLICY, socketRefusal, streamMetaSchema, textMetaSchema } from './schema.js';
-import { runReply, type ReplyContext } from './reply.js';
+import { runReply, type ReplyContext } from './spoken-reply.js';
 import { afterAudio, beforeMeta, endOfUtterance } from './turn-taking.js';
 
 export function conversationSocket(emu: Emulator, state: ConversationState, socket: WebSocket, req: FastifyRequest, mode: ConversationMode): void {

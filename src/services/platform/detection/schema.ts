@@ -11,7 +11,6 @@ export const detectUrlRequest = z.preprocess(
     { error: 'request body must be a JSON object with audio_url' },
   ),
 );
-export type DetectUrlRequest = z.output<typeof detectUrlRequest>;
 
 export const detectionData = z.object({
   prediction: z.enum(['Fake', 'Real']),

@@ -8,7 +8,6 @@ export const diarizeRequest = z.object({
   object_key: z.string().min(1).optional().describe(OBJECT_KEY),
   url: z.string().min(1).optional().describe(URL_TEXT),
 });
-export type DiarizeRequest = z.infer<typeof diarizeRequest>;
 
 /** A source field of the HTTP body: a string, or absent (`null` too); its message names the field. */
 const sourceField = (field: string, what: string) =>

@@ -1,7 +1,7 @@
 /**
  * Rules of `POST /v1/speech-to-text`, after the route's schema (schema.ts, 10001), in order: the audio's Base64, size and
  * sample alignment (10001), its length (20014 under 2 s), the balance (20003), the account's request
- * window (10014), the charge, then the recognizer (shared/recognizer.ts). Errors are PlatformError of
+ * window (10014), the charge, then the recognizer (services/shared/recognize.ts). Errors are PlatformError of
  * the `recognition` family, which gives them their HTTP statuses. The stream's end (`finishStream`) has
  * its own: at least 2 s (20014), then the balance (20003).
  */
@@ -10,7 +10,8 @@ import type { Emulator } from '../../../core/emulator.js';
 import { chargeOrRefuse, priceOf } from '../shared/billing.js';
 import { PlatformError } from '../envelope.js';
 import { nextTurn } from '../../../audio/event-loop.js';
-import { recognitionPrice, recognizeInSlices, type Recognition } from '../shared/recognizer.js';
+import { recognizeInSlices, type Recognition } from '../../shared/recognize.js';
+import { recognitionPrice } from '../shared/recognition-price.js';
 import { durationMs, MAX_UTTERANCE_MS, recognizeUtterance, type Utterance } from '../shared/utterance.js';
 import { MAX_AUDIO_BYTES, MIN_AUDIO_BYTES, RECOGNITION_RATE, type SpeechToTextRequest } from './schema.js';
 

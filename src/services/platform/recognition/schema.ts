@@ -27,14 +27,6 @@ export const speechToTextRequest = z.looseObject(
 );
 export type SpeechToTextRequest = z.output<typeof speechToTextRequest>;
 
-/** The success body is bare (no envelope). */
-export const transcription = z.object({
-  text: z.string(),
-  language: z.string(),
-  confidence: z.number(),
-  duration_ms: z.number(),
-});
-
 export const RECOGNITION_RATE = 16_000;
 /** Shortest audio accepted: 2 s of PCM16 at 16 kHz (20014 below). */
 export const MIN_AUDIO_BYTES = 2 * RECOGNITION_RATE * 2;

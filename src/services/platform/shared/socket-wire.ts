@@ -4,8 +4,6 @@ import type { Emulator } from '../../../core/emulator.js';
 import type { FrameKind } from '../../../core/stream/guard.js';
 import { openSocketWire, type SocketWire } from '../../../core/socket/wire.js';
 
-export { sendableCloseCode } from '../../../core/socket/wire.js';
-
 /** The platform sockets' wire: JSON events named by their `type`, over the shared socket plumbing. */
 export interface Wire extends SocketWire {
   /** Sends one event; with a `kind` it is a chunk of the socket's stream (see SocketWire.sendJson). */

@@ -4,7 +4,7 @@
  */
 import type { Emulator } from '../../../core/emulator.js';
 import type { SignatureRecord } from '../../../core/state/signatures.js';
-import { findRecord, recognizePcm, toFloat, type Recognition } from './recognizer.js';
+import { findRecord, recognizePcm, toFloat, type Recognition } from '../../shared/recognize.js';
 
 export const INPUT_RATE = 16_000;
 /** A partial is considered after every 200 ms of new audio, or 10% of the audio so far when that is more

@@ -14,7 +14,7 @@ import { PlatformError } from '../envelope.js';
 import { loadReference } from './reference.js';
 import { VOICE_ID, type VoiceListData, type VoiceSaveRequest } from './schema.js';
 
-export { voiceSaveSchema, voiceListQuerySchema, voiceDeleteParamsSchema } from './schema.js';
+export { voiceSaveSchema, voiceDeleteParamsSchema } from './schema.js';
 
 export const MAX_CUSTOM_VOICES = 5;
 export const MAX_REF_TEXT = 500;
@@ -37,7 +37,7 @@ export function isSystemVoice(emu: Emulator, voiceId: string): boolean {
 /**
  * Save, in order: voice_id pattern, ref_audio and ref_text together, ref_text length (10001); a
  * system voice's name (10018); the five-voice limit (10017); the balance (20003); the reference
- * audio (`reference.ts`: 10001 / 20012); the limit again (a parallel save may have finished).
+ * audio (`reference.ts`: 10001 / 20012); the limit again, checked and written as one step (parallel saves).
  */
 export async function saveVoice(emu: Emulator, account: Account, body: VoiceSaveRequest): Promise<Record<string, never>> {
   const { voice_id: voiceId, ref_audio: refAudio, ref_text: refText } = body;
@@ -54,11 +54,14 @@ export async function saveVoice(emu: Emulator, account: Account, body: VoiceSave
   if (!emu.accounts.canAfford(account, 0)) throw new PlatformError('balance', 'insufficient balance: the free quota is used up');
 
   const ref = await loadReference(emu, account, refAudio);
-  // Checked again: another save of this account may have finished while the audio was fetched.
-  if (full()) throw tooManyVoices();
-
   const refBlob = `voices/${account.id}/${emu.ids.stream(account.id).hex(12)}-${voiceId}.${ref.probe.format}`;
   await emu.blobs.put(refBlob, ref.bytes);
+  // The limit again, with no await between this check and the write below: parallel saves of one account
+  // each passed the first check while their audio was fetched and stored, and only the first five may land.
+  if (full()) {
+    await emu.blobs.remove(refBlob).catch(() => undefined);
+    throw tooManyVoices();
+  }
   const voice: CustomVoice = {
     voiceId,
     accountId: account.id,

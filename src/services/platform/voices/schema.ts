@@ -23,8 +23,6 @@ export const voiceListQuerySchema = z.object({
   page_size: queryText(z.string().optional()).describe('Items per page, 1 to 20, default 20.'),
 });
 
-export type VoiceListQuery = z.output<typeof voiceListQuerySchema>;
-
 export const voiceDeleteParamsSchema = z.object({ voice_id: z.string() });
 
 export interface VoiceListItem {

@@ -36,6 +36,7 @@ import {
 } from './purposes.js';
 import { deleteBody, fileIdQuery, listQuery } from './schema.js';
 import { describeValue } from '../../../core/http/describe.js';
+import { attachment } from '../../../core/http/content-disposition.js';
 
 function oneOf(field: string, value: string, allowed: readonly string[]): void {
   if (!allowed.includes(value)) throw invalidParams(`${field} ${describeValue(value)} is not supported; use one of ${allowed.join(', ')}`);
@@ -127,7 +128,7 @@ export async function speechFileRoutes(app: FastifyInstance, { emu }: { emu: Emu
       .code(200)
       .header('content-type', contentTypeOfFile(f))
       .header('content-length', size)
-      .header('content-disposition', `attachment; filename="${f.filename.replace(/["\\\r\n]/g, '_')}"`)
+      .header('content-disposition', attachment(f.filename))
       .send(emu.blobs.readStream(f.blob));
   });
 

@@ -54,7 +54,7 @@ async function storePart(source: AsyncIterable<Buffer>, path: string): Promise<{
       yield chunk;
     }
   }
-  await pipeline(source, kept, createWriteStream(path));
+  await pipeline(source, kept, createWriteStream(path, { mode: 0o600 }));
   return { size, sha256: hash.digest('hex') };
 }
 

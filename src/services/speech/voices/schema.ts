@@ -7,9 +7,6 @@ export const getVoiceBody = z.looseObject({
   voice_type: z.enum(VOICE_TYPES, { error: (i) => (i.input === undefined ? 'is required' : `must be one of ${VOICE_TYPES.join(', ')}`) }),
 });
 
-export const systemVoiceItem = z.object({ voice_id: z.string(), voice_name: z.string(), description: z.array(z.string()), created_time: z.string() });
-export const madeVoiceItem = z.object({ voice_id: z.string(), description: z.array(z.string()), created_time: z.string() });
-
 /** `POST /v1/delete_voice` (speech-current.md section 3, E11): only cloned and designed voices. */
 export const DELETE_VOICE_TYPES = ['voice_cloning', 'voice_generation'] as const;
 

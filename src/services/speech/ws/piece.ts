@@ -8,12 +8,12 @@
 import { encodeAudioStream, type SynthStream } from '../../../audio/index.js';
 import type { Account } from '../../../core/state/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { AudioMade, type AudioFrame, type AudioShaping, type StreamEnd as GuardEnd } from '../../../core/stream/guard.js';
+import { AudioMade, type AudioFrame, type AudioShaping, type StreamEnd } from '../../../core/stream/guard.js';
 import { parseFirst } from '../../../core/http/validation.js';
 import { invalidParams, SpeechError, STATUS_MSG } from '../errors.js';
 import { encodeOptionsOf, planRequest, readRequest, recordSignature, startSynthesis, type SynthesisPlan } from '../model.js';
 import { firstProblem } from '../schema.js';
-import type { SpeechArea, StreamEnd } from '../state.js';
+import type { SpeechArea, StreamRecordEnd } from '../state.js';
 import { audioHex, extraInfo, inflatedInfo, MAX_EVENT_AUDIO_BYTES, type ExtraInfo } from '../stream.js';
 import { clientFrameSchema, taskStartSchema, type TaskStart } from './schema.js';
 import { SubtitleFeed, type WsSubtitle } from './subtitles.js';
@@ -47,7 +47,7 @@ export interface SessionPort {
   /** The guard's faults applied around the encoder (`gap_ms`, `split_frame`). */
   readonly shaping?: AudioShaping;
   /** Why the guard ended the stream (`cut` by the fault…); null while it runs. */
-  readonly streamEnded: GuardEnd | null;
+  readonly streamEnded: StreamEnd | null;
   close(code: number, reason: string): void;
   after(ms: number, fn: () => void, label: string): number;
   cancel(id: number | null): void;
@@ -113,7 +113,7 @@ export class AudioSender {
   }
 
   /** How a piece that could not send ended. */
-  get stopped(): StreamEnd {
+  get stopped(): StreamRecordEnd {
     return this.port.streamEnded === 'cut' ? 'cut' : 'aborted';
   }
 }
@@ -123,7 +123,7 @@ export interface PieceOut {
   /** Sends one `task_continued` with `ms` of new audio; false once nothing more may be sent (a promise while paced). */
   chunk(audio: Buffer, isFinal: boolean, extra: ExtraInfo | undefined, subtitle: WsSubtitle | undefined, ms: number): boolean | Promise<boolean>;
   /** How a piece that could not send ended (for the state view). */
-  stopped(): StreamEnd;
+  stopped(): StreamRecordEnd;
   /** The piece begins (its pace's `ttfa_ms` counts from here). */
   begin?(): void;
   /** The guard's faults applied around the encoder (`gap_ms`, `split_frame`). */

@@ -1,6 +1,5 @@
 import * as z from 'zod';
 import { FORMATS } from '../schema.js';
-import type { ExtraInfo } from '../stream.js';
 
 /**
  * Wire shapes of the WebSocket `/ws/v1/t2a_v2` (speech-beyond.md section 1). Every frame is one JSON
@@ -11,7 +10,6 @@ export const WS_PATH = '/ws/v1/t2a_v2';
 
 /** Formats a socket may name: the HTTP ones (`wav` is named so its refusal can say why). */
 export const WS_FORMATS = FORMATS;
-export type WsFormat = (typeof WS_FORMATS)[number];
 
 /** Any client frame: an object with an `event` name (the rest depends on the event). */
 export const clientFrameSchema = z.looseObject({ event: z.string() });
@@ -39,23 +37,3 @@ export const taskContinueSchema = z.looseObject({
   event: z.literal('task_continue'),
   text: z.string('must be a string').nullish(),
 });
-
-export interface BaseResp {
-  status_code: number;
-  status_msg: string;
-}
-
-/** What every server event carries. */
-export interface ServerEventBase {
-  event: 'connected_success' | 'task_started' | 'task_continued' | 'task_finished' | 'task_failed';
-  session_id: string;
-  trace_id: string;
-  base_resp: BaseResp;
-}
-
-export interface TaskContinued extends ServerEventBase {
-  event: 'task_continued';
-  data: { audio: string } | null;
-  is_final: boolean;
-  extra_info?: ExtraInfo;
-}

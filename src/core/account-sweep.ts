@@ -5,7 +5,7 @@
  * many throwaway keys does not grow. A sweep runs every so many new accounts, every 30 s of wall
  * time, and before the state view.
  */
-import type { Emulator } from '../emulator.js';
+import type { Emulator } from './emulator.js';
 
 const SWEEP_EVERY_MS = 30_000;
 

@@ -13,7 +13,7 @@ function text(value: unknown): value is string {
 }
 
 /**
- * `speech-voices.json` as its schema reads it (core/state/fixture-schemas.ts): `voice_name` (or its older
+ * `speech-voices.json` as its schema reads it (services/speech/fixtures.ts): `voice_name` (or its older
  * spelling `name`) becomes `voice_name`, unknown fields are dropped, fields keep the schema's order.
  */
 export function readSpeechVoices(json: unknown): unknown[] | undefined {

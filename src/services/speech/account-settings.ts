@@ -30,3 +30,8 @@ export const sttSettingsSchema = z
 export const speechSettingsSchema = z.object({ bidi: bidiSettingsSchema.optional(), stt: sttSettingsSchema.optional() }).strict();
 
 export type SpeechSettings = z.infer<typeof speechSettingsSchema>;
+
+declare module '../../core/state/account-settings.js' {
+  /** The account's `speech_settings` (registered with its schema in app.ts `speechService`). */
+  interface ServiceSettings extends SpeechSettings {}
+}
