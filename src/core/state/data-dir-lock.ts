@@ -48,7 +48,9 @@ export class DataDirLock {
       db.close();
       const busy = /locked|busy/i.test((err as Error).message);
       if (!busy) throw err;
-      throw new DataDirInUse(`data dir ${dataDir} is in use by another speech-emulator (${holderOf(holderFile)}): stop it, or give this one another --data-dir`);
+      throw new DataDirInUse(
+        `data dir ${dataDir} is in use by another speech-emulator (${holderOf(holderFile)}): stop it, or give this one another --data-dir`,
+      );
     }
     writeFileSync(holderFile, `${JSON.stringify({ pid: process.pid, host: hostname(), since: since.toISOString() })}\n`, { mode: 0o600 });
     return new DataDirLock(db, holderFile);
