@@ -4,7 +4,7 @@ import WebSocket from 'ws';
 import type { RunningEmulator } from '../../src/index.js';
 import { call, control, startTestEmulator } from '../helpers/emulator.js';
 import { HashRing, platformRouteKey, speechRouteKey, startRoutingProxy, type RoutingProxy } from '../helpers/routing-proxy.js';
-import { connect, wsUrl } from '../platform/conversation-helpers.js';
+import { connect, wsUrl } from '../platform/conversation/conversation-helpers.js';
 
 const KEYS = ['team-a-ci', 'team-b-ci', 'team-c-dev', 'team-d-dev', 'team-e-load', 'team-f-load', 'team-g-demo', 'team-h-demo'];
 // One ring over the emulators' names serves both listeners: a key lands on the same emulator on each.

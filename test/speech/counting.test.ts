@@ -3,7 +3,7 @@ import { emulatorForFile } from '../helpers/emulator.js';
 import { codeOf, msgOf, speechApi } from './beyond.js';
 import { req, t2a } from './helpers.js';
 import { ffprobe } from '../helpers/ffprobe.js';
-import { piecesOf, session, START } from './ws-helpers.js';
+import { piecesOf, session, START } from './ws/ws-helpers.js';
 
 /** `usage_characters`, `word_count` and the invisible-character ratio (speech-current.md E20). */
 const { emu, ctl } = emulatorForFile({ plane: 'speech', freeze: true });

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { control, emulatorForFile, startTestEmulator } from '../helpers/emulator.js';
 import { codeOf, msgOf, resourcesOf, speechApi } from './beyond.js';
 import { ffprobe } from '../helpers/ffprobe.js';
-import { piecesOf, session, START } from './ws-helpers.js';
+import { piecesOf, session, START } from './ws/ws-helpers.js';
 
 /** `POST /v1/delete_voice` (speech-current.md section 3, E11). */
 const { emu, ctl } = emulatorForFile({ plane: 'speech', freeze: true });

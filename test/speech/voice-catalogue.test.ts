@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { control, emulatorForFile } from '../helpers/emulator.js';
 import { codeOf, msgOf, speechApi } from './beyond.js';
 import { ffprobe } from '../helpers/ffprobe.js';
-import { piecesOf, session, START } from './ws-helpers.js';
+import { piecesOf, session, START } from './ws/ws-helpers.js';
 
 /** The published system voice catalogue (speech-current.md E21, speech-beyond.md rule 12.8). */
 const { emu } = emulatorForFile({ plane: 'speech' });
