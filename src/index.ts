@@ -1,3 +1,5 @@
+// First: on a Node.js too old, an error says which is needed before anything imports node:sqlite.
+import './library-node-check.js';
 import { ConfigError, configSchema, type ConfigInput } from './config.js';
 import { runEmulator, type RunningEmulator } from './app.js';
 import { createLogger } from './logger.js';

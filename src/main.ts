@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+// First: on a Node.js too old, one line says which is needed before anything imports node:sqlite.
+import './cli-node-check.js';
 import { createServer } from 'node:net';
 import { CliAnswer, ConfigError, portSettings, readConfig, type Config } from './config.js';
 import { dataDirProblem } from './core/state/data-dir.js';
@@ -22,7 +24,11 @@ async function main(): Promise<void> {
   if (problem) refuse(problem);
 
   // Loaded only once the configuration is valid: a bad flag or --help answers at once.
-  const [{ runEmulator }, { FixtureError }, { createLogger }] = await Promise.all([import('./app.js'), import('./core/state/fixtures.js'), import('./logger.js')]);
+  const [{ runEmulator }, { FixtureError }, { createLogger }] = await Promise.all([
+    import('./app.js'),
+    import('./core/state/fixtures.js'),
+    import('./logger.js'),
+  ]);
   const logger = createLogger(config.logLevel);
   let running;
   try {

@@ -1,27 +1,43 @@
 /**
- * What the control client throws when the control plane answers other than 2xx: the status, the
- * control plane's own message (`{error:{message}}`) and the whole answer. A verification that does
- * not hold (409) is a VerificationError carrying the count and the near misses.
+ * What the control client throws. Every failure is a ControlClientError naming the URL called and
+ * what came back: the control plane's refusal (a status other than 2xx, with its own message), an
+ * answer that is not what the method expects (HTML, `null`: the wrong URL), or no whole answer at all
+ * (no connection, the deadline; status 0). A verification that does not hold (409) is a
+ * VerificationError whose message lists the nearest misses.
  */
 import type { JournalEntryView, VerifyFailure } from './types.js';
 
 export class ControlClientError extends Error {
   override readonly name: string = 'ControlClientError';
-  /** The control plane's message alone, without the request and status. */
+  /** What went wrong alone, without the request and status. */
   readonly detail: string;
   constructor(
-    /** The HTTP status of the answer. */
+    /** The HTTP status of the answer; 0 when no whole answer came (no connection, the deadline). */
     readonly status: number,
-    /** The control plane's message (`error.message`), or the status line when the answer had none. */
+    /** The control plane's message (`error.message`), or what came back instead. */
     message: string,
-    /** The parsed JSON answer, or its text when it was not JSON. */
+    /** The parsed JSON answer, or its text when it was not JSON (undefined when none came). */
     readonly body: unknown,
     /** The request, as `METHOD /_emulator/...`. */
     readonly request: string,
+    /** The whole URL called. */
+    readonly url: string = '',
+    /** More lines for the message (a verification's nearest misses), not part of `detail`. */
+    more = '',
   ) {
-    super(`${request}: ${status} ${message}`);
+    const method = request.split(' ')[0];
+    super(`${url ? `${method} ${url}` : request}: ${status ? `${status} ` : ''}${message}${more}`);
     this.detail = message;
   }
+}
+
+/** The nearest misses shown in a VerificationError's message. */
+const SHOWN_MISSES = 3;
+
+/** One near miss on a line: which entry, and how it differs. */
+function missLine(miss: { differences: string[]; entry: JournalEntryView }): string {
+  const e = miss.entry;
+  return `  - ${e.method} ${e.path} (${e.id}, status ${e.status ?? 'none'}): ${miss.differences.join('; ')}`;
 }
 
 export class VerificationError extends ControlClientError {
@@ -29,10 +45,16 @@ export class VerificationError extends ControlClientError {
   readonly count: number;
   readonly expected: string;
   readonly nearMisses: { differences: string[]; entry: JournalEntryView }[];
-  constructor(status: number, message: string, body: VerifyFailure, request: string) {
-    super(status, message, body, request);
+  constructor(status: number, message: string, body: VerifyFailure, request: string, url = '') {
+    const misses = body.near_misses ?? [];
+    const shown = misses.slice(0, SHOWN_MISSES).map(missLine);
+    const more = misses.length > SHOWN_MISSES ? [`  (and ${misses.length - SHOWN_MISSES} more in nearMisses)`] : [];
+    const why = misses.length
+      ? `\nnearest ${misses.length === 1 ? 'miss' : 'misses'}:\n${[...shown, ...more].join('\n')}`
+      : '\nno request in the journal to compare with';
+    super(status, message, body, request, url, why);
     this.count = body.count;
     this.expected = body.expected;
-    this.nearMisses = body.near_misses;
+    this.nearMisses = misses;
   }
 }

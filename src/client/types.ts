@@ -496,3 +496,50 @@ export interface FixtureView<N extends FixtureName = FixtureName> {
 // ---- documents ----------------------------------------------------------------------------------
 
 export type OpenApiName = 'speech' | 'platform' | 'control';
+
+// ---- hear ---------------------------------------------------------------------------------------
+
+/** A word heard in the recording, with its times in the recording. */
+export interface HeardWordView {
+  word: string;
+  start_ms: number;
+  end_ms: number;
+}
+
+/** `POST /_emulator/hear`: what a listener heard in a recording. */
+export interface HearResult {
+  duration_ms: number;
+  /** The heard words of all utterances, joined by spaces (the recognition fixture's text when no utterance was found). */
+  text: string;
+  /** The emulator's own syntheses found in the recording, in the order heard. */
+  utterances: {
+    trace_id: string | null;
+    journal_id: string | null;
+    signature_id: string;
+    full_text: string;
+    heard_text: string;
+    complete: boolean;
+    start_ms: number;
+    end_ms: number;
+    words: HeardWordView[];
+  }[];
+  /** What differs from what was synthesized, in the order found. */
+  anomalies: { kind: 'gap' | 'repeat' | 'missing' | 'cut'; at_ms: number; duration_ms: number; trace_id: string | null }[];
+}
+
+// ---- raw answers --------------------------------------------------------------------------------
+
+/** One answer as it came, whatever its status (`ControlClient.request`, the `onReply` option). */
+export interface ControlReply {
+  status: number;
+  headers: Headers;
+  bytes: Uint8Array;
+  /** The body as UTF-8 text. */
+  text: string;
+  /** The parsed JSON body; undefined when the body is empty or not JSON. */
+  body: unknown;
+  /** The whole URL called. */
+  url: string;
+  /** `METHOD /_emulator/...` */
+  request: string;
+}

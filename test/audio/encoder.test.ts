@@ -3,7 +3,9 @@
 import { describe, expect, it } from 'vitest';
 import { encodeAudio, encodeAudioStream, synthesize, type AudioFormat, type SynthInput } from '../../src/audio/index.js';
 import { mp3Frames as frames } from '../helpers/mp3.js';
-import { ffprobe, run, tmpFile } from './helpers.js';
+import { tmpFile } from './helpers.js';
+import { run } from '../helpers/tools.js';
+import { ffprobe } from '../helpers/ffprobe.js';
 
 const input = (over: Partial<SynthInput> = {}): SynthInput => ({
   text: 'Frames, caps and totals. 帧与总数。',

@@ -4,7 +4,9 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { splitFlacFrames } from '../../src/audio/decode.js';
 import { decodeToMono, encodeAudio, mp3Bitrate, synthesize, type AudioFormat } from '../../src/audio/index.js';
-import { ffprobe, run, tmpFile } from './helpers.js';
+import { tmpFile } from './helpers.js';
+import { run } from '../helpers/tools.js';
+import { ffprobe } from '../helpers/ffprobe.js';
 
 const RATES = [8000, 16000, 22050, 24000, 32000, 44100];
 const BITRATES = [32000, 64000, 128000, 256000];
@@ -46,7 +48,7 @@ describe('encoded formats', () => {
         const label = `${c.format} ${c.sampleRate} Hz ${c.channels} ch ${c.bitrate}`;
         const path = tmpFile(bytes, c.format);
         const raw = c.format === 'pcm' ? ['-f', 's16le', '-ar', String(c.sampleRate), '-ac', String(c.channels)] : [];
-        const info = await ffprobe(path, raw);
+        const info = await ffprobe(path, { inputArgs: raw });
         const expectBitrate = c.format === 'mp3' ? mp3Bitrate(c.sampleRate, c.bitrate) : c.sampleRate * c.channels * 16;
         const ok =
           info.sampleRate === c.sampleRate &&

@@ -3,11 +3,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
-import { fft } from '../helpers/audio.js';
-import { ffprobe as probe, type Probe } from '../helpers/ffprobe.js';
+import { spectrum } from '../helpers/audio.js';
 import { run } from '../helpers/tools.js';
-
-export { run };
 
 export const tmp = mkdtempSync(join(tmpdir(), 'audio-test-'));
 // Each test file that imports the helpers gets its own folder, removed when the file is done.
@@ -20,41 +17,10 @@ export function tmpFile(bytes: Buffer, ext: string): string {
 }
 export const readTmp = (path: string) => readFileSync(path);
 
-export type FfprobeInfo = Probe;
-
-/** ffprobe of a file; `rawArgs` describe a headerless input. */
-export const ffprobe = (path: string, rawArgs: string[] = []): Promise<Probe> => probe(path, { inputArgs: rawArgs });
-
 /** Decodes any file with ffmpeg to mono float at its own (or a given) rate. */
 export async function ffmpegMono(path: string, extra: string[] = [], inputArgs: string[] = []): Promise<Float32Array> {
   const out = await run('ffmpeg', ['-v', 'error', ...inputArgs, '-i', path, ...extra, '-ac', '1', '-f', 'f32le', '-']);
   return new Float32Array(out.buffer, out.byteOffset, out.length / 4).slice();
-}
-
-export function toFloat(pcm: Int16Array, channels = 1): Float32Array {
-  const n = pcm.length / channels;
-  const out = new Float32Array(n);
-  for (let i = 0; i < n; i++) out[i] = pcm[i * channels]! / 32768;
-  return out;
-}
-
-export function rms(x: Float32Array, from = 0, to = x.length): number {
-  let s = 0;
-  for (let i = from; i < to; i++) s += x[i]! * x[i]!;
-  return Math.sqrt(s / Math.max(1, to - from));
-}
-
-/** Magnitude spectrum (Hann window, zero-padded to a power of two >= `size`). */
-export function spectrum(x: Float32Array, size = 1 << 15): Float64Array {
-  let n = 1;
-  while (n < Math.max(size, x.length)) n <<= 1;
-  const re = new Float64Array(n);
-  const im = new Float64Array(n);
-  for (let i = 0; i < x.length; i++) re[i] = x[i]! * (0.5 - 0.5 * Math.cos((2 * Math.PI * i) / (x.length - 1 || 1)));
-  fft(re, im);
-  const mag = new Float64Array(n / 2);
-  for (let i = 0; i < n / 2; i++) mag[i] = Math.hypot(re[i]!, im[i]!);
-  return mag;
 }
 
 export function dominantHz(x: Float32Array, sampleRate: number): number {

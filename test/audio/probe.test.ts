@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { AudioProbeError, decodeToMono, probeAudio, speechActivity } from '../../src/audio/index.js';
 import { pcm16Wav } from '../helpers/audio.js';
-import { readTmp, run, tmp } from './helpers.js';
+import { readTmp, tmp } from './helpers.js';
+import { run } from '../helpers/tools.js';
 
 async function make(args: string[], ext: string): Promise<Buffer> {
   const path = `${tmp}/probe-${ext}-${args.join('_').replace(/[^a-z0-9_]/gi, '')}.${ext}`;

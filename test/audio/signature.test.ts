@@ -2,7 +2,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { decodeToMono, encodeAudio, probeAudio, readSignature, synthesize, type SynthInput } from '../../src/audio/index.js';
-import { ffmpegMono, tmpFile, toFloat } from './helpers.js';
+import { ffmpegMono, tmpFile } from './helpers.js';
+import { toFloat } from '../helpers/audio.js';
 import { ffmpegPcm16 } from '../helpers/ffprobe.js';
 
 const input = (over: Partial<SynthInput> = {}): SynthInput => ({
@@ -34,7 +35,7 @@ describe('signature', () => {
     expect(readSignature(await ffmpegMono(wav, ['-ar', '16000']), 16000)).toBe(id); // resample + downmix
     expect(readSignature(await ffmpegMono(wav, ['-ar', '8000']), 8000)).toBe(id);
     expect(readSignature(linearResample(toFloat(r.pcm, 2), 44100, 16000), 16000)).toBe(id);
-    const { run } = await import('./helpers.js');
+    const { run } = await import('../helpers/tools.js');
     const pcm16k = await ffmpegPcm16(wav);
     const asPcm = await decodeToMono(pcm16k, { rawPcm: { sampleRate: 16000, channels: 1 } });
     expect(readSignature(asPcm.samples, 16000)).toBe(id);

@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { encodeAudio, encodeAudioStream, synthesize, synthesizeStream, type AudioFormat, type SynthInput } from '../../src/audio/index.js';
 import { countMp3Frames } from '../../src/audio/encode/mp3.js';
 import { MAX_BURST_LETTERS, planText } from '../../src/audio/plan.js';
-import { ffprobe, tmpFile } from './helpers.js';
+import { tmpFile } from './helpers.js';
+import { ffprobe } from '../helpers/ffprobe.js';
 
 const input = (over: Partial<SynthInput> = {}): SynthInput => ({
   text: 'Streams equal whole files. 流式一样。',

@@ -1,7 +1,8 @@
 // Voice, style and effects: each setting changes measurable properties, not just the gain.
 import { describe, expect, it } from 'vitest';
 import { synthesize, type SynthInput } from '../../src/audio/index.js';
-import { centroidHz, dominantHz, rms, spectralDistance, toFloat } from './helpers.js';
+import { centroidHz, dominantHz, spectralDistance } from './helpers.js';
+import { rms, toFloat } from '../helpers/audio.js';
 
 const SR = 16000;
 const TEXT = 'Supercalifragilistic';

@@ -1,8 +1,8 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, emulatorForFile } from '../helpers/emulator.js';
-import { session, START } from '../speech/ws-helpers.js';
-import { connect, flush, sendFrames, spokenPcm, wsUrl } from '../platform/conversation-helpers.js';
+import { session, START } from '../speech/ws/ws-helpers.js';
+import { connect, flush, sendFrames, spokenPcm, wsUrl } from '../platform/conversation/conversation-helpers.js';
 import { launchChromium, screenshotPath } from './chromium.js';
 
 /**

@@ -94,9 +94,18 @@ describe('control client on the in-process handle (emu.control)', () => {
     expect(miss).toBeInstanceOf(VerificationError);
     const failure = miss as VerificationError;
     expect(failure).toMatchObject({ status: 409, count: 1, expected: 'exactly 3' });
-    expect(failure.detail).toBe('expected exactly 3 matching request, found 1');
+    expect(failure.detail).toBe('expected exactly 3 matching requests, found 1');
     expect(failure.nearMisses.length).toBeGreaterThan(0);
     expect(failure.nearMisses[0]!.entry.path).toBe('/v1/t2a_v2');
+    // The nearest misses are in the message itself, each with how it differs.
+    const wrongCode = await emu.control.verify({ request: { account: 'client-journal', code: 1002 }, exactly: 1 }).then(
+      () => expect.unreachable('the verification holds'),
+      (e: unknown) => e as VerificationError,
+    );
+    expect(wrongCode.message).toContain(
+      `POST ${emu.control.baseUrl}/verify: 409 expected exactly 1 matching request, found 0\nnearest misses:\n  - POST /v1/t2a_v2`,
+    );
+    expect(wrongCode.message).toMatch(/- POST \/v1\/t2a_v2 \(\S+, status 200\): code: expected 1002, got 0$/m);
 
     expect(await emu.control.journal.clear()).toEqual({ deleted: 'all' });
     expect(await emu.control.journal.list()).toEqual([]);
@@ -185,7 +194,7 @@ describe('control client by URL, against an emulator with a control token', () =
     const err = await anonymous.state().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ControlClientError);
     expect(err).toMatchObject({ status: 401, request: 'GET /_emulator/state' });
-    expect((err as Error).message).toBe('GET /_emulator/state: 401 control plane needs Authorization: Bearer <EMULATOR_CONTROL_TOKEN>');
+    expect((err as Error).message).toBe(`GET ${emu.speechUrl}/_emulator/state: 401 control plane needs Authorization: Bearer <EMULATOR_CONTROL_TOKEN>`);
     const wrong = await new ControlClient({ url: emu.speechUrl, token: 'nope' }).reset().catch((e: unknown) => e);
     expect(wrong).toMatchObject({ status: 401 });
   });

@@ -2,6 +2,7 @@ import { describe, expectTypeOf, it } from 'vitest';
 import type * as z from 'zod';
 import type * as client from '../../src/client/index.js';
 import type { clockBody } from '../../src/control/clock.js';
+import type { hear } from '../../src/control/hear.js';
 import type { entryView, journalQuery } from '../../src/control/journal.js';
 import type { verifyBody } from '../../src/control/verify.js';
 import type { accountView, Capability } from '../../src/core/state/accounts.js';
@@ -36,5 +37,10 @@ describe('control client types match the control plane', () => {
     // Each file's content, as its schema (core's or its service's) gives it.
     expectTypeOf<{ [N in client.FixtureName]: client.FixtureContent<N> }>().toEqualTypeOf<{ [N in FixtureName]: Fixtures[N] }>();
     expectTypeOf<client.Capability>().toEqualTypeOf<Capability>();
+    // hear's anomalies are an intersection there (the aligner's anomaly and its trace id): compared flattened.
+    type Heard = Awaited<ReturnType<typeof hear>>;
+    type Anomaly = Heard['anomalies'][number];
+    expectTypeOf<Omit<client.HearResult, 'anomalies'>>().toEqualTypeOf<Omit<Heard, 'anomalies'>>();
+    expectTypeOf<client.HearResult['anomalies'][number]>().toEqualTypeOf<{ [K in keyof Anomaly]: Anomaly[K] }>();
   });
 });

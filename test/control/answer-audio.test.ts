@@ -14,10 +14,7 @@ async function t2a(key: string, extra: Record<string, unknown>) {
   });
 }
 
-async function lastEntry(key: string) {
-  const j = await control(emu.speechUrl).journal({ limit: 1, account: key });
-  return j.body.entries[0];
-}
+const lastEntry = (key: string) => control(emu.speechUrl).lastEntry({ account: key });
 
 async function download(url: string) {
   const r = await fetch(emu.speechUrl + url);

@@ -2,7 +2,7 @@ import wavefile from 'wavefile';
 import { describe, expect, it } from 'vitest';
 import { Journal } from '../../src/core/journal/journal.js';
 import { call, control, emulatorForFile } from '../helpers/emulator.js';
-import { connect, flush, sendFrames, silencePcm, spokenPcm, wsUrl } from '../platform/conversation-helpers.js';
+import { connect, flush, sendFrames, silencePcm, spokenPcm, wsUrl } from '../platform/conversation/conversation-helpers.js';
 
 const { WaveFile } = wavefile;
 const STT = '/v1/speech-to-text/stream';

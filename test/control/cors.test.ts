@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { emulatorForFile, startTestEmulator } from '../helpers/emulator.js';
-import { refusedUpgrade, wsUrl } from '../platform/conversation-helpers.js';
+import { refusedUpgrade, wsUrl } from '../platform/conversation/conversation-helpers.js';
 import { req, VOICE } from '../speech/helpers.js';
 
 const PAGE = 'http://localhost:5173';

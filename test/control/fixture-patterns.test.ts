@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { emulatorForFile, startTestEmulator } from '../helpers/emulator.js';
-import { connect, wsUrl } from '../platform/conversation-helpers.js';
+import { connect, wsUrl } from '../platform/conversation/conversation-helpers.js';
 
 const TEXT_PATH = '/api/v1/audio/conversation/stream-text';
 const { emu, ctl } = emulatorForFile();

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { call, control, emulatorForFile } from '../helpers/emulator.js';
 import { req, t2a } from '../speech/helpers.js';
-import { session } from '../speech/ws-helpers.js';
+import { session } from '../speech/ws/ws-helpers.js';
 
 /** The journal's bounds: what it keeps of a body, a frame or a summary too large to keep whole. */
 const { emu, ctl } = emulatorForFile({ plane: 'speech', resetEach: true });

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { call, control, emulatorForFile } from '../helpers/emulator.js';
 import { req, t2a } from '../speech/helpers.js';
-import { session, START } from '../speech/ws-helpers.js';
-import { connect, flush, sendFrames, spokenPcm, wsUrl } from '../platform/conversation-helpers.js';
+import { session, START } from '../speech/ws/ws-helpers.js';
+import { connect, flush, sendFrames, spokenPcm, wsUrl } from '../platform/conversation/conversation-helpers.js';
 
 /** The journal as the test's witness: every request recorded whole, and verify matching what a test needs. */
 const { emu, ctl } = emulatorForFile({ plane: 'speech', resetEach: true });

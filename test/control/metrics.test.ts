@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { call, emulatorForFile, startTestEmulator } from '../helpers/emulator.js';
-import { connect, wsUrl } from '../platform/conversation-helpers.js';
+import { connect, wsUrl } from '../platform/conversation/conversation-helpers.js';
 import { req, t2a } from '../speech/helpers.js';
 
 /** The value of one sample line of a Prometheus text exposition, or undefined. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { call, emulatorForFile } from '../helpers/emulator.js';
 import { ffprobe } from '../helpers/ffprobe.js';
-import { connect, flush, sendFrames, wsUrl } from '../platform/conversation-helpers.js';
+import { connect, flush, sendFrames, wsUrl } from '../platform/conversation/conversation-helpers.js';
 
 const { emu, ctl } = emulatorForFile();
 const KEY = 'caller-key';

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawnEmulator, type ChildEmulator } from '../helpers/child.js';
 import { call } from '../helpers/emulator.js';
-import { toneWav, upload } from '../platform/tts-helpers.js';
+import { toneWav } from '../helpers/transcode.js';
+import { upload } from '../platform/tts-helpers.js';
 
 /**
  * With a data dir, whatever the emulator acknowledged survives `kill -9`: a burst of writes of every

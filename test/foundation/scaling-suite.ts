@@ -23,7 +23,7 @@ import {
   type ProxyKind,
   type RunningProxy,
 } from '../helpers/proxies.js';
-import { connect, wsUrl } from '../platform/conversation-helpers.js';
+import { connect, wsUrl } from '../platform/conversation/conversation-helpers.js';
 
 const KEYS = [
   'team-a-ci',

@@ -1,6 +1,6 @@
 // close() is the subject: each test starts its own emulator and closes it mid-stream.
 import { describe, expect, it } from 'vitest';
-import { connect, wsUrl } from '../platform/conversation-helpers.js';
+import { connect, wsUrl } from '../platform/conversation/conversation-helpers.js';
 import { startTestEmulator } from '../helpers/emulator.js';
 
 const LONG_TEXT = 'A long text that keeps streaming for a while. '.repeat(180);

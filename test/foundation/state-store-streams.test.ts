@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { control, startTestEmulator } from '../helpers/emulator.js';
-import { KEY, session, START } from '../speech/ws-helpers.js';
-import { connect, sendAll, silencePcm, wsUrl } from '../platform/conversation-helpers.js';
+import { KEY, session, START } from '../speech/ws/ws-helpers.js';
+import { connect, sendAll, silencePcm, wsUrl } from '../platform/conversation/conversation-helpers.js';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));

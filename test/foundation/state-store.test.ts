@@ -10,7 +10,8 @@ import { listRecords } from '../../src/core/state/areas.js';
 import { call, control, startTestEmulator } from '../helpers/emulator.js';
 
 type RunningEmulator = Awaited<ReturnType<typeof startTestEmulator>>;
-import { toneWav, upload } from '../platform/tts-helpers.js';
+import { toneWav } from '../helpers/transcode.js';
+import { upload } from '../platform/tts-helpers.js';
 import { PANGRAM, speechApi } from '../speech/beyond.js';
 
 const root = mkdtempSync(join(tmpdir(), 'emulator-store-'));

@@ -51,3 +51,66 @@ export function fft(re: Float64Array, im: Float64Array): void {
     }
   }
 }
+
+/** Interleaved s16le -> Int16Array (copy). */
+export function samplesOf(pcm: Buffer): Int16Array {
+  const out = new Int16Array(pcm.length >> 1);
+  for (let i = 0; i < out.length; i++) out[i] = pcm.readInt16LE(i * 2);
+  return out;
+}
+
+/** 16-bit samples as float in [-1, 1): the first channel of `channels` interleaved. */
+export function toFloat(pcm: Int16Array, channels = 1): Float32Array {
+  const n = pcm.length / channels;
+  const out = new Float32Array(n);
+  for (let i = 0; i < n; i++) out[i] = pcm[i * channels]! / 32768;
+  return out;
+}
+
+/** RMS of the samples in [from, to), in [0, 1] (16-bit samples are scaled by 1/32768). */
+export function rms(x: Float32Array | Int16Array, from = 0, to = x.length): number {
+  const scale = x instanceof Int16Array ? 1 / 32768 : 1;
+  const a = Math.max(0, Math.floor(from));
+  const b = Math.min(x.length, Math.floor(to));
+  let s = 0;
+  for (let i = a; i < b; i++) s += (x[i]! * scale) ** 2;
+  return b > a ? Math.sqrt(s / (b - a)) : 0;
+}
+
+/** Magnitude spectrum of the whole signal (Hann window, zero-padded to a power of two >= `size`): for peaks. */
+export function spectrum(x: Float32Array, size = 1 << 15): Float64Array {
+  let n = 1;
+  while (n < Math.max(size, x.length)) n <<= 1;
+  const re = new Float64Array(n);
+  const im = new Float64Array(n);
+  for (let i = 0; i < x.length; i++) re[i] = x[i]! * (0.5 - 0.5 * Math.cos((2 * Math.PI * i) / (x.length - 1 || 1)));
+  fft(re, im);
+  const mag = new Float64Array(n / 2);
+  for (let i = 0; i < n / 2; i++) mag[i] = Math.hypot(re[i]!, im[i]!);
+  return mag;
+}
+
+/** Average magnitude spectrum of 16-bit samples (1024-point frames, Hann window), normalised to unit length: a timbre to compare with `distance`. */
+export function spectralShape(s: Int16Array, from = 0): Float64Array {
+  const N = 1024;
+  const acc = new Float64Array(N / 2);
+  const re = new Float64Array(N);
+  const im = new Float64Array(N);
+  for (let at = from; at + N <= s.length; at += N) {
+    for (let i = 0; i < N; i++) {
+      re[i] = (s[at + i]! / 32768) * (0.5 - 0.5 * Math.cos((2 * Math.PI * i) / (N - 1)));
+      im[i] = 0;
+    }
+    fft(re, im);
+    for (let k = 0; k < N / 2; k++) acc[k]! += Math.hypot(re[k]!, im[k]!);
+  }
+  const norm = Math.hypot(...acc) || 1;
+  for (let k = 0; k < acc.length; k++) acc[k]! /= norm;
+  return acc;
+}
+
+export function distance(a: Float64Array, b: Float64Array): number {
+  let d = 0;
+  for (let i = 0; i < a.length; i++) d += (a[i]! - b[i]!) ** 2;
+  return Math.sqrt(d);
+}

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { redactKey } from '../../src/core/state/accounts.js';
+import { ControlClient, ControlClientError, type CallOptions } from '../../src/client/index.js';
+import type { AccountChange, ClockChange, ControlReply, FaultRuleInput, JournalQuery } from '../../src/client/types.js';
 import { startEmulator, type RunningEmulator, type StartOptions } from '../../src/index.js';
 
 /** Starts an emulator on free ports with the test seed; stop it with `close()` in afterAll. */
@@ -49,31 +51,63 @@ export async function call<T = any>(
   return readReply<T>(res);
 }
 
-/** The control plane of one listener: `control(url).advance(1000)`. */
+/** An answer of the control client as the tests read it (status, headers, bytes, text, parsed body). */
+function asReply(reply: ControlReply): JsonReply {
+  return { status: reply.status, headers: reply.headers, body: reply.body, text: reply.text, bytes: Buffer.from(reply.bytes) };
+}
+
+/**
+ * Sends one call through a method of the shipped ControlClient and answers it whatever its status,
+ * so a test can assert a refusal (4xx) as well as a success. What the client refuses on a 2xx (an
+ * answer not of the method's shape) or no whole answer fails the test: the whole suite exercises the
+ * client's transport, shape checks and error handling.
+ */
+async function through(send: (options: CallOptions) => Promise<unknown>): Promise<JsonReply> {
+  let reply: ControlReply | undefined;
+  try {
+    await send({ onReply: (r) => (reply = r) });
+  } catch (err) {
+    if (!(err instanceof ControlClientError) || !reply || (reply.status >= 200 && reply.status < 300)) throw err;
+  }
+  return asReply(reply!);
+}
+
+/**
+ * The control plane of one listener, driven by the shipped ControlClient (`client`): `control(url).advance(1000)`.
+ * Each method answers status, headers, bytes, text and parsed body; `call` is any other call (the client's `request`).
+ */
 export function control(baseUrl: string, token?: string) {
-  const c = (method: string, path: string, json?: unknown) =>
-    call(`${baseUrl}/_emulator${path}`, { method, json, headers: token ? { authorization: `Bearer ${token}` } : {} });
+  // Long enough for a clock advance that finishes a long job on a loaded machine; a test's own timeout bounds it first.
+  const client = new ControlClient({ url: baseUrl, token, timeoutMs: 120_000 });
+  const c = async (method: string, path: string, json?: unknown) => asReply(await client.request({ method, path, json }));
   return {
+    client,
     call: c,
-    health: () => c('GET', '/health'),
-    reset: (account?: string) => c('POST', `/reset${account ? `?account=${encodeURIComponent(account)}` : ''}`),
-    clock: () => c('GET', '/clock'),
-    setClock: (body: { advance_ms?: number; freeze?: boolean; set_ms?: number }) => c('POST', '/clock', body),
-    advance: (ms: number) => c('POST', '/clock', { advance_ms: ms }),
-    freeze: (on = true) => c('POST', '/clock', { freeze: on }),
-    addFault: (rule: Record<string, unknown>) => c('POST', '/faults', rule),
-    faults: () => c('GET', '/faults'),
-    clearFaults: (id?: string) => c('DELETE', id ? `/faults/${id}` : '/faults'),
+    health: () => through((o) => client.health(o)),
+    reset: (account?: string) => through((o) => (account ? client.resetAccount(account, o) : client.reset(o))),
+    clock: () => through((o) => client.clock.read(o)),
+    setClock: (body: ClockChange) => through((o) => client.clock.change(body, o)),
+    advance: (ms: number) => through((o) => client.clock.advance(ms, o)),
+    freeze: (on = true) => through((o) => (on ? client.clock.freeze(o) : client.clock.unfreeze(o))),
+    addFault: (rule: Record<string, unknown>) => through((o) => client.faults.add(rule as unknown as FaultRuleInput, o)),
+    faults: () => through((o) => client.faults.list(o)),
+    clearFaults: (id?: string) => through((o) => (id ? client.faults.remove(id, o) : client.faults.clear(o))),
+    /** Journal filters as the route takes them; `header`/`query` as `name:value` strings go as written (a malformed one included). */
     journal: (q: Record<string, string | number> = {}) => {
-      const qs = new URLSearchParams(Object.entries(q).map(([k, v]) => [k, String(v)] as [string, string])).toString();
-      return c('GET', `/journal${qs ? `?${qs}` : ''}`);
+      if (typeof q.header === 'string' || typeof q.query === 'string') {
+        const qs = new URLSearchParams(Object.entries(q).map(([k, v]) => [k, String(v)] as [string, string])).toString();
+        return c('GET', `/journal${qs ? `?${qs}` : ''}`);
+      }
+      return through((o) => client.journal.list(q as JournalQuery, o));
     },
-    clearJournal: () => c('DELETE', '/journal'),
-    putAccount: (key: string, settings: Record<string, unknown>) => c('PUT', `/accounts/${encodeURIComponent(key)}`, settings),
-    account: (key: string) => c('GET', `/accounts/${encodeURIComponent(key)}`),
-    state: () => c('GET', '/state'),
+    clearJournal: () => through((o) => client.journal.clear(o)),
+    /** The newest journal entry the filter selects (undefined when none): `ctl.lastEntry({ path: '/v1/t2a_v2' })`. */
+    lastEntry: async (filter: JournalQuery = {}): Promise<any> => (await client.journal.list({ ...filter, limit: 1 }))[0],
+    putAccount: (key: string, settings: Record<string, unknown>) => through((o) => client.accounts.put(key, settings as AccountChange, o)),
+    account: (key: string) => through((o) => client.accounts.get(key, o)),
+    state: () => through((o) => client.state(o)),
     /** One account's part of the state view (resources, open sockets, pending timers), found by the redacted label of its key. */
-    accountState: async (key: string) => ((await c('GET', '/state')).body.accounts as any[]).find((a) => a.account === redactKey(key)),
+    accountState: async (key: string) => (await client.state()).accounts.find((a) => a.account === redactKey(key)) as any,
   };
 }
 

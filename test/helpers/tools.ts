@@ -4,14 +4,18 @@ import { execFile } from 'node:child_process';
 let running = 0;
 const queue: (() => void)[] = [];
 
-/** Runs a tool and answers its stdout; rejects with the command and its stderr when it fails. */
-export async function run(cmd: string, args: string[], input?: Buffer): Promise<Buffer> {
+/**
+ * Runs a tool (at most two at a time) and answers its stdout and stderr; rejects with the command and
+ * its stderr when it fails, or with how to install it when it is not there. The one subprocess runner
+ * of the tests.
+ */
+export async function runTool(cmd: string, args: string[], input?: Buffer): Promise<{ stdout: Buffer; stderr: Buffer }> {
   if (running >= 2) await new Promise<void>((r) => queue.push(r));
   running++;
   try {
-    return await new Promise<Buffer>((resolve, reject) => {
+    return await new Promise((resolve, reject) => {
       const p = execFile(cmd, args, { encoding: 'buffer', maxBuffer: 1 << 28 }, (err, stdout, stderr) =>
-        err ? reject(toolError(cmd, args, err, stderr)) : resolve(stdout),
+        err ? reject(toolError(cmd, args, err, stderr)) : resolve({ stdout, stderr }),
       );
       if (input) p.stdin!.end(input);
     });
@@ -19,6 +23,11 @@ export async function run(cmd: string, args: string[], input?: Buffer): Promise<
     running--;
     queue.shift()?.();
   }
+}
+
+/** Runs a tool and answers its stdout (runTool). */
+export async function run(cmd: string, args: string[], input?: Buffer): Promise<Buffer> {
+  return (await runTool(cmd, args, input)).stdout;
 }
 
 /** How to get each tool the tests run, for the one line a missing tool fails with. */

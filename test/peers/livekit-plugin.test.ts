@@ -22,17 +22,12 @@ const { emu, ctl } = emulatorForFile({ plane: 'speech' });
 
 beforeAll(() => initLogger());
 
-async function lastEntry(path: string): Promise<any> {
-  const j = await ctl.journal({ path });
-  return (j.body.entries ?? j.body)[0];
-}
-
 const plugin = (opts: ConstructorParameters<typeof TTS>[0] = {}) => new TTS({ apiKey: KEY, baseUrl: emu.speechUrl, ...opts });
 
 /** synthesize() once; its frames, the body it sent and what the emulator reports for that body. */
 async function synthesized(opts: ConstructorParameters<typeof TTS>[0] = {}, text = TEXT) {
   const frames = await collect(plugin(opts).synthesize(text));
-  const entry = await lastEntry('/v1/t2a_v2');
+  const entry = await ctl.lastEntry({ path: '/v1/t2a_v2' });
   const reported = await reportedWhole(emu.speechUrl, KEY, entry.request.body);
   return { frames, entry, body: entry.request.body, reported };
 }
@@ -73,7 +68,7 @@ describe('synthesize() against the speech listener', () => {
     process.env.MINIMAX_BASE_URL = emu.speechUrl;
     try {
       const frames = await collect(new TTS().synthesize('Configured by the environment.'));
-      const entry = await lastEntry('/v1/t2a_v2');
+      const entry = await ctl.lastEntry({ path: '/v1/t2a_v2' });
       expect(entry.request.headers.authorization).toMatch(/^Bearer /);
       expectFramesAre(frames, await reportedWhole(emu.speechUrl, KEY, entry.request.body), 24000);
     } finally {
@@ -169,7 +164,7 @@ describe('stream() against the speech listener', () => {
     const parts = ['Hello from the stream. ', 'It has a second sentence, ', 'and a third one!'];
     const { frames, errors } = await streamed(parts);
     expect(errors).toEqual([]);
-    const entry = await lastEntry('/ws/v1/t2a_v2');
+    const entry = await ctl.lastEntry({ path: '/ws/v1/t2a_v2' });
     expect(entry.status).toBe(101);
     const events = (entry.ws_frames as { dir: string; event: string }[]).filter((f) => f.dir === 'in').map((f) => f.event);
     const sentences = await sentencesOf(parts);
@@ -217,7 +212,7 @@ describe('what the plugin checks itself', () => {
   it('synthesize() with refused settings yields no audio: the plugin reads only data: lines, and the refusal is one JSON body', async () => {
     const frames = await collect(plugin({ emotion: 'neutral' }).synthesize('Hello there.'));
     expect(frames.frames).toBe(0);
-    const entry = await lastEntry('/v1/t2a_v2');
+    const entry = await ctl.lastEntry({ path: '/v1/t2a_v2' });
     expect(entry.response.content_type).toMatch(/^application\/json/);
   });
 });

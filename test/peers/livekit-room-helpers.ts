@@ -7,7 +7,7 @@ import type { RunningEmulator } from '../../src/index.js';
 import { pcm16Wav } from '../helpers/audio.js';
 import { call } from '../helpers/emulator.js';
 import { ffmpegPcm16 } from '../helpers/ffprobe.js';
-import { spokenPcm } from '../platform/conversation-helpers.js';
+import { spokenPcm } from '../platform/conversation/conversation-helpers.js';
 
 export const RATE = 48_000;
 

@@ -8,7 +8,7 @@
 import WebSocket from 'ws';
 import { describe, expect, it } from 'vitest';
 import { emulatorForFile } from '../helpers/emulator.js';
-import { ffprobe } from '../speech/helpers.js';
+import { ffprobe } from '../helpers/ffprobe.js';
 
 const { emu } = emulatorForFile({ plane: 'speech' });
 
@@ -95,12 +95,12 @@ describe('LiveKit Agents MiniMax plugin over /ws/v1/t2a_v2', () => {
     const segments = await synthesizeStream(emu.speechUrl, 'livekit-key', TEXT);
     expect(segments).toHaveLength(3);
     for (const seg of segments) {
-      const probe = await ffprobe(seg, 'mp3');
+      const probe = await ffprobe(seg, { ext: 'mp3' });
       expect(probe.codec).toBe('mp3');
       expect(probe.sampleRate).toBe(24000);
       expect(probe.durationMs).toBeGreaterThan(500);
     }
-    const whole = await ffprobe(Buffer.concat(segments), 'mp3');
+    const whole = await ffprobe(Buffer.concat(segments), { ext: 'mp3' });
     expect(whole.durationMs).toBeGreaterThan(3000);
   });
 

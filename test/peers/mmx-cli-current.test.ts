@@ -31,11 +31,6 @@ let speech: { path: string; ms: number };
 
 const run = (args: string[], extra: Partial<MmxOptions> = {}) => mmx(args, { baseUrl: emu.speechUrl, key: KEY, home, ...extra });
 
-async function lastEntry(path: string): Promise<any> {
-  const j = await ctl.journal({ path });
-  return (j.body.entries ?? j.body)[0];
-}
-
 beforeAll(async () => {
   home = await mkdtemp(join(tmpdir(), 'mmx-current-peer-'));
   process.env.MMX_CONFIG_DIR = join(home, '.mmx-sdk');
@@ -64,7 +59,7 @@ describe('mmx synthesize in pcmu_raw, pcmu_wav and opus (E12-E15)', () => {
       const out = `whole-${format}.${want.ext}`;
       const r = await run(['speech', 'synthesize', '--text', TEXT, '--format', format, '--out', out]);
       expect(r.code, r.stderr).toBe(0);
-      expect((await lastEntry('/v1/t2a_v2')).request.body.audio_setting).toEqual({ format, sample_rate: want.rate, bitrate: 128000, channel: 1 });
+      expect((await ctl.lastEntry({ path: '/v1/t2a_v2' })).request.body.audio_setting).toEqual({ format, sample_rate: want.rate, bitrate: 128000, channel: 1 });
       expect(r.json).toMatchObject({ saved: out, sample_rate: want.rate });
       const file = join(home, out);
       expect((await stat(file)).size).toBe(r.json.size_bytes);
@@ -78,7 +73,7 @@ describe('mmx synthesize in pcmu_raw, pcmu_wav and opus (E12-E15)', () => {
     it(`--format ${format} --stream: stdout is the chunks then the aggregate, and the chunks joined are the whole file`, async () => {
       const r = await run(['speech', 'synthesize', '--text', TEXT, '--format', format, '--stream'], { rawOutput: true });
       expect(r.code, r.stderr).toBe(0);
-      const entry = await lastEntry('/v1/t2a_v2');
+      const entry = await ctl.lastEntry({ path: '/v1/t2a_v2' });
       expect(entry.request.body).toMatchObject({ stream: true, audio_setting: { format, sample_rate: want.rate } });
       // The chunks joined are the whole file (E13, E14), and the final chunk repeats it as the aggregate.
       const half = r.stdout.length / 2;
@@ -118,7 +113,7 @@ describe('mmx speech transcribe (E1-E4)', () => {
     expect(r.json.text).toBe(SPOKEN);
     expect(Math.abs(r.json.duration * 1000 - speech.ms)).toBeLessThanOrEqual(60);
     expect(r.json.trace_id).toMatch(/^[0-9a-f]{32}$/);
-    const entry = await lastEntry('/v1/speech_to_text');
+    const entry = await ctl.lastEntry({ path: '/v1/speech_to_text' });
     expect(entry.status).toBe(200);
     expect(entry.request.headers['content-type']).toMatch(/^multipart\/form-data; boundary=/);
     expect(entry.request.headers).not.toHaveProperty('language');
@@ -147,20 +142,20 @@ describe('mmx speech transcribe (E1-E4)', () => {
     expect(srt.out).toMatch(
       /^1\n\d\d:\d\d:\d\d,\d{3} --> \d\d:\d\d:\d\d,\d{3}\nThe quick brown fox\.\n\n2\n\d\d:\d\d:\d\d,\d{3} --> \d\d:\d\d:\d\d,\d{3}\nIt jumps over the dog\.\n/,
     );
-    expect((await lastEntry('/v1/speech_to_text')).response.content_type).toMatch(/^text\/plain/);
+    expect((await ctl.lastEntry({ path: '/v1/speech_to_text' })).response.content_type).toMatch(/^text\/plain/);
 
     const vtt = await run(['speech', 'transcribe', '--file', 'spoken.mp3', '--response-format', 'vtt', '--out', 'spoken.vtt']);
     expect(vtt.code, vtt.stderr).toBe(0);
     const doc = await readFile(join(home, 'spoken.vtt'), 'utf8');
     expect(doc).toMatch(/^WEBVTT\n\n\d\d:\d\d:\d\d\.\d{3} --> \d\d:\d\d:\d\d\.\d{3}\nThe quick brown fox\.\n/);
-    expect((await lastEntry('/v1/speech_to_text')).response.content_type).toMatch(/^text\/vtt/);
+    expect((await ctl.lastEntry({ path: '/v1/speech_to_text' })).response.content_type).toMatch(/^text\/vtt/);
   });
 
   it('--language en travels as the language header', async () => {
     const r = await run(['speech', 'transcribe', '--file', 'spoken.mp3', '--language', 'en']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.json.text).toBe(SPOKEN);
-    expect((await lastEntry('/v1/speech_to_text')).request.headers.language).toBe('en');
+    expect((await ctl.lastEntry({ path: '/v1/speech_to_text' })).request.headers.language).toBe('en');
   });
 
   it('--stream: the deltas make the text, the final event the duration, with no warning', async () => {
@@ -169,7 +164,7 @@ describe('mmx speech transcribe (E1-E4)', () => {
     expect(asJson.stderr).not.toContain('[warning]');
     expect(asJson.json.text).toBe(SPOKEN);
     expect(Math.abs(asJson.json.duration * 1000 - speech.ms)).toBeLessThanOrEqual(60);
-    expect((await lastEntry('/v1/speech_to_text')).response.content_type).toMatch(/^text\/event-stream/);
+    expect((await ctl.lastEntry({ path: '/v1/speech_to_text' })).response.content_type).toMatch(/^text\/event-stream/);
 
     const asText = await run(['speech', 'transcribe', '--file', 'spoken.mp3', '--stream', '--output', 'text'], { rawOutput: true });
     expect(asText.code, asText.stderr).toBe(0);
@@ -222,7 +217,7 @@ describe('mmx file as the CLI calls it (E18)', () => {
     const del = await run(['file', 'delete', '--file-id', String(up.json.file_id)]);
     expect(del.code, del.stderr).toBe(0);
     expect(del.json).toEqual({ file_id: up.json.file_id, deleted: true });
-    expect((await lastEntry('/v1/files/delete')).request.body).toEqual({ file_id: up.json.file_id });
+    expect((await ctl.lastEntry({ path: '/v1/files/delete' })).request.body).toEqual({ file_id: up.json.file_id });
     const after = await run(['file', 'list']);
     expect((after.json.files as { file_id: number }[]).map((f) => f.file_id)).not.toContain(up.json.file_id);
   });

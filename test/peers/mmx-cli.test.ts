@@ -27,11 +27,6 @@ let home: string;
 const run = (args: string[], extra: Partial<MmxOptions> = {}) => mmx(args, { baseUrl: emu.speechUrl, key: KEY, home, ...extra });
 
 /** The newest journal entry of a path. */
-async function lastEntry(path: string): Promise<any> {
-  const j = await ctl.journal({ path });
-  return (j.body.entries ?? j.body)[0];
-}
-
 /** The audio the emulator's answer carried, as the journal keeps it (raw PCM is served inside a WAV: its tail is the audio). */
 async function answerAudio(entry: any): Promise<Buffer> {
   const res = await fetch(`${emu.speechUrl}${entry.answer_audio.url}`);
@@ -70,7 +65,7 @@ describe('mmx speech synthesize against the speech listener', () => {
       expect(p).toMatchObject({ codec: want.codec, sampleRate: 32000, channels: 1 });
       expect(Math.abs(p.durationMs - r.json.duration_ms)).toBeLessThanOrEqual(want.slackMs);
 
-      const entry = await lastEntry('/v1/t2a_v2');
+      const entry = await ctl.lastEntry({ path: '/v1/t2a_v2' });
       expect(entry.status).toBe(200);
       expect(entry.request.headers['user-agent']).toMatch(/^mmx-cli\//);
       expect(entry.request.body).toEqual({
@@ -104,7 +99,7 @@ describe('mmx speech synthesize against the speech listener', () => {
       'flags.mp3',
     ]);
     expect(r.code, r.stderr).toBe(0);
-    expect((await lastEntry('/v1/t2a_v2')).request.body).toMatchObject({
+    expect((await ctl.lastEntry({ path: '/v1/t2a_v2' })).request.body).toMatchObject({
       model: 'speech-02-hd',
       voice_setting: { voice_id: 'female-shaonv', speed: 1.5, vol: 2, pitch: 3, emotion: 'happy' },
       audio_setting: { format: 'mp3', sample_rate: 16000, bitrate: 64000, channel: 2 },
@@ -120,7 +115,7 @@ describe('mmx speech synthesize against the speech listener', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).not.toContain('Warning');
     expect(r.out).toContain('"subtitles": "subs.srt"');
-    const entry = await lastEntry('/v1/t2a_v2');
+    const entry = await ctl.lastEntry({ path: '/v1/t2a_v2' });
     expect(entry.request.body).toMatchObject({ subtitle_enable: true });
     expect(entry.request.body).not.toHaveProperty('subtitle_type');
 
@@ -157,7 +152,9 @@ describe('mmx speech synthesize against the speech listener', () => {
       'pron.mp3',
     ]);
     expect(spoken.code, spoken.stderr).toBe(0);
-    expect((await lastEntry('/v1/t2a_v2')).request.body.pronunciation_dict).toEqual({ tone: ['omg/oh my god', 'API/application programming interface'] });
+    expect((await ctl.lastEntry({ path: '/v1/t2a_v2' })).request.body.pronunciation_dict).toEqual({
+      tone: ['omg/oh my god', 'API/application programming interface'],
+    });
     expect(spoken.json.duration_ms).toBeGreaterThan(plain.json.duration_ms + 500);
     const p = await ffprobe(join(home, 'pron.mp3'));
     expect(Math.abs(p.durationMs - spoken.json.duration_ms)).toBeLessThanOrEqual(60);
@@ -169,7 +166,7 @@ describe('mmx speech synthesize --stream', () => {
     it(`--format ${format}: stdout is the streamed chunks, then the final chunk's whole file, and both decode to the same audio`, async () => {
       const r = await run(['speech', 'synthesize', '--text', TEXT, '--format', format, '--stream'], { rawOutput: true });
       expect(r.code, r.stderr).toBe(0);
-      const entry = await lastEntry('/v1/t2a_v2');
+      const entry = await ctl.lastEntry({ path: '/v1/t2a_v2' });
       expect(entry.request.body).toMatchObject({ stream: true, audio_setting: { format, sample_rate: 32000 } });
       expect(entry.request.body).not.toHaveProperty('stream_options');
       expect(entry.response.content_type).toContain('text/event-stream');
@@ -196,7 +193,7 @@ describe('mmx speech synthesize --stream', () => {
       rawOutput: true,
     });
     expect(r.code, r.stderr).toBe(0);
-    const entry = await lastEntry('/v1/t2a_v2');
+    const entry = await ctl.lastEntry({ path: '/v1/t2a_v2' });
     expect(entry.request.body).toMatchObject({ stream: true, subtitle_enable: true, pronunciation_dict: { tone: ['omg/oh my god'] } });
     const whole = await answerAudio(entry);
     expect(r.stdout.subarray(r.stdout.length - whole.length).equals(whole)).toBe(true);
@@ -222,7 +219,7 @@ describe('mmx speech voices', () => {
     expect(all.code, all.stderr).toBe(0);
     expect(all.json).toEqual(ids);
     expect(all.json).toContain('English_expressive_narrator');
-    expect((await lastEntry('/v1/get_voice')).request.body).toEqual({ voice_type: 'system' });
+    expect((await ctl.lastEntry({ path: '/v1/get_voice' })).request.body).toEqual({ voice_type: 'system' });
 
     const english = await run(['speech', 'voices', '--language', 'english']);
     expect(english.code, english.stderr).toBe(0);
@@ -241,7 +238,7 @@ describe('mmx file upload', () => {
     const size = (await stat(join(home, 'sample.mp3'))).size;
     expect(r.json).toMatchObject({ bytes: size, filename: 'sample.mp3', purpose: 'voice_clone' });
     expect(Number.isSafeInteger(r.json.file_id)).toBe(true);
-    const entry = await lastEntry('/v1/files/upload');
+    const entry = await ctl.lastEntry({ path: '/v1/files/upload' });
     expect(entry.status).toBe(200);
     expect(entry.request.headers['content-type']).toMatch(/^multipart\/form-data; boundary=/);
 

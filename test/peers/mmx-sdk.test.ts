@@ -20,11 +20,6 @@ const { emu, ctl } = emulatorForFile({ plane: 'speech' });
 let dir: string;
 let sdk: MiniMaxSDK;
 
-async function lastEntry(path: string): Promise<any> {
-  const j = await ctl.journal({ path });
-  return (j.body.entries ?? j.body)[0];
-}
-
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'mmx-sdk-peer-'));
   process.env.MMX_CONFIG_DIR = join(dir, '.mmx');
@@ -53,7 +48,7 @@ describe('MiniMaxSDK speech.synthesize against the speech listener', () => {
       expect(p).toMatchObject({ codec: want.codec, sampleRate: res.extra_info!.audio_sample_rate, channels: 1 });
       expect(Math.abs(p.durationMs - res.extra_info!.audio_length!)).toBeLessThanOrEqual(want.slackMs);
       // The SDK's defaults, merged with what was given.
-      expect((await lastEntry('/v1/t2a_v2')).request.body).toEqual({
+      expect((await ctl.lastEntry({ path: '/v1/t2a_v2' })).request.body).toEqual({
         model: 'speech-2.8-hd',
         text: TEXT,
         voice_setting: { voice_id: 'English_expressive_narrator' },
@@ -75,7 +70,10 @@ describe('MiniMaxSDK speech.synthesize against the speech listener', () => {
     const [a, b] = await Promise.all([ffmpegPcm16(chunks, { ext: 'mp3', rate: 32000 }), ffmpegPcm16(whole, { ext: 'mp3', rate: 32000 })]);
     expect(Math.abs(a.length - b.length) / 64).toBeLessThanOrEqual(60);
     expect(Math.abs(b.length / 64 - last.extra_info!.audio_length!)).toBeLessThanOrEqual(60);
-    expect((await lastEntry('/v1/t2a_v2')).request.body).toMatchObject({ stream: true, voice_setting: { voice_id: 'female-shaonv', speed: 1.2 } });
+    expect((await ctl.lastEntry({ path: '/v1/t2a_v2' })).request.body).toMatchObject({
+      stream: true,
+      voice_setting: { voice_id: 'female-shaonv', speed: 1.2 },
+    });
   });
 
   it('an error under HTTP 200 rejects with the service message', async () => {

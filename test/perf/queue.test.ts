@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SlotQueue } from '../../src/core/state/queue.js';
 import { call, emulatorForFile } from '../helpers/emulator.js';
-import { connect, piecesOf, session, START, until } from '../speech/ws-helpers.js';
+import { connect, piecesOf, session, START, until } from '../speech/ws/ws-helpers.js';
 
 describe('SlotQueue', () => {
   it('runs at most `limit` at once and grants slots in arrival order', async () => {

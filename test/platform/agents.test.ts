@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { emulatorForFile, startTestEmulator } from '../helpers/emulator.js';
-import { claims, sessionClient } from './calls-helpers.js';
+import { claims, sessionClient } from './calls/calls-helpers.js';
 import { joinAndLeave } from './room-signal-helpers.js';
 
 const { emu } = emulatorForFile({ freeze: true });

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/app.js';
 import { REALISTIC_PACE } from '../../src/core/stream/shaping.js';
 import { control, emulatorForFile, startTestEmulator } from '../helpers/emulator.js';
-import { connect, decodeMp3 } from './conversation-helpers.js';
+import { connect, decodeMp3 } from './conversation/conversation-helpers.js';
 
 const { emu } = emulatorForFile();
 const TEXT = '/api/v1/audio/conversation/stream-text';

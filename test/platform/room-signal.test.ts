@@ -8,7 +8,7 @@ import { AddTrackRequest, DisconnectReason, RequestResponse_Reason, SignalReques
 import { SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { call } from '../helpers/emulator.js';
-import { nonce, sessionsForFile } from './calls-helpers.js';
+import { nonce, sessionsForFile } from './calls/calls-helpers.js';
 import { openSignal, rtcUrl } from './room-signal-helpers.js';
 
 const { c, emu } = sessionsForFile();

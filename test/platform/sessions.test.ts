@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { appendTurn } from '../../src/services/platform/shared/conversation-sessions.js';
-import { nonce, sessionsForFile } from './calls-helpers.js';
+import { nonce, sessionsForFile } from './calls/calls-helpers.js';
 
 const { emu, c } = sessionsForFile();
 

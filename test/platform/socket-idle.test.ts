@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { emulatorForFile } from '../helpers/emulator.js';
-import { connect, wsUrl, type Client } from './conversation-helpers.js';
+import { connect, wsUrl, type Client } from './conversation/conversation-helpers.js';
 
 const { emu, ctl } = emulatorForFile({ freeze: true });
 

@@ -1,6 +1,17 @@
 import { describe, expect, test } from 'vitest';
 import { call, emulatorForFile } from '../helpers/emulator.js';
-import { accountState, connect, flush, refusedUpgrade, sendAll, sendFrames, silencePcm, spokenPcm, waitForState, wsUrl } from './conversation-helpers.js';
+import {
+  accountState,
+  connect,
+  flush,
+  refusedUpgrade,
+  sendAll,
+  sendFrames,
+  silencePcm,
+  spokenPcm,
+  waitForState,
+  wsUrl,
+} from './conversation/conversation-helpers.js';
 
 const PATH = '/v1/speech-to-text/stream';
 const { emu, ctl } = emulatorForFile();

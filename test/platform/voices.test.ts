@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { emulatorForFile } from '../helpers/emulator.js';
-import { api, toneWav, upload } from './tts-helpers.js';
+import { toneWav } from '../helpers/transcode.js';
+import { api, upload } from './tts-helpers.js';
 
 const { emu, ctl } = emulatorForFile();
 const REF_URL = 'https://cdn.emulator.test/audio/ref-5s.wav';

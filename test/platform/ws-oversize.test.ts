@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { emulatorForFile } from '../helpers/emulator.js';
-import { connect, wsUrl } from './conversation-helpers.js';
+import { connect, wsUrl } from './conversation/conversation-helpers.js';
 
 const { emu } = emulatorForFile();
 const LIMIT = 8 * 1024 * 1024;

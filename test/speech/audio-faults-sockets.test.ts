@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { emulatorForFile } from '../helpers/emulator.js';
 import { ffprobe } from '../helpers/ffprobe.js';
 import { textOf } from './pacing-helpers.js';
-import { piecesOf, session, START } from './ws-helpers.js';
+import { piecesOf, session, START } from './ws/ws-helpers.js';
 
 const { emu } = emulatorForFile({ plane: 'speech' });
 const frames = (audio_setting: object) => [{ ...START, audio_setting }, { event: 'task_continue', text: textOf(12) }, { event: 'task_finish' }];

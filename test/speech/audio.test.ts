@@ -1,7 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { decodeToMono, readSignature } from '../../src/audio/index.js';
 import { emulatorForFile } from '../helpers/emulator.js';
-import { distance, ffprobe, flacTest, longestSilence, mp3Frames, parseWav, req, rms, samplesOf, spectrum, t2a, VOICE, VOICE_B } from './helpers.js';
+import { flacTest, longestSilence, mp3Frames, parseWav, req, t2a, VOICE, VOICE_B } from './helpers.js';
+import { distance, rms, samplesOf, spectralShape } from '../helpers/audio.js';
+import { ffprobe } from '../helpers/ffprobe.js';
 
 const { emu } = emulatorForFile();
 let url: string;
@@ -28,7 +30,7 @@ describe('non-streaming audio is true to extra_info', () => {
     const expected: Record<number, number> = { 8000: 64000, 16000: 128000, 22050: 128000, 24000: 128000, 32000: 128000, 44100: 128000 };
     for (const rate of [8000, 16000, 22050, 24000, 32000, 44100]) {
       const { bytes, extra } = await audioOf(req({ audio_setting: { sample_rate: rate } }, 'Hello there.'));
-      const p = await ffprobe(bytes, 'mp3');
+      const p = await ffprobe(bytes, { ext: 'mp3' });
       const frameMs = ((rate >= 32000 ? 1152 : 576) / rate) * 1000;
       expect(p.codec).toBe('mp3');
       expect(p.sampleRate).toBe(rate);
@@ -52,7 +54,7 @@ describe('non-streaming audio is true to extra_info', () => {
     }
     const { bytes, extra } = await audioOf(req({ audio_setting: { sample_rate: 16000, bitrate: 256000 } }, 'Hi.'));
     expect(extra.bitrate).toBe(160000);
-    expect((await ffprobe(bytes, 'mp3')).bitRate).toBe(160000);
+    expect((await ffprobe(bytes, { ext: 'mp3' })).bitRate).toBe(160000);
   });
 
   it('WAV, FLAC, PCM and MP3 in stereo at 24 kHz decode to what extra_info says', async () => {
@@ -73,13 +75,13 @@ describe('non-streaming audio is true to extra_info', () => {
     const flac = await audioOf(req({ audio_setting: { ...base, format: 'flac' } }, text));
     expect(flac.bytes.toString('latin1', 0, 4)).toBe('fLaC');
     await flacTest(flac.bytes);
-    const fp = await ffprobe(flac.bytes, 'flac');
+    const fp = await ffprobe(flac.bytes, { ext: 'flac' });
     expect(fp).toMatchObject({ codec: 'flac', sampleRate: 24000, channels: 2 });
     expect(Math.abs(fp.durationMs - flac.extra.audio_length)).toBeLessThanOrEqual(1);
     expect(flac.extra).toMatchObject({ audio_format: 'flac', audio_size: flac.bytes.length });
 
     const mp3 = await audioOf(req({ audio_setting: { ...base, format: 'mp3' } }, text));
-    const mp = await ffprobe(mp3.bytes, 'mp3');
+    const mp = await ffprobe(mp3.bytes, { ext: 'mp3' });
     expect(mp).toMatchObject({ codec: 'mp3', sampleRate: 24000, channels: 2 });
     expect(Math.abs(mp.durationMs - mp3.extra.audio_length)).toBeLessThanOrEqual(25);
   });
@@ -88,7 +90,7 @@ describe('non-streaming audio is true to extra_info', () => {
     for (const [i, rate] of [8000, 16000, 22050, 24000, 32000, 44100].entries()) {
       const channel = (i % 2) + 1;
       const flac = await audioOf(req({ audio_setting: { format: 'flac', sample_rate: rate, channel } }, 'Hi.'));
-      const fp = await ffprobe(flac.bytes, 'flac');
+      const fp = await ffprobe(flac.bytes, { ext: 'flac' });
       expect(fp).toMatchObject({ codec: 'flac', sampleRate: rate, channels: channel });
       expect(flac.extra).toMatchObject({ audio_format: 'flac', audio_sample_rate: rate, audio_channel: channel, audio_size: flac.bytes.length });
       expect(Math.abs(fp.durationMs - flac.extra.audio_length)).toBeLessThanOrEqual(1);
@@ -186,7 +188,7 @@ describe('text and voice settings shape the audio', () => {
 
   it('timber_weights: the mix differs from each voice and is closer to the heavier one', async () => {
     const text = 'Mixing voices is fun to hear.';
-    const specOf = async (extra: Record<string, unknown>) => spectrum(samplesOf((await audioOf(req(pcm16(extra), text))).bytes), 24000);
+    const specOf = async (extra: Record<string, unknown>) => spectralShape(samplesOf((await audioOf(req(pcm16(extra), text))).bytes), 24000);
     const a = await specOf({ voice_setting: { voice_id: VOICE } });
     const b = await specOf({ voice_setting: { voice_id: VOICE_B } });
     const mix = await specOf({

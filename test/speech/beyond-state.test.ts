@@ -1,14 +1,12 @@
-import { execFile } from 'node:child_process';
+import { run } from '../helpers/tools.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { control, emulatorForFile, startTestEmulator } from '../helpers/emulator.js';
 import { codeOf, PANGRAM, resourcesOf, speechApi } from './beyond.js';
 
 /** Files, made voices and async tasks in persistence, reset and the state view; the tar read by tar(1). */
-const run = promisify(execFile);
 
 async function waitReady(base: string, taskId: number): Promise<any> {
   for (let i = 0; i < 600; i++) {
@@ -46,7 +44,7 @@ describe('state of the speech operations', () => {
         const tar = (await again.getBytes(`/v1/files/retrieve_content?file_id=${task.body.file_id}`)).bytes;
         const file = join(dataDir, 'out.tar');
         writeFileSync(file, tar);
-        const { stdout } = await run('tar', ['-tf', file]);
+        const stdout = (await run('tar', ['-tf', file])).toString();
         const base = `${task.body.task_id}/content-${task.body.task_id}`;
         expect(stdout.trim().split('\n')).toEqual([`${base}.mp3`, `${base}.titles`, `${base}.extra`]);
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { pcm16Wav } from '../helpers/audio.js';
 import { control, emulatorForFile } from '../helpers/emulator.js';
 import { codeOf, msgOf, PANGRAM, speechApi } from './beyond.js';
-import { ffprobe } from './helpers.js';
+import { ffprobe } from '../helpers/ffprobe.js';
 
 /** `POST /v1/voice_clone` and cloned voices in synthesis (section 4, rule 12.10). */
 const { emu } = emulatorForFile({ plane: 'speech', freeze: true });
@@ -82,7 +82,7 @@ describe('voice_clone', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('audio/mpeg');
     const mp3 = Buffer.from(await res.arrayBuffer());
-    const p = await ffprobe(mp3, 'mp3');
+    const p = await ffprobe(mp3, { ext: 'mp3' });
     expect(p).toMatchObject({ codec: 'mp3', sampleRate: 32000, channels: 1 });
     expect(r.body.extra_info).toMatchObject({
       audio_sample_rate: 32000,

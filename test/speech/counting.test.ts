@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { emulatorForFile } from '../helpers/emulator.js';
 import { codeOf, msgOf, speechApi } from './beyond.js';
-import { ffprobe, req, t2a } from './helpers.js';
-import { piecesOf, session, START } from './ws-helpers.js';
+import { req, t2a } from './helpers.js';
+import { ffprobe } from '../helpers/ffprobe.js';
+import { piecesOf, session, START } from './ws/ws-helpers.js';
 
 /** `usage_characters`, `word_count` and the invisible-character ratio (speech-current.md E20). */
 const { emu, ctl } = emulatorForFile({ plane: 'speech', freeze: true });
@@ -49,7 +50,7 @@ describe('counting', () => {
       [34, 13],
       [13, 2],
     ]);
-    const probe = await ffprobe(pieces[1]!.audio, 'mp3');
+    const probe = await ffprobe(pieces[1]!.audio, { ext: 'mp3' });
     expect(Math.abs(probe.durationMs - pieces[1]!.extra.audio_length)).toBeLessThan(60);
 
     const api = speechApi(emu.speechUrl, 'count-more');

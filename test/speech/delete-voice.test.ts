@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { control, emulatorForFile, startTestEmulator } from '../helpers/emulator.js';
 import { codeOf, msgOf, resourcesOf, speechApi } from './beyond.js';
-import { ffprobe } from './helpers.js';
-import { piecesOf, session, START } from './ws-helpers.js';
+import { ffprobe } from '../helpers/ffprobe.js';
+import { piecesOf, session, START } from './ws/ws-helpers.js';
 
 /** `POST /v1/delete_voice` (speech-current.md section 3, E11). */
 const { emu, ctl } = emulatorForFile({ plane: 'speech', freeze: true });
@@ -139,7 +139,7 @@ describe('delete_voice', () => {
     expect(codeOf(deleted)).toBe(0);
     expect(kept.messages.map((m) => m.base_resp.status_code).every((c) => c === 0)).toBe(true);
     const [piece] = piecesOf(kept.messages);
-    const p = await ffprobe(piece!.audio, 'mp3');
+    const p = await ffprobe(piece!.audio, { ext: 'mp3' });
     expect(Math.abs(p.durationMs - piece!.extra.audio_length)).toBeLessThan(60);
 
     const later = await session(emu.speechUrl, [start, { event: 'task_continue', text: 'Hello.' }], { key: 'delete-socket' });

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { control, emulatorForFile } from '../helpers/emulator.js';
 import { codeOf, msgOf, speechApi } from './beyond.js';
-import { ffprobe, parseWav, samplesOf, spectrum } from './helpers.js';
+import { parseWav } from './helpers.js';
+import { samplesOf, spectralShape } from '../helpers/audio.js';
+import { ffprobe } from '../helpers/ffprobe.js';
 
 /** `POST /v1/voice_design` and designed voices in synthesis (section 5, rule 12.11). */
 const { emu } = emulatorForFile({ plane: 'speech', freeze: true });
@@ -16,7 +18,7 @@ async function pitchOf(api: ReturnType<typeof speechApi>, voiceId: string): Prom
     audio_setting: { format: 'wav', sample_rate: 16000 },
   });
   const wav = parseWav(Buffer.from(r.body.data.audio, 'hex'));
-  const spec = spectrum(samplesOf(wav.data));
+  const spec = spectralShape(samplesOf(wav.data));
   let best = 2;
   for (let k = 2; k < spec.length; k++) if (spec[k]! > spec[best]!) best = k;
   return (best * 16000) / 1024;
@@ -31,7 +33,7 @@ describe('voice_design', () => {
     const stamp = new Date(now).toISOString().replace(/\D/g, '').slice(0, 14);
     expect(r.body.voice_id).toMatch(new RegExp(`^ttv-voice-${stamp}\\d{2}-[A-Za-z0-9]{8}$`));
     const mp3 = Buffer.from(r.body.trial_audio, 'hex');
-    const p = await ffprobe(mp3, 'mp3');
+    const p = await ffprobe(mp3, { ext: 'mp3' });
     expect(p).toMatchObject({ codec: 'mp3', sampleRate: 32000, channels: 1, bitRate: 128000 });
     expect(p.durationMs).toBeGreaterThan(500);
     expect((await api.post('/v1/get_voice', { voice_type: 'voice_generation' })).body.voice_generation).toEqual([]);

@@ -4,7 +4,7 @@ import { request } from 'node:http';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { emulatorForFile } from '../helpers/emulator.js';
 import { req } from './helpers.js';
-import { speak, STT_KEY, sttForm, type Spoken } from './stt-helpers.js';
+import { speak, STT_KEY, sttForm, type Spoken } from './stt/stt-helpers.js';
 
 const { emu } = emulatorForFile({ plane: 'speech' });
 

@@ -1,15 +1,13 @@
-import { execFile } from 'node:child_process';
+import { run } from '../helpers/tools.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, control, emulatorForFile, startTestEmulator } from '../helpers/emulator.js';
 import { codeOf, msgOf, PANGRAM, speechApi } from './beyond.js';
 
 /** The file API as the official CLI uses it (rule E18): `retrieval`, video purposes, list and delete without purpose. */
 const { emu } = emulatorForFile({ plane: 'speech', freeze: true });
-const run = promisify(execFile);
 const DAY = 24 * 3600 * 1000;
 
 /** Small real media files made by ffmpeg: mp4, mov, avi, mkv, png, jpg, webp. */

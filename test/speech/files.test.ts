@@ -2,7 +2,7 @@ import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { control, emulatorForFile } from '../helpers/emulator.js';
 import { codeOf, msgOf, PANGRAM, resourcesOf, speechApi } from './beyond.js';
-import { ffprobe } from './helpers.js';
+import { ffprobe } from '../helpers/ffprobe.js';
 
 /** `/v1/files/*` of the speech service (section 3, rule 12.9). */
 const { emu } = emulatorForFile({ plane: 'speech', freeze: true });
@@ -68,7 +68,7 @@ describe('files', () => {
     expect(content.status).toBe(200);
     expect(content.headers.get('content-type')).toBe('audio/wav');
     expect(content.bytes.equals(wav)).toBe(true);
-    expect((await ffprobe(content.bytes, 'wav')).codec).toBe('pcm_s16le');
+    expect((await ffprobe(content.bytes, { ext: 'wav' })).codec).toBe('pcm_s16le');
 
     const del = await api.post('/v1/files/delete', { file_id: file.file_id, purpose: 'voice_clone' });
     expect([codeOf(del), del.body.file_id]).toEqual([0, file.file_id]);

@@ -4,10 +4,10 @@ import { readSignature } from '../../src/audio/index.js';
 import { emulatorForFile } from '../helpers/emulator.js';
 import { ffmpegPcm16 } from '../helpers/ffprobe.js';
 import { checkMulaw, checkOpus, ffmpegVerdict, oggPages } from '../helpers/ogg.js';
-import { taskFiles } from './async-helpers.js';
+import { taskFiles } from './async/async-helpers.js';
 import { codeOf, msgOf, speechApi } from './beyond.js';
 import { req, strictEvents, t2a } from './helpers.js';
-import { piecesOf, session, START } from './ws-helpers.js';
+import { piecesOf, session, START } from './ws/ws-helpers.js';
 
 const { emu, ctl } = emulatorForFile({ plane: 'speech' });
 const TEXT = 'Hello there.';

@@ -1,13 +1,9 @@
-import { execFile } from 'node:child_process';
+import { runTool } from '../helpers/tools.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { fft } from '../helpers/audio.js';
 import { call, type JsonReply } from '../helpers/emulator.js';
-import { ffprobe as probeBytes, type Probe } from '../helpers/ffprobe.js';
-
-const run = promisify(execFile);
 
 export const VOICE = 'male-qn-qingse';
 export const VOICE_B = 'female-shaonv';
@@ -31,22 +27,13 @@ export function req(extra: Record<string, unknown> = {}, text = 'Hello world.'):
   return { model: 'speech-02-turbo', text, voice_setting: { voice_id: VOICE }, ...extra };
 }
 
-export type { Probe };
-
-/** ffprobe of bytes saved as `a.<ext>`; the bit rate is the stream's, else the container's. */
-export async function ffprobe(bytes: Buffer, ext: string): Promise<Probe> {
-  const p = await probeBytes(bytes, { ext });
-  return { ...p, bitRate: p.bitRate ?? p.formatBitRate ?? NaN };
-}
-
 /** `flac -t` on bytes: resolves when the decoder accepts the file (MD5 included). */
 export async function flacTest(bytes: Buffer): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'speech-test-'));
   const file = join(dir, 'a.flac');
   writeFileSync(file, bytes);
   try {
-    const { stderr } = await run('flac', ['-t', file]);
-    return stderr;
+    return (await runTool('flac', ['-t', file])).stderr.toString();
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -85,13 +72,6 @@ export function parseWav(b: Buffer) {
   throw new Error('no data chunk');
 }
 
-/** Interleaved s16le -> Int16Array (copy). */
-export function samplesOf(pcm: Buffer): Int16Array {
-  const out = new Int16Array(pcm.length >> 1);
-  for (let i = 0; i < out.length; i++) out[i] = pcm.readInt16LE(i * 2);
-  return out;
-}
-
 export { mp3Frames } from '../helpers/mp3.js';
 
 /** Longest run of exact digital silence (all channels zero), in sample frames. */
@@ -105,40 +85,6 @@ export function longestSilence(s: Int16Array, channels: number): number {
     if (run > best) best = run;
   }
   return best;
-}
-
-/** RMS of a stretch of mono samples, in [0, 1]. */
-export function rms(s: Int16Array, from: number, to: number): number {
-  let sum = 0;
-  const a = Math.max(0, Math.floor(from));
-  const b = Math.min(s.length, Math.floor(to));
-  for (let i = a; i < b; i++) sum += (s[i]! / 32768) ** 2;
-  return b > a ? Math.sqrt(sum / (b - a)) : 0;
-}
-
-/** Average magnitude spectrum (1024-point frames, Hann window), normalised to unit length. */
-export function spectrum(s: Int16Array, from = 0): Float64Array {
-  const N = 1024;
-  const acc = new Float64Array(N / 2);
-  const re = new Float64Array(N);
-  const im = new Float64Array(N);
-  for (let at = from; at + N <= s.length; at += N) {
-    for (let i = 0; i < N; i++) {
-      re[i] = (s[at + i]! / 32768) * (0.5 - 0.5 * Math.cos((2 * Math.PI * i) / (N - 1)));
-      im[i] = 0;
-    }
-    fft(re, im);
-    for (let k = 0; k < N / 2; k++) acc[k]! += Math.hypot(re[k]!, im[k]!);
-  }
-  const norm = Math.hypot(...acc) || 1;
-  for (let k = 0; k < acc.length; k++) acc[k]! /= norm;
-  return acc;
-}
-
-export function distance(a: Float64Array, b: Float64Array): number {
-  let d = 0;
-  for (let i = 0; i < a.length; i++) d += (a[i]! - b[i]!) ** 2;
-  return Math.sqrt(d);
 }
 
 /** Parses an event-stream body strictly (addendum A1): only `data: <one-line JSON>` + blank line. */

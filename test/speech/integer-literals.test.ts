@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { emulatorForFile } from '../helpers/emulator.js';
 import { codeOf, msgOf, speechApi } from './beyond.js';
-import { bidiSession } from './bidi-helpers.js';
+import { bidiSession } from './bidi/bidi-helpers.js';
 import { t2a, VOICE } from './helpers.js';
-import { session } from './ws-helpers.js';
+import { session } from './ws/ws-helpers.js';
 
 /**
  * Integer fields typed as the real service types them (int64): a number written with a fraction or an

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { emulatorForFile } from '../helpers/emulator.js';
-import { ffprobe, req, rms, samplesOf, t2a } from './helpers.js';
+import { req, t2a } from './helpers.js';
+import { rms, samplesOf } from '../helpers/audio.js';
+import { ffprobe } from '../helpers/ffprobe.js';
 
 const { emu, ctl } = emulatorForFile({ plane: 'speech' });
 
@@ -16,7 +18,7 @@ describe('output_format url and subtitles (addendum A3)', () => {
     expect(got.headers.get('content-type')).toBe('audio/mpeg');
     const bytes = Buffer.from(await got.arrayBuffer());
     expect(bytes.length).toBe(r.body.extra_info.audio_size);
-    const p = await ffprobe(bytes, 'mp3');
+    const p = await ffprobe(bytes, { ext: 'mp3' });
     expect(p.sampleRate).toBe(24000);
     expect(Math.abs(p.durationMs - r.body.extra_info.audio_length)).toBeLessThanOrEqual(25);
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { emulatorForFile } from '../helpers/emulator.js';
 import { codeOf, msgOf, speechApi } from './beyond.js';
 import { req, t2a } from './helpers.js';
-import { session, START } from './ws-helpers.js';
+import { session, START } from './ws/ws-helpers.js';
 
 /** The message text of every documented code (speech-beyond.md 7.1, speech-current.md 9.1), as faults answer it. */
 const { emu, ctl } = emulatorForFile({ plane: 'speech' });

@@ -8,7 +8,7 @@ import { TTSAPI } from 'minimax-mcp-js/build/api/tts.js';
 // @ts-expect-error the package ships no type declarations
 import { MiniMaxAPI } from 'minimax-mcp-js/build/utils/api.js';
 import { emulatorForFile } from '../helpers/emulator.js';
-import { ffprobe } from './helpers.js';
+import { ffprobe } from '../helpers/ffprobe.js';
 
 const { emu } = emulatorForFile();
 let dir: string;
@@ -33,7 +33,7 @@ describe('the official minimax-mcp-js client against the emulator', () => {
       sampleRate: 24000,
     });
     expect(saved.audio).toBe(out);
-    const p = await ffprobe(readFileSync(out), 'mp3');
+    const p = await ffprobe(readFileSync(out), { ext: 'mp3' });
     expect(p).toMatchObject({ codec: 'mp3', sampleRate: 24000, channels: 1 });
 
     const linked = await client('peer-key').generateSpeech({

@@ -5,9 +5,9 @@
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { emulatorForFile } from '../helpers/emulator.js';
-import { bidiClient, BIDI_START } from './bidi-helpers.js';
+import { bidiClient, BIDI_START } from './bidi/bidi-helpers.js';
 import { hear, textOf } from './pacing-helpers.js';
-import { piecesOf, session, START } from './ws-helpers.js';
+import { piecesOf, session, START } from './ws/ws-helpers.js';
 
 const { emu, ctl } = emulatorForFile({ plane: 'speech' });
 const PCM = { audio_setting: { format: 'pcm', sample_rate: 16000 } };

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { emulatorForFile } from '../helpers/emulator.js';
 import { codeOf, msgOf, speechApi } from './beyond.js';
 import { req, t2a } from './helpers.js';
-import { session, START } from './ws-helpers.js';
+import { session, START } from './ws/ws-helpers.js';
 
 /** `pronunciation_dict` in a shape other than `{tone: [...]}` (speech-current.md section 6, E17). */
 const { emu } = emulatorForFile({ plane: 'speech' });

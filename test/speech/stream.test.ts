@@ -2,7 +2,8 @@ import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { frameAt } from '../../src/audio/encode/mp3.js';
 import { emulatorForFile } from '../helpers/emulator.js';
-import { ffprobe, flacTest, mp3Frames, req, strictEvents, t2a } from './helpers.js';
+import { flacTest, mp3Frames, req, strictEvents, t2a } from './helpers.js';
+import { ffprobe } from '../helpers/ffprobe.js';
 
 const { emu, ctl } = emulatorForFile({ plane: 'speech' });
 let url: string;
@@ -75,7 +76,7 @@ describe('streaming framing (addendum A1)', () => {
     const whole = Buffer.concat(pieces);
     expect(last.data.audio).toBe(whole.toString('hex'));
     expect(last.extra_info).toMatchObject({ audio_format: 'mp3', audio_sample_rate: 32000, audio_channel: 1, bitrate: 128000, audio_size: whole.length });
-    const p = await ffprobe(whole, 'mp3');
+    const p = await ffprobe(whole, { ext: 'mp3' });
     expect(Math.abs(p.durationMs - last.extra_info.audio_length)).toBeLessThanOrEqual(37);
     expect(last.extra_info.usage_characters).toBeGreaterThan(50);
   });
@@ -114,7 +115,7 @@ describe('streaming framing (addendum A1)', () => {
         }
         const middle = pieces[Math.floor(pieces.length / 2)]!;
         const frames = mp3Frames(middle).length;
-        expect((await ffprobe(middle, 'mp3')).durationMs).toBeCloseTo((frames * 1152 * 1000) / 44100, 0);
+        expect((await ffprobe(middle, { ext: 'mp3' })).durationMs).toBeCloseTo((frames * 1152 * 1000) / 44100, 0);
       }
       expect(last.extra_info.audio_size).toBe(Buffer.concat(pieces).length);
     }
@@ -125,7 +126,7 @@ describe('streaming framing (addendum A1)', () => {
     const { last } = checkFraming((await readAll(res)).text);
     const file = Buffer.from(last.data.audio, 'hex');
     await flacTest(file);
-    const p = await ffprobe(file, 'flac');
+    const p = await ffprobe(file, { ext: 'flac' });
     expect(p).toMatchObject({ sampleRate: 22050, channels: 1 });
     expect(Math.abs(p.durationMs - last.extra_info.audio_length)).toBeLessThanOrEqual(1);
   });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ffmpegPcm16, ffprobe } from '../helpers/ffprobe.js';
 import { emulatorForFile } from '../helpers/emulator.js';
-import { rms, req, samplesOf, strictEvents, t2a } from './helpers.js';
+import { req, strictEvents, t2a } from './helpers.js';
+import { rms, samplesOf } from '../helpers/audio.js';
 
 /** HTTP subtitles (rule E16): subtitle_type, word items true to the audio, subtitles on the event stream. */
 const { emu } = emulatorForFile({ plane: 'speech' });

@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { emulatorForFile } from '../helpers/emulator.js';
-import { ffprobe, flacTest, req, t2a } from './helpers.js';
+import { flacTest, req, t2a } from './helpers.js';
+import { ffprobe } from '../helpers/ffprobe.js';
 
 const { emu } = emulatorForFile({ plane: 'speech' });
 
@@ -35,7 +36,7 @@ describe('URL mode writes the file as it is made', () => {
     expect(file.readUInt32LE(4)).toBe(size - 8);
     expect(file.toString('latin1', 36, 40)).toBe('data');
     expect(file.readUInt32LE(40)).toBe(size - 44);
-    const p = await ffprobe(file, 'wav');
+    const p = await ffprobe(file, { ext: 'wav' });
     expect(p.channels).toBe(2);
     expect(Math.abs(p.durationMs - r.body.extra_info.audio_length)).toBeLessThanOrEqual(25);
   }, 60_000);

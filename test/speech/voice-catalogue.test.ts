@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { control, emulatorForFile } from '../helpers/emulator.js';
 import { codeOf, msgOf, speechApi } from './beyond.js';
-import { ffprobe } from './helpers.js';
-import { piecesOf, session, START } from './ws-helpers.js';
+import { ffprobe } from '../helpers/ffprobe.js';
+import { piecesOf, session, START } from './ws/ws-helpers.js';
 
 /** The published system voice catalogue (speech-current.md E21, speech-beyond.md rule 12.8). */
 const { emu } = emulatorForFile({ plane: 'speech' });
@@ -82,7 +82,7 @@ describe('system voice catalogue', () => {
       const r = await speak(api, id);
       expect(codeOf(r), `${id}: ${r.text}`).toBe(0);
       const audio = Buffer.from(r.body.data.audio, 'hex');
-      const p = await ffprobe(audio, 'wav');
+      const p = await ffprobe(audio, { ext: 'wav' });
       expect(p.sampleRate).toBe(16000);
       expect(Math.abs(p.durationMs - r.body.extra_info.audio_length), id).toBeLessThan(5);
     }
@@ -121,7 +121,7 @@ describe('system voice catalogue', () => {
     ]);
     expect(ws.messages.map((m) => m.base_resp.status_code).every((c) => c === 0)).toBe(true);
     const [piece] = piecesOf(ws.messages);
-    const p = await ffprobe(piece!.audio, 'mp3');
+    const p = await ffprobe(piece!.audio, { ext: 'mp3' });
     expect(Math.abs(p.durationMs - piece!.extra.audio_length)).toBeLessThan(60);
 
     const api = speechApi(emu.speechUrl, 'catalogue-spaces');

@@ -35,17 +35,50 @@ class Emulator:
     output: List[str] = field(default_factory=list, repr=False)
 
     def close(self, timeout: float = 10.0) -> Optional[int]:
-        """Stops a started emulator (SIGTERM, as Ctrl-C would); answers its exit code. Nothing for one reached by URL."""
+        """Stops a started emulator and every process it started (SIGTERM to its process group, so an
+        emulator run through ``npx`` or a shell stops too; SIGKILL after ``timeout``); answers the exit
+        code of the command. Nothing for one reached by URL."""
         if self.process is None:
             return None
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        _stop_group(self.process, timeout)
         return self.process.returncode
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+
+
+def _stop_group(process: subprocess.Popen, timeout: float, sig: int = signal.SIGTERM) -> None:
+    """Signals the process group the command leads (its own session, see start), then waits for the
+    whole group to be gone; what is left at the deadline is killed."""
+    if not hasattr(os, "killpg"):
+        if process.poll() is None:
+            process.terminate()
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        return
+    pgid = process.pid
+    if _group_alive(pgid):
+        os.killpg(pgid, sig)
+    deadline = time.monotonic() + timeout
+    try:
+        process.wait(max(0.0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        pass
+    while _group_alive(pgid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if _group_alive(pgid):
+        os.killpg(pgid, signal.SIGKILL)
+    process.wait()
 
 
 def connect(url: str, token: Optional[str] = None, timeout: float = 30.0) -> Emulator:
@@ -115,6 +148,8 @@ def start(
         env=child_env,
         cwd=cwd,
         text=True,
+        # Its own process group: close() signals the emulator through any wrapper (npx, a shell) that would not pass SIGTERM on.
+        start_new_session=hasattr(os, "killpg"),
     )
     output: List[str] = []
     urls: dict = {}
@@ -136,13 +171,17 @@ def start(
     deadline = time.monotonic() + timeout
     while not banner_read.wait(0.1):
         if time.monotonic() > deadline:
-            process.kill()
+            _stop_group(process, 5.0, signal.SIGKILL)
             raise TimeoutError(f"speech-emulator did not start within {timeout} s ({shlex.join(args)}):\n" + "\n".join(output))
     if len(urls) != 3:
-        process.wait(5)
+        _stop_group(process, 5.0)
         raise RuntimeError(f"speech-emulator exited {process.returncode} before it ran ({shlex.join(args)}):\n" + "\n".join(output))
     emulator = Emulator(urls["speech"], urls["speech_backup"], urls["platform"], ControlClient(urls["speech"], token=token), process, output)
-    emulator.control.wait_until_ready(timeout=timeout)
+    try:
+        emulator.control.wait_until_ready(timeout=timeout)
+    except BaseException:
+        emulator.close()
+        raise
     return emulator
 
 

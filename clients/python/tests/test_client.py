@@ -42,7 +42,7 @@ def test_journal_and_verify_see_a_synthesis(emulator):
     with pytest.raises(VerificationError) as failed:
         emulator.control.verify({"request": {"path": "/v1/t2a_v2"}, "exactly": 2})
     assert failed.value.status == 409 and failed.value.count == 1
-    assert failed.value.detail == "expected exactly 2 matching request, found 1"
+    assert failed.value.detail == "expected exactly 2 matching requests, found 1"
 
 
 def test_journal_filters_and_verify_see_a_faulted_request_whole(emulator):
@@ -104,7 +104,7 @@ def test_by_url_with_and_without_the_token(speech_emulator):
     with pytest.raises(ControlError) as denied:
         anonymous.state()
     assert denied.value.status == 401
-    assert str(denied.value) == "GET /_emulator/state: 401 control plane needs Authorization: Bearer <EMULATOR_CONTROL_TOKEN>"
+    assert str(denied.value) == f"GET {speech_emulator.speech_url}/_emulator/state: 401 control plane needs Authorization: Bearer <EMULATOR_CONTROL_TOKEN>"
     with pytest.raises(ValueError):
         ControlClient("localhost:8900")
 

@@ -11,8 +11,13 @@
  */
 import { hostname } from 'node:os';
 import { closeSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
+
+// Required when this module runs, not linked as an ES import: on a Node.js without node:sqlite, the
+// library entry's version check (library-node-check.ts) runs first and says which Node is needed.
+const { DatabaseSync } = createRequire(import.meta.url)('node:sqlite') as typeof import('node:sqlite');
+type DatabaseSync = InstanceType<typeof DatabaseSync>;
 
 export const LOCK_FILE = 'speech-emulator.lock';
 export const HOLDER_FILE = 'speech-emulator.lock.holder';
@@ -43,7 +48,9 @@ export class DataDirLock {
       db.close();
       const busy = /locked|busy/i.test((err as Error).message);
       if (!busy) throw err;
-      throw new DataDirInUse(`data dir ${dataDir} is in use by another speech-emulator (${holderOf(holderFile)}): stop it, or give this one another --data-dir`);
+      throw new DataDirInUse(
+        `data dir ${dataDir} is in use by another speech-emulator (${holderOf(holderFile)}): stop it, or give this one another --data-dir`,
+      );
     }
     writeFileSync(holderFile, `${JSON.stringify({ pid: process.pid, host: hostname(), since: since.toISOString() })}\n`, { mode: 0o600 });
     return new DataDirLock(db, holderFile);

@@ -5,7 +5,7 @@ import type { JournalEntry } from '../../../src/core/journal/journal.js';
 import { pcm16Wav } from '../../helpers/audio.js';
 import { call } from '../../helpers/emulator.js';
 import { ffmpegPcm16 } from '../../helpers/ffprobe.js';
-import { spokenPcm } from '../conversation-helpers.js';
+import { spokenPcm } from '../conversation/conversation-helpers.js';
 
 export const RATE = 48_000;
 export const FRAME = 960;

@@ -7,9 +7,14 @@
  * under a temporary name and renamed into place, so a crash never leaves a half-made one behind.
  */
 import { chmodSync, closeSync, existsSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { PRIVATE_FILE } from '../data-dir.js';
-import { DatabaseSync } from 'node:sqlite';
 import { syncDirSync } from './files.js';
+
+// Required when this module runs, not linked as an ES import: on a Node.js without node:sqlite, the
+// library entry's version check (library-node-check.ts) runs first and says which Node is needed.
+const { DatabaseSync } = createRequire(import.meta.url)('node:sqlite') as typeof import('node:sqlite');
+type DatabaseSync = InstanceType<typeof DatabaseSync>;
 
 export const DATABASE = 'state.db';
 /** The schema this version writes and reads (`PRAGMA user_version`). */
