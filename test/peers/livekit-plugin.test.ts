@@ -193,12 +193,20 @@ describe('stream() against the speech listener', () => {
     expect(frames.pcm.equals(replay.audio)).toBe(true);
   });
 
-  it('a refusal reaches the application as an error event with the code and the message (neutral is not an emotion)', async () => {
-    const { frames, errors } = await streamed(['Hello there.'], { emotion: 'neutral' });
+  it('the legacy emotion neutral, which the plugin offers, streams the audio calm gets', async () => {
+    const parts = ['A neutral delivery, as the plugin offers it.'];
+    const { frames, errors } = await streamed(parts, { emotion: 'neutral' });
+    expect(errors).toEqual([]);
+    const replay = await replaySession(emu.speechUrl, KEY, pluginStart({ emotion: 'calm' }), await sentencesOf(parts));
+    expect(frames.pcm.equals(replay.audio)).toBe(true);
+  });
+
+  it('a refusal reaches the application as an error event with the code and the message (whisper is not an emotion of this model)', async () => {
+    const { frames, errors } = await streamed(['Hello there.'], { emotion: 'whisper' });
     expect(frames.frames).toBe(0);
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatchObject({ statusCode: 2013, retryable: false });
-    expect(errors[0]!.message).toContain('voice_setting.emotion neutral');
+    expect(errors[0]!.message).toContain('voice_setting.emotion whisper');
   });
 
   it('a model the emulator refuses (speech-2.5-hd-preview) is an error event naming the model', async () => {
@@ -215,7 +223,7 @@ describe('what the plugin checks itself', () => {
   });
 
   it('synthesize() with refused settings yields no audio: the plugin reads only data: lines, and the refusal is one JSON body', async () => {
-    const frames = await collect(plugin({ emotion: 'neutral' }).synthesize('Hello there.'));
+    const frames = await collect(plugin({ emotion: 'whisper' }).synthesize('Hello there.'));
     expect(frames.frames).toBe(0);
     const entry = await lastEntry('/v1/t2a_v2');
     expect(entry.response.content_type).toMatch(/^application\/json/);
