@@ -17,6 +17,7 @@ import { applyListenerLimits, refuseOverCap, type BusyAnswer } from './core/http
 import { connectHandler, parserErrorHandler, requireHost } from './core/http/parser-errors.js';
 import { setupPlatformApp } from './services/platform/app.js';
 import { setupSpeechApp } from './services/speech/app.js';
+import { REQUEST_ID_HEADER } from './services/speech/errors.js';
 
 export interface RunningEmulator {
   /** @internal The emulator's inner object, for the project's own tests; not part of the public API. */
@@ -192,7 +193,7 @@ export async function runEmulator(config: Config, logger: Logger): Promise<Runni
     const traceId = emu.ids.traceId();
     return {
       status: 400,
-      headers: { 'Trace-Id': traceId },
+      headers: { 'Trace-Id': traceId, [REQUEST_ID_HEADER]: traceId },
       body: { data: null, trace_id: traceId, base_resp: { status_code: 2013, status_msg: `invalid params, ${message}` } },
     };
   });
@@ -212,7 +213,7 @@ export async function runEmulator(config: Config, logger: Logger): Promise<Runni
   // A request over the connection cap: the service's internal-error shape, with HTTP 503.
   const speechBusy: BusyAnswer = controlOr503((message) => {
     const traceId = emu.ids.traceId();
-    return { status: 503, headers: { 'Trace-Id': traceId }, body: { data: null, trace_id: traceId, base_resp: { status_code: 1000, status_msg: message } } };
+    return { status: 503, headers: { 'Trace-Id': traceId, [REQUEST_ID_HEADER]: traceId }, body: { data: null, trace_id: traceId, base_resp: { status_code: 1000, status_msg: message } } };
   });
   const platformBusy: BusyAnswer = controlOr503((message) => ({
     status: 503,
