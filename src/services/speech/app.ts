@@ -8,6 +8,7 @@ import { installLifecycle } from '../../core/http/lifecycle.js';
 import { journalRefusedJson } from '../../core/http/json-body.js';
 import { installErrorHandler } from '../../core/http/error-handler.js';
 import { bodyError, refusalError, REQUEST_ID_HEADER, SpeechError, sendSpeechError } from './errors.js';
+import { notFoundMessage } from './legacy.js';
 import { speechAsyncRoutes } from './async/routes.js';
 import { speechCloneRoutes } from './clone/routes.js';
 import { speechDesignRoutes } from './design/routes.js';
@@ -40,7 +41,7 @@ export async function setupSpeechApp(app: FastifyInstance, emu: Emulator): Promi
 
   installErrorHandler(app, emu, {
     service: 'speech',
-    notFound: (req, reply, message) => sendSpeechError(emu, req, reply, new SpeechError(1000, message, 404)),
+    notFound: (req, reply, message) => sendSpeechError(emu, req, reply, new SpeechError(1000, notFoundMessage(req.url.split('?')[0]!, message), 404)),
     ownError: SpeechError,
     send: (req, reply, err) => sendSpeechError(emu, req, reply, err),
     internal: (message) => new SpeechError(1000, message),
