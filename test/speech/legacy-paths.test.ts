@@ -34,12 +34,12 @@ describe('legacy POST /v1/text_to_speech', () => {
 
   it('the answer itself: HTTP 404, base_resp 1000, trace id in body and headers; T2A Pro likewise; other paths keep the plain text', async () => {
     const res = await fetch(`${emu.speechUrl}/v1/t2a_pro`, { method: 'POST', headers: { authorization: 'Bearer k', 'content-type': 'application/json' }, body: '{}' });
-    const body = await res.json();
+    const body = (await res.json()) as { trace_id: string; base_resp: { status_code: number; status_msg: string } };
     expect(res.status).toBe(404);
     expect(body.base_resp.status_code).toBe(1000);
     expect(body.base_resp.status_msg).toContain('the legacy T2A Pro operation, which the emulator does not serve: use POST /v1/t2a_v2');
     expect(res.headers.get('trace-id')).toBe(body.trace_id);
-    const other = await (await fetch(`${emu.speechUrl}/v1/nothing_here`, { method: 'POST', headers: { authorization: 'Bearer k' } })).json();
+    const other = (await (await fetch(`${emu.speechUrl}/v1/nothing_here`, { method: 'POST', headers: { authorization: 'Bearer k' } })).json()) as typeof body;
     expect(other.base_resp.status_msg).toBe('not found: no operation at POST /v1/nothing_here');
   });
 });
