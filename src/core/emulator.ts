@@ -37,6 +37,8 @@ export interface RegisteredRoute {
   websocket: boolean;
   /** A socket's client messages that have a schema (its route config `messages`). */
   messages?: Record<string, z.ZodType>;
+  /** A socket's server events that have a schema (its route config `serverMessages`). */
+  serverMessages?: Record<string, z.ZodType>;
 }
 
 export interface ServiceUrls {

@@ -55,7 +55,7 @@ export function installLifecycle(app: FastifyInstance, emu: Emulator, opts: Life
     const url = route.url;
     const config = (route.config ??= {}) as FastifyContextConfig;
     const bodyLimit = route.bodyLimit ?? app.initialConfig.bodyLimit ?? 1_048_576;
-    for (const method of [route.method].flat()) emu.routes.push({ service: opts.service, method, url, websocket, messages: config.messages });
+    for (const method of [route.method].flat()) emu.routes.push({ service: opts.service, method, url, websocket, messages: config.messages, serverMessages: config.serverMessages });
     const enterRoute: onRequestHookHandler = (req, _reply, done) => {
       const ctx = req.ctx;
       if (!ctx) return done();

@@ -57,6 +57,8 @@ declare module 'fastify' {
     selfAuth?: boolean;
     /** A socket's client messages that have a schema, by name, first one first (the AsyncAPI document reads them). */
     messages?: Record<string, z.ZodType>;
+    /** A socket's server events that have a schema, by name (the AsyncAPI document reads them; else a generic event). */
+    serverMessages?: Record<string, z.ZodType>;
     /**
      * The route's own rendering of a refusal of admission, for an operation whose errors differ from its
      * service's (speech-to-text answers with real HTTP statuses); the service's renderer otherwise.
