@@ -56,6 +56,7 @@ const CONTAINERS: [string, string, (pcm: Buffer) => Buffer][] = [
   ['audio/flac', 'flac', (p) => ffmpeg(p, 'flac', [])],
   ['audio/mpeg', 'mp3', (p) => ffmpeg(p, 'mp3', ['-b:a', '64k'])],
   ['audio/ogg', 'ogg', (p) => ffmpeg(p, 'ogg', ['-c:a', 'libopus', '-b:a', '32k'])],
+  ['audio/ogg (Vorbis)', 'ogg', (p) => ffmpeg(p, 'ogg', ['-c:a', 'libvorbis', '-q:a', '4'])],
   [`audio/pcm;rate=${RATE}`, 'pcm', (p) => p],
   ['audio/mpeg (32 kbps)', 'mp3', (p) => ffmpeg(p, 'mp3', ['-b:a', '32k'])],
   ['audio/wav (8 kHz mu-law)', 'wav', (p) => ffmpeg(p, 'wav', ['-ar', '8000', '-c:a', 'pcm_mulaw'])],
@@ -111,7 +112,7 @@ describe('hear: damaged, joined and foreign recordings in each accepted containe
 
   for (const [label, , make] of CONTAINERS) {
     const type = typeOf(label);
-    const lossy = /mpeg|ogg|mu-law/.test(label);
+    const lossy = /mpeg|ogg|Vorbis|mu-law/.test(label);
     const tol = lossy ? 80 : 40;
 
     it(`${label}: truncated inside a word is complete:false with the words up to the cut`, async () => {
