@@ -180,6 +180,19 @@ describe('hear: damaged, joined and foreign recordings in each accepted containe
       expect(r.body.anomalies.filter((x: any) => x.kind !== 'gap')).toEqual([]);
     });
 
+    it(`${label}: a 600 ms span heard twice (cut anywhere, not at word edges) is a repeat`, async () => {
+      const { a } = await material();
+      for (const end of [1600]) {
+        const repeated = Buffer.concat([a.subarray(0, at(end)), a.subarray(at(end - 600), at(end)), a.subarray(at(end))]);
+        const r = await hear(make(repeated), type);
+        expect(r.status).toBe(200);
+        const kinds = r.body.anomalies.map((x: any) => x.kind);
+        expect(kinds, `${end}: ${JSON.stringify(r.body.anomalies)}`).toEqual(['repeat']);
+        expect(Math.abs(r.body.anomalies[0].at_ms - end)).toBeLessThan(tol + 60);
+        expect(r.body.utterances[0].complete).toBe(true);
+      }
+    });
+
     it(`${label}: a span heard twice is a repeat, a span skipped is missing`, async () => {
       const { a, wordsA } = await material();
       const from = between(wordsA, 1);
