@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runEmulator, type RunningEmulator } from '../../src/app.js';
 import { configSchema } from '../../src/config.js';
 import { loggerOptions, prettyOptions } from '../../src/logger.js';
+import { control } from '../helpers/emulator.js';
 
 interface Line {
   level: number;
@@ -100,6 +101,33 @@ describe('one line per request, naming what failed', () => {
     expect(prettyText).not.toContain(KEY);
     expect(json.join('')).not.toContain(KEY);
     expect(prettyText).not.toContain('api_key');
+  });
+
+  it('an account\'s standing stream faults are witnessed: the paced stream\'s entry has a fault of origin account, its line fault=account:…, and verify {fault: true} finds it', async () => {
+    const ctl = control(emu.speechUrl);
+    const key = 'standing-faults-key';
+    expect((await ctl.putAccount(key, { stream_faults: { rtf: 50, ttfa_ms: 20 } })).status).toBe(200);
+    const res = await fetch(`${emu.speechUrl}/v1/t2a_v2`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ ...T2A, stream: true }),
+    });
+    await res.text();
+    const id = res.headers.get('x-emulator-request-id')!;
+    const [line] = await linesOf(id);
+    expect(line!.fault).toBe('account:ttfa_ms=20,rtf=50');
+    expect(line!.msg).toMatch(/ fault=account:ttfa_ms=20,rtf=50 /);
+    const entry = (await ctl.call('GET', `/journal/${id}`)).body;
+    expect(entry.fault).toMatchObject({ origin: 'account', rtf: 50, ttfa_ms: 20 });
+    expect(entry.fault.first_audio_ms).toBeGreaterThanOrEqual(15);
+    const found = await ctl.call('POST', '/verify', { request: { path: '/v1/t2a_v2', account: key, fault: true }, exactly: 1 });
+    expect(found.status, JSON.stringify(found.body)).toBe(200);
+    const listed = (await ctl.journal({ fault: 'true', account: key })).body.entries;
+    expect(listed.map((e: { id: string }) => e.id)).toEqual([id]);
+    // A stream of another key is not marked.
+    const plain = await post(`${emu.speechUrl}/v1/t2a_v2`, { ...T2A, stream: true });
+    expect((await linesOf(plain.id))[0]!.fault).toBeUndefined();
+    await ctl.putAccount(key, { stream_faults: {} });
   });
 
   it('a speech error of the rules (2054 unknown voice) is info with its code', async () => {

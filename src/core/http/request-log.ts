@@ -65,6 +65,8 @@ export function trackStream(req: FastifyRequest, stream: StreamState): void {
 /** The fault fields the request expressed, with their values and where the directive came from. */
 function faultOf(req: FastifyRequest, entry: JournalEntry): string | undefined {
   const { fault, faultUsed } = req.ctx;
+  // An account's standing stream faults: the fields its entry's fault holds.
+  if (!fault && entry.fault?.origin === 'account') return `account:${entry.fault.fieldsText()}`;
   if (!fault || !faultUsed || faultUsed.size === 0) return undefined;
   let fields = '';
   // In the directive's own order, whichever stage took each field first.

@@ -4,6 +4,7 @@
  * show (secrets redacted). The bounded record of entries is core/journal/journal.ts.
  */
 import { FaultRecord } from './fault.js';
+import type { FaultField } from '../faults/faults.js';
 import { StreamRecord } from './stream.js';
 
 export interface WsFrameSummary {
@@ -296,6 +297,15 @@ export class JournalEntry {
   /** `cut_after_chunks` dropped the connection after this many chunks (noted on the request's fault). */
   noteCut(chunks: number): void {
     this.fault?.noteCut(chunks);
+  }
+
+  /**
+   * An account's standing stream faults shape this request's stream: witnessed as a fault of origin
+   * `account` with those fields (unless the request brought its own fault, which stays its origin).
+   */
+  noteAccountFaults(fields: Record<string, number>): void {
+    if (this.fault) return;
+    this.fault = new FaultRecord('account', fields, new Set(Object.keys(fields) as FaultField[]));
   }
 
   /**

@@ -386,6 +386,8 @@ export function guardStream<F>(
   // The request's fault over the account's standing stream faults over the latency profile.
   const account = accountPace ?? req.ctx?.account?.streamFaults;
   const base = latency === 'realistic' || account ? { ...(latency === 'realistic' ? REALISTIC_PACE : {}), ...account } : undefined;
+  // The account's standing faults on a stream they shape are a fault of its entry (journal, log, verify).
+  if (carrier && account && Object.keys(account).length > 0) entry?.noteAccountFaults(account as Record<string, number>);
   const guard = new StreamGuard(transport, {
     ...rest,
     entry,
