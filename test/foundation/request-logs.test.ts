@@ -17,6 +17,7 @@ interface Line {
   path?: string;
   status?: number;
   code?: number;
+  status_msg?: string;
   fault?: string;
   ms?: number;
   account?: string;
@@ -93,11 +94,12 @@ describe('one line per request, naming what failed', () => {
     expect(line).toMatchObject({ level: 30, listener: 'speech', method: 'POST', path: '/v1/t2a_v2', status: 200, code: 1002, fault: 'header:code=1002' });
     expect(line!.ms).toBeGreaterThan(0);
     expect(line!.reqId).toBeUndefined();
-    expect(line!.msg).toMatch(new RegExp(`^POST /v1/t2a_v2 200 code=1002 fault=header:code=1002 [0-9.]+ms ${id}$`));
+    expect(line!.status_msg).toMatch(/^\S/);
+    expect(line!.msg).toBe(`POST /v1/t2a_v2 200 code=1002 ${JSON.stringify(line!.status_msg)} fault=header:code=1002 ${line!.ms}ms ${id}`);
 
     const prettyLines = await prettyLinesOf(id);
     expect(prettyLines).toHaveLength(1);
-    expect(prettyLines[0]).toMatch(new RegExp(`INFO: speech +POST /v1/t2a_v2 200 code=1002 fault=header:code=1002 [0-9.]+ms ${id} account=\\S*…\\w+$`));
+    expect(prettyLines[0]).toMatch(new RegExp(`INFO: speech +POST /v1/t2a_v2 200 code=1002 "[^"]+" fault=header:code=1002 [0-9.]+ms ${id} account=\\S*…\\w+$`));
     expect(prettyText).not.toContain(KEY);
     expect(json.join('')).not.toContain(KEY);
     expect(prettyText).not.toContain('api_key');
@@ -134,6 +136,17 @@ describe('one line per request, naming what failed', () => {
     const { res, id } = await post(`${emu.speechUrl}/v1/t2a_v2`, { ...T2A, voice_setting: { voice_id: 'no-such-voice' } });
     expect(res.status).toBe(200);
     expect(await linesOf(id)).toEqual([expect.objectContaining({ level: 30, status: 200, code: 2054 })]);
+    const [line] = await linesOf(id);
+    // The status message too, as the answer gives it, on one line.
+    expect(line!.status_msg).toMatch(/no-such-voice|voice/);
+    expect(line!.msg).toContain(`code=2054 ${JSON.stringify(line!.status_msg)}`);
+    // A long message is bounded (160 characters, the last one an ellipsis).
+    const long = await post(`${emu.speechUrl}/v1/t2a_v2`, { ...T2A, model: 'm'.repeat(2000) });
+    const [longLine] = await linesOf(long.id);
+    expect(longLine!.code).toBe(2013);
+    expect(longLine!.status_msg).toHaveLength(160);
+    expect(longLine!.status_msg!.endsWith('…')).toBe(true);
+    expect(longLine!.msg.length).toBeLessThan(300);
     expect(lines().find((l) => l.id === id)!.fault).toBeUndefined();
   });
 

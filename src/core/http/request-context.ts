@@ -99,11 +99,11 @@ export function faultIgnoredHeader(req: FastifyRequest): string | undefined {
 }
 
 /**
- * Names the spec code of the answer being sent (metrics and the journal's code), so it need not be
- * read back from the serialized body.
+ * Names the spec code of the answer being sent (metrics and the journal's code), and its message (the
+ * log line's), so neither need be read back from the serialized body.
  */
-export function noteSpecCode(req: FastifyRequest, code: number): void {
-  req.ctx?.entry?.setCode(code);
+export function noteSpecCode(req: FastifyRequest, code: number, message?: string): void {
+  req.ctx?.entry?.setCode(code, message);
 }
 
 /** Names the account of a request found later than its headers (e.g. /mcp `arguments.apiKey`). */

@@ -116,7 +116,8 @@ export function logRequest(req: FastifyRequest, entry: JournalEntry, status: num
   const ms = entry.duration_ms ?? 0;
   let msg = `${entry.method} ${entry.path} ${status}`;
   if (close) msg += ` closed ${close.code} by ${by} in=${close.framesIn} out=${close.framesOut}`;
-  if (code !== undefined && code !== 0) msg += ` code=${code}`;
+  const message = code !== undefined && code !== 0 ? entry.response.message : undefined;
+  if (code !== undefined && code !== 0) msg += message ? ` code=${code} ${JSON.stringify(message)}` : ` code=${code}`;
   if (stream?.ended && !close)
     msg += stream.ended === 'done' ? ` ${chunksText(stream.chunks)}` : ` ${STREAM_ENDS[stream.ended]} after ${chunksText(stream.chunks)}`;
   if (fault) msg += ` fault=${fault}`;
@@ -129,6 +130,7 @@ export function logRequest(req: FastifyRequest, entry: JournalEntry, status: num
     path: entry.path,
     status,
     code,
+    status_msg: message,
     fault,
     ms,
     account: entry.account,

@@ -133,6 +133,8 @@ export class JournalResponse extends LazySummary<string> {
   content_type?: string = undefined;
   /** The spec code of the answer, when its renderer named it (also for answers too large to summarize). */
   code?: number = undefined;
+  /** The message that came with a non-zero code (bounded), for the request's log line; the summary shows the body's. */
+  message?: string = undefined;
 
   get summary(): unknown {
     return this.readSummary();
@@ -151,6 +153,15 @@ export class JournalResponse extends LazySummary<string> {
   toJSON() {
     return { summary: this.summary, content_type: this.content_type, code: this.code };
   }
+}
+
+/** A log line carries at most this many characters of an answer's message. */
+export const LOGGED_MESSAGE_MAX = 160;
+
+/** One line, at most LOGGED_MESSAGE_MAX characters (a longer one ends with `…`). */
+function boundedMessage(message: string): string {
+  const line = message.replace(/[\r\n\t]+/g, ' ');
+  return line.length <= LOGGED_MESSAGE_MAX ? line : `${line.slice(0, LOGGED_MESSAGE_MAX - 1)}…`;
 }
 
 /** What a new entry is made of; the journal gives it its id. */
@@ -252,8 +263,9 @@ export class JournalEntry {
   }
 
   /** The spec code of the answer, as its renderer named it. */
-  setCode(code: number): void {
+  setCode(code: number, message?: string): void {
     this.response.code = code;
+    if (message !== undefined) this.response.message = boundedMessage(message);
   }
 
   /** An answer the route writes itself as a stream (hijacked): its content type and first facts. */

@@ -108,7 +108,7 @@ export function traceIdOf(emu: Emulator, req: FastifyRequest): string {
 
 export function sendSpeechError(emu: Emulator, req: FastifyRequest, reply: FastifyReply, err: SpeechError): FastifyReply {
   const traceId = traceIdOf(emu, req);
-  noteSpecCode(req, err.code);
+  noteSpecCode(req, err.code, err.message);
   return reply.code(err.httpStatus).header('Trace-Id', traceId).header('content-type', 'application/json; charset=utf-8').send(errorBody(traceId, err));
 }
 

@@ -59,7 +59,7 @@ function sttRefusal(refusal: Refusal): SttError {
 /** Section 1.6: `{type:"error", error:{type, message, http_code}, request_id}` with the real status. */
 function sendSttError(emu: Emulator, req: FastifyRequest, reply: FastifyReply, err: SttError): FastifyReply {
   const traceId = traceIdOf(emu, req);
-  if (err.code !== null) noteSpecCode(req, err.code);
+  if (err.code !== null) noteSpecCode(req, err.code, err.message);
   const message = err.code === null ? err.message : `${err.message} (${err.code})`;
   const body = { type: 'error', error: { type: errorType(err.status), message, http_code: String(err.status) }, request_id: traceId };
   return reply.code(err.status).header('Trace-Id', traceId).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(body));
