@@ -148,14 +148,25 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv, defaults: Par
     raw[s.key] = value;
     origin[s.key] = s.flag;
   }
+  return checkedConfig(raw, (key) => {
+    const s = settings.find((x) => x.key === key);
+    return origin[key] ?? (s ? `${s.flag} / ${s.env}` : key);
+  });
+}
+
+/**
+ * The configuration of raw values, or the one-line ConfigError naming the setting (as `nameOf` calls
+ * it: a flag, a variable, an in-process option) and what a value must be: the same words for the CLI
+ * and for `startEmulator()`.
+ */
+export function checkedConfig(raw: Record<string, unknown>, nameOf: (key: string) => string): Config {
   // Parsed once per process: zod's compiled fast path would cost more to build than it saves.
   const parsed = configSchema.safeParse(raw, { jitless: true });
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const key = String(issue.path[0] ?? '');
     const s = settings.find((x) => x.key === key);
-    const where = origin[key] ?? (s ? `${s.flag} / ${s.env}` : key);
-    throw new ConfigError(`invalid ${where}=${describeValue(raw[key])}: expected ${s?.expects ?? issue.message}`);
+    throw new ConfigError(`invalid ${nameOf(key)}=${describeValue(raw[key])}: expected ${s?.expects ?? issue.message}`);
   }
   return parsed.data;
 }
