@@ -13,6 +13,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { entryCode, type JournalEntry } from '../journal/journal.js';
 import type { StreamEnd } from '../stream/frames.js';
+import { countOf } from './describe.js';
 
 export const REQUEST_ID_HEADER = 'X-Emulator-Request-Id';
 
@@ -83,7 +84,7 @@ const STREAM_ENDS: Record<Exclude<StreamEnd, 'done'>, string> = {
 };
 
 function chunksText(n: number): string {
-  return n === 1 ? '1 chunk' : `${n} chunks`;
+  return countOf(n, 'chunk');
 }
 
 /** Who ended a socket: the client, a fault (cut or `close_ws`), the emulator's shutdown, or the server's own rule. */

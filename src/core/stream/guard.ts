@@ -20,6 +20,7 @@ import type { FrameKind, StreamEnd, StreamGuardOptions, StreamTransport } from '
 import { takeFault } from '../http/request-context.js';
 import { finishEntry } from '../http/request-finish.js';
 import { trackStream } from '../http/request-log.js';
+import { countOf } from '../http/describe.js';
 import {
   FIRST_AUDIO_LEAD_MS,
   afterATurn,
@@ -72,7 +73,7 @@ const BEFORE = CHUNK_STEPS.flatMap((s) => (s.before ? [s.before] : []));
 const AFTER = CHUNK_STEPS.flatMap((s) => (s.after ? [s.after] : []));
 
 const NOTES: Partial<Record<StreamEnd, (chunks: number) => string>> = {
-  cut: (chunks) => `connection cut after ${chunks} chunks (fault)`,
+  cut: (chunks) => `connection cut after ${countOf(chunks, 'chunk')} (fault)`,
   left: () => 'client left before the end of the stream',
   shutdown: () => 'stream ended by shutdown',
 };
