@@ -36,14 +36,15 @@ type VerifyBody = z.output<typeof verifyBody>;
 
 const NEAR_MISSES = 5;
 
-function expectation(b: VerifyBody): { holds: (n: number) => boolean; text: string } {
-  if (b.exactly !== undefined) return { holds: (n) => n === b.exactly, text: `exactly ${b.exactly}` };
+/** What a verify expects: its test and its words; `last` is the number the noun follows (`exactly 1 matching request`). */
+function expectation(b: VerifyBody): { holds: (n: number) => boolean; text: string; last: number } {
+  if (b.exactly !== undefined) return { holds: (n) => n === b.exactly, text: `exactly ${b.exactly}`, last: b.exactly };
   const min = b.at_least ?? (b.at_most === undefined ? 1 : 0);
   const max = b.at_most ?? Infinity;
   const text = [b.at_least !== undefined || b.at_most === undefined ? `at least ${min}` : '', b.at_most !== undefined ? `at most ${max}` : '']
     .filter(Boolean)
     .join(' and ');
-  return { holds: (n) => n >= min && n <= max, text };
+  return { holds: (n) => n >= min && n <= max, text, last: b.at_most ?? min };
 }
 
 export function verifyRoutes(app: FastifyInstance, emu: Emulator): void {
@@ -62,7 +63,7 @@ export function verifyRoutes(app: FastifyInstance, emu: Emulator): void {
     if (expected.holds(count)) return { ok: true, count, expected: expected.text };
     // Stable sort: among equally near entries, the newest (journal order) comes first.
     misses.sort((a, b) => a.diff.length - b.diff.length);
-    throw new ControlError(409, `expected ${expected.text} matching request${count === 1 ? '' : 's'}, found ${count}`, {
+    throw new ControlError(409, `expected ${expected.text} matching request${expected.last === 1 ? '' : 's'}, found ${count}`, {
       ok: false,
       count,
       expected: expected.text,

@@ -94,7 +94,7 @@ describe('control client on the in-process handle (emu.control)', () => {
     expect(miss).toBeInstanceOf(VerificationError);
     const failure = miss as VerificationError;
     expect(failure).toMatchObject({ status: 409, count: 1, expected: 'exactly 3' });
-    expect(failure.detail).toBe('expected exactly 3 matching request, found 1');
+    expect(failure.detail).toBe('expected exactly 3 matching requests, found 1');
     expect(failure.nearMisses.length).toBeGreaterThan(0);
     expect(failure.nearMisses[0]!.entry.path).toBe('/v1/t2a_v2');
 
