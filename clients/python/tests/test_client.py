@@ -42,7 +42,7 @@ def test_journal_and_verify_see_a_synthesis(emulator):
     with pytest.raises(VerificationError) as failed:
         emulator.control.verify({"request": {"path": "/v1/t2a_v2"}, "exactly": 2})
     assert failed.value.status == 409 and failed.value.count == 1
-    assert failed.value.detail == "expected exactly 2 matching request, found 1"
+    assert failed.value.detail == "expected exactly 2 matching requests, found 1"
 
 
 def test_journal_filters_and_verify_see_a_faulted_request_whole(emulator):
