@@ -27,7 +27,19 @@ export interface RunningEmulator {
   speechUrl: string;
   speechBackupUrl: string;
   platformUrl: string;
+  /** With a data dir: what the start found there and loaded (counts), and the fault rules it dropped. */
+  restored?: RestoredState;
   close(): Promise<void>;
+}
+
+/** What a start loaded from its data dir. */
+export interface RestoredState {
+  accounts: number;
+  /** Records of every state area (voices, files, tasks, sessions, …). */
+  resources: number;
+  fault_rules: number;
+  /** Fault rules dropped by `resetFaultsOnStart` (they are not in `fault_rules`'s effect any more). */
+  fault_rules_dropped: number;
 }
 
 /** How long close() lets in-flight responses finish before it cuts their connections. */
@@ -265,10 +277,23 @@ export async function runEmulator(config: Config, logger: Logger): Promise<Runni
     platformBadUrl,
     config.corsOrigins,
   );
+  let restored: RestoredState | undefined;
   try {
     await composeService(speech, emu, 'speech', setupSpeechApp);
     await composeService(platform, emu, 'platform', setupPlatformApp);
+    const before = emu.stateCounts();
     await emu.loadSnapshot();
+    const after = emu.stateCounts();
+    const dropped = config.resetFaultsOnStart ? after.faultRules : 0;
+    if (dropped) emu.faults.clear();
+    restored = emu.persistent
+      ? {
+          accounts: after.accounts - before.accounts,
+          resources: after.resources - before.resources,
+          fault_rules: after.faultRules - before.faultRules,
+          fault_rules_dropped: dropped,
+        }
+      : undefined;
     drains.push(drainOnClose(speech.server), drainOnClose(backupServer!), drainOnClose(platform.server));
     await speech.listen({ port: config.speechPort, host: config.host });
     await listen(backupServer!, config.speechBackupPort, config.host);
@@ -316,6 +341,7 @@ export async function runEmulator(config: Config, logger: Logger): Promise<Runni
     speechUrl: emu.urls.speech,
     speechBackupUrl: emu.urls.speechBackup,
     platformUrl: emu.urls.platform,
+    ...(restored ? { restored } : {}),
     close,
   };
 }

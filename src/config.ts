@@ -19,6 +19,8 @@ export const configSchema = z.object({
   fixturesDir: z.string().min(1).optional(),
   publicUrl: z.url({ protocol: /^https?$/ }).optional(),
   strictKeys: boolish.default(false),
+  /** With a data dir: the queued fault rules saved by the last run are dropped at start. */
+  resetFaultsOnStart: boolish.default(false),
   journalLimit: z.coerce.number().int().min(1).max(1_000_000).default(1000),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   controlToken: z.string().min(1).optional(),
@@ -78,6 +80,14 @@ export const settings: Setting[] = [
     help: 'base of the download links handed out',
   },
   { key: 'strictKeys', flag: '--strict-keys', env: 'EMULATOR_STRICT_KEYS', expects: BOOL, help: 'accept only listed keys', switch: true },
+  {
+    key: 'resetFaultsOnStart',
+    flag: '--reset-faults-on-start',
+    env: 'EMULATOR_RESET_FAULTS_ON_START',
+    expects: BOOL,
+    help: 'drop the fault rules a data dir kept from the last run',
+    switch: true,
+  },
   { key: 'journalLimit', flag: '--journal-limit', env: 'EMULATOR_JOURNAL_LIMIT', expects: 'a whole number from 1 to 1000000', help: 'journal entries kept' },
   { key: 'logLevel', flag: '--log-level', env: 'LOG_LEVEL', expects: 'one of fatal, error, warn, info, debug, trace, silent', help: 'pino log level' },
   { key: 'controlToken', flag: '--control-token', env: 'EMULATOR_CONTROL_TOKEN', expects: 'a non-empty token', help: 'bearer token required by /_emulator' },
