@@ -20,6 +20,7 @@ const SAMPLES: Record<string, [string, unknown]> = {
   fixturesDir: ['/tmp/fix-x', '/tmp/fix-x'],
   publicUrl: ['https://emu.example.test', 'https://emu.example.test'],
   strictKeys: ['on', true],
+  resetFaultsOnStart: ['yes', true],
   journalLimit: ['50', 50],
   bodyTimeoutMs: ['1500', 1500],
   maxConnections: ['64', 64],
