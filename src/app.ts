@@ -30,7 +30,19 @@ export interface RunningEmulator {
   speechUrl: string;
   speechBackupUrl: string;
   platformUrl: string;
+  /** With a data dir: what the start found there and loaded (counts), and the fault rules it dropped. */
+  restored?: RestoredState;
   close(): Promise<void>;
+}
+
+/** What a start loaded from its data dir. */
+export interface RestoredState {
+  accounts: number;
+  /** Records of every state area (voices, files, tasks, sessions, …). */
+  resources: number;
+  fault_rules: number;
+  /** Fault rules dropped by `resetFaultsOnStart` (they are not in `fault_rules`'s effect any more). */
+  fault_rules_dropped: number;
 }
 
 /** How long close() lets in-flight responses finish before it cuts their connections. */
@@ -231,11 +243,24 @@ export async function runEmulator(config: Config, logger: Logger): Promise<Runni
     return entry;
   });
   const drains: (() => void)[] = [];
+  let restored: RestoredState | undefined;
   const servers = () => composed.flatMap((c) => c.servers);
   const closeAll = () => Promise.allSettled(composed.map((c) => c.app.close()));
   try {
     for (const { service, app } of composed) await composeService(app, emu, service.name, (a, e) => service.setup(a, e));
+    const before = emu.stateCounts();
     await emu.loadSnapshot();
+    const after = emu.stateCounts();
+    const dropped = config.resetFaultsOnStart ? after.faultRules : 0;
+    if (dropped) emu.faults.clear();
+    restored = emu.persistent
+      ? {
+          accounts: after.accounts - before.accounts,
+          resources: after.resources - before.resources,
+          fault_rules: after.faultRules - before.faultRules,
+          fault_rules_dropped: dropped,
+        }
+      : undefined;
     drains.push(...servers().map(drainOnClose));
     // The main listener through Fastify (its own log line); the others as plain servers, with the same line.
     for (const { service, app, servers: own } of composed) {
@@ -292,6 +317,7 @@ export async function runEmulator(config: Config, logger: Logger): Promise<Runni
     speechUrl: emu.urls.speech,
     speechBackupUrl: emu.urls.speechBackup,
     platformUrl: emu.urls.platform,
+    ...(restored ? { restored } : {}),
     close,
   };
 }

@@ -19,6 +19,8 @@ export const configSchema = z.object({
   fixturesDir: z.string().min(1).optional(),
   publicUrl: z.url({ protocol: /^https?$/ }).optional(),
   strictKeys: boolish.default(false),
+  /** With a data dir: the queued fault rules saved by the last run are dropped at start. */
+  resetFaultsOnStart: boolish.default(false),
   journalLimit: z.coerce.number().int().min(1).max(1_000_000).default(1000),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   controlToken: z.string().min(1).optional(),
@@ -104,6 +106,14 @@ export const settings: Setting[] = [
     help: 'base of the download links handed out',
   },
   { key: 'strictKeys', flag: '--strict-keys', env: 'EMULATOR_STRICT_KEYS', expects: BOOL, help: 'accept only listed keys', switch: true },
+  {
+    key: 'resetFaultsOnStart',
+    flag: '--reset-faults-on-start',
+    env: 'EMULATOR_RESET_FAULTS_ON_START',
+    expects: BOOL,
+    help: 'drop the fault rules a data dir kept from the last run',
+    switch: true,
+  },
   { key: 'journalLimit', flag: '--journal-limit', env: 'EMULATOR_JOURNAL_LIMIT', expects: 'a whole number from 1 to 1000000', help: 'journal entries kept' },
   { key: 'logLevel', flag: '--log-level', env: 'LOG_LEVEL', expects: 'one of fatal, error, warn, info, debug, trace, silent', help: 'pino log level' },
   { key: 'controlToken', flag: '--control-token', env: 'EMULATOR_CONTROL_TOKEN', expects: 'a non-empty token', help: 'bearer token required by /_emulator' },
@@ -208,14 +218,25 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv, defaults: Par
     raw[s.key] = value;
     origin[s.key] = s.flag;
   }
+  return checkedConfig(raw, (key) => {
+    const s = settings.find((x) => x.key === key);
+    return origin[key] ?? (s ? `${s.flag} / ${s.env}` : key);
+  });
+}
+
+/**
+ * The configuration of raw values, or the one-line ConfigError naming the setting (as `nameOf` calls
+ * it: a flag, a variable, an in-process option) and what a value must be: the same words for the CLI
+ * and for `startEmulator()`.
+ */
+export function checkedConfig(raw: Record<string, unknown>, nameOf: (key: string) => string): Config {
   // Parsed once per process: zod's compiled fast path would cost more to build than it saves.
   const parsed = configSchema.safeParse(raw, { jitless: true });
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const key = String(issue.path[0] ?? '');
     const s = settings.find((x) => x.key === key);
-    const where = origin[key] ?? (s ? `${s.flag} / ${s.env}` : key);
-    throw new ConfigError(`invalid ${where}=${describeValue(raw[key])}: expected ${s?.expects ?? issue.message}`);
+    throw new ConfigError(`invalid ${nameOf(key)}=${describeValue(raw[key])}: expected ${s?.expects ?? issue.message}`);
   }
   return parsed.data;
 }

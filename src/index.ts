@@ -1,9 +1,8 @@
 // First: on a Node.js too old, an error says which is needed before anything imports node:sqlite.
 import './library-node-check.js';
-import { ConfigError, configSchema, type ConfigInput } from './config.js';
+import { checkedConfig, ConfigError, configSchema, type ConfigInput } from './config.js';
 import { runEmulator, type RunningEmulator } from './app.js';
 import { createLogger } from './logger.js';
-import { describeValue } from './core/http/describe.js';
 
 export type { RunningEmulator } from './app.js';
 export type { Config, ConfigInput } from './config.js';
@@ -24,14 +23,8 @@ export async function startEmulator(options: StartOptions = {}): Promise<Running
   // A misspelt option (speech_port, strict) would otherwise be dropped in silence.
   const unknown = Object.keys(options).filter((k) => !(k in configSchema.shape));
   if (unknown.length) throw new ConfigError(`unknown option ${unknown.join(', ')} (options: ${Object.keys(configSchema.shape).join(', ')})`);
-  const parsed = configSchema.safeParse(raw);
-  if (!parsed.success) {
-    // One line naming the option, as the CLI does for its flags.
-    const issue = parsed.error.issues[0]!;
-    const key = String(issue.path[0] ?? '');
-    throw new ConfigError(`invalid option ${key}=${describeValue(raw[key])}: ${issue.message}`);
-  }
-  const config = parsed.data;
+  // One line naming the option and what it must be, in the CLI's words.
+  const config = checkedConfig(raw, (key) => `option ${key}`);
   const logger = createLogger(config.logLevel, false);
   return runEmulator(config, logger);
 }

@@ -29,6 +29,7 @@ const REQUEST_FIELDS = [
   'path',
   'status',
   'code',
+  'status_msg',
   'fault',
   'ms',
   'account',

@@ -4,6 +4,7 @@ import './cli-node-check.js';
 import { createServer } from 'node:net';
 import { CliAnswer, ConfigError, portSettings, readConfig, type Config } from './config.js';
 import { dataDirProblem } from './core/state/data-dir.js';
+import { countOf as count } from './core/http/describe.js';
 
 /** CLI: read flags and environment, start the three listeners, close gracefully on SIGINT/SIGTERM. */
 async function main(): Promise<void> {
@@ -74,8 +75,20 @@ async function main(): Promise<void> {
       `  control plane     ${running.speechUrl}/_emulator (on every listener)`,
       `  inspector         ${running.speechUrl}/_emulator/ (open in a browser)`,
       `  data              ${running.emulator.persistent ? running.emulator.dataDir : 'in memory (temporary folder, removed at exit)'}`,
+      ...(running.restored ? [`  restored          ${restoredText(running.restored)}`] : []),
     ].join('\n'),
   );
+}
+
+/** What a start found in its data dir, for the banner: `2 accounts, 5 resources, 1 fault rule (dropped: --reset-faults-on-start)`. */
+function restoredText(r: { accounts: number; resources: number; fault_rules: number; fault_rules_dropped: number }): string {
+  if (!r.accounts && !r.resources && !r.fault_rules) return 'nothing (a new data dir)';
+  const rules = r.fault_rules_dropped
+    ? `${count(r.fault_rules, 'fault rule')} (dropped: --reset-faults-on-start)`
+    : r.fault_rules
+      ? `${count(r.fault_rules, 'fault rule')} still queued (GET /_emulator/faults; --reset-faults-on-start drops them)`
+      : '0 fault rules';
+  return `${count(r.accounts, 'account')}, ${count(r.resources, 'resource')}, ${rules}`;
 }
 
 function refuse(message: string): never {

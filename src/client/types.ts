@@ -428,6 +428,8 @@ export interface FixtureContents {
   'speech-models.json': {
     models: { model: string; emotions: string[]; interjection_tags: boolean; unsupported_language_boosts: string[] }[];
     aliases: Record<string, string>;
+    /** Legacy emotion values the service still takes, each with the emotion whose audio it gets. */
+    legacy_emotions: Record<string, string>;
     interjection_tags: Record<
       string,
       | 'laughs'

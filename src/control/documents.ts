@@ -158,11 +158,21 @@ export function asyncApiDocument(emu: Emulator): Record<string, unknown> {
         payload: { type: 'string', format: 'binary' },
       },
     };
+    // The server events the route declares with a schema; a socket without them gets the generic event and audio.
+    const events = Object.entries(route.serverMessages ?? {});
+    for (const [name, schema] of events) {
+      messages[name] = { name, contentType: 'application/json', summary: `the server's ${name} event`, payload: jsonSchema(schema, 'draft-7') };
+    }
+    if (events.length > 0) {
+      delete messages.serverEvent;
+      delete messages.serverAudio;
+    }
     channels[id] = { address: route.url, servers: [{ $ref: `#/servers/${route.service}` }], messages };
     const ref = (m: string) => ({ $ref: `#/channels/${id}/messages/${m}` });
     const sent = [...declared.map(([name]) => name), 'clientText', 'clientAudio'];
     operations[`${id}_send`] = { action: 'send', channel: { $ref: `#/channels/${id}` }, messages: sent.map(ref) };
-    operations[`${id}_receive`] = { action: 'receive', channel: { $ref: `#/channels/${id}` }, messages: ['serverEvent', 'serverAudio'].map(ref) };
+    const received = events.length > 0 ? events.map(([name]) => name) : ['serverEvent', 'serverAudio'];
+    operations[`${id}_receive`] = { action: 'receive', channel: { $ref: `#/channels/${id}` }, messages: received.map(ref) };
   }
   const used = new Set(sockets.map((r) => r.service));
   const servers: Record<string, unknown> = {};

@@ -1,6 +1,6 @@
 /**
  * `POST /_emulator/hear`: what a listener heard in a recording (what a client under test played).
- * The body is the audio (audio/mpeg, audio/wav, audio/flac, audio/ogg with Opus, audio/pcm;rate=N);
+ * The body is the audio (audio/mpeg, audio/wav, audio/flac, audio/ogg with Opus or Vorbis, audio/pcm;rate=N);
  * the answer lists the emulator's own syntheses found in it (by their signatures, anywhere in the
  * recording), the words of each that were heard with their times, and what differs from what was
  * synthesized (gaps, repeats, skips, cuts). Audio without a signature gets the recognition fixture's text.
@@ -72,7 +72,7 @@ async function activityInSlices(samples: Float32Array, sampleRate: number) {
     meter.push(samples.subarray(from, from + SLICE_FRAMES));
     await nextTurn();
   }
-  return meter.spans({ minGapMs: BRIDGE_MS, minSpanMs: 20, rangeDb: 35 });
+  return meter.spans({ minGapMs: BRIDGE_MS, minSpanMs: 20, rangeDb: 30 });
 }
 
 export async function hear(emu: Emulator, samples: Float32Array, sampleRate: number) {
@@ -147,7 +147,7 @@ export function hearRoutes(app: FastifyInstance, emu: Emulator): void {
       schema: {
         summary: 'What a listener heard in a recording',
         description:
-          'Body: the audio (Content-Type audio/mpeg, audio/wav, audio/flac, audio/ogg with Opus, or audio/pcm;rate=N of 16-bit little-endian mono), at most 50 MB. ' +
+          'Body: the audio (Content-Type audio/mpeg, audio/wav, audio/flac, audio/ogg with Opus or Vorbis, or audio/pcm;rate=N of 16-bit little-endian mono), at most 50 MB. ' +
           'Answer: {duration_ms, text, utterances: [{trace_id, journal_id, signature_id, full_text, heard_text, complete, start_ms, end_ms, words: [{word, start_ms, end_ms}]}], anomalies: [{kind: gap|repeat|missing|cut, at_ms, duration_ms, trace_id}]}.',
       },
       // The format is checked before the body is read: a JSON or form body is refused naming the formats.

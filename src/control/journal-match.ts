@@ -7,6 +7,7 @@ import * as z from 'zod';
 import { redactKey } from '../core/state/accounts.js';
 import { entryCode, isSecretField, summarize, type JournalEntry } from '../core/journal/journal.js';
 import { journalHeaderValue } from '../core/journal/summaries.js';
+import { countOf } from '../core/http/describe.js';
 
 /** The matcher's fields (verify's `request`; the journal query names the same ones). */
 export const matcherFields = {
@@ -41,7 +42,7 @@ export function firstDifference(expected: unknown, actual: unknown, path: string
   }
   if (Array.isArray(expected)) {
     if (!Array.isArray(actual)) return `${path}: expected an array, got ${cut(show(actual))}`;
-    if (actual.length !== expected.length) return `${path}: expected ${expected.length} items, got ${actual.length}`;
+    if (actual.length !== expected.length) return `${path}: expected ${countOf(expected.length, 'item')}, got ${actual.length}`;
     for (const [i, v] of expected.entries()) {
       const d = firstDifference(v, actual[i], `${path}[${i}]`);
       if (d) return d;

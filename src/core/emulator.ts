@@ -243,6 +243,13 @@ export class Emulator {
     return this.store.load();
   }
 
+  /** How much the state holds: accounts, records of every area, queued fault rules (a start's banner compares them). */
+  stateCounts(): { accounts: number; resources: number; faultRules: number } {
+    let resources = 0;
+    for (const area of this.areas.values()) if (area.records && area.save) resources += area.records.split(area.save()).length;
+    return { accounts: this.accounts.all().length, resources, faultRules: this.faults.list().length };
+  }
+
   /** The whole state in the shape of the JSON snapshot earlier versions kept (tests, and migration checks). */
   exportState(): SavedSnapshot {
     return savedSnapshot(this, new Map());

@@ -56,6 +56,7 @@ const CONTAINERS: [string, string, (pcm: Buffer) => Buffer][] = [
   ['audio/flac', 'flac', (p) => ffmpeg(p, 'flac', [])],
   ['audio/mpeg', 'mp3', (p) => ffmpeg(p, 'mp3', ['-b:a', '64k'])],
   ['audio/ogg', 'ogg', (p) => ffmpeg(p, 'ogg', ['-c:a', 'libopus', '-b:a', '32k'])],
+  ['audio/ogg (Vorbis)', 'ogg', (p) => ffmpeg(p, 'ogg', ['-c:a', 'libvorbis', '-q:a', '4'])],
   [`audio/pcm;rate=${RATE}`, 'pcm', (p) => p],
   ['audio/mpeg (32 kbps)', 'mp3', (p) => ffmpeg(p, 'mp3', ['-b:a', '32k'])],
   ['audio/wav (8 kHz mu-law)', 'wav', (p) => ffmpeg(p, 'wav', ['-ar', '8000', '-c:a', 'pcm_mulaw'])],
@@ -111,7 +112,7 @@ describe('hear: damaged, joined and foreign recordings in each accepted containe
 
   for (const [label, , make] of CONTAINERS) {
     const type = typeOf(label);
-    const lossy = /mpeg|ogg|mu-law/.test(label);
+    const lossy = /mpeg|ogg|Vorbis|mu-law/.test(label);
     const tol = lossy ? 80 : 40;
 
     it(`${label}: truncated inside a word is complete:false with the words up to the cut`, async () => {
@@ -177,6 +178,19 @@ describe('hear: damaged, joined and foreign recordings in each accepted containe
       expect(Math.abs(listener.end_ms - (wordsA[7]!.end_ms + 1400))).toBeLessThan(tol);
       expect(gaps[0].trace_id).toBe(r.body.utterances[0].trace_id);
       expect(r.body.anomalies.filter((x: any) => x.kind !== 'gap')).toEqual([]);
+    });
+
+    it(`${label}: a 600 ms span heard twice (cut anywhere, not at word edges) is a repeat`, async () => {
+      const { a } = await material();
+      for (const end of [1600]) {
+        const repeated = Buffer.concat([a.subarray(0, at(end)), a.subarray(at(end - 600), at(end)), a.subarray(at(end))]);
+        const r = await hear(make(repeated), type);
+        expect(r.status).toBe(200);
+        const kinds = r.body.anomalies.map((x: any) => x.kind);
+        expect(kinds, `${end}: ${JSON.stringify(r.body.anomalies)}`).toEqual(['repeat']);
+        expect(Math.abs(r.body.anomalies[0].at_ms - end)).toBeLessThan(tol + 60);
+        expect(r.body.utterances[0].complete).toBe(true);
+      }
     });
 
     it(`${label}: a span heard twice is a repeat, a span skipped is missing`, async () => {

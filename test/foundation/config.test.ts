@@ -20,6 +20,7 @@ const SAMPLES: Record<string, [string, unknown]> = {
   fixturesDir: ['/tmp/fix-x', '/tmp/fix-x'],
   publicUrl: ['https://emu.example.test', 'https://emu.example.test'],
   strictKeys: ['on', true],
+  resetFaultsOnStart: ['yes', true],
   journalLimit: ['50', 50],
   bodyTimeoutMs: ['1500', 1500],
   maxConnections: ['64', 64],
@@ -134,8 +135,11 @@ describe('readConfig', () => {
     for (const s of settings) expect(help).toContain(s.flag);
   });
 
-  it('startEmulator names a bad option too', async () => {
-    await expect(startEmulator({ speechPort: 'abc' as unknown as number })).rejects.toThrow(/speechPort/);
+  it('startEmulator names a bad option too, in the words of the CLI', async () => {
+    await expect(startEmulator({ speechPort: 'abc' as unknown as number })).rejects.toThrow(
+      'invalid option speechPort="abc": expected a port number from 0 to 65535 (0 = any free port)',
+    );
+    await expect(startEmulator({ journalLimit: 0 })).rejects.toThrow('invalid option journalLimit=0: expected a whole number from 1 to 1000000');
     await expect(startEmulator({ speechPort: 'abc' as unknown as number })).rejects.toBeInstanceOf(ConfigError);
   });
 

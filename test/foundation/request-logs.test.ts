@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runEmulator, type RunningEmulator } from '../../src/app.js';
 import { configSchema } from '../../src/config.js';
 import { loggerOptions, prettyOptions } from '../../src/logger.js';
+import { control } from '../helpers/emulator.js';
 
 interface Line {
   level: number;
@@ -16,6 +17,7 @@ interface Line {
   path?: string;
   status?: number;
   code?: number;
+  status_msg?: string;
   fault?: string;
   ms?: number;
   account?: string;
@@ -92,20 +94,59 @@ describe('one line per request, naming what failed', () => {
     expect(line).toMatchObject({ level: 30, listener: 'speech', method: 'POST', path: '/v1/t2a_v2', status: 200, code: 1002, fault: 'header:code=1002' });
     expect(line!.ms).toBeGreaterThan(0);
     expect(line!.reqId).toBeUndefined();
-    expect(line!.msg).toMatch(new RegExp(`^POST /v1/t2a_v2 200 code=1002 fault=header:code=1002 [0-9.]+ms ${id}$`));
+    expect(line!.status_msg).toMatch(/^\S/);
+    expect(line!.msg).toBe(`POST /v1/t2a_v2 200 code=1002 ${JSON.stringify(line!.status_msg)} fault=header:code=1002 ${line!.ms}ms ${id}`);
 
     const prettyLines = await prettyLinesOf(id);
     expect(prettyLines).toHaveLength(1);
-    expect(prettyLines[0]).toMatch(new RegExp(`INFO: speech +POST /v1/t2a_v2 200 code=1002 fault=header:code=1002 [0-9.]+ms ${id} account=\\S*…\\w+$`));
+    expect(prettyLines[0]).toMatch(new RegExp(`INFO: speech +POST /v1/t2a_v2 200 code=1002 "[^"]+" fault=header:code=1002 [0-9.]+ms ${id} account=\\S*…\\w+$`));
     expect(prettyText).not.toContain(KEY);
     expect(json.join('')).not.toContain(KEY);
     expect(prettyText).not.toContain('api_key');
+  });
+
+  it('an account\'s standing stream faults are witnessed: the paced stream\'s entry has a fault of origin account, its line fault=account:…, and verify {fault: true} finds it', async () => {
+    const ctl = control(emu.speechUrl);
+    const key = 'standing-faults-key';
+    expect((await ctl.putAccount(key, { stream_faults: { rtf: 50, ttfa_ms: 20 } })).status).toBe(200);
+    const res = await fetch(`${emu.speechUrl}/v1/t2a_v2`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ ...T2A, stream: true }),
+    });
+    await res.text();
+    const id = res.headers.get('x-emulator-request-id')!;
+    const [line] = await linesOf(id);
+    expect(line!.fault).toBe('account:ttfa_ms=20,rtf=50');
+    expect(line!.msg).toMatch(/ fault=account:ttfa_ms=20,rtf=50 /);
+    const entry = (await ctl.call('GET', `/journal/${id}`)).body;
+    expect(entry.fault).toMatchObject({ origin: 'account', rtf: 50, ttfa_ms: 20 });
+    expect(entry.fault.first_audio_ms).toBeGreaterThanOrEqual(15);
+    const found = await ctl.call('POST', '/verify', { request: { path: '/v1/t2a_v2', account: key, fault: true }, exactly: 1 });
+    expect(found.status, JSON.stringify(found.body)).toBe(200);
+    const listed = (await ctl.journal({ fault: 'true', account: key })).body.entries;
+    expect(listed.map((e: { id: string }) => e.id)).toEqual([id]);
+    // A stream of another key is not marked.
+    const plain = await post(`${emu.speechUrl}/v1/t2a_v2`, { ...T2A, stream: true });
+    expect((await linesOf(plain.id))[0]!.fault).toBeUndefined();
+    await ctl.putAccount(key, { stream_faults: {} });
   });
 
   it('a speech error of the rules (2054 unknown voice) is info with its code', async () => {
     const { res, id } = await post(`${emu.speechUrl}/v1/t2a_v2`, { ...T2A, voice_setting: { voice_id: 'no-such-voice' } });
     expect(res.status).toBe(200);
     expect(await linesOf(id)).toEqual([expect.objectContaining({ level: 30, status: 200, code: 2054 })]);
+    const [line] = await linesOf(id);
+    // The status message too, as the answer gives it, on one line.
+    expect(line!.status_msg).toMatch(/no-such-voice|voice/);
+    expect(line!.msg).toContain(`code=2054 ${JSON.stringify(line!.status_msg)}`);
+    // A long message is bounded (160 characters, the last one an ellipsis).
+    const long = await post(`${emu.speechUrl}/v1/t2a_v2`, { ...T2A, model: 'm'.repeat(2000) });
+    const [longLine] = await linesOf(long.id);
+    expect(longLine!.code).toBe(2013);
+    expect(longLine!.status_msg).toHaveLength(160);
+    expect(longLine!.status_msg!.endsWith('…')).toBe(true);
+    expect(longLine!.msg.length).toBeLessThan(300);
     expect(lines().find((l) => l.id === id)!.fault).toBeUndefined();
   });
 

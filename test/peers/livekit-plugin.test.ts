@@ -11,6 +11,7 @@
  * The plugin's other listed voices need the published catalogue: livekit-plugin-current.test.ts.
  */
 import { TTS } from '@livekit/agents-plugin-minimax';
+import type { TTSEmotion } from '@livekit/agents-plugin-minimax';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { emulatorForFile } from '../helpers/emulator.js';
 import { ffprobe } from '../helpers/ffprobe.js';
@@ -188,12 +189,23 @@ describe('stream() against the speech listener', () => {
     expect(frames.pcm.equals(replay.audio)).toBe(true);
   });
 
-  it('a refusal reaches the application as an error event with the code and the message (neutral is not an emotion)', async () => {
-    const { frames, errors } = await streamed(['Hello there.'], { emotion: 'neutral' });
+  /** An emotion the plugin's types do not offer (an application in JavaScript can still pass it): the emulator refuses it. */
+  const WHISPER = 'whisper' as TTSEmotion;
+
+  it('the legacy emotion neutral, which the plugin offers, streams the audio calm gets', async () => {
+    const parts = ['A neutral delivery, as the plugin offers it.'];
+    const { frames, errors } = await streamed(parts, { emotion: 'neutral' });
+    expect(errors).toEqual([]);
+    const replay = await replaySession(emu.speechUrl, KEY, pluginStart({ emotion: 'calm' }), await sentencesOf(parts));
+    expect(frames.pcm.equals(replay.audio)).toBe(true);
+  });
+
+  it('a refusal reaches the application as an error event with the code and the message (whisper is not an emotion of this model)', async () => {
+    const { frames, errors } = await streamed(['Hello there.'], { emotion: WHISPER });
     expect(frames.frames).toBe(0);
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatchObject({ statusCode: 2013, retryable: false });
-    expect(errors[0]!.message).toContain('voice_setting.emotion neutral');
+    expect(errors[0]!.message).toContain('voice_setting.emotion whisper');
   });
 
   it('a model the emulator refuses (speech-2.5-hd-preview) is an error event naming the model', async () => {
@@ -210,7 +222,7 @@ describe('what the plugin checks itself', () => {
   });
 
   it('synthesize() with refused settings yields no audio: the plugin reads only data: lines, and the refusal is one JSON body', async () => {
-    const frames = await collect(plugin({ emotion: 'neutral' }).synthesize('Hello there.'));
+    const frames = await collect(plugin({ emotion: 'whisper' as TTSEmotion }).synthesize('Hello there.'));
     expect(frames.frames).toBe(0);
     const entry = await ctl.lastEntry({ path: '/v1/t2a_v2' });
     expect(entry.response.content_type).toMatch(/^application\/json/);

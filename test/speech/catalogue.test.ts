@@ -37,7 +37,7 @@ describe('the model catalogue of /v1/t2a_v2', () => {
     }
   });
 
-  it('emotions per model: fluent on 2.8, whisper not on 2.8, neutral nowhere, each refusal listing what the model accepts', async () => {
+  it('emotions per model: fluent on 2.8, whisper not on 2.8, auto nowhere, each refusal listing what the model accepts', async () => {
     const url = emu.speechUrl;
     const withEmotion = (model: string, emotion: string) => t2a(url, req({ ...pcm8k, model, voice_setting: { voice_id: VOICE, emotion } }, 'Hi'));
     expect(code(await withEmotion('speech-2.8-hd', 'fluent'))).toBe(0);
@@ -47,10 +47,10 @@ describe('the model catalogue of /v1/t2a_v2', () => {
     expect(msg(whisper)).toBe(
       'invalid params, voice_setting.emotion whisper is not supported by speech-2.8-turbo; it accepts happy, sad, angry, fearful, disgusted, surprised, calm, fluent',
     );
-    const neutral = await withEmotion('speech-2.6-hd', 'neutral');
-    expect(code(neutral)).toBe(2013);
-    expect(msg(neutral)).toBe(
-      'invalid params, voice_setting.emotion neutral is not supported by speech-2.6-hd; it accepts happy, sad, angry, fearful, disgusted, surprised, calm, fluent, whisper',
+    const auto = await withEmotion('speech-2.6-hd', 'auto');
+    expect(code(auto)).toBe(2013);
+    expect(msg(auto)).toBe(
+      'invalid params, voice_setting.emotion auto is not supported by speech-2.6-hd; it accepts happy, sad, angry, fearful, disgusted, surprised, calm, fluent, whisper',
     );
   });
 

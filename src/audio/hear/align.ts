@@ -49,6 +49,8 @@ const ON_TIME_MS = 60;
 const CONTEXT_CAP_MS = 60;
 /** How much worse than the next expected group another group must fit to be taken instead. */
 const JUMP_PENALTY_MS = 25;
+/** A stretch this close to its words' length, on time, is those words (ms). */
+const EXACT_MS = 15;
 /** A last word heard shorter than planned by more than this was cut. */
 const CUT_TOLERANCE_MS = 45;
 
@@ -103,6 +105,7 @@ export function alignUtterance(
     const onTime = Math.abs(heard[h]!.startMs - prevHeardEnd - (groups[j]!.startMs - prevExpEnd)) <= ON_TIME_MS;
     return onTime && (h === heard.length - 1 || !groups.some((_, k) => strict(h + 1, k)));
   };
+  const onTime = (h: number, j: number) => Math.abs(heard[h]!.startMs - prevHeardEnd - (groups[j]!.startMs - prevExpEnd)) <= ON_TIME_MS / 2;
   const strict = (h: number, j: number) => Math.abs(dur(heard[h]!) - dur(groups[j]!)) <= FIT_MS;
   const own = (h: number, j: number): number => {
     const d = dur(heard[h]!) - dur(groups[j]!);
@@ -154,6 +157,12 @@ export function alignUtterance(
         bestScore = score;
         best = j;
       }
+    }
+    // The next expected words, on time and of their own length, are taken whatever follows: words of
+    // equal length elsewhere (a repeat of them just after) must not pull an on-time match away.
+    if (best !== cursor && cursor < groups.length && own(h, cursor) <= EXACT_MS && onTime(h, cursor)) {
+      best = cursor;
+      bestScore = own(h, cursor);
     }
     const split = splitFit(h, cursor) < bestScore;
     if (split) best = cursor;

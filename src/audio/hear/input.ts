@@ -1,6 +1,6 @@
 /**
  * The audio a listener heard, as mono float samples: the body of `POST /_emulator/hear` read by its
- * Content-Type (audio/mpeg, audio/wav, audio/flac, audio/ogg with Opus, audio/pcm;rate=N of 16-bit
+ * Content-Type (audio/mpeg, audio/wav, audio/flac, audio/ogg with Opus or Vorbis, audio/pcm;rate=N of 16-bit
  * little-endian mono), with in-process decoders only, yielding to the event loop between slices.
  * Problems are `HeardAudioError`s naming them.
  */
@@ -8,6 +8,7 @@ import { readWav, wavCodecReadable } from '../decode.js';
 import { decodeMonoBounded, SLICE_FRAMES } from '../decode-slices.js';
 import { nextTurn } from '../event-loop.js';
 import { decodeOggOpus } from './ogg-opus.js';
+import { decodeOggVorbis, isOggVorbis } from './ogg-vorbis.js';
 
 export class HeardAudioError extends Error {}
 
@@ -81,7 +82,7 @@ export async function decodeHeard(body: Buffer, format: { type: string; rate?: n
         break;
       default:
         if (body.toString('latin1', 0, 4) !== 'OggS') throw new Error('no OggS page at the start');
-        out = await decodeOggOpus(body, HEAR_MAX_FRAMES);
+        out = isOggVorbis(body) ? await decodeOggVorbis(body, HEAR_MAX_FRAMES) : await decodeOggOpus(body, HEAR_MAX_FRAMES);
     }
   } catch (err) {
     throw err instanceof HeardAudioError ? err : broken((err as Error).message);

@@ -21,6 +21,9 @@ function audioStandIn(key, v) {
 }
 
 /** A value with its audio fields replaced by their size. */
+/** A count with its noun, singular for one (`1 chunk`). */
+export const countOf = (n, noun) => `${n} ${n === 1 ? noun : `${noun}s`}`;
+
 export function withoutAudio(value) {
   if (Array.isArray(value)) return value.map(withoutAudio);
   if (!value || typeof value !== 'object') return value;
@@ -117,7 +120,7 @@ export function streamSection(e) {
   if (listed) listed.forEach((ev, i) => parts.push(eventBlock(`Event ${i + 1}`, ev)));
   if (s?.first_event !== undefined) parts.push(eventBlock('First event', s.first_event));
   if (s?.last_event !== undefined) parts.push(eventBlock(e.fault?.cut_at_chunk !== undefined ? 'Last event sent (then cut)' : 'Last event', s.last_event));
-  const size = [e.chunks ? `${e.chunks} chunks` : null, typeof s?.bytes === 'number' ? `${s.bytes.toLocaleString('en')} bytes` : null].filter(Boolean);
+  const size = [e.chunks ? countOf(e.chunks, 'chunk') : null, typeof s?.bytes === 'number' ? `${s.bytes.toLocaleString('en')} bytes` : null].filter(Boolean);
   if (!parts.length && !size.length) return null;
   // A socket's stream has no events of its own: its chunks are the frames below.
   if (!parts.length) parts.push(el('p', { className: 'muted' }, `The answer's audio (${size.join(', ')}) went out in the frames below.`));

@@ -1,6 +1,6 @@
 // One request's detail: what it carried and what it got, in order, with a player for every audio the control plane serves.
 import { $, el, fetchFile } from './api.js';
-import { conversationSection, faultSection, framesSection, json, streamSection } from './contents.js';
+import { conversationSection, countOf, faultSection, framesSection, json, streamSection } from './contents.js';
 
 /** The journal keeps a socket's first 100 and last 50 frames (docs/control-plane.md, Bounds). */
 const FRAME_TAIL = 50;
@@ -158,7 +158,7 @@ export function renderDetail(e) {
           `status ${e.status ?? 'pending'}`,
           code !== null ? `code ${code}` : null,
           e.duration_ms !== null && e.duration_ms !== undefined ? `${e.duration_ms} ms` : null,
-          e.chunks && !e.stream ? `${e.chunks} chunks` : null,
+          e.chunks && !e.stream ? countOf(e.chunks, 'chunk') : null,
           e.note ?? null,
         ]
           .filter(Boolean)

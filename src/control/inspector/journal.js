@@ -1,6 +1,6 @@
 // The journal list: newest first, live, filtered in the page; it holds still under the cursor.
 import { $, BASE, api, el, token } from './api.js';
-import { codeOf, listenerOf, renderDetail, shownCode } from './detail.js';
+import { codeOf, listenerOf, listeners, renderDetail, shownCode } from './detail.js';
 
 const MAX_ROWS = 500;
 const entries = new Map();
@@ -14,7 +14,7 @@ async function labelOf(key) {
   return `${key.slice(0, Math.min(4, Math.floor(key.length / 2)))}…${hex.slice(0, 6)}`;
 }
 
-const filters = { account: '', accountLabel: null, path: '', status: '', code: '' };
+const filters = { account: '', accountLabel: null, path: '', status: '', code: '', fault: '' };
 $('#filters').addEventListener('input', async (ev) => {
   const { name, value } = ev.target;
   filters[name] = value.trim();
@@ -29,6 +29,8 @@ function matches(e) {
   // The answer's own code, as `verify` and `GET /_emulator/journal?code=` read it: a success that carries
   // none (audio bytes, a stream, a socket) shows a muted 0 but is not matched by one.
   if (filters.code && String(codeOf(e) ?? '') !== filters.code) return false;
+  // As `GET /_emulator/journal?fault=`: a fault by header, rule or the account's standing stream faults.
+  if (filters.fault && String(e.fault !== undefined && e.fault !== null) !== filters.fault) return false;
   return true;
 }
 
@@ -39,24 +41,56 @@ function pathCell(path) {
   return td;
 }
 
+/** What a fault did, in a few words, for the row's mark (its origin and fields, as the detail shows them). */
+function faultTitle(f) {
+  const fields = Object.entries(f)
+    .filter(([k]) => k !== 'origin' && k !== 'ignored')
+    .map(([k, v]) => `${k}=${Array.isArray(v) ? v.join(' ') : v}`);
+  return `injected fault (${f.origin}): ${fields.join(', ') || 'no field applied'}`;
+}
+
 function row(e) {
   const code = codeOf(e);
   const shown = shownCode(e);
   const failed = e.status !== null && (e.status >= 400 || (code !== null && code !== 0));
+  // A fault's answer may look like a success (a stream cut at 200 / 0, a socket closed at 101 / 0) or a
+  // real error (an injected 1002): the row says it was injected.
+  const faulted = e.fault !== undefined && e.fault !== null;
+  const statusCell = el('td', {}, e.status ?? '…');
+  if (faulted) statusCell.append(' ', el('span', { className: 'fault-mark', title: faultTitle(e.fault) }, 'fault'));
   const tr = el(
     'tr',
-    { className: `${e.id === view.selected ? 'selected ' : ''}${e.status === null ? 'pending' : failed ? 'failed' : ''}` },
+    { className: `${e.id === view.selected ? 'selected ' : ''}${faulted ? 'faulted ' : ''}${e.status === null ? 'pending' : failed ? 'failed' : ''}` },
     el('td', { className: 'mono' }, new Date(e.at_ms).toISOString().slice(11, 23)),
     el('td', {}, listenerOf(e)),
     el('td', {}, e.method),
     pathCell(e.path),
-    el('td', {}, e.status ?? '…'),
+    statusCell,
     el('td', shown.implied ? { className: 'muted', title: 'a success: this answer carries no spec code' } : {}, shown.value),
     el('td', { className: 'mono' }, e.account ?? ''),
     el('td', { className: 'num' }, e.duration_ms === null || e.duration_ms === undefined ? '' : Math.round(e.duration_ms)),
   );
   tr.dataset.id = e.id;
   return tr;
+}
+
+/** An empty journal says how to send a first request (to this emulator's speech listener). */
+function emptyRow() {
+  const speech = listeners.speech ?? location.origin;
+  const curl =
+    `curl -s ${speech}/v1/t2a_v2 -H 'Authorization: Bearer my-key' -H 'content-type: application/json' ` +
+    `-d '{"model":"speech-02-turbo","text":"Hello there.","voice_setting":{"voice_id":"male-qn-qingse"}}'`;
+  return el(
+    'tr',
+    { className: 'empty' },
+    el(
+      'td',
+      { colSpan: 8 },
+      el('p', {}, 'No requests yet. Point a client at this emulator, or send a first request:'),
+      el('pre', { className: 'mono' }, curl),
+      el('p', { className: 'muted' }, 'Every request shows up here as it arrives (any key works unless the emulator runs with --strict-keys).'),
+    ),
+  );
 }
 
 const wrap = $('#journal-wrap');
@@ -82,7 +116,7 @@ export function renderJournal() {
   // Rows that arrive above the row being read push it down: the list scrolls by as much, so it stays put.
   const anchor = anchorId();
   const before = anchor ? wrap.querySelector(`tr[data-id="${anchor}"]`)?.getBoundingClientRect().top : undefined;
-  $('#journal tbody').replaceChildren(...shown.map(row));
+  $('#journal tbody').replaceChildren(...(entries.size === 0 ? [emptyRow()] : shown.map(row)));
   if (before !== undefined) {
     const after = wrap.querySelector(`tr[data-id="${anchor}"]`)?.getBoundingClientRect().top;
     if (after !== undefined && after !== before) {

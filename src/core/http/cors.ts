@@ -8,7 +8,7 @@ export const CORS_METHODS = 'GET,HEAD,POST,PUT,PATCH,DELETE,OPTIONS';
 export const CORS_ALLOWED_HEADERS = 'Authorization,X-API-Key,Content-Type,Idempotency-Key,X-Emulator-Fault,Accept,Range';
 /** Headers our answers carry that a page may read (fetch hides the rest). */
 export const CORS_EXPOSED_HEADERS =
-  'Trace-Id,X-Audio-Sample-Rate,X-Audio-Channels,X-Audio-Bit-Depth,X-Emulator-Fault-Ignored,X-Emulator-Request-Id,Content-Length,Content-Disposition';
+  'Trace-Id,Minimax-Request-Id,X-Audio-Sample-Rate,X-Audio-Channels,X-Audio-Bit-Depth,X-Emulator-Fault-Ignored,X-Emulator-Request-Id,Content-Length,Content-Disposition';
 const MAX_AGE_S = 600;
 
 export function originAllowed(origins: string[], origin: string | undefined): boolean {

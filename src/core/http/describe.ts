@@ -40,3 +40,8 @@ function write(v: unknown, depth: number, out: { s: string }, max: number): void
     out.s += '}';
   }
 }
+
+/** A count with its noun, singular for one (`1 chunk`, `2 chunks`), for messages. */
+export function countOf(n: number, noun: string, plural = `${noun}s`): string {
+  return `${n} ${n === 1 ? noun : plural}`;
+}

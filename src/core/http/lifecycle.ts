@@ -37,6 +37,8 @@ export interface RegisteredRoute {
   websocket: boolean;
   /** A socket's client messages that have a schema (its route config `messages`). */
   messages?: Record<string, z.ZodType>;
+  /** A socket's server events that have a schema (its route config `serverMessages`). */
+  serverMessages?: Record<string, z.ZodType>;
 }
 
 /** What the lifecycle reads of the emulator instance (core/emulator.ts has all of it). */
@@ -81,7 +83,7 @@ export function installLifecycle(app: FastifyInstance, emu: LifecycleHost, opts:
     const url = route.url;
     const config = (route.config ??= {}) as FastifyContextConfig;
     const bodyLimit = route.bodyLimit ?? app.initialConfig.bodyLimit ?? 1_048_576;
-    for (const method of [route.method].flat()) emu.routes.push({ service: opts.service, method, url, websocket, messages: config.messages });
+    for (const method of [route.method].flat()) emu.routes.push({ service: opts.service, method, url, websocket, messages: config.messages, serverMessages: config.serverMessages });
     const enterRoute: onRequestHookHandler = (req, _reply, done) => {
       const ctx = req.ctx;
       if (!ctx) return done();

@@ -59,6 +59,8 @@ declare module 'fastify' {
     selfAuth?: boolean;
     /** A socket's client messages that have a schema, by name, first one first (the AsyncAPI document reads them). */
     messages?: Record<string, z.ZodType>;
+    /** A socket's server events that have a schema, by name (the AsyncAPI document reads them; else a generic event). */
+    serverMessages?: Record<string, z.ZodType>;
     /**
      * The route's own rendering of a refusal of admission, for an operation whose errors differ from its
      * service's (speech-to-text answers with real HTTP statuses); the service's renderer otherwise.
@@ -99,11 +101,11 @@ export function faultIgnoredHeader(req: FastifyRequest): string | undefined {
 }
 
 /**
- * Names the spec code of the answer being sent (metrics and the journal's code), so it need not be
- * read back from the serialized body.
+ * Names the spec code of the answer being sent (metrics and the journal's code), and its message (the
+ * log line's), so neither need be read back from the serialized body.
  */
-export function noteSpecCode(req: FastifyRequest, code: number): void {
-  req.ctx?.entry?.setCode(code);
+export function noteSpecCode(req: FastifyRequest, code: number, message?: string): void {
+  req.ctx?.entry?.setCode(code, message);
 }
 
 /** Names the account of a request found later than its headers (e.g. /mcp `arguments.apiKey`). */

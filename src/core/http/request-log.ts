@@ -13,6 +13,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { entryCode, type JournalEntry } from '../journal/journal.js';
 import type { StreamEnd } from '../journal/stream.js';
+import { countOf } from './describe.js';
 
 export const REQUEST_ID_HEADER = 'X-Emulator-Request-Id';
 
@@ -65,6 +66,8 @@ export function trackStream(req: FastifyRequest, stream: StreamState): void {
 /** The fault fields the request expressed, with their values and where the directive came from. */
 function faultOf(req: FastifyRequest, entry: JournalEntry): string | undefined {
   const { fault, faultUsed } = req.ctx;
+  // An account's standing stream faults: the fields its entry's fault holds.
+  if (!fault && entry.fault?.origin === 'account') return `account:${entry.fault.fieldsText()}`;
   if (!fault || !faultUsed || faultUsed.size === 0) return undefined;
   let fields = '';
   // In the directive's own order, whichever stage took each field first.
@@ -82,7 +85,7 @@ const STREAM_ENDS: Record<Exclude<StreamEnd, 'done'>, string> = {
 };
 
 function chunksText(n: number): string {
-  return n === 1 ? '1 chunk' : `${n} chunks`;
+  return countOf(n, 'chunk');
 }
 
 /** Who ended a socket: the client, a fault (cut or `close_ws`), the emulator's shutdown, or the server's own rule. */
@@ -115,7 +118,8 @@ export function logRequest(req: FastifyRequest, entry: JournalEntry, status: num
   const ms = entry.duration_ms ?? 0;
   let msg = `${entry.method} ${entry.path} ${status}`;
   if (close) msg += ` closed ${close.code} by ${by} in=${close.framesIn} out=${close.framesOut}`;
-  if (code !== undefined && code !== 0) msg += ` code=${code}`;
+  const message = code !== undefined && code !== 0 ? entry.response.message : undefined;
+  if (code !== undefined && code !== 0) msg += message ? ` code=${code} ${JSON.stringify(message)}` : ` code=${code}`;
   if (stream?.ended && !close)
     msg += stream.ended === 'done' ? ` ${chunksText(stream.chunks)}` : ` ${STREAM_ENDS[stream.ended]} after ${chunksText(stream.chunks)}`;
   if (fault) msg += ` fault=${fault}`;
@@ -128,6 +132,7 @@ export function logRequest(req: FastifyRequest, entry: JournalEntry, status: num
     path: entry.path,
     status,
     code,
+    status_msg: message,
     fault,
     ms,
     account: entry.account,

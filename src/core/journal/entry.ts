@@ -4,6 +4,7 @@
  * show (secrets redacted). The bounded record of entries is core/journal/journal.ts.
  */
 import { FaultRecord } from './fault.js';
+import type { FaultField } from '../faults/faults.js';
 import { StreamRecord } from './stream.js';
 
 export interface WsFrameSummary {
@@ -149,6 +150,8 @@ export class JournalResponse extends LazySummary<string> {
   content_type?: string = undefined;
   /** The spec code of the answer, when its renderer named it (also for answers too large to summarize). */
   code?: number = undefined;
+  /** The message that came with a non-zero code (bounded), for the request's log line; the summary shows the body's. */
+  message?: string = undefined;
 
   get summary(): unknown {
     return this.readSummary();
@@ -167,6 +170,15 @@ export class JournalResponse extends LazySummary<string> {
   toJSON() {
     return { summary: this.summary, content_type: this.content_type, code: this.code };
   }
+}
+
+/** A log line carries at most this many characters of an answer's message. */
+export const LOGGED_MESSAGE_MAX = 160;
+
+/** One line, at most LOGGED_MESSAGE_MAX characters (a longer one ends with `…`). */
+function boundedMessage(message: string): string {
+  const line = message.replace(/[\r\n\t]+/g, ' ');
+  return line.length <= LOGGED_MESSAGE_MAX ? line : `${line.slice(0, LOGGED_MESSAGE_MAX - 1)}…`;
 }
 
 /** What a new entry is made of; the journal gives it its id. */
@@ -270,8 +282,9 @@ export class JournalEntry {
   }
 
   /** The spec code of the answer, as its renderer named it. */
-  setCode(code: number): void {
+  setCode(code: number, message?: string): void {
     this.response.code = code;
+    if (message !== undefined) this.response.message = boundedMessage(message);
   }
 
   /** An answer the route writes itself as a stream (hijacked): its content type and first facts. */
@@ -323,6 +336,15 @@ export class JournalEntry {
   /** `cut_after_chunks` dropped the connection after this many chunks (noted on the request's fault). */
   noteCut(chunks: number): void {
     this.fault?.noteCut(chunks);
+  }
+
+  /**
+   * An account's standing stream faults shape this request's stream: witnessed as a fault of origin
+   * `account` with those fields (unless the request brought its own fault, which stays its origin).
+   */
+  noteAccountFaults(fields: Record<string, number>): void {
+    if (this.fault) return;
+    this.fault = new FaultRecord('account', fields, new Set(Object.keys(fields) as FaultField[]));
   }
 
   /**

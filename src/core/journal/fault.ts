@@ -33,6 +33,14 @@ export class FaultRecord {
     if (firstAudioMs !== undefined) this.#firstAudioMs = firstAudioMs;
   }
 
+  /** The fields the endpoint expressed, as the log line gives them (`rtf=1,ttfa_ms=300`). */
+  fieldsText(): string {
+    return (Object.keys(this.directive) as FaultField[])
+      .filter((field) => this.used.has(field))
+      .map((field) => `${field}=${this.directive[field]}`)
+      .join(',');
+  }
+
   toJSON(): Record<string, unknown> {
     const out: Record<string, unknown> = { origin: this.origin };
     const ignored: string[] = [];

@@ -28,33 +28,42 @@ function audioSize(value: string): { chars: number } {
   return { chars: value.length };
 }
 
-/** Walks a parsed value: audio fields become their size, long strings are cut; `size[0]` adds up the bytes. */
-function walk(value: unknown, size: [number], depth: number): unknown {
+/** What a walk adds up: the bytes kept, and whether anything was cut on the way. */
+interface Tally {
+  bytes: number;
+  cut: boolean;
+}
+
+/** Walks a parsed value: audio fields become their size, long strings are cut (noted in `tally.cut`); `tally.bytes` adds up the bytes. */
+function walk(value: unknown, tally: Tally, depth: number): unknown {
   if (value === null || value === undefined || typeof value === 'boolean' || typeof value === 'number') {
-    size[0] += 5;
+    tally.bytes += 5;
     return value;
   }
   if (typeof value === 'string') {
-    size[0] += Math.min(value.length, STRING_MAX) + 2;
-    return value.length > STRING_MAX ? `${value.slice(0, STRING_MAX)}…(${value.length} chars)` : value;
+    tally.bytes += Math.min(value.length, STRING_MAX) + 2;
+    if (value.length <= STRING_MAX) return value;
+    tally.cut = true;
+    return `${value.slice(0, STRING_MAX)}…(${value.length} chars)`;
   }
   if (Buffer.isBuffer(value) || value instanceof Uint8Array) {
-    size[0] += 16;
+    tally.bytes += 16;
     return { bytes: value.length };
   }
   if (typeof value !== 'object') return undefined;
   if (depth > 8) {
-    size[0] += 3;
+    tally.bytes += 3;
+    tally.cut = true;
     return '…';
   }
-  if (Array.isArray(value)) return value.map((v) => walk(v, size, depth + 1));
+  if (Array.isArray(value)) return value.map((v) => walk(v, tally, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-    size[0] += k.length + 4;
+    tally.bytes += k.length + 4;
     if (typeof v === 'string' && AUDIO_FIELDS.has(k)) out[k] = audioSize(v);
     // A credential, shown redacted as in request bodies (every string under it).
     else if (isSecretField(k)) out[k] = summarize(v, redactKey, 0, true);
-    else out[k] = walk(v, size, depth + 1);
+    else out[k] = walk(v, tally, depth + 1);
   }
   return out;
 }
@@ -83,9 +92,10 @@ export function frameContent(frame: unknown): FrameContent {
       return boundedText(frame);
     }
   }
-  const size: [number] = [0];
-  const content = walk(value, size, 0);
-  if (size[0] <= FRAME_CONTENT_MAX) return { content, bytes: size[0], truncated: false };
+  const tally: Tally = { bytes: 0, cut: false };
+  const content = walk(value, tally, 0);
+  // A string cut on the way (a 4 MiB text field) is within the bound but no longer whole: marked too.
+  if (tally.bytes <= FRAME_CONTENT_MAX) return { content, bytes: tally.bytes, truncated: tally.cut };
   // Over the frame's bound: strings cut shorter, arrays to 20 items (the journal's body summary); an
   // object of many fields is still larger, so its JSON is then kept as text, cut at the bound.
   const cut = summarize(content, redactKey);

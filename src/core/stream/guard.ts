@@ -24,6 +24,7 @@ import type { FrameKind, StreamEnd, StreamGuardOptions, StreamTransport } from '
 import { takeFault } from '../http/request-context.js';
 import { finishEntry } from '../http/request-finish.js';
 import { trackStream } from '../http/request-log.js';
+import { countOf } from '../http/describe.js';
 import {
   FIRST_AUDIO_LEAD_MS,
   afterATurn,
@@ -76,7 +77,7 @@ const BEFORE = CHUNK_STEPS.flatMap((s) => (s.before ? [s.before] : []));
 const AFTER = CHUNK_STEPS.flatMap((s) => (s.after ? [s.after] : []));
 
 const NOTES: Partial<Record<StreamEnd, (chunks: number) => string>> = {
-  cut: (chunks) => `connection cut after ${chunks} chunks (fault)`,
+  cut: (chunks) => `connection cut after ${countOf(chunks, 'chunk')} (fault)`,
   left: () => 'client left before the end of the stream',
   shutdown: () => 'stream ended by shutdown',
   stalled: () => 'client stopped reading: its send buffer stayed full, the connection was closed',
@@ -420,6 +421,8 @@ export function guardStream<F>(
   // The request's fault over the account's standing stream faults over the latency profile.
   const account = accountPace ?? req.ctx?.account?.streamFaults;
   const base = latency === 'realistic' || account ? { ...(latency === 'realistic' ? REALISTIC_PACE : {}), ...account } : undefined;
+  // The account's standing faults on a stream they shape are a fault of its entry (journal, log, verify).
+  if (carrier && account && Object.keys(account).length > 0) entry?.noteAccountFaults(account as Record<string, number>);
   const guard = new StreamGuard(transport, {
     ...rest,
     entry,

@@ -57,6 +57,6 @@ export function sendPlatformError(req: FastifyRequest, reply: FastifyReply, err:
   const family = familyOf(req);
   const code = resolveCode(family, err.codeOrKind);
   const status = err.httpStatus ?? (family.httpStatuses ? httpStatusOfCode(code) : 200);
-  noteSpecCode(req, code);
+  noteSpecCode(req, code, err.message);
   return sendJson(reply, status, failure(code, err.message));
 }

@@ -7,7 +7,8 @@ import type { Emulator } from '../../core/emulator.js';
 import { installLifecycle } from '../../core/http/lifecycle.js';
 import { journalRefusedJson } from '../../core/http/json-body.js';
 import { installErrorHandler } from '../../core/http/error-handler.js';
-import { bodyError, refusalError, SpeechError, sendSpeechError } from './errors.js';
+import { bodyError, refusalError, REQUEST_ID_HEADER, SpeechError, sendSpeechError } from './errors.js';
+import { notFoundMessage } from './legacy.js';
 import { speechAsyncRoutes } from './async/routes.js';
 import { speechCloneRoutes } from './clone/routes.js';
 import { speechDesignRoutes } from './design/routes.js';
@@ -43,11 +44,17 @@ export async function setupSpeechApp(app: FastifyInstance, emu: Emulator): Promi
 
   installErrorHandler(app, emu, {
     service: 'speech',
-    notFound: (req, reply, message) => sendSpeechError(emu, req, reply, new SpeechError(1000, message, 404)),
+    notFound: (req, reply, message) => sendSpeechError(emu, req, reply, new SpeechError(1000, notFoundMessage(req.url.split('?')[0]!, message), 404)),
     ownError: SpeechError,
     send: (req, reply, err) => sendSpeechError(emu, req, reply, err),
     internal: (message) => new SpeechError(1000, message),
     bodyError: (_req, err) => bodyError(err),
+  });
+  // Every answer with a trace id carries it as the request id too (streams set it before their head).
+  app.addHook('onSend', async (_req, reply, payload) => {
+    const traceId = reply.getHeader('trace-id');
+    if (traceId !== undefined && !reply.hasHeader(REQUEST_ID_HEADER)) reply.header(REQUEST_ID_HEADER, traceId);
+    return payload;
   });
   // Fastify's JSON parser as before; a body it refuses is journaled as text (the answer is the same 2013).
   // Numbers written with a fraction are noted: an integer field refuses them (speech/body.ts).

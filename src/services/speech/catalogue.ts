@@ -27,9 +27,14 @@ export function modelOf(emu: Emulator, name: string): ModelEntry {
   return entry;
 }
 
-/** Checks `voice_setting.emotion` against the model's list. */
-export function checkEmotion(model: ModelEntry, emotion: string): void {
-  if (model.emotions.includes(emotion)) return;
+/**
+ * Checks `voice_setting.emotion` against the model's list and answers the emotion the audio gets:
+ * a legacy value the service still takes (`neutral`) is rendered as the emotion the catalogue maps it to.
+ */
+export function emotionOf(emu: Emulator, model: ModelEntry, emotion: string): string {
+  const legacy = catalogue(emu).legacy_emotions;
+  const rendered = Object.hasOwn(legacy, emotion) ? legacy[emotion]! : emotion;
+  if (model.emotions.includes(rendered)) return rendered;
   throw invalidParams(`voice_setting.emotion ${emotion} is not supported by ${model.model}; it accepts ${model.emotions.join(', ')}`);
 }
 

@@ -94,6 +94,13 @@ export function voiceNotFound(where: string): SpeechError {
 }
 
 /** Trace id of the request, minted once from the account's seeded stream. */
+/**
+ * The real service's answers carry the trace id a second time, as `Minimax-Request-Id` (LiveKit's
+ * Python plugin reads `Trace-Id`, then `X-Trace-Id`, then this one). Every speech answer that has a
+ * `Trace-Id` gets it (the app's send hook; streams set it before their head leaves).
+ */
+export const REQUEST_ID_HEADER = 'Minimax-Request-Id';
+
 export function traceIdOf(emu: Emulator, req: FastifyRequest): string {
   if (!req.ctx.traceId) req.ctx.traceId = emu.ids.traceId(req.ctx.account?.id ?? 'anonymous');
   return req.ctx.traceId;
@@ -101,7 +108,7 @@ export function traceIdOf(emu: Emulator, req: FastifyRequest): string {
 
 export function sendSpeechError(emu: Emulator, req: FastifyRequest, reply: FastifyReply, err: SpeechError): FastifyReply {
   const traceId = traceIdOf(emu, req);
-  noteSpecCode(req, err.code);
+  noteSpecCode(req, err.code, err.message);
   return reply.code(err.httpStatus).header('Trace-Id', traceId).header('content-type', 'application/json; charset=utf-8').send(errorBody(traceId, err));
 }
 

@@ -53,6 +53,8 @@ export const speechFixtures = {
           )
           .min(1),
         aliases: z.record(z.string().min(1), z.string().min(1)).default({}),
+        /** Legacy emotion values the service still takes, each with the emotion whose audio it gets. */
+        legacy_emotions: z.record(z.string().min(1), z.string().min(1)).default({}),
         /** Each interjection of the models that honour them, and the engine's tag sound it makes. */
         interjection_tags: z.record(z.string().regex(/^[a-z][a-z-]*$/, 'must be lowercase letters and hyphens'), z.enum(TAG_NAMES)).default({}),
       })

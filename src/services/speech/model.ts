@@ -21,7 +21,7 @@ import type { Account } from '../../core/state/accounts.js';
 import type { Emulator } from '../../core/emulator.js';
 import { speechRecord } from '../../core/state/signatures.js';
 import { findCustomVoice } from '../shared/custom-voices.js';
-import { checkEmotion, checkLanguageBoost, interjectionsOf, modelOf } from './catalogue.js';
+import { checkLanguageBoost, emotionOf, interjectionsOf, modelOf } from './catalogue.js';
 import { insufficientBalance, invalidParams, rateLimited, textRatioLimit, tokenLimit, voiceNotFound } from './errors.js';
 import type { SpeechArea } from './state.js';
 import { t2aRequestSchema, type T2aRequest, type TextNormalizationMode } from './schema.js';
@@ -184,7 +184,7 @@ export function planRequest(emu: Emulator, account: Account, request: T2aRequest
     const latexProblem = checkLatex(text);
     if (latexProblem) throw invalidParams(latexProblem);
   }
-  if (voiceSetting.emotion) checkEmotion(entry, voiceSetting.emotion);
+  const emotion = voiceSetting.emotion ? emotionOf(emu, entry, voiceSetting.emotion) : undefined;
   if (request.language_boost) checkLanguageBoost(entry, request.language_boost);
 
   const audioSetting = request.audio_setting ?? {};
@@ -215,7 +215,7 @@ export function planRequest(emu: Emulator, account: Account, request: T2aRequest
     speed: voiceSetting.speed ?? 1,
     vol: voiceSetting.vol ?? 1,
     pitch: voiceSetting.pitch ?? 0,
-    ...(voiceSetting.emotion ? { emotion: voiceSetting.emotion } : {}),
+    ...(emotion ? { emotion } : {}),
     ...(voiceModify ? { voiceModify } : {}),
     textNormalization: normalization !== undefined,
     pauseMarkers: true,

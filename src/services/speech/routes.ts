@@ -8,7 +8,7 @@ import { abortWhenClientLeaves, leftBeforeAnswer, openEventStream } from '../../
 import type { HeldSlot } from '../../core/state/queue.js';
 import { noteSpecCode } from '../../core/http/request-context.js';
 import { AUDIO_CHUNK, AudioMade, FINAL_AUDIO_CHUNK, guardStream } from '../../core/stream/guard.js';
-import { refusalError, SpeechError, STATUS_MSG, traceIdOf } from './errors.js';
+import { refusalError, REQUEST_ID_HEADER, SpeechError, STATUS_MSG, traceIdOf } from './errors.js';
 import { encodeOptionsOf, readRequest, recordSignature, startSynthesis, subtitleSegments, synthesizeAgain, URL_TTL_MS, type SynthesisPlan } from './model.js';
 import { fileExtension } from './formats.js';
 import { synthesizeToBlob } from './url-audio.js';
@@ -221,6 +221,7 @@ async function streamSynthesis({ emu, area, req, reply, plan, traceId, ac, synth
   // The plan is known up front: even a stream cut short carries a signature the emulator knows.
   recordSignature(emu, plan, synth);
   // The charge and the records above are on disk before the first byte (a failed write is answered as JSON).
+  reply.header(REQUEST_ID_HEADER, traceId); // a hijacked reply skips the send hook
   await openEventStream(emu, req, reply, { contentType: 'text/event-stream', traceId });
   run = area.startStream(account.id, traceId);
 

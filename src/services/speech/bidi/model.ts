@@ -32,6 +32,7 @@ import type { Cut } from './cuts.js';
 import { BidiJournal, type FrameRecord } from './journal.js';
 import { bidiTaskContinueSchema, bidiTaskStartSchema } from './schema.js';
 import { settingsView, type BidiSettings } from './settings.js';
+import { countOf } from '../../../core/http/describe.js';
 
 /** `task_start`'s own field on the bidi socket (the rest is the speech socket's `task_start`). */
 const SESSION_ID = bidiTaskStartSchema.pick({ session_id: true });
@@ -187,7 +188,7 @@ export function openBidiSession(emu: Emulator, port: SessionPort, ctx: BidiConte
     if (length > MAX_CONTINUE_CHARS) return soft(2204, `the text has ${length} characters; a task_continue may have at most ${MAX_CONTINUE_CHARS}`);
     const pending = buffer.pendingChars + queue.reduce((n, s) => n + codePoints(s.text), 0);
     if (pending + length > ctx.settings.maxPendingChars) {
-      return soft(2205, `${pending} characters are waiting and this text has ${length}; at most ${ctx.settings.maxPendingChars} may wait: send it again later`);
+      return soft(2205, `${countOf(pending, 'character')} ${pending === 1 ? 'is' : 'are'} waiting and this text has ${length}; at most ${ctx.settings.maxPendingChars} may wait: send it again later`);
     }
     enqueue(buffer.append(text));
   }

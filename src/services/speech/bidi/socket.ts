@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Emulator } from '../../../core/emulator.js';
 import { speechSocketRoute } from '../ws/socket.js';
 import { openBidiSession } from './model.js';
-import { BIDI_PATH, bidiClientMessages } from './schema.js';
+import { BIDI_PATH, bidiClientMessages, bidiServerMessages } from './schema.js';
 import { bidiSettingsOf } from './settings.js';
 import { bidiSessions } from './state.js';
 
@@ -17,6 +17,7 @@ export async function bidiSocketRoutes(app: FastifyInstance, opts: { emu: Emulat
   const sessions = bidiSessions(emu);
   speechSocketRoute(app, emu, BIDI_PATH, {
     messages: bidiClientMessages,
+    serverMessages: bidiServerMessages,
     ids: (number, traceId) => ({ sessionId: number, connectId: number, traceId }),
     open: (o) => {
       const session = openBidiSession(emu, o.port, {

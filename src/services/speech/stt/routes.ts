@@ -14,7 +14,7 @@ import { openEventStream } from '../../../core/stream/http.js';
 import { noteSpecCode } from '../../../core/http/request-context.js';
 import { EVENT_CHUNK, FINAL_EVENT_CHUNK, guardStream } from '../../../core/stream/guard.js';
 import type { ContainerInfo } from '../../../audio/container.js';
-import { traceIdOf } from '../errors.js';
+import { REQUEST_ID_HEADER, traceIdOf } from '../errors.js';
 import { jsonBody, sseLine, srtBody, streamEvents, verboseBody, vttBody, type StreamEvent } from './format.js';
 import {
   admitAudio,
@@ -59,7 +59,7 @@ function sttRefusal(refusal: Refusal): SttError {
 /** Section 1.6: `{type:"error", error:{type, message, http_code}, request_id}` with the real status. */
 function sendSttError(emu: Emulator, req: FastifyRequest, reply: FastifyReply, err: SttError): FastifyReply {
   const traceId = traceIdOf(emu, req);
-  if (err.code !== null) noteSpecCode(req, err.code);
+  if (err.code !== null) noteSpecCode(req, err.code, err.message);
   const message = err.code === null ? err.message : `${err.message} (${err.code})`;
   const body = { type: 'error', error: { type: errorType(err.status), message, http_code: String(err.status) }, request_id: traceId };
   return reply.code(err.status).header('Trace-Id', traceId).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(body));
@@ -205,6 +205,7 @@ async function writeEventStream(emu: Emulator, req: FastifyRequest, reply: Fasti
     { status: 200, closing: emu.closing, logger: emu.logger, response: res },
   );
   // The head leaves before the first event: a paced stream may wait on the emulator clock before it.
+  reply.header(REQUEST_ID_HEADER, traceId); // a hijacked reply skips the send hook
   await openEventStream(emu, req, reply, { contentType: 'text/event-stream; charset=utf-8', traceId, details: { events: events.length } });
   for (const [i, event] of events.entries()) {
     // stt.stream_pace: the event leaves once the emulator clock stands that fraction of its audio time past the request.

@@ -26,6 +26,8 @@ export interface SocketOpening {
 export interface SocketProtocol {
   /** The client messages that have a schema, first one first (the AsyncAPI document reads them). */
   messages: Record<string, z.ZodType>;
+  /** The server events that have a schema (the AsyncAPI document reads them). */
+  serverMessages?: Record<string, z.ZodType>;
   /** `number` is a fresh 15-digit id from the account's seeded stream; `traceId` the connection's trace. */
   ids(number: string, traceId: string): EventIds;
   open(opening: SocketOpening): SocketSession;
@@ -60,7 +62,7 @@ export function speechSocketRoute(app: FastifyInstance, emu: Emulator, path: str
   app.route({
     method: 'GET',
     url: path,
-    config: { messages: protocol.messages },
+    config: { messages: protocol.messages, ...(protocol.serverMessages ? { serverMessages: protocol.serverMessages } : {}) },
     preValidation: async (req) => {
       const admission = admitUpgrade(emu, req, 'tts');
       if (!admission.ok && (!req.ws || admission.refusal.kind === 'fault_status')) throw refusalError(admission.refusal);
