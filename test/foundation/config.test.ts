@@ -35,6 +35,7 @@ const SAMPLES: Record<string, [string, unknown]> = {
   rtcUdpPorts: ['40000-40100', [40000, 40100]],
   rtcNodeIp: ['192.0.2.10', '192.0.2.10'],
   corsOrigins: ['http://localhost:5173, https://app.example.test/', ['http://localhost:5173', 'https://app.example.test']],
+  allowedHosts: ['emulator, Speech.Internal', ['emulator', 'speech.internal']],
 };
 
 function configError(fn: () => unknown): string {

@@ -114,6 +114,9 @@ describe('joins', () => {
     expect(entry.room).toMatchObject({ room_name: d.room_name, identity: d.identity, disconnect_reason: 'CLIENT_INITIATED' });
     expect(entry.ws_frames.map((f: any) => f.event).slice(0, 2)).toEqual(['join', 'offer']);
     expect(entry.ws_frames[0].content.join.participant.identity).toBe(d.identity);
+    // The room token is a credential: the journal never shows it.
+    expect(JSON.stringify(entry)).not.toContain(d.token);
+    expect(entry.request.query.access_token).not.toBe(d.token);
     const verify = await call(`${emu.platformUrl}/_emulator/verify`, { json: { request: { path: '/rtc', status: 101 } } });
     expect(verify.body.ok, verify.text).toBe(true);
   });

@@ -2,7 +2,7 @@
  * A small, key-free picture of a value as the journal shows it (bodies, queries, frame contents): long
  * strings and arrays cut, objects to their first fields, credentials redacted.
  */
-const SECRET_FIELDS = new Set(['apikey', 'api_key', 'authorization', 'x-api-key', 'token', 'usertoken']);
+const SECRET_FIELDS = new Set(['apikey', 'api_key', 'authorization', 'x-api-key', 'token', 'usertoken', 'access_token']);
 
 /** Whether a body field or query parameter of this name carries a credential (the journal keeps it redacted). */
 export function isSecretField(name: string): boolean {

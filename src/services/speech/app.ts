@@ -103,13 +103,13 @@ export const speechService: ServiceRegistration = {
     const traceId = emu.ids.traceId();
     return {
       status: 400,
-      headers: { 'Trace-Id': traceId },
+      headers: { 'Trace-Id': traceId, [REQUEST_ID_HEADER]: traceId },
       body: { data: null, trace_id: traceId, base_resp: { status_code: 2013, status_msg: `invalid params, ${message}` } },
     };
   },
   busy: (emu, message) => {
     const traceId = emu.ids.traceId();
-    return { status: 503, headers: { 'Trace-Id': traceId }, body: { data: null, trace_id: traceId, base_resp: { status_code: 1000, status_msg: message } } };
+    return { status: 503, headers: { 'Trace-Id': traceId, [REQUEST_ID_HEADER]: traceId }, body: { data: null, trace_id: traceId, base_resp: { status_code: 1000, status_msg: message } } };
   },
   setup: setupSpeechApp,
 };
