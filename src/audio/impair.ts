@@ -10,6 +10,7 @@
  */
 import { SIGNATURE_SECONDS } from './marker.js';
 import { mulawByte } from './encode/mulaw.js';
+import { noiseSource } from './voice.js';
 
 export interface Impairments {
   /** Silence before the talker starts, ms. */
@@ -37,18 +38,12 @@ export interface ImpairmentReport {
 
 export type Random = () => number;
 
-/** A seeded source for the impairments (mulberry32 of a 32-bit hash of the seed text). */
+/** A seeded source for the impairments in [0, 1): the engine's own PRNG (voice.ts) from a 32-bit hash of the seed text. */
 export function seededRandom(seed: string): Random {
   let h = 2166136261;
   for (let i = 0; i < seed.length; i++) h = Math.imul(h ^ seed.charCodeAt(i), 16777619);
-  let a = h >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const noise = noiseSource(h);
+  return () => (noise() + 1) / 2;
 }
 
 const FULL_SCALE = 32767;
