@@ -63,7 +63,8 @@ function urlHost(url: string | undefined): string | undefined {
 export function hostAllowed(config: AccessConfig, hostHeader: string | undefined): boolean {
   if (config.controlToken) return true;
   if (config.allowedHosts.includes('*')) return true;
-  if (!hostHeader) return false;
+  // No Host at all (HTTP/1.0, a probe): no browser sends that, so no rebinding page can.
+  if (!hostHeader) return true;
   const name = hostName(hostHeader).replace(/\.$/, '');
   if (isIP(name) !== 0) return true;
   if (name === 'localhost' || name.endsWith('.localhost')) return true;

@@ -116,13 +116,13 @@ describe('control plane bodies', () => {
     }
   });
 
-  it('a body that is not JSON answers 400 naming the content type', async () => {
+  it('a form body (what a page may send without a preflight) is refused 403 naming the content type', async () => {
     const r = await call(`${emu.platformUrl}/_emulator/clock`, {
       method: 'POST',
       body: 'advance_ms=5',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
     });
-    expect(r.status).toBe(400);
+    expect(r.status).toBe(403);
     expect(r.body.error.message).toContain('application/x-www-form-urlencoded');
   });
 

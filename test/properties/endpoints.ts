@@ -33,7 +33,8 @@ export interface Endpoint {
   stream?: boolean;
 }
 
-const CONTROL_OK_OR_ERROR = [200, 201, 400, 401, 404];
+/** 403: a request a web page may send on its own (a form or text/plain body, another origin), refused (docs/robustness.md). */
+const CONTROL_OK_OR_ERROR = [200, 201, 400, 401, 403, 404];
 
 /** Control-plane routes, mounted on every listener. */
 const CONTROL: [string, string][] = [
@@ -57,6 +58,7 @@ const CONTROL: [string, string][] = [
   ['GET', '/_emulator/fixtures'],
   ['GET', '/_emulator/fixtures/:name'],
   ['PUT', '/_emulator/fixtures/:name'],
+  ['GET', '/_emulator/faults/fields'],
 ];
 
 /** Control routes with answers of their own: readiness 503, verify's 409, text and audio bodies. */
@@ -66,7 +68,8 @@ const CONTROL_OWN: Omit<Endpoint, 'service'>[] = [
   { method: 'GET', url: '/_emulator/metrics', shape: 'raw', statuses: [200, 400, 401] },
   { method: 'GET', url: '/_emulator/journal/:id/audio.wav', shape: 'raw', statuses: [200, 400, 401, 404] },
   { method: 'GET', url: '/_emulator/journal/:id/answer-audio', shape: 'raw', statuses: [200, 400, 401, 404] },
-  { method: 'POST', url: '/_emulator/hear', shape: 'control', statuses: [200, 400, 401] },
+  { method: 'POST', url: '/_emulator/hear', shape: 'control', statuses: [200, 400, 401, 403] },
+  { method: 'POST', url: '/_emulator/speak', shape: 'raw', statuses: [200, 400, 401, 403] },
 ];
 
 /** Control routes that answer something else than JSON: the inspector's files, the live journal feed. */
@@ -115,6 +118,11 @@ const PLATFORM: Omit<Endpoint, 'service'>[] = [
   { method: 'POST', url: '/mcp', shape: 'jsonrpc', statuses: [200, 202] },
   ...['GET', 'DELETE', 'PUT', 'PATCH'].map((method) => ({ method, url: '/mcp', shape: 'jsonrpc' as const, statuses: [405] })),
   { method: 'GET', url: '/download/*', shape: 'platform', statuses: [200, 403, 404] },
+  // The call room at LiveKit's paths: LiveKit's own statuses and plain-text refusals.
+  { method: 'GET', url: '/rtc', shape: 'raw', statuses: [400, 401, 404], websocket: true },
+  { method: 'GET', url: '/rtc/validate', shape: 'raw', statuses: [200, 400, 401, 404] },
+  { method: 'GET', url: '/rtc/v1', shape: 'raw', statuses: [404], websocket: true },
+  { method: 'GET', url: '/rtc/v1/validate', shape: 'raw', statuses: [404], websocket: true },
 ];
 
 const SPEECH: Omit<Endpoint, 'service'>[] = [

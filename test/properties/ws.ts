@@ -105,6 +105,8 @@ export function runWsCase(
   timeoutMs: number,
   quietMs = 150,
   service: 'speech' | 'platform' = 'platform',
+  /** `raw`: a route of another protocol's own (the call room's LiveKit paths) refuses in plain text. */
+  shape: 'raw' | 'envelope' = 'envelope',
 ): Promise<WsOutcome> {
   const url = new URL(path, base.replace(/^http/, 'ws'));
   const key = c.auth === 'valid' ? FUZZ_KEY : 'x'.repeat(300);
@@ -140,16 +142,19 @@ export function runWsCase(
       let body = '';
       res.on('data', (d: Buffer) => (body += d));
       res.on('end', () => {
-        try {
-          const b = JSON.parse(body) as Record<string, unknown>;
-          const inShape =
-            service === 'speech'
-              ? typeof (b.base_resp as Record<string, unknown> | undefined)?.status_code === 'number'
-              : typeof b.error_code === 'number' && typeof b.succeed === 'boolean';
-          if (!inShape) problem ??= `refusal not in the envelope: ${body.slice(0, 120)}`;
-        } catch {
-          problem ??= `refusal body is not JSON: ${body.slice(0, 120)}`;
-        }
+        if (shape === 'raw') {
+          if (!body.trim()) problem ??= 'refusal has no text';
+        } else
+          try {
+            const b = JSON.parse(body) as Record<string, unknown>;
+            const inShape =
+              service === 'speech'
+                ? typeof (b.base_resp as Record<string, unknown> | undefined)?.status_code === 'number'
+                : typeof b.error_code === 'number' && typeof b.succeed === 'boolean';
+            if (!inShape) problem ??= `refusal not in the envelope: ${body.slice(0, 120)}`;
+          } catch {
+            problem ??= `refusal body is not JSON: ${body.slice(0, 120)}`;
+          }
         if ((res.statusCode ?? 0) >= 500) problem ??= `upgrade refused with HTTP ${res.statusCode}`;
         finish(`refused ${res.statusCode}`);
       });

@@ -7,6 +7,7 @@ import { AGENT_TOKEN_TTL_SEC, createAgentSession } from '../../src/services/plat
 import type { CreateBody } from '../../src/services/platform/agents/schema.js';
 import { accountOf, modelEmulator, rejected } from './model-emulator.js';
 import { expectRefusal, messageOf } from './platform-refusal.js';
+import { roomServerUrl } from '../../src/services/platform/shared/room-hosts.js';
 
 let emu: Emulator;
 beforeAll(async () => {
@@ -84,7 +85,7 @@ describe('createAgentSession: the checks in order', () => {
     const { item, traceId } = await create('ag-ok', { userIdentifier: 'user-7', traceId: 'trace-7' });
     expect(item).toEqual({
       sessionId: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/),
-      wsUrl: emu.config.rtcUrl,
+      wsUrl: roomServerUrl(emu),
       userToken: expect.stringMatching(/\S/),
       roomName: expect.stringMatching(/^agent_room_[0-9a-f]{16}$/),
       expireAt: Math.floor(now / 1000) + AGENT_TOKEN_TTL_SEC,

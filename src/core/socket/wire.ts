@@ -227,7 +227,8 @@ export function openSocketWire(
       buffered,
       drained: (ms) =>
         new Promise<void>((resolve) => {
-          if (!raw || raw.destroyed) return resolve();
+          // Nothing will drain a socket that is gone: wait a moment rather than let the guard's loop spin.
+          if (!raw || raw.destroyed) return void setTimeout(resolve, Math.min(ms, 20));
           const done = () => {
             clearTimeout(timer);
             raw.off('drain', done);

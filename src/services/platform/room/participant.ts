@@ -239,7 +239,8 @@ export class Participant implements RoomMember {
   }
 
   private userTrack(track: MediaTrack): void {
-    if (track.kind !== 'audio') return;
+    // A participant without the publish grant is never heard, whatever its peer connection carries.
+    if (track.kind !== 'audio' || !this.view.canPublish) return;
     track.onReceiveRtp.subscribe((rtp) => {
       if (this.left || rtp.payload.length === 0) return;
       this.decoder ??= new OpusCodec(48000, 1);

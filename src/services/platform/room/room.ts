@@ -105,7 +105,13 @@ export class Room {
     this.track.start();
     this.priming = setTimeout(() => {
       this.priming = null;
-      this.startBot(by);
+      // A bot that cannot start (its session's role or agent gone from the fixtures) ends the room, never the process.
+      try {
+        this.startBot(by);
+      } catch (err) {
+        this.emu.logger.error({ err }, 'room bot could not start; the room ends');
+        this.end(lk.DisconnectReason.ROOM_DELETED, true);
+      }
     }, PRIME_MS);
   }
 
