@@ -22,7 +22,7 @@ export default defineConfig({
       },
       // Real-time media over WebRTC, judged by what a listener heard: after the rest, one file at a time, so no
       // other test's load stretches the audio a real client's jitter buffer receives.
-      { extends: true, test: { name: 'media', include: REAL_TIME_MEDIA, fileParallelism: false, sequence: { groupOrder: 1 } } },
+      { extends: true, test: { name: 'media', include: REAL_TIME_MEDIA, fileParallelism: false, retry: 1, sequence: { groupOrder: 1 } } },
     ],
   },
 });

@@ -13,7 +13,10 @@ import type { Room, RoomMember } from './room.js';
 import { addTrickle, gathered, newPeerConnection, type DataChannel, type MediaTrack, type PeerConnection } from './rtc.js';
 import type { Grants } from './tokens.js';
 
-/** Emulator clock: a connection whose media is not up this long after its join is dropped (`CONNECTION_TIMEOUT`). */
+/**
+ * Wall time (media timing, not a rule of the session): a connection whose media is not up this long after its
+ * join is dropped (`CONNECTION_TIMEOUT`). Moving the emulator clock never drops a connection whose ICE is under way.
+ */
 export const ICE_TIMEOUT_MS = 20_000;
 /** Signalling frames larger than this are refused (LiveKit's read limit). */
 export const MAX_SIGNAL_BYTES = 1 << 20;
@@ -32,6 +35,7 @@ export class Participant implements RoomMember {
   private mediaUp = false;
   private left = false;
   private released = false;
+  private iceTimer: NodeJS.Timeout | undefined;
   private disconnectReason: lk.DisconnectReason | null = null;
 
   constructor(
@@ -81,7 +85,8 @@ export class Participant implements RoomMember {
     );
     this.entry?.noteRoom({ room_name: this.room.name, identity: this.view.identity, participant_sid: this.view.sid });
     this.room.area.joined(this.room.host);
-    this.wire.after(ICE_TIMEOUT_MS, () => this.iceTimedOut(), `room media connection timeout ${this.room.name} ${this.view.identity}`);
+    this.iceTimer = setTimeout(() => this.iceTimedOut(), ICE_TIMEOUT_MS);
+    this.iceTimer.unref();
     this.enqueue(() => this.offerSubscriber());
   }
 
@@ -310,6 +315,7 @@ export class Participant implements RoomMember {
   private release(): void {
     if (this.released) return;
     this.released = true;
+    clearTimeout(this.iceTimer);
     this.left = true;
     this.room.remove(this);
     const reason = this.disconnectReason ?? lk.DisconnectReason.CLIENT_INITIATED;
