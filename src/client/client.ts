@@ -29,6 +29,8 @@ import type {
   FixtureView,
   HealthView,
   HearResult,
+  SpeakRequest,
+  SpokenAudio,
   JournalAudio,
   JournalEntryView,
   JournalQuery,
@@ -300,6 +302,30 @@ export class ControlClient {
       (b) => typeof b.text === 'string' && Array.isArray(b.utterances) && Array.isArray(b.anomalies),
       call,
     );
+  }
+
+  /** A caller's audio with seeded impairments (`POST /_emulator/speak`); the emulator recognises its text exactly. */
+  async speak(request: SpeakRequest, options?: CallOptions): Promise<SpokenAudio> {
+    const reply = await this.#send({ method: 'POST', path: '/speak', body: request }, options);
+    const contentType = reply.headers.get('content-type') ?? '';
+    const impairments = reply.headers.get('x-emulator-impairments');
+    if (!/^audio\//i.test(contentType) || !impairments) {
+      throw new ControlClientError(
+        reply.status,
+        `expected audio with X-Emulator-Impairments, got ${contentType || 'no content type'} — is this the URL of an emulator?`,
+        reply.text,
+        reply.request,
+        reply.url,
+      );
+    }
+    return {
+      bytes: reply.bytes,
+      contentType,
+      sampleRate: Number(reply.headers.get('x-audio-sample-rate')),
+      durationMs: Number(reply.headers.get('x-audio-duration-ms')),
+      signatureId: reply.headers.get('x-emulator-signature') ?? '',
+      impairments: JSON.parse(impairments) as SpokenAudio['impairments'],
+    };
   }
 
   // ---- state ----

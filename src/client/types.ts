@@ -286,6 +286,34 @@ export interface JournalAudio {
   contentType: string;
 }
 
+// ---- speak ---------------------------------------------------------------------------------------
+
+/** `POST /_emulator/speak`: a caller's audio with seeded impairments of a bad line (docs/voice-agents.md). */
+export interface SpeakRequest {
+  text: string;
+  voice_id?: string;
+  language?: string;
+  format?: 'pcm' | 'wav' | 'mp3' | 'pcmu_raw' | 'pcmu_wav';
+  sample_rate?: 8000 | 16000 | 22050 | 24000 | 32000 | 44100 | 48000;
+  seed?: string;
+  leading_silence_ms?: number;
+  gain_db?: number;
+  clip?: number;
+  noise_db?: number;
+  dropouts?: number;
+  dropout_ms?: number;
+  codec?: 'mulaw' | 'mp3';
+}
+
+/** The audio `speak` made, with what its headers say of it. */
+export interface SpokenAudio extends JournalAudio {
+  sampleRate: number;
+  durationMs: number;
+  signatureId: string;
+  /** Where each impairment was put: the voice, speech and noise levels, clipped samples, dropout starts (ms). */
+  impairments: { voice_id: string; speechRms: number; noiseRms: number; clippedSamples: number; dropoutsAtMs: number[] };
+}
+
 // ---- verify -------------------------------------------------------------------------------------
 
 /** `POST /_emulator/verify`: a matcher and how many entries it must select (at least 1 by default). */

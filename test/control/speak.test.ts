@@ -15,7 +15,10 @@ async function speak(body: Record<string, unknown>) {
 
 /** The platform's recognition of PCM16 16 kHz audio, as a client sends it. */
 async function recognize(pcm: Buffer): Promise<string> {
-  const r = await call(`${emu.platformUrl}/v1/speech-to-text`, { json: { audio_data: pcm.toString('base64'), audio_format: 'pcm16' }, headers: { 'x-api-key': KEY } });
+  const r = await call(`${emu.platformUrl}/v1/speech-to-text`, {
+    json: { audio_data: pcm.toString('base64'), audio_format: 'pcm16' },
+    headers: { 'x-api-key': KEY },
+  });
   expect(r.status).toBe(200);
   return r.body.text;
 }
@@ -114,6 +117,16 @@ describe("speak: a caller's audio with a bad line", () => {
     await c.waitFor('done');
     expect(c.events().find((e) => e.type === 'asr_final').asr_text).toBe(TEXT);
     c.ws.close();
+  });
+
+  it('the typed client speaks: the audio and what its headers say, recognised exactly', async () => {
+    const spoken = await emu.control.speak({ text: TEXT, noise_db: 15, dropouts: 2 });
+    expect(spoken.contentType).toBe('audio/pcm;rate=16000');
+    expect(spoken.sampleRate).toBe(16000);
+    expect(spoken.durationMs).toBe(Math.round((spoken.bytes.length / 2 / 16000) * 1000));
+    expect(spoken.impairments.dropoutsAtMs).toHaveLength(2);
+    expect(await recognize(Buffer.from(spoken.bytes))).toBe(TEXT);
+    await expect(emu.control.speak({ text: '' })).rejects.toThrow(/speak field text/);
   });
 
   it('bad input is 400 naming the field and the rule', async () => {

@@ -19,7 +19,7 @@ import type { Grants } from './tokens.js';
  */
 export const ICE_TIMEOUT_MS = 20_000;
 /** Signalling frames larger than this are refused (LiveKit's read limit). */
-export const MAX_SIGNAL_BYTES = 1 << 20;
+const MAX_SIGNAL_BYTES = 1 << 20;
 
 export class Participant implements RoomMember {
   readonly view: ParticipantView;

@@ -8,7 +8,6 @@ import type { WebSocket } from 'ws';
 import { areaOf } from '../../../core/state/areas.js';
 import type { Emulator, StateArea } from '../../../core/emulator.js';
 import { onRoomSessionEnded } from '../shared/room-hosts.js';
-import type { RoomBotFactory } from './bot-port.js';
 import { startRoomBot } from './bot/index.js';
 import { Participant } from './participant.js';
 import { Room } from './room.js';
@@ -16,7 +15,6 @@ import type { JoinCheck } from './tokens.js';
 
 interface RoomsArea extends StateArea {
   rooms: Map<string, Room>;
-  makeBot: RoomBotFactory | null;
 }
 
 export function roomsArea(emu: Emulator): RoomsArea {
@@ -25,7 +23,6 @@ export function roomsArea(emu: Emulator): RoomsArea {
     const area: RoomsArea = {
       name: 'rooms',
       rooms,
-      makeBot: null,
       reset(accountId) {
         for (const room of [...rooms.values()]) if (accountId === undefined || room.host.accountId === accountId) room.end();
       },
@@ -39,17 +36,12 @@ export function roomsArea(emu: Emulator): RoomsArea {
   });
 }
 
-/** The bot the rooms start: the conversing bot of bot/ unless a test gives another. */
-export function setRoomBotFactory(emu: Emulator, factory: RoomBotFactory): void {
-  roomsArea(emu).makeBot = factory;
-}
-
 /** A checked join: the room (made on its first join) gets the connection. */
 export function joinRoom(emu: Emulator, socket: WebSocket, req: FastifyRequest, check: Extract<JoinCheck, { ok: true }>): void {
   const area = roomsArea(emu);
   let room = area.rooms.get(check.host.roomName);
   if (!room || room.ended) {
-    room = new Room(emu, check.host, check.area, area.makeBot ?? startRoomBot, (ended) => {
+    room = new Room(emu, check.host, check.area, startRoomBot, (ended) => {
       if (area.rooms.get(ended.name) === ended) area.rooms.delete(ended.name);
     });
     area.rooms.set(room.name, room);
