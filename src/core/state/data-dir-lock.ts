@@ -30,7 +30,11 @@ export class DataDirLock {
     private readonly holderFile: string,
   ) {}
 
-  /** Takes the data dir's lock, or throws DataDirInUse naming the emulator that holds it. */
+  /**
+   * Takes the data dir's lock, or throws DataDirInUse naming the emulator that holds it. `since` is the wall
+   * time the holder started, shown to a person who must find that process; no rule reads it, and the emulator
+   * clock does not exist yet when the lock is taken (it belongs to the state the lock protects).
+   */
   static acquire(dataDir: string, since: Date = new Date()): DataDirLock {
     const file = join(dataDir, LOCK_FILE);
     const holderFile = join(dataDir, HOLDER_FILE);
