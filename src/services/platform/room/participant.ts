@@ -7,7 +7,8 @@ import type { FastifyRequest } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
 import { OpusCodec } from '../../../audio/opus-native.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { messageBytes, openSocketWire, type SocketWire } from '../../../core/socket/wire.js';
+import { openSocketWire, type SocketWire } from '../../../core/socket/wire.js';
+import { messageBytes } from '../../../core/socket/protocol.js';
 import { joinResponse, leave, lk, participantInfo, response, trackInfo, type ParticipantView, type TrackView } from './messages.js';
 import type { Room, RoomMember } from './room.js';
 import {
