@@ -22,7 +22,9 @@
  *    machine does not lengthen it) and the machine's stall (the worst event-loop delay of this process in
  *    the same window: it only runs the clients' callbacks and the stats polling, so a long delay is mostly
  *    the machine not running it). The emulator kept up when its longest busy stretch
- *    stays under 40 ms and the rate holds; the ramp goes on until it does not.
+ *    stays under 40 ms and the rate holds. On a loaded machine both figures grow with the machine's stalls
+ *    (a process held off a core catches up on its timers in one go), so every step runs; only a lost rate
+ *    ends the ramp.
  * 4. **Memory of an emulator without rooms**: RSS of the fresh emulator idle, after non-room requests, and
  *    after its first room (the WebRTC stack is loaded on the first join only).
  *
@@ -409,10 +411,11 @@ async function look(w: Watch): Promise<void> {
 
 async function step(emu: Emulator, calls: number): Promise<Record<string, unknown>> {
   const watches: Watch[] = [];
+  const failed: string[] = [];
   const joinT0 = performance.now();
   try {
     for (let i = 0; i < calls; i += JOIN_BATCH) {
-      const batch = await Promise.all(
+      await Promise.all(
         Array.from({ length: Math.min(JOIN_BATCH, calls - i) }, async (_, k) => {
           const key = `bench-room-${calls}-${i + k}`;
           const d = await startCall(emu, key, READER.id);
@@ -428,12 +431,18 @@ async function step(emu: Emulator, calls: number): Promise<Record<string, unknow
             concealed: 0,
             packets: 0,
           };
-          watches.push(w);
-          await caller.room.connect(d.rtc_url, d.token, { autoSubscribe: true, dynacast: false });
-          return w;
+          try {
+            await caller.room.connect(d.rtc_url, d.token, { autoSubscribe: true, dynacast: false });
+            watches.push(w);
+          } catch (err) {
+            // A join the machine could not complete in the SDK's time is counted, not measured.
+            failed.push((err as Error).message);
+            w.beat();
+            await stopCall(emu, key, d.session_id).catch(() => undefined);
+            await caller.room.disconnect().catch(() => undefined);
+          }
         }),
       );
-      void batch;
     }
     const joinedMs = performance.now() - joinT0;
     // The window opens once every bot speaks and its jitter buffer had a second of speech to settle.
@@ -462,7 +471,8 @@ async function step(emu: Emulator, calls: number): Promise<Record<string, unknow
     return {
       calls,
       joined_in_ms: round(joinedMs),
-      bots_speaking_through_window: `${speaking}/${calls}`,
+      ...(failed.length ? { joins_failed: failed.length, first_failure: failed[0] } : {}),
+      bots_speaking_through_window: `${speaking}/${watches.length}`,
       worst_gap_ms: round(worstGap),
       concealed_ms_per_call_second: round(median(watches.map((w) => w.concealed / (RATE / 1000) / (wallMs / 1000))), 2),
       delivered_rtf: { median: round(median(rtfs), 3), worst: round(minRtf, 3) },
@@ -470,7 +480,7 @@ async function step(emu: Emulator, calls: number): Promise<Record<string, unknow
       server_longest_busy_ms: round(busy),
       clients_cpu_percent_of_one_core: round(((own.user + own.system) / 1000 / wallMs) * 100),
       machine_stall_ms: round(loop.max / 1e6 - 10),
-      held: worstGap <= GAP_LIMIT_MS && minRtf >= 0.98 && speaking === calls,
+      held: worstGap <= GAP_LIMIT_MS && minRtf >= 0.98 && speaking === calls && failed.length === 0,
       emulator_kept_up: busy <= GAP_LIMIT_MS && minRtf >= 0.98,
       load_average: load(),
     };
@@ -524,9 +534,8 @@ export async function benchRoom(): Promise<Record<string, unknown>> {
     for (const n of STEPS) {
       const s = await step(emu, n);
       steps.push(s);
-      // The ramp ends where the emulator itself falls behind (its own loop busy past the limit, or the
-      // rate lost); a gap the machine's scheduling made (see machine_stall_ms) does not end it.
-      if ((s.server_longest_busy_ms as number) > GAP_LIMIT_MS || (s.delivered_rtf as { worst: number }).worst < 0.9) break;
+      // Only a step whose rate is lost ends the ramp: on a shared machine a gap or a busy stretch may be the machine's.
+      if ((s.delivered_rtf as { worst: number }).worst < 0.9) break;
     }
     const held = steps.filter((s) => s.held).map((s) => s.calls as number);
     const keptUp = steps.filter((s) => s.emulator_kept_up).map((s) => s.calls as number);
