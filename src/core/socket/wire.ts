@@ -18,6 +18,7 @@ import type { WsFrameSummary } from '../journal/journal.js';
 import { logSocketOpen } from '../http/request-log.js';
 import { AUDIO_CHUNK, guardStream, type AudioFrame, type AudioShaping, type FrameKind, type StreamEnd } from '../stream/guard.js';
 import type { AudioCarrier } from '../stream/shaping.js';
+import { sendEncoded, type EncodedFrames } from '../stream/encoded.js';
 
 /** What a socket's wire reads of the emulator instance (core/emulator.ts has all of it). */
 export interface SocketHost {
@@ -50,6 +51,13 @@ export interface SocketWire {
    * inside its audio (a promise while a paced frame waits); `stop` ends such a wait for this frame only.
    */
   sendAudioFrame(frame: AudioFrame<object>, event: string, kind: FrameKind, stop?: AbortSignal): boolean | Promise<boolean>;
+  /**
+   * Sends every chunk an encoder makes as audio frames through the guard, in one call (core/stream/encoded.ts):
+   * true once the encoder ended with every frame sent, false once the socket's stream ended.
+   */
+  sendEncodedAudio(chunks: AsyncIterable<Buffer>, how: EncodedFrames<object | Buffer>, event: string): Promise<boolean>;
+  /** When the current answer's first audio frame left (wall time, performance.now); null until it did. */
+  readonly firstAudioAt: number | null;
   /** Where a sender applies the faults only it can (`gap_ms`, `split_frame`), decided by the guard. */
   readonly shaping: AudioShaping;
   /**
@@ -282,6 +290,12 @@ export function openSocketWire(
       };
       // Its callers wait for it: only frames already waiting for a commit go first.
       return waiting ? waiting.then(send) : send();
+    },
+    sendEncodedAudio(chunks, how, event) {
+      return sendEncoded(guard, chunks, how, (frame, kind) => wire.sendAudioFrame(frame as AudioFrame<object>, event, kind));
+    },
+    get firstAudioAt() {
+      return guard.firstAudioAt;
     },
     beginAnswer(evenTheFirst) {
       guard.beginAnswer(evenTheFirst);

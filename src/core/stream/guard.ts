@@ -27,6 +27,7 @@ import { finishEntry } from '../http/request-finish.js';
 import { trackStream } from '../http/request-log.js';
 import { AFTER, BEFORE, NOTES } from './chunk-steps.js';
 import { waitForRoom } from './back-pressure.js';
+import { sendEncoded, type EncodedFrames } from './encoded.js';
 import {
   FIRST_AUDIO_LEAD_MS,
   afterATurn,
@@ -46,6 +47,7 @@ import {
 } from './shaping.js';
 
 export { AudioMade } from './shaping.js';
+export type { EncodedFrames } from './encoded.js';
 export type { AudioFrame, AudioShaping } from './shaping.js';
 
 export { AUDIO_CHUNK, EVENT_CHUNK, FINAL_AUDIO_CHUNK, FINAL_EVENT_CHUNK } from './frames.js';
@@ -72,6 +74,8 @@ export class StreamGuard<F> implements AudioShaping {
   /** How long audio went on after the last cancel of an earlier answer (ms). */
   private cutMs: number | null = null;
   private lastAudioAt: number | null = null;
+  /** When the current answer's first audio frame left (wall time); null until it did. */
+  firstAudioAt: number | null = null;
 
   constructor(
     private readonly transport: StreamTransport<F>,
@@ -101,6 +105,7 @@ export class StreamGuard<F> implements AudioShaping {
       this.cancelledByClient = false;
     }
     this.pacer?.restart(performance.now(), evenTheFirst);
+    this.firstAudioAt = null;
   }
 
   /** The client cancelled (bidi `task_cancel`): the journal reports how long audio went on after it. */
@@ -176,6 +181,14 @@ export class StreamGuard<F> implements AudioShaping {
     return this.paced(due, lead, rendered, kind, frame.ms, number, stop);
   }
 
+  /**
+   * Sends every chunk an encoder makes as frames of synthesized audio (core/stream/encoded.ts): one call
+   * for the whole answer. True once the encoder ended with every frame sent; false once the stream ended.
+   */
+  sendEncoded(chunks: AsyncIterable<Buffer>, how: EncodedFrames<F> = {}): Promise<boolean> {
+    return sendEncoded(this, chunks, how, (frame, kind) => this.sendAudio(frame, kind));
+  }
+
   private async paced(due: number, lead: number, frame: F, kind: FrameKind, ms: number, number: number, stop?: AbortSignal): Promise<boolean> {
     if (!this.paceWaited) {
       this.paceWaited = true;
@@ -208,6 +221,7 @@ export class StreamGuard<F> implements AudioShaping {
       if (!ok) return false;
       const now = performance.now();
       this.lastAudioAt = now;
+      this.firstAudioAt ??= now;
       this.pacer?.sent(ms, now);
       if (this.pacer || this.applied.length) this.writeNote();
       if (!twice) return true;

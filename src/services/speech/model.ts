@@ -19,7 +19,6 @@ import {
 } from '../../audio/index.js';
 import type { Account } from '../../core/state/accounts.js';
 import type { Emulator } from '../../core/emulator.js';
-import { speechRecord } from '../../core/state/signatures.js';
 import { findCustomVoice } from '../shared/custom-voices.js';
 import { checkLanguageBoost, emotionOf, interjectionsOf, modelOf } from './catalogue.js';
 import { insufficientBalance, invalidParams, rateLimited, textRatioLimit, tokenLimit, voiceNotFound } from './errors.js';
@@ -332,9 +331,7 @@ export function recordSignature(emu: Emulator, plan: SynthesisPlan, summary: Syn
   // A cloned or designed voice is kept and listed once it spoke; its first synthesis pays the voice fee.
   plan.usageVoiceCount = markVoicesUsed(emu, plan.voiceIds);
   const { text, pronunciations } = plan.input;
-  const signature = speechRecord({ text, pronunciations, language: plan.language, voices: plan.voiceIds, summary, atMs: emu.clock.now() });
-  emu.signatures.put(signature);
-  emu.markDirty('signatures', null, signature.id);
+  emu.recordSpeech({ text, pronunciations, language: plan.language, voices: plan.voiceIds, summary });
 }
 
 /**
