@@ -1,7 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
-import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { serializerCompiler } from 'fastify-type-provider-zod';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { ControlClient } from './client/index.js';
@@ -16,6 +16,7 @@ import { requestIdOnUpgrades } from './core/http/request-log.js';
 import type { BusyAnswer } from './core/http/listener-limits.js';
 import { listenerServers } from './core/http/listeners.js';
 import { parserErrorHandler } from './core/http/parser-errors.js';
+import { schemaValidator } from './core/http/schema-validator.js';
 import { composeRegistry, type ServiceRegistration } from './core/service.js';
 import type { Listener } from './core/http/request-context.js';
 import { platformService } from './services/platform/app.js';
@@ -79,7 +80,7 @@ function controlOr503(service: BusyAnswer): BusyAnswer {
  * Ajv and fast-json-stringify compilers, which no route uses (Fastify types these factories as Ajv's).
  */
 const ZOD_COMPILERS = {
-  buildValidator: () => validatorCompiler,
+  buildValidator: () => schemaValidator,
   buildSerializer: () => serializerCompiler,
 } as unknown as NonNullable<FastifyServerOptions['schemaController']>['compilersFactory'];
 
@@ -122,7 +123,8 @@ export function baseApp(
     schemaController: { compilersFactory: ZOD_COMPILERS },
     ...(serverFactory ? { serverFactory } : {}),
   }) as unknown as FastifyInstance;
-  app.setValidatorCompiler(validatorCompiler);
+  // Every route's schema is read the one way (core/http/schema-validator.ts): a refusal names its first problem.
+  app.setValidatorCompiler(schemaValidator);
   app.setSerializerCompiler(serializerCompiler);
   // A request answered before its body was read (a multipart body without a boundary, a refused part):
   // the rest is read and dropped, or the next request on the keep-alive connection waits behind it
