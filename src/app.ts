@@ -44,6 +44,8 @@ export interface RestoredState {
   fault_rules: number;
   /** Fault rules dropped by `resetFaultsOnStart` (they are not in `fault_rules`'s effect any more). */
   fault_rules_dropped: number;
+  /** Stored files no record named (left by a stop between a file's write and its record), removed by the start. */
+  orphan_files_swept: number;
 }
 
 /** How long close() lets in-flight responses finish before it cuts their connections. */
@@ -261,6 +263,7 @@ export async function runEmulator(config: Config, logger: Logger): Promise<Runni
           resources: after.resources - before.resources,
           fault_rules: after.faultRules - before.faultRules,
           fault_rules_dropped: dropped,
+          orphan_files_swept: emu.sweptFiles,
         }
       : undefined;
     drains.push(...servers().map(drainOnClose));

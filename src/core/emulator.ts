@@ -253,6 +253,11 @@ export class Emulator {
     return this.store.load();
   }
 
+  /** Stored files no record named, removed by the start (core/state/store/orphans.ts). */
+  get sweptFiles(): number {
+    return this.store.sweptFiles;
+  }
+
   /** How much the state holds: accounts, records of every area, queued fault rules (a start's banner compares them). */
   stateCounts(): { accounts: number; resources: number; faultRules: number } {
     let resources = 0;
