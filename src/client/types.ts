@@ -278,6 +278,96 @@ export interface JournalEntryView {
   note: string | undefined;
   client_audio?: { bytes: number; sample_rate: number; truncated: boolean; url: string };
   answer_audio?: { bytes: number; format: string; sample_rate: number; channels: number; url: string };
+  /** A stream of synthesized audio: its delivery figures (docs/voice-agents.md, "Latency figures"). */
+  delivery?: DeliveryFigures;
+}
+
+/** One answer's delivery figures (an HTTP stream is one answer; a socket or call has one per answer). */
+export interface TurnFigures {
+  /** From the answer's start (the request, the text piece, the end of the user's utterance) to its first audio; null when none left. */
+  first_audio_ms: number | null;
+  /** Milliseconds of audio sent. */
+  audio_ms: number;
+  /** Audio delivered per wall second from the first frame to the last; null with fewer than two frames. */
+  rtf: number | null;
+  /** Gaps of at least `stall_min_ms` a listener playing from the first audio would have heard… */
+  stalls: number;
+  /** …and their total length. */
+  gap_ms: number;
+  /** The client left or cancelled the answer: audio sent after that (ms of audio)… */
+  overrun_ms?: number;
+  /** …and how long after it the last audio left. */
+  stop_ms?: number;
+}
+
+/** A stream's delivery figures: its first answer's first audio, sums over its answers, and each answer when there were several. */
+export interface DeliveryFigures extends TurnFigures {
+  turns?: TurnFigures[];
+  /** Answers in all, when more than the journal keeps per entry. */
+  turns_total?: number;
+}
+
+// ---- report -------------------------------------------------------------------------------------
+
+/** The figures a report aggregates and a budget names. */
+export type Figure = 'first_audio_ms' | 'turn_latency_ms' | 'rtf' | 'overrun_ms' | 'stop_ms' | 'gap_ms' | 'stalls';
+/** The statistics of a figure (percentiles by nearest rank). */
+export type Stat = 'p50' | 'p95' | 'p99' | 'min' | 'max';
+
+export interface FigureStats {
+  /** Values aggregated: entries, answers, or cut answers, by figure. */
+  count: number;
+  p50: number | null;
+  p95: number | null;
+  p99: number | null;
+  min: number | null;
+  max: number | null;
+}
+
+export interface FiguresReport {
+  /** Entries with audio figures. */
+  count: number;
+  /** Answers (turns) among them. */
+  turns: number;
+  /** Answers the client left or cancelled. */
+  cut: number;
+  figures: Record<Figure, FigureStats>;
+}
+
+export interface OperationReport extends FiguresReport {
+  service: 'speech' | 'platform';
+  method: string;
+  path: string;
+}
+
+/** `GET /_emulator/report`: the latency figures of the entries the journal query selects. */
+export interface LatencyReport {
+  percentile_method: 'nearest-rank';
+  stall_min_ms: number;
+  all: FiguresReport;
+  operations: OperationReport[];
+}
+
+/** A bound on one statistic: every comparison given must hold. */
+export interface Bound {
+  lte?: number;
+  lt?: number;
+  gte?: number;
+  gt?: number;
+}
+
+/** verify's `budgets`: `{ first_audio_ms: { p95: { lte: 800 } } }`. */
+export type Budgets = { [F in Figure]?: { [S in Stat]?: Bound } };
+
+/** One budget as checked. */
+export interface BudgetResult {
+  figure: Figure;
+  stat: Stat;
+  value: number | null;
+  count: number;
+  bound: Bound;
+  ok: boolean;
+  message?: string;
 }
 
 /** Audio the control plane serves for a journal entry. */
@@ -342,6 +432,8 @@ export interface VerifyRequest {
   exactly?: number;
   at_least?: number;
   at_most?: number;
+  /** Bounds on the latency figures of the entries selected (docs/voice-agents.md, "Latency budgets in CI"). */
+  budgets?: Budgets;
 }
 
 export interface VerifyResult {
@@ -349,6 +441,8 @@ export interface VerifyResult {
   count: number;
   /** The expectation in words, e.g. `exactly 2`. */
   expected: string;
+  /** Each budget asked, as checked (present when budgets were given). */
+  budgets?: BudgetResult[];
 }
 
 /** The 409 answer of a verification that did not hold. */
@@ -356,8 +450,10 @@ export interface VerifyFailure {
   ok: false;
   count: number;
   expected: string;
-  /** The nearest entries that did not match, fewest differing fields first. */
+  /** The nearest entries that did not match, fewest differing fields first; for a budget broken, the entries over it, worst first. */
   near_misses: { differences: string[]; entry: JournalEntryView }[];
+  /** Each budget asked, as checked (present when the count held and a budget did not). */
+  budgets?: BudgetResult[];
   error: { message: string };
 }
 

@@ -69,8 +69,9 @@ export async function runReply(ctx: ReplyContext, userText: string, clock: TurnC
 
   const ttsStart = performance.now();
   // The reply's synthesis is an audio stream of its own: its `ttfa_ms` (the fault's, the account's or
-  // the `--latency realistic` profile's) counts from now, and the guard paces it.
-  wire.beginAnswer(true);
+  // the `--latency realistic` profile's) counts from now, and the guard paces it; the journal's time to
+  // first audio counts from the end of the user's input.
+  wire.beginAnswer(true, clock.t0);
   const encoded = encodeAudioStream('mp3', wire.shaping.audioSource(synth, REPLY_SAMPLE_RATE, 1), {
     sampleRate: REPLY_SAMPLE_RATE,
     channels: 1,
@@ -83,6 +84,7 @@ export async function runReply(ctx: ReplyContext, userText: string, clock: TurnC
     if (!(await wire.sendAudioFrame(frame, 'audio', AUDIO_CHUNK))) return { outcome: 'closed', replyText: reply.text };
     if (firstAudioMs < 0) firstAudioMs = since(clock.t0);
   }
+  wire.answerEnded();
   const meta = await encoded.meta();
   const ttsMs = since(ttsStart);
   const audioSec = Math.round(meta.durationMs) / 1000;
