@@ -97,7 +97,7 @@ export async function hear(emu: Emulator, samples: Float32Array, sampleRate: num
     sampleRate,
     found.map((f) => ({ startMs: f.startMs, words: timedWords(emu.signatures.get(f.id)!) })),
   );
-  const spans = await activityInSlices(silenceSignatures(samples, sampleRate, found), sampleRate, aboveNoise(line));
+  const spans = await activityInSlices(silenceSignatures(samples, sampleRate, found), sampleRate, found.length ? aboveNoise(line) : undefined);
   const utterances = [];
   const anomalies: (HeardAnomaly & { trace_id: string | null })[] = [];
   let edits = 0;

@@ -1,12 +1,11 @@
 /**
  * What a bad line did to a recording of the emulator's own speech (a caller made by `speak`, or any
  * synthesis played back): its speech level, the noise under it and their ratio, clipped samples,
- * dropouts (spans of digital silence inside words) and the silence before the talker starts.
+ * dropouts (spans of digital silence that cut the sound off) and the silence before the talker starts.
  *
  * The emulator knows where its own words are (the signature record's word times): the speech level
- * is measured over the words, the noise over the planned pauses between them, and a span of digital
- * silence is a dropout only where a word was planned. A recording without a signature gets the
- * rougher measures of its 20 ms windows (level and noise by percentile; no dropouts).
+ * is measured over the words and the noise over the planned pauses between them. A recording without
+ * a signature gets the rougher measures of its 20 ms windows (level and noise by percentile).
  */
 import type { TimedWord } from './align.js';
 
@@ -53,8 +52,8 @@ export const DROPOUT_MIN_MS = 10;
 const WINDOW_MS = 20;
 /** At most one step of 16-bit audio: digital silence (a dropout's samples are zeros; μ-law keeps them so). */
 const SILENT = 1.5 / 32768;
-/** A dropout is looked for this far inside a word's planned edges (its onset and fade stay out). */
-const WORD_MARGIN_MS = 15;
+/** A dropout's edges: the audio on both sides of it at least this far (dB) under the speech's RMS, never faded out. */
+const EDGE_DB = -12;
 /** A sample this close to full scale is at it. */
 const FULL = 32700 / 32768;
 /** Pauses are measured this far inside their edges (a word's tail and the next one's onset stay out). */
@@ -80,6 +79,14 @@ function windowRms(samples: Float32Array, rate: number, fromMs: number, toMs: nu
 const median = (xs: number[]) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]! : 0);
 const quantile = (xs: number[], p: number) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.floor(p * (xs.length - 1))]! : 0);
 
+/** Noise's windows lie within STEADY_DB of each other (their middle half): white noise's 20 ms windows within about 1 dB. */
+const STEADY_DB = 3;
+
+function steady(windows: number[]): boolean {
+  if (windows.length < 3) return false;
+  return 20 * Math.log10(quantile(windows, 0.75) / quantile(windows, 0.25)) <= STEADY_DB;
+}
+
 /** Runs of digital silence of at least `minMs`, as [startMs, endMs). */
 function silentRuns(samples: Float32Array, rate: number, minMs: number): [number, number][] {
   const min = Math.round((minMs * rate) / 1000);
@@ -94,6 +101,28 @@ function silentRuns(samples: Float32Array, rate: number, minMs: number): [number
     }
   }
   return runs;
+}
+
+/**
+ * The runs of digital silence that cut the audio off: loud on both sides (within 1 ms of each edge).
+ * The emulator's own pauses fade out and in (their edges are some 40 dB under the speech).
+ */
+function cutsIn(samples: Float32Array, rate: number, runs: [number, number][], level: number): LineImpairment[] {
+  const edge = level * 10 ** (EDGE_DB / 20);
+  const n = Math.max(1, Math.round(rate / 1000));
+  const peak = (from: number, to: number) => {
+    let p = 0;
+    for (let i = Math.max(0, from); i < Math.min(samples.length, to); i++) p = Math.max(p, Math.abs(samples[i]!));
+    return p;
+  };
+  const out: LineImpairment[] = [];
+  for (const [a, b] of runs) {
+    const start = Math.round((a * rate) / 1000);
+    const end = Math.round((b * rate) / 1000);
+    if (start === 0 || end >= samples.length) continue;
+    if (peak(start - n, start) >= edge && peak(end, end + n) >= edge) out.push({ kind: 'dropout', at_ms: Math.round(a), duration_ms: Math.round(b - a) });
+  }
+  return out;
 }
 
 function clippedSamples(samples: Float32Array): number {
@@ -137,13 +166,18 @@ export function analyzeLine(samples: Float32Array, rate: number, utterances: rea
     // Digital silence inside a word is a dropout: it is left out of the speech level.
     const speech = words.flatMap(([a, b]) => windowRms(samples, rate, a, b)).filter(loud);
     level = Math.sqrt(speech.reduce((s, w) => s + w * w, 0) / Math.max(1, speech.length));
-    const inPauses = pauses.flatMap(([a, b]) => windowRms(samples, rate, a, b));
-    // Pauses mostly digital silence: a clean line (a dropout in a pause is silence too).
-    noiseWindows = inPauses.filter(loud).length >= inPauses.length / 2 ? inPauses.filter(loud) : [];
-    for (const [a, b] of silentRuns(samples, rate, DROPOUT_MIN_MS)) {
-      const inWord = words.reduce((n, [wa, wb]) => n + Math.max(0, Math.min(b, wb - WORD_MARGIN_MS) - Math.max(a, wa + WORD_MARGIN_MS)), 0);
-      if (inWord >= DROPOUT_MIN_MS) dropouts.push({ kind: 'dropout', at_ms: Math.round(a), duration_ms: Math.round(b - a) });
-    }
+    const runs = silentRuns(samples, rate, DROPOUT_MIN_MS);
+    // The emulator's pauses are digital silence; on a noisy line only dropouts are. Less digital
+    // silence than half the planned pauses (those inside the recording): a noisy line. This holds
+    // where the audio is not where it was planned (a span repeated or skipped) too.
+    const silentMs = runs.reduce((n, [a, b]) => n + (b - a), 0);
+    const pauseMs = pauses.reduce((n, [a, b]) => n + Math.max(0, Math.min(b, durationMs) - a), 0);
+    const noisy = pauseMs > 0 && silentMs < pauseMs / 2;
+    const inPauses = noisy ? pauses.flatMap(([a, b]) => windowRms(samples, rate, a, b)).filter(loud) : [];
+    // Noise is steady (its windows within a few dB of each other); sound of another kind in the pauses
+    // (words not where they were planned, a codec's smear) is not taken for it.
+    noiseWindows = steady(inPauses) ? inPauses : [];
+    dropouts.push(...cutsIn(samples, rate, runs, level));
     leading = Math.round(utterances[0]!.startMs);
   } else {
     const windows = windowRms(samples, rate, 0, durationMs);
@@ -151,6 +185,7 @@ export function analyzeLine(samples: Float32Array, rate: number, utterances: rea
     level = quantile(heard, 0.9);
     const floor = quantile(windows, 0.1);
     noiseWindows = loud(floor) ? [floor] : [];
+    dropouts.push(...cutsIn(samples, rate, silentRuns(samples, rate, DROPOUT_MIN_MS), level));
     const firstLoud = windows.findIndex((w) => w >= 10 ** (-50 / 20));
     leading = firstLoud < 0 ? Math.round(durationMs) : firstLoud * WINDOW_MS;
   }
