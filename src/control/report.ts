@@ -8,7 +8,7 @@ import type { Emulator } from '../core/emulator.js';
 import type { JournalEntry } from '../core/journal/journal.js';
 import { STALL_MIN_MS } from '../core/journal/journal.js';
 import { input } from './common.js';
-import { gather, reportOf, type FiguresReport } from './figures.js';
+import { FIGURES, gather, reportOf, statsOf, type Figure, type FigureStats, type FiguresReport } from './figures.js';
 import { JOURNAL_QUERY_KEYS, journalQuery, selectEntries, type JournalQueryInput } from './journal.js';
 
 export interface OperationReport extends FiguresReport {
@@ -36,14 +36,25 @@ export function latencyReport(entries: readonly JournalEntry[]): LatencyReport {
     if (!group) groups.set(key, (group = []));
     group.push(e);
   }
-  const all = gather(entries);
+  // Each entry is read once: the whole selection's values are its operations' values together.
+  const all = { values: Object.fromEntries(FIGURES.map((f) => [f, [] as number[]])) as Record<Figure, number[]>, count: 0, turns: 0 };
   const operations = [...groups.keys()].sort().map((key): OperationReport => {
     const group = groups.get(key)!;
     const { samples, count, turns } = gather(group);
+    for (const f of FIGURES) for (const v of samples[f].values) all.values[f].push(v);
+    all.count += count;
+    all.turns += turns;
     const { service, method, path } = group[0]!;
     return { service, method, path, ...reportOf(samples, count, turns) };
   });
-  return { percentile_method: 'nearest-rank', stall_min_ms: STALL_MIN_MS, all: reportOf(all.samples, all.count, all.turns), operations };
+  const figures = {} as Record<Figure, FigureStats>;
+  for (const f of FIGURES) figures[f] = statsOf(all.values[f]);
+  return {
+    percentile_method: 'nearest-rank',
+    stall_min_ms: STALL_MIN_MS,
+    all: { count: all.count, turns: all.turns, cut: all.values.overrun_ms.length, figures },
+    operations,
+  };
 }
 
 export function reportRoutes(app: FastifyInstance, emu: Emulator): void {

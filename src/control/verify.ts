@@ -13,7 +13,7 @@ import type { JournalEntry } from '../core/journal/journal.js';
 import { ControlError, input, keyParam } from './common.js';
 import { entryView } from './journal.js';
 import { differences, matcherFields } from './journal-match.js';
-import { FIGURES, gather, STATS, statsOf, unitOf, type Figure, type Sample, type Stat } from './figures.js';
+import { FIGURES, gather, STATS, statsOf, unitOf, type Figure, type Samples, type Stat } from './figures.js';
 
 /** One bound on a statistic: every comparison given must hold. */
 const bound = z
@@ -76,14 +76,14 @@ export interface BudgetResult {
 }
 
 /** Checks each budget over the samples; answers the results and, for the broken ones, the samples breaking them (worst first). */
-function checkBudgets(budgets: NonNullable<VerifyBody['budgets']>, samples: Record<Figure, Sample[]>) {
+function checkBudgets(budgets: NonNullable<VerifyBody['budgets']>, samples: Samples) {
   const results: BudgetResult[] = [];
   const over = new Map<JournalEntry, string[]>();
   const worst = new Map<JournalEntry, number>();
   for (const figure of FIGURES) {
     const byStat = budgets[figure];
     if (!byStat) continue;
-    const stats = statsOf(samples[figure]);
+    const stats = statsOf(samples[figure].values);
     for (const stat of STATS) {
       const b = byStat[stat];
       if (!b) continue;
@@ -101,14 +101,17 @@ function checkBudgets(budgets: NonNullable<VerifyBody['budgets']>, samples: Reco
           : `${figure} ${stat} is ${value}${unitOf(figure)} over ${stats.count} value${stats.count === 1 ? '' : 's'}, budget ${words}`;
       results.push({ figure, stat, value, count: stats.count, bound: b, ok: false, message });
       // The requests over budget: each value that breaks the bound itself, worst first.
-      for (const sample of samples[figure]) {
-        const breaks = broken.filter((k) => !COMPARE[k].holds(sample.value, b[k]!));
+      const { values, entries, turns } = samples[figure];
+      for (let i = 0; i < values.length; i++) {
+        const value = values[i]!;
+        const entry = entries[i]!;
+        const breaks = broken.filter((k) => !COMPARE[k].holds(value, b[k]!));
         if (!breaks.length) continue;
-        const where = sample.turn === undefined ? '' : ` (turn ${sample.turn + 1})`;
-        const note = `${figure}${where}: ${sample.value}${unitOf(figure)}, budget ${stat} ${words}`;
-        (over.get(sample.entry) ?? over.set(sample.entry, []).get(sample.entry)!).push(note);
-        const excess = Math.max(...breaks.map((k) => Math.abs(sample.value - b[k]!)));
-        worst.set(sample.entry, Math.max(worst.get(sample.entry) ?? 0, excess));
+        const where = turns[i]! < 0 ? '' : ` (turn ${turns[i]! + 1})`;
+        const note = `${figure}${where}: ${value}${unitOf(figure)}, budget ${stat} ${words}`;
+        (over.get(entry) ?? over.set(entry, []).get(entry)!).push(note);
+        const excess = Math.max(...breaks.map((k) => Math.abs(value - b[k]!)));
+        worst.set(entry, Math.max(worst.get(entry) ?? 0, excess));
       }
     }
   }

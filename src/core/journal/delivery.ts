@@ -105,10 +105,18 @@ export interface DeliveryFigures extends TurnFigures {
   turns_total?: number;
 }
 
+/** Each answer's figures and the whole stream's, made together (a report reads both). */
+export interface DeliverySummary {
+  whole: DeliveryFigures;
+  turns: TurnFigures[];
+}
+
 export class DeliveryRecord {
   private readonly turns: Turn[];
   private turnsTotal = 1;
   private current: Turn;
+  /** The summary as last made; dropped by every change (a finished stream's is made once, however often it is read). */
+  private made: DeliverySummary | null = null;
 
   constructor(startedAt: number) {
     this.current = new Turn(startedAt);
@@ -120,6 +128,7 @@ export class DeliveryRecord {
    * (a socket's first piece of text starts its first answer).
    */
   begin(at: number): void {
+    this.made = null;
     const c = this.current;
     if (c.firstAt === null && c.cutAt === null) {
       this.current = new Turn(at);
@@ -135,12 +144,16 @@ export class DeliveryRecord {
 
   /** An audio frame carrying `ms` of new audio left at `at`. */
   sent(ms: number, at: number): void {
-    if (ms > 0) this.current.sent(ms, at);
+    if (ms <= 0) return;
+    this.made = null;
+    this.current.sent(ms, at);
   }
 
   /** The client left, or cancelled the current answer, at `at` (the first cut of an answer counts; none once it is whole). */
   cut(at: number): void {
-    if (!this.current.complete) this.current.cutAt ??= at;
+    if (this.current.complete || this.current.cutAt !== null) return;
+    this.made = null;
+    this.current.cutAt = at;
   }
 
   /** The current answer's audio is whole. */
@@ -150,6 +163,7 @@ export class DeliveryRecord {
 
   /** The cut was the emulator's own (a fault, a shutdown): not the client's, not timed. */
   uncut(): void {
+    this.made = null;
     const c = this.current;
     c.cutAt = null;
     c.overrunMs = 0;
@@ -158,11 +172,16 @@ export class DeliveryRecord {
 
   /** Each answer's figures (at most MAX_TURNS). */
   turnFigures(): TurnFigures[] {
-    return this.turns.map((t) => t.figures());
+    return this.summary().turns;
   }
 
   figures(): DeliveryFigures {
-    const turns = this.turnFigures();
+    return this.summary().whole;
+  }
+
+  summary(): DeliverySummary {
+    if (this.made) return this.made;
+    const turns = this.turns.map((t) => t.figures());
     const first = turns.find((t) => t.first_audio_ms !== null);
     let wall = 0;
     let audio = 0;
@@ -171,7 +190,7 @@ export class DeliveryRecord {
       wall += s.wall;
       audio += s.audio;
     }
-    const out: DeliveryFigures = {
+    const whole: DeliveryFigures = {
       first_audio_ms: first?.first_audio_ms ?? null,
       audio_ms: round(turns.reduce((n, t) => n + t.audio_ms, 0)),
       rtf: wall >= 1 ? Math.round((audio / wall) * 100) / 100 : null,
@@ -180,14 +199,15 @@ export class DeliveryRecord {
     };
     const cut = turns.filter((t) => t.overrun_ms !== undefined);
     if (cut.length) {
-      out.overrun_ms = round(cut.reduce((n, t) => n + t.overrun_ms!, 0));
-      out.stop_ms = Math.max(...cut.map((t) => t.stop_ms!));
+      whole.overrun_ms = round(cut.reduce((n, t) => n + t.overrun_ms!, 0));
+      whole.stop_ms = Math.max(...cut.map((t) => t.stop_ms!));
     }
     if (this.turnsTotal > 1) {
-      out.turns = turns;
-      if (this.turnsTotal > turns.length) out.turns_total = this.turnsTotal;
+      whole.turns = turns;
+      if (this.turnsTotal > turns.length) whole.turns_total = this.turnsTotal;
     }
-    return out;
+    this.made = { whole, turns };
+    return this.made;
   }
 
   toJSON(): DeliveryFigures {
