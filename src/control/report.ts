@@ -58,7 +58,18 @@ export function latencyReport(entries: readonly JournalEntry[]): LatencyReport {
 }
 
 export function reportRoutes(app: FastifyInstance, emu: Emulator): void {
-  app.get('/report', { ...input({ query: JOURNAL_QUERY_KEYS, what: 'report query' }), schema: { querystring: journalQuery } }, async (req) =>
-    latencyReport(selectEntries(emu, req.query as JournalQueryInput, 'report query')),
+  app.get(
+    '/report',
+    {
+      ...input({ query: JOURNAL_QUERY_KEYS, what: 'report query' }),
+      schema: {
+        summary: 'Latency figures of the audio streams the journal holds',
+        description:
+          'The filters of GET /_emulator/journal. Answer: {percentile_method: "nearest-rank", stall_min_ms, all, operations: [{service, method, path, count, turns, cut, ' +
+          'figures: {first_audio_ms, turn_latency_ms, rtf, overrun_ms, stop_ms, gap_ms, stalls: {count, p50, p95, p99, min, max}}}]} (docs/voice-agents.md).',
+        querystring: journalQuery,
+      },
+    },
+    async (req) => latencyReport(selectEntries(emu, req.query as JournalQueryInput, 'report query')),
   );
 }
