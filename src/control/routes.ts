@@ -1,6 +1,6 @@
 /**
  * The control plane, mounted under /_emulator on every listener: health, reset, clock, accounts, state,
- * faults, journal, metrics, verification and fixtures, one file per concern. Control calls are not
+ * faults, journal, the latency report, metrics, verification and fixtures, one file per concern. Control calls are not
  * journaled and never see faults. Each route declares its zod schemas (body, query, params).
  */
 import type { FastifyInstance } from 'fastify';
@@ -15,6 +15,7 @@ import { hearRoutes } from './hear.js';
 import { speakRoutes } from './speak.js';
 import { journalRoutes } from './journal.js';
 import { metricsRoutes } from './metrics.js';
+import { reportRoutes } from './report.js';
 import { resetRoutes } from './reset.js';
 import { stateRoutes } from './state.js';
 import { verifyRoutes } from './verify.js';
@@ -107,6 +108,7 @@ export async function controlPlane(app: FastifyInstance, opts: { emu: Emulator }
     faultRoutes,
     journalRoutes,
     verifyRoutes,
+    reportRoutes,
     fixtureRoutes,
     hearRoutes,
     speakRoutes,

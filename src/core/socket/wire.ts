@@ -62,9 +62,12 @@ export interface SocketWire {
   readonly shaping: AudioShaping;
   /**
    * A new answer begins on the socket (a piece of text arrived): `ttfa_ms` counts from now; for the
-   * socket's first answer only with `evenTheFirst` (else it counts from the upgrade).
+   * socket's first answer only with `evenTheFirst` (else it counts from the upgrade). `from` (wall
+   * time): where the journal's time to first audio counts from (the end of the user's utterance).
    */
-  beginAnswer(evenTheFirst?: boolean): void;
+  beginAnswer(evenTheFirst?: boolean, from?: number): void;
+  /** The current answer's audio is whole (its last frame is not marked final): a client leaving after it cut nothing. */
+  answerEnded(): void;
   /** The client cancelled the audio in progress: the journal times how long audio went on after it. */
   cancelled(): void;
   /** Closes with a close frame; codes that cannot be sent (1005, 1006, 1015…) drop the connection instead. */
@@ -297,8 +300,11 @@ export function openSocketWire(
     get firstAudioAt() {
       return guard.firstAudioAt;
     },
-    beginAnswer(evenTheFirst) {
-      guard.beginAnswer(evenTheFirst);
+    beginAnswer(evenTheFirst, from) {
+      guard.beginAnswer(evenTheFirst, from);
+    },
+    answerEnded() {
+      guard.answerEnded();
     },
     cancelled() {
       guard.cancelled();

@@ -68,8 +68,9 @@ export async function runReply(ctx: ReplyContext, userText: string, clock: TurnC
 
   const ttsStart = performance.now();
   // The reply's synthesis is an audio stream of its own: its `ttfa_ms` (the fault's, the account's or
-  // the `--latency realistic` profile's) counts from now, and the guard paces it.
-  wire.beginAnswer(true);
+  // the `--latency realistic` profile's) counts from now, and the guard paces it; the journal's time to
+  // first audio counts from the end of the user's input.
+  wire.beginAnswer(true, clock.t0);
   const encoded = encodeAudioStream('mp3', wire.shaping.audioSource(synth, REPLY_SAMPLE_RATE, 1), {
     sampleRate: REPLY_SAMPLE_RATE,
     channels: 1,
@@ -80,6 +81,7 @@ export async function runReply(ctx: ReplyContext, userText: string, clock: TurnC
   if (!(await wire.sendEncodedAudio(encoded, { bitrate: REPLY_BITRATE }, 'audio'))) return { outcome: 'closed', replyText: reply.text };
   const firstAudioAt = wire.firstAudioAt;
   const firstAudioMs = firstAudioAt === null ? -1 : Math.round(firstAudioAt - clock.t0);
+  wire.answerEnded();
   const meta = await encoded.meta();
   const ttsMs = since(ttsStart);
   const audioSec = Math.round(meta.durationMs) / 1000;
