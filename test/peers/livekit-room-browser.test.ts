@@ -11,7 +11,7 @@ import { launchChromium, otherOrigin } from '../browser/chromium.js';
 import { pcm16Wav } from '../helpers/audio.js';
 import { emulatorForFile } from '../helpers/emulator.js';
 import { ffprobe } from '../helpers/ffprobe.js';
-import { agentOp, createAgentSession, hear, micOf, RATE, startCall, stopCall, until, voicedMs } from './livekit-room-helpers.js';
+import { agentOp, createAgentSession, hear, keepAlive, micOf, RATE, startCall, stopCall, until, voicedMs } from './livekit-room-helpers.js';
 import { clientState, installClient, LIVEKIT_CLIENT_VERSION, receiverStats, recording, type PageClientState } from './livekit-room-page.js';
 
 /* The page's global (the project compiles without the DOM library). */
@@ -57,7 +57,7 @@ async function pageUntil(page: Page, ok: (s: PageClientState) => boolean, what: 
     what,
     timeoutMs,
   ).catch((err: Error) => {
-    throw new Error(`${err.message}; page state: ${JSON.stringify({ ...last, transcripts: last?.transcripts.map((t) => t.text) })}`);
+    throw new Error(`${err.message}; page state: ${JSON.stringify({ ...last, transcripts: last?.transcripts.filter((t) => t.final).map((t) => t.text) })}`);
   });
   return last!;
 }
@@ -73,6 +73,7 @@ describe('livekit-client in Chromium, in a call room', () => {
       const d = await startCall(emu, key, { timbre: 'english_tutor', language: 'en' });
       expect(d.rtc_url).toBe(emu.platformUrl.replace('http', 'ws'));
       const page = await openApp();
+      const stopBeats = keepAlive(emu, key, { call: d.session_id });
       try {
         await page.evaluate(({ url, token, bot }) => window.app.connect(url, token, bot), { url: d.rtc_url, token: d.token, bot: d.bot_identity });
         let s = await clientState(page);
@@ -129,6 +130,7 @@ describe('livekit-client in Chromium, in a call room', () => {
         expect(joined).toMatchObject({ status: 101, room: { identity: d.identity, disconnect_reason: 'ROOM_DELETED' } });
         expect(joined.room.tracks_published).toHaveLength(1);
       } finally {
+        stopBeats();
         await page.evaluate(() => window.app.disconnect()).catch(() => {});
         await page.close();
       }
@@ -142,6 +144,7 @@ describe('livekit-client in Chromium, in an agent session room', () => {
     const item = await createAgentSession(emu, key);
     expect((await agentOp(emu, key, 'check', item.sessionId)).status).toBe('connecting');
     const page = await openApp();
+    const stopBeats = keepAlive(emu, key, { agent: item.sessionId });
     try {
       await page.evaluate(({ url, token }) => window.app.connect(url, token, 'agent-agent_demo'), { url: item.wsUrl, token: item.userToken });
       expect((await clientState(page)).remoteIdentities).toContain('agent-agent_demo');
@@ -154,6 +157,7 @@ describe('livekit-client in Chromium, in an agent session room', () => {
       const s = await pageUntil(page, (x) => x.disconnected !== null, 'the disconnect');
       expect(s.disconnected).toBe(5);
     } finally {
+      stopBeats();
       await page.evaluate(() => window.app.disconnect()).catch(() => {});
       await page.close();
     }

@@ -10,7 +10,7 @@ import type { Emulator } from '../../../core/emulator.js';
 import { messageBytes, openSocketWire, type SocketWire } from '../../../core/socket/wire.js';
 import { joinResponse, leave, lk, participantInfo, response, trackInfo, type ParticipantView, type TrackView } from './messages.js';
 import type { Room, RoomMember } from './room.js';
-import { addTrickle, gathered, newPeerConnection, type DataChannel, type MediaTrack, type PeerConnection } from './rtc.js';
+import { addTrickle, gathered, newPeerConnection, sdpForClient, type DataChannel, type MediaTrack, type PeerConnection } from './rtc.js';
 import type { Grants } from './tokens.js';
 
 /**
@@ -204,7 +204,7 @@ export class Participant implements RoomMember {
     await pc.setLocalDescription(offer);
     await gathered(pc);
     if (this.left) return;
-    this.send(response({ case: 'offer', value: new lk.SessionDescription({ type: 'offer', sdp: pc.localDescription!.sdp, id: 1 }) }));
+    this.send(response({ case: 'offer', value: new lk.SessionDescription({ type: 'offer', sdp: sdpForClient(pc.localDescription!.sdp), id: 1 }) }));
   }
 
   private subscriberState(state: string): void {
@@ -233,7 +233,7 @@ export class Participant implements RoomMember {
     await pc.setLocalDescription(answer);
     await gathered(pc);
     if (this.left) return;
-    this.send(response({ case: 'answer', value: new lk.SessionDescription({ type: 'answer', sdp: pc.localDescription!.sdp, id: offer.id }) }));
+    this.send(response({ case: 'answer', value: new lk.SessionDescription({ type: 'answer', sdp: sdpForClient(pc.localDescription!.sdp), id: offer.id }) }));
     // Tracks announced with addTrack are published once their offer was answered.
     if (this.pendingTracks.size) {
       this.view.tracks.push(...this.pendingTracks.values());

@@ -50,7 +50,24 @@ export async function newPeerConnection(emu: Emulator): Promise<PeerConnection> 
     icePortRange: emu.config.rtcUdpPorts,
     iceAdditionalHostAddresses: hostAddresses(emu),
     iceUseIpv6: false,
+    // ICE-lite, as SFUs run it: the server offers its host candidates and answers the client's checks, and
+    // asks no STUN server for a reflexive address (werift's default would query a public one, sending a
+    // datagram off the machine at every join). Clients, always full agents, take the controlling role.
+    iceLite: true,
+    iceServers: [],
   });
+}
+
+/**
+ * The local description as the client reads it: werift writes `a=ice-lite` in each media section, where
+ * libwebrtc (browsers, LiveKit's native SDKs) does not look; RFC 8839 makes it a session attribute. Put
+ * there, the client knows the server is lite and takes the controlling role on both peer connections.
+ */
+export function sdpForClient(sdp: string): string {
+  const lines = sdp.split('\r\n').filter((l) => l !== 'a=ice-lite');
+  const timing = lines.findIndex((l) => l.startsWith('t='));
+  lines.splice(timing + 1, 0, 'a=ice-lite');
+  return lines.join('\r\n');
 }
 
 /** Resolves once the peer connection gathered its candidates (they are then in its local description). */
