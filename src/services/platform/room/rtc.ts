@@ -70,22 +70,60 @@ export function sdpForClient(sdp: string): string {
   return lines.join('\r\n');
 }
 
-/** Resolves once the peer connection gathered its candidates (they are then in its local description). */
+/** Wall time: host candidates gather in milliseconds; a connection that has not gathered by then never will. */
+export const GATHER_TIMEOUT_MS = 5_000;
+
+/**
+ * Resolves once the peer connection gathered its candidates (they are then in its local description);
+ * rejects when it has not after GATHER_TIMEOUT_MS (a description with nothing to gather for stays `new`).
+ */
 export function gathered(pc: PeerConnection): Promise<void> {
   if (pc.iceGatheringState === 'complete') return Promise.resolve();
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      unSubscribe();
+      reject(new Error(`ICE gathering did not complete in ${GATHER_TIMEOUT_MS} ms`));
+    }, GATHER_TIMEOUT_MS);
     const { unSubscribe } = pc.iceGatheringStateChange.subscribe((state) => {
       if (state !== 'complete') return;
+      clearTimeout(timer);
       unSubscribe();
       resolve();
     });
   });
 }
 
-/** A candidate from LiveKit's trickle message (the JSON of an RTCIceCandidateInit). */
+/** A client's SDP has something to negotiate: at least one media section (werift takes any text as an empty description). */
+export function hasMediaSection(sdp: string): boolean {
+  return /^m=(audio|video|application) /m.test(sdp);
+}
+
+/**
+ * A candidate from LiveKit's trickle message (the JSON of an RTCIceCandidateInit). As LiveKit does, one that
+ * does not decode is ignored (the connection goes on). So is an mDNS name (`….local`, what a browser trickles
+ * before it may show its addresses): an ICE-lite server never checks toward a client's candidates, it answers
+ * the client's checks, so looking the name up (a multicast query on the network) would serve nothing.
+ */
 export async function addTrickle(pc: PeerConnection, candidateInit: string): Promise<void> {
+  let init: { candidate?: unknown; sdpMid?: unknown; sdpMLineIndex?: unknown };
+  try {
+    init = JSON.parse(candidateInit) as typeof init;
+  } catch {
+    return;
+  }
+  if (!init || typeof init.candidate !== 'string' || !init.candidate) return; // undecodable, or the end-of-candidates marker
+  const address = init.candidate.replace(/^a=/, '').split(' ')[4] ?? '';
+  if (address.endsWith('.local')) return;
   const w = await loadWerift();
-  const init = JSON.parse(candidateInit) as { candidate?: string; sdpMid?: string; sdpMLineIndex?: number };
-  if (!init.candidate) return; // the end-of-candidates marker
-  await pc.addIceCandidate(new w.RTCIceCandidate({ candidate: init.candidate, sdpMid: init.sdpMid, sdpMLineIndex: init.sdpMLineIndex }));
+  try {
+    await pc.addIceCandidate(
+      new w.RTCIceCandidate({
+        candidate: init.candidate,
+        sdpMid: typeof init.sdpMid === 'string' ? init.sdpMid : undefined,
+        sdpMLineIndex: typeof init.sdpMLineIndex === 'number' ? init.sdpMLineIndex : undefined,
+      }),
+    );
+  } catch {
+    // A candidate line werift cannot read, or one for a section the connection lacks: ignored, as above.
+  }
 }
