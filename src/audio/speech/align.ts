@@ -36,7 +36,7 @@ export function alignWords(words: string[][], phones: Phone[]): { start: number;
         cost[at(i, j)] = Math.min(sub, cost[at(i - 1, j)]! + 1, cost[at(i, j - 1)]! + 1);
       }
     }
-    for (let i = n, j = m; i > 0 && j > 0; ) {
+    for (let i = n, j = m; i > 0 && j > 0;) {
       const here = cost[at(i, j)]!;
       if (here === cost[at(i - 1, j - 1)]! + (names[i - 1] === phones[j - 1]!.name ? 0 : 1)) {
         owner[j - 1] = a[i - 1]!;

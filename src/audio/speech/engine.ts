@@ -66,7 +66,11 @@ const PUNCT = /[,.;:!?]/g;
 /** What Flite is given for one word: its spoken form (numbers read, pronunciations applied), letters only. */
 function spokenOf(text: string, t: Word, textOf: (a: number, b: number) => string): string {
   const s = t.spoken && !/^\(/.test(t.spoken.trim()) ? t.spoken : textOf(t.start, t.end);
-  return s.replace(/[^\p{L}\p{N}'’ -]+/gu, ' ').replace(/’/g, "'").replace(/\s+/g, ' ').trim();
+  return s
+    .replace(/[^\p{L}\p{N}'’ -]+/gu, ' ')
+    .replace(/’/g, "'")
+    .replace(/\s+/g, ' ')
+    .trim();
 }
 
 /** Phones of each word said alone, in one run (one utterance a word): which phones make which word. */
@@ -75,7 +79,10 @@ function wordPhones(flite: Flite, spoken: string[]): string[][] {
   const out: string[][] = spoken.map(() => []);
   if (!said.length) return out;
   const run = flite.run(['-voice', 'kal', '-ps', '-f', INPUT_FILE, '-o', 'none'], said.map((w) => w.s).join('\n\n') + '\n\n');
-  const lines = run.stdout.split('\n').map((l) => l.trim()).filter((l) => l.startsWith('pau'));
+  const lines = run.stdout
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l.startsWith('pau'));
   if (lines.length !== said.length) return out; // not one utterance a word: the aligner spreads the phones
   said.forEach((w, i) => (out[w.k] = lines[i]!.split(/\s+/).filter((p) => p && p !== 'pau')));
   return out;
@@ -137,19 +144,40 @@ export function* speakTextSteps(
       if (next && GAP_RANK[next.gapBefore] >= GAP_RANK.comma && !punct) punct = ',';
       return spokenText.get(w)! + punct;
     });
-    const run = flite.run(
-      ['-voice', voice.flite, '-psdur', '--setf', `duration_stretch=${stretch.toFixed(4)}`, '--setf', `int_f0_target_mean=${f0.toFixed(2)}`, '-t', said.join(' '), '-o', 'out.wav'],
-    );
+    const run = flite.run([
+      '-voice',
+      voice.flite,
+      '-psdur',
+      '--setf',
+      `duration_stretch=${stretch.toFixed(4)}`,
+      '--setf',
+      `int_f0_target_mean=${f0.toFixed(2)}`,
+      '-t',
+      said.join(' '),
+      '-o',
+      'out.wav',
+    ]);
     const wave = run.wav ? readWave(run.wav) : null;
     const phones = parsePhones(run.stdout);
     const spokenPhones = phones.filter((p) => p.name !== 'pau');
     const first = spokenPhones[0]?.start ?? 0;
     const last = spokenPhones[spokenPhones.length - 1]?.end ?? 0;
     const frames = Math.max(0, Math.round((last - first) * sampleRate));
-    if (wave && frames > 0) pieces.push({ at: pos, samples: resample(wave.samples, wave.sampleRate, Math.round(first * wave.sampleRate), sampleRate, frames, LEVEL) });
-    const times = alignWords(list.map((w) => phonesOf.get(w)!), spokenPhones);
+    if (wave && frames > 0)
+      pieces.push({ at: pos, samples: resample(wave.samples, wave.sampleRate, Math.round(first * wave.sampleRate), sampleRate, frames, LEVEL) });
+    const times = alignWords(
+      list.map((w) => phonesOf.get(w)!),
+      spokenPhones,
+    );
     const toFrame = (s: number) => pos + Math.min(frames, Math.max(0, Math.round((s - first) * sampleRate)));
-    const spans = list.map((w, k) => ({ text: textOf(w.start, w.end), charStart: w.start, charEnd: w.end, start: toFrame(times[k]!.start), end: toFrame(times[k]!.end), part }));
+    const spans = list.map((w, k) => ({
+      text: textOf(w.start, w.end),
+      charStart: w.start,
+      charEnd: w.end,
+      start: toFrame(times[k]!.start),
+      end: toFrame(times[k]!.end),
+      part,
+    }));
     wordSpans.push(...spans);
     sentences.push({
       text: textOf(list[0]!.start, list[list.length - 1]!.tailEnd),

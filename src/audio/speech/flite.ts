@@ -73,7 +73,11 @@ function instanceOf(module: WasmModule): Flite {
   const wasi = {
     args_sizes_get(countAt: number, sizeAt: number) {
       view().setUint32(countAt, args.length, true);
-      view().setUint32(sizeAt, args.reduce((n, a) => n + a.length + 1, 0), true);
+      view().setUint32(
+        sizeAt,
+        args.reduce((n, a) => n + a.length + 1, 0),
+        true,
+      );
       return 0;
     },
     args_get(pointersAt: number, bufAt: number) {

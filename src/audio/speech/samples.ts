@@ -11,7 +11,7 @@ export function readWave(bytes: Uint8Array): Wave {
   const tag = (at: number) => String.fromCharCode(bytes[at]!, bytes[at + 1]!, bytes[at + 2]!, bytes[at + 3]!);
   if (bytes.length < 12 || tag(0) !== 'RIFF' || tag(8) !== 'WAVE') throw new Error('Flite wrote no RIFF WAVE');
   let sampleRate = 0;
-  for (let at = 12; at + 8 <= bytes.length; ) {
+  for (let at = 12; at + 8 <= bytes.length;) {
     const size = v.getUint32(at + 4, true);
     if (tag(at) === 'fmt ') sampleRate = v.getUint32(at + 12, true);
     if (tag(at) === 'data') {

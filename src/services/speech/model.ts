@@ -226,6 +226,7 @@ export function planRequest(emu: Emulator, account: Account, request: T2aRequest
     watermark: !stream && request.aigc_watermark === true,
     sampleRate,
     channels,
+    engine: emu.config.voiceEngine,
   };
   const price = counts.usageCharacters * emu.fixtures.data['billing.json'].prices_micro.speech_character;
   return {
