@@ -6,6 +6,7 @@ import { signatureFrames, signatureSamples } from './marker.js';
 import { planTextSteps, type FrameSpan, type Segment, type TextPlan } from './plan.js';
 import { signatureIdFor } from './signature-id.js';
 import { renderTag, renderWatermark } from './sounds.js';
+import { growingSpeechStream } from './speech-stream.js';
 import { runSteps, type Steps } from './text/tokens.js';
 import type { DialogueInput, SynthInput, SynthResult, SynthSettings, SynthStream, SynthSummary, Timeline, VoiceTone } from './types.js';
 import { mixOf, renderBurst, styleFor } from './voice.js';
@@ -13,6 +14,12 @@ import type * as SpeechEngine from './speech/engine.js';
 
 export interface StreamOptions {
   signal?: AbortSignal;
+  /**
+   * The caller reads `frames`, `durationMs` and the timeline as they grow (final once `done()`
+   * resolves): the speech engine's stream then starts after its first sentence, its duration an
+   * estimate until then. Only `synthesizeStreamSliced` takes it; other engines ignore it.
+   */
+  growing?: boolean;
 }
 
 /** Frames per PCM block of a stream. */
@@ -300,6 +307,18 @@ export function synthesizeStream(input: SynthInput, opts: StreamOptions = {}): S
  */
 export async function synthesizeStreamSliced(input: SynthInput, opts: StreamOptions = {}): Promise<SynthStream> {
   await engineReady(input);
+  const engine = speechEngine;
+  if (opts.growing && input.engine === 'speech' && engine?.speakable(input.text)) {
+    checkSettings(input);
+    // The estimate until the last sentence is spoken: the tone engine's plan of the same text.
+    const estimate = (await runSliced(single({ ...input, engine: 'tones' }))).summary;
+    const sink = { segments: [], words: [], sentences: [], pieces: [], ready: 0 };
+    const pitchMul = 2 ** ((input.pitch ?? 0) / 12) * styleFor(input).f0Mul;
+    const voice = engine.speechVoiceFor(input.voices);
+    const sr = input.sampleRate;
+    const steps = engine.speakTextSteps(engine.preparedSpeechEngine(), input.text, { ...input, pitchMul }, voice, sr, signatureFrames(sr), 0, sink);
+    return growingSpeechStream(input, signatureIdFor(input), steps, sink, estimate, opts.signal);
+  }
   return streamOf(await runSliced(single(input)), opts);
 }
 

@@ -174,6 +174,50 @@ describe('determinism and streams', () => {
   });
 });
 
+describe('a long stream starts after its first sentence', () => {
+  it('the first audio event comes long before the last; the audio, its length and what hear finds match the whole answer', async () => {
+    const sentence = 'Every sentence of this long text is spoken by the engine in turn, and the stream goes on. ';
+    const long = sentence.repeat(24).trim();
+    const body = { model: 'speech-02-turbo', text: long, voice_setting: { voice_id: 'male-qn-qingse' }, audio_setting: { format: 'pcm', sample_rate: 16000 } };
+    const start = performance.now();
+    const res = await fetch(`${speech.speechUrl}/v1/t2a_v2`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...KEY },
+      body: JSON.stringify({ ...body, stream: true }),
+    });
+    const reader = res.body!.getReader();
+    let text = '';
+    let firstAudioMs = -1;
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += new TextDecoder().decode(value);
+      if (firstAudioMs < 0 && /"audio":"[0-9a-f]/.test(text)) firstAudioMs = performance.now() - start;
+    }
+    const totalMs = performance.now() - start;
+    expect(firstAudioMs).toBeGreaterThan(0);
+    expect(firstAudioMs / totalMs).toBeLessThan(0.3);
+    const events = strictEvents(text);
+    const final = events.at(-1).data;
+    expect(final.status).toBe(2);
+    const whole = await t2a(speech, {}, long);
+    expect(events.at(-1).extra_info.audio_length).toBe(whole.body.extra_info.audio_length);
+    const streamed = events
+      .filter((e) => e.data?.status === 1)
+      .map((e) => e.data.audio as string)
+      .join('');
+    expect(streamed).toBe(whole.body.data.audio);
+    // The signature record holds the final timeline: hear finds every sentence of the streamed audio.
+    const heardReply = await call(`${speech.speechUrl}/_emulator/hear`, {
+      method: 'POST',
+      body: Buffer.from(streamed, 'hex'),
+      headers: { 'content-type': 'audio/pcm;rate=16000' },
+    });
+    expect(heardReply.body.utterances.map((u: any) => u.full_text)).toEqual([long]);
+    expect(heardReply.body.utterances[0].end_ms).toBeGreaterThan(whole.body.extra_info.audio_length - 1000);
+  }, 120_000);
+});
+
 /** The CLI as a process with the optional package hidden; resolves with its output once it answered or exited. */
 function cli(args: string[], until: RegExp): Promise<{ out: string; code: string | null; stop(): void }> {
   const child = spawn(

@@ -2,7 +2,7 @@
 // bursts (the signature first, then the text's sentences with the pause model between them), its
 // word and sentence times taken from Flite's own segment (phone) times. Loaded only when chosen.
 import { createHash } from 'node:crypto';
-import { GAP_S, TAG_S, type FrameSpan, type Segment, type TextPlan } from '../plan.js';
+import { GAP_S, TAG_S, type TextPlan } from '../plan.js';
 import { GAP_RANK, STEP_CHARS, tokenizeSteps, type Gap, type Steps, type TextOptions, type Token } from '../text/tokens.js';
 import type { VoiceTone } from '../types.js';
 import { alignWords, type Phone } from './align.js';
@@ -59,6 +59,14 @@ export interface SpokenPlan extends TextPlan {
   pieces: { at: number; samples: Float32Array }[];
 }
 
+/**
+ * Where a plan grows while it is made (for a stream that starts before the text is all spoken):
+ * the arrays of the plan, and `ready`, the frame before which nothing changes any more.
+ */
+export interface SpeechSink extends Pick<SpokenPlan, 'segments' | 'words' | 'sentences' | 'pieces'> {
+  ready: number;
+}
+
 type Word = Extract<Token, { kind: 'word' }>;
 
 const PUNCT = /[,.;:!?]/g;
@@ -102,6 +110,7 @@ export function* speakTextSteps(
   sampleRate: number,
   at: number,
   part: number,
+  sink: SpeechSink = { segments: [], words: [], sentences: [], pieces: [], ready: at },
 ): Steps<SpokenPlan> {
   const { u16At, tokens, trailing } = yield* tokenizeSteps(text, opts);
   const textOf = (a: number, b: number) => text.slice(u16At[a], u16At[b]);
@@ -116,10 +125,7 @@ export function* speakTextSteps(
   const stretch = voice.stretch / speed;
   const f0 = voice.f0 * opts.pitchMul;
 
-  const segments: Segment[] = [];
-  const wordSpans: FrameSpan[] = [];
-  const sentences: FrameSpan[] = [];
-  const pieces: SpokenPlan['pieces'] = [];
+  const { segments, words: wordSpans, sentences, pieces } = sink;
   let pos = at;
   let started = false;
   let pendingPause: number | null = null;
@@ -189,6 +195,7 @@ export function* speakTextSteps(
     });
     pos += frames;
     soundEnd = pos;
+    sink.ready = pos;
   };
 
   let steps = 0;
@@ -208,6 +215,7 @@ export function* speakTextSteps(
       segments.push({ kind: 'tag', start: pos, frames, name: token.name, part });
       pos += frames;
       soundEnd = pos;
+      sink.ready = pos;
       continue;
     }
     if (chunk.length && (token.sentenceBefore || token.tailEnd - chunk[0]!.start > MAX_SENTENCE)) {
