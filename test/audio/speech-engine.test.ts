@@ -10,6 +10,7 @@ import { rms, samplesOf } from '../helpers/audio.js';
 import { call, startTestEmulator } from '../helpers/emulator.js';
 import { ffmpegPcm16, ffprobe } from '../helpers/ffprobe.js';
 import { strictEvents } from '../speech/helpers.js';
+import { piecesOf, session, START } from '../speech/ws/ws-helpers.js';
 
 // Silero VAD, as LiveKit's agents run it (its model is inside the package's native addon).
 const { createVad, VAD_WINDOW_SAMPLES } = createRequire(import.meta.url)('@livekit/local-inference') as {
@@ -74,6 +75,35 @@ describe('voice-activity detection (Silero)', () => {
       expect(t.share, voice).toBeLessThan(0.1);
       expect(t.longestMs, voice).toBeLessThan(200);
     }
+  });
+});
+
+describe('every service speaks with the chosen engine', () => {
+  it("the platform's TTS (a 24 kHz WAV) is speech to the detector with the speech engine, not with the tones", async () => {
+    const body = { voice_id: 'female_bright', generate_text: TEXT };
+    const heardOn = async (emu: RunningEmulator) => {
+      const r = await call(`${emu.platformUrl}/v1/text-to-speech`, { json: body, headers: { 'x-api-key': 'speech-engine-key' } });
+      expect(r.status, r.text.slice(0, 200)).toBe(200);
+      const pcm = samplesOf(await ffmpegPcm16(r.bytes, { ext: 'wav', rate: 16000 }));
+      return heard(await vadOf(pcm), 560, (pcm.length / 16000) * 1000);
+    };
+    expect((await heardOn(speech)).share).toBeGreaterThan(0.5);
+    expect((await heardOn(tones)).share).toBeLessThan(0.1);
+  });
+
+  it('the speech WebSocket too: a piece of PCM at 16 kHz is speech to the detector, the same piece in tones not', async () => {
+    const heardOn = async (emu: RunningEmulator) => {
+      const r = await session(emu.speechUrl, [
+        { ...START, audio_setting: { format: 'pcm', sample_rate: 16000 } },
+        { event: 'task_continue', text: TEXT },
+        { event: 'task_finish' },
+      ]);
+      const [piece] = piecesOf(r.messages);
+      const pcm = samplesOf(piece!.audio);
+      return heard(await vadOf(pcm), 560, (pcm.length / 16000) * 1000);
+    };
+    expect((await heardOn(speech)).share).toBeGreaterThan(0.5);
+    expect((await heardOn(tones)).share).toBeLessThan(0.1);
   });
 });
 
