@@ -117,11 +117,7 @@ export function* speakTextSteps(
   const speed = opts.speed && opts.speed > 0 ? opts.speed : 1;
   const fr = (s: number) => Math.round((s / speed) * sampleRate);
   const words = tokens.filter((t): t is Word => t.kind === 'word');
-  const spoken = words.map((t) => spokenOf(text, t, textOf));
-  const phonesOf = new Map<Word, string[]>();
-  const alone = wordPhones(flite, spoken);
-  words.forEach((w, k) => phonesOf.set(w, alone[k]!));
-  const spokenText = new Map(words.map((w, k) => [w, spoken[k]!]));
+  const spokenText = new Map(words.map((w) => [w, spokenOf(text, w, textOf)]));
   const stretch = voice.stretch / speed;
   const f0 = voice.f0 * opts.pitchMul;
 
@@ -171,8 +167,12 @@ export function* speakTextSteps(
     const frames = Math.max(0, Math.round((last - first) * sampleRate));
     if (wave && frames > 0)
       pieces.push({ at: pos, samples: resample(wave.samples, wave.sampleRate, Math.round(first * wave.sampleRate), sampleRate, frames, LEVEL) });
+    // Each word said alone (one run for the sentence's words), laid against the sentence's phones.
     const times = alignWords(
-      list.map((w) => phonesOf.get(w)!),
+      wordPhones(
+        flite,
+        list.map((w) => spokenText.get(w)!),
+      ),
       spokenPhones,
     );
     const toFrame = (s: number) => pos + Math.min(frames, Math.max(0, Math.round((s - first) * sampleRate)));
