@@ -9,6 +9,7 @@ import { registerDocuments } from './control/documents.js';
 import { registerRoot } from './control/pages.js';
 import { controlPlane } from './control/routes.js';
 import { corsHeaders } from './core/http/cors.js';
+import { loadSpeechEngine } from './audio/index.js';
 import { Emulator } from './core/emulator.js';
 import { loadFixtures } from './core/state/fixtures.js';
 import { installAccountSweep } from './core/account-sweep.js';
@@ -220,6 +221,8 @@ interface ComposedService {
 
 /** Builds the emulator and the listeners of every service (speech, speech backup, platform) on one shared state. */
 export async function runEmulator(config: Config, logger: Logger): Promise<RunningEmulator> {
+  // The speech engine's WebAssembly is loaded before anything listens (and only when chosen): a missing package refuses the start.
+  if (config.voiceEngine === 'speech') await loadSpeechEngine();
   const emu = await createEmulator(config, logger);
   const limits = { bodyTimeoutMs: config.bodyTimeoutMs, maxConnections: config.maxConnections };
   const composed: ComposedService[] = SERVICES.map((service) => {
