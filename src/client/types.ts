@@ -278,6 +278,15 @@ export interface JournalEntryView {
   note: string | undefined;
   client_audio?: { bytes: number; sample_rate: number; truncated: boolean; url: string };
   answer_audio?: { bytes: number; format: string; sample_rate: number; channels: number; url: string };
+  /** Tapes: the request was replayed from a tape, forwarded to the real service (and recorded), or missed every tape. */
+  tape?: {
+    mode: 'replayed' | 'forwarded' | 'missed';
+    id?: string;
+    upstream?: string;
+    recorded?: boolean;
+    problem?: string;
+    nearest?: { id: string; differs: string[] }[];
+  };
 }
 
 /** Audio the control plane serves for a journal entry. */
