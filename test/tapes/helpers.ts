@@ -6,6 +6,8 @@ import { startTestEmulator } from '../helpers/emulator.js';
 
 /** A voice only the upstream's catalogue lists: the replaying emulator's own rules refuse it (2054). */
 export const UPSTREAM_VOICE = 'tape-upstream-voice';
+/** The same, on the platform's catalogue. */
+export const UPSTREAM_PLATFORM_VOICE = 'tape_upstream_voice';
 /** The key the recording suite presents; no tape file may hold it. */
 export const REAL_KEY = 'sk-real-upstream-key-0123456789abcdef';
 
@@ -18,6 +20,9 @@ export async function startUpstream(options: StartOptions = {}): Promise<{ emu: 
   const voices = JSON.parse(readFileSync(join(import.meta.dirname, '../../fixtures/speech-voices.json'), 'utf8')) as unknown[];
   voices.push({ voice_id: UPSTREAM_VOICE, voice_name: 'Upstream only', description: 'A voice of the upstream only.', language: 'English' });
   writeFileSync(join(dir, 'speech-voices.json'), JSON.stringify(voices));
+  const platform = JSON.parse(readFileSync(join(import.meta.dirname, '../../fixtures/platform-voices.json'), 'utf8')) as unknown[];
+  platform.push({ voice_id: UPSTREAM_PLATFORM_VOICE, name: 'Upstream only', language: 'en', gender: 'female' });
+  writeFileSync(join(dir, 'platform-voices.json'), JSON.stringify(platform));
   const emu = await startTestEmulator({ seed: 'upstream-seed', fixturesDir: dir, ...options });
   return {
     emu,
