@@ -214,6 +214,7 @@ async function startTapes(emu: Emulator, config: Config): Promise<{ close(): Pro
     mode: config.replay !== undefined ? 'replay' : config.recordMode,
     dir: (config.replay ?? config.record)!,
     strict: config.replayStrict,
+    perAccount: config.recordPerAccount,
     speed: config.replaySpeed,
     upstreams: { speech: config.upstreamSpeech, 'speech-backup': config.upstreamSpeechBackup, platform: config.upstreamPlatform },
     declarations: { speech: speechService.tapes ?? {}, platform: platformService.tapes ?? {} },

@@ -56,6 +56,7 @@ export const configSchema = z.object({
   /** Tapes (docs/tapes.md): record the real service into a folder, or replay a folder. */
   record: z.string().min(1).optional(),
   recordMode: z.enum(['record', 'record-missing']).default('record'),
+  recordPerAccount: boolish.default(false),
   replay: z.string().min(1).optional(),
   replayStrict: boolish.default(false),
   replaySpeed: z.coerce.number().min(0).max(1000).default(1),
@@ -205,6 +206,14 @@ export const settings: Setting[] = [
     env: 'EMULATOR_RECORD_MODE',
     expects: 'record or record-missing',
     help: 'record: always forward; record-missing: replay what matches, forward and record the rest',
+  },
+  {
+    key: 'recordPerAccount',
+    flag: '--record-per-account',
+    env: 'EMULATOR_RECORD_PER_ACCOUNT',
+    expects: BOOL,
+    help: 'tapes recorded hold the account of the key and answer only it (default: a tape answers every account)',
+    switch: true,
   },
   {
     key: 'replay',

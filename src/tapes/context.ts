@@ -18,6 +18,8 @@ export interface TapesOptions {
   speed: number;
   /** Recording: the real services by listener (the backup falls back to the speech one). */
   upstreams: { speech?: string; 'speech-backup'?: string; platform?: string };
+  /** Recording: each tape holds the account of the key that made it, and answers only that account. */
+  perAccount: boolean;
   /** Each service's declarations of its operations (core/service.ts `tapes`). */
   declarations: Record<'speech' | 'platform', TapeDeclarations>;
 }

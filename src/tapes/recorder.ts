@@ -212,7 +212,8 @@ async function writeTape(b: Base, answer: TapeAnswer, downloads: TapeDownload[])
   try {
     const request: TapeRequest = await tapeRequestOf(req.raw, ex.body, put);
     const declaration = declarationOf(ctx.options.declarations[ex.service], ex.operation);
-    const key = matchKey(ex.service, ex.operation, null, request, declaration);
+    const account = ctx.options.perAccount ? (req.ctx.account?.id ?? null) : null;
+    const key = matchKey(ex.service, ex.operation, account, request, declaration);
     const text = keyText(key);
     const seq = (ctx.recordedTimes.get(text) ?? 0) + 1;
     ctx.recordedTimes.set(text, seq);
@@ -223,7 +224,7 @@ async function writeTape(b: Base, answer: TapeAnswer, downloads: TapeDownload[])
       service: ex.service,
       operation: ex.operation,
       seq,
-      account: null,
+      account,
       recorded_at: new Date().toISOString(),
       upstream: ex.upstream,
       head_ms: b.headMs,
