@@ -119,6 +119,10 @@ export interface HearResult {
   }[];
   /** What differs from what was synthesized, in the order found. */
   anomalies: { kind: 'gap' | 'repeat' | 'missing' | 'cut'; at_ms: number; duration_ms: number; trace_id: string | null }[];
+  /** False for audio without a signature of this emulator (replayed from a tape of the real service, made elsewhere). */
+  own: boolean;
+  /** Why the words are not aligned, for audio that is not the emulator's own. */
+  note?: string;
 }
 
 // ---- raw answers --------------------------------------------------------------------------------
