@@ -212,6 +212,22 @@ export async function createEmulator(config: Config, logger: Logger): Promise<Em
   return Emulator.create(config, REGISTRY.accounts, fixtures, logger);
 }
 
+/** Opens the tape folder of `--record` or `--replay` and hands its hook to the lifecycle (src/tapes/, docs/tapes.md). */
+async function startTapes(emu: Emulator, config: Config): Promise<{ close(): Promise<void> }> {
+  const { openTapes } = await import('./tapes/tapes.js');
+  const running = await openTapes(emu, {
+    mode: config.replay !== undefined ? 'replay' : config.recordMode,
+    dir: (config.replay ?? config.record)!,
+    strict: config.replayStrict,
+    perAccount: config.recordPerAccount,
+    speed: config.replaySpeed,
+    upstreams: { speech: config.upstreamSpeech, 'speech-backup': config.upstreamSpeechBackup, platform: config.upstreamPlatform },
+    declarations: { speech: speechService.tapes ?? {}, platform: platformService.tapes ?? {} },
+  });
+  emu.exchanges = running.hook;
+  return running;
+}
+
 /** One service on its app, with a server for each listener it declares. */
 interface ComposedService {
   service: ServiceRegistration;
@@ -224,6 +240,16 @@ export async function runEmulator(config: Config, logger: Logger): Promise<Runni
   // The speech engine's WebAssembly is loaded before anything listens (and only when chosen): a missing package refuses the start.
   if (config.voiceEngine === 'speech') await loadSpeechEngine();
   const emu = await createEmulator(config, logger);
+  // Recording or replaying: the tapes are loaded (only then) and their hook is in place before any route registers.
+  let tapes: { close(): Promise<void> } | null = null;
+  if (config.record !== undefined || config.replay !== undefined) {
+    try {
+      tapes = await startTapes(emu, config);
+    } catch (err) {
+      await emu.close({ save: false });
+      throw err;
+    }
+  }
   const limits = { bodyTimeoutMs: config.bodyTimeoutMs, maxConnections: config.maxConnections };
   const composed: ComposedService[] = SERVICES.map((service) => {
     const answers = {
@@ -316,6 +342,7 @@ export async function runEmulator(config: Config, logger: Logger): Promise<Runni
         for (const server of servers()) server.closeAllConnections();
         await closed;
       }
+      await tapes?.close();
       await emu.close();
     })());
 
