@@ -21,6 +21,7 @@ import type { Listener } from './core/http/request-context.js';
 import { platformService } from './services/platform/app.js';
 import { sharedFixtures } from './services/shared/fixtures.js';
 import { speechService } from './services/speech/app.js';
+import { installSocketTapes, openSocketTapes } from './tapes/sockets/install.js';
 
 export interface RunningEmulator {
   /** @internal The emulator's inner object, for the project's own tests; not part of the public API. */
@@ -247,7 +248,12 @@ export async function runEmulator(config: Config, logger: Logger): Promise<Runni
   const servers = () => composed.flatMap((c) => c.servers);
   const closeAll = () => Promise.allSettled(composed.map((c) => c.app.close()));
   try {
-    for (const { service, app } of composed) await composeService(app, emu, service.name, (a, e) => service.setup(a, e));
+    // Recording or replaying tapes: each socket route the tapes know is wrapped as it is registered.
+    const socketTapes = await openSocketTapes(emu, config);
+    for (const { service, app } of composed) {
+      if (socketTapes) installSocketTapes(app, socketTapes, service.name);
+      await composeService(app, emu, service.name, (a, e) => service.setup(a, e));
+    }
     const before = emu.stateCounts();
     await emu.loadSnapshot();
     const after = emu.stateCounts();

@@ -4,9 +4,9 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { Emulator } from '../../core/emulator.js';
-import { CREDENTIAL_MARKER, type TapeRequest } from '../format.js';
+import { CREDENTIAL_MARKER, type Tape, type TapeRequest } from '../format.js';
 import type { TapeStore } from '../store.js';
-import type { FailureIds, SocketKind } from './kinds.js';
+import type { FailureIds } from './kinds.js';
 
 export interface SocketTapesHost {
   readonly emu: Emulator;
@@ -22,8 +22,8 @@ export interface SocketTapesHost {
   readonly strict: boolean;
   /** The upstream base URL of a listener, when one is set. */
   upstreamOf(listener: string): string | undefined;
-  /** A new tape id for a socket of this kind. */
-  reserveId(kind: SocketKind): string;
+  /** A socket tape was written (under `record-missing` it answers the next such socket). */
+  recorded(tape: Tape): void;
   /** A tape answered (what `tapes prune` keeps). */
   used(id: string): void;
   /** The secret header value that lets a fall-through reach the emulator's own socket. */

@@ -8,12 +8,11 @@ import { performance } from 'node:perf_hooks';
 import type { FastifyRequest } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
 import { messageBytes, openSocketWire, sendableCloseCode } from '../../core/socket/wire.js';
-import { TAPE_VERSION, type Tape } from '../format.js';
 import type { SocketKind } from './kinds.js';
-import { socketOperation } from './kinds.js';
 import { TimelineRecorder } from './timeline.js';
 import { forwardedHeaders, openUpstream, protocolsOf, socketUrl } from './upstream.js';
-import { failureIds, socketRequest, type SocketTapesHost } from './host.js';
+import { failureIds, type SocketTapesHost } from './host.js';
+import { writeSocketTape } from './write.js';
 
 export async function recordSocket(host: SocketTapesHost, kind: SocketKind, socket: WebSocket, req: FastifyRequest, upstream: string): Promise<void> {
   const { emu } = host;
@@ -58,11 +57,8 @@ export async function recordSocket(host: SocketTapesHost, kind: SocketKind, sock
     return void (await timeline.abandon());
   }
   for (const w of waiting.splice(0)) up.send(w.data, { binary: w.binary });
-  const id = host.reserveId(kind);
-  entry?.setNote(`recording to tape ${id}`);
 
-  up.on('message', (data: RawData, binary: boolean) => {
-    const bytes = messageBytes(data);
+  opening.listen((bytes, binary) => {
     timeline.serverFrame(bytes, binary);
     wire.relay(bytes, binary);
   });
@@ -74,33 +70,6 @@ export async function recordSocket(host: SocketTapesHost, kind: SocketKind, sock
       // A close without a code (1005) is a plain close to the client; an abnormal end (1006) drops the connection.
       wire.close(code === 1005 ? 1000 : code, why);
     }
-    void writeTape();
+    void writeSocketTape(host, store, kind, req, { upstream, headMs, timeline });
   });
-
-  const writeTape = async () => {
-    try {
-      const steps = await timeline.finish();
-      const tape: Tape = {
-        tape: TAPE_VERSION,
-        id,
-        service: kind.service,
-        operation: socketOperation(kind),
-        seq: 1,
-        account: null,
-        recorded_at: new Date().toISOString(),
-        upstream,
-        head_ms: headMs,
-        request: socketRequest(req),
-        answer: { status: 101, headers: {}, stream: { kind: 'socket', steps } },
-        downloads: [],
-      };
-      await store.writeTape(tape);
-      entry?.setNote(`recorded as tape ${id}`);
-    } catch (err) {
-      // A full disk: the write fails visibly (the log, the journal), and no half tape is left behind.
-      await timeline.abandon().catch(() => undefined);
-      entry?.setNote(`tape ${id} could not be written: ${(err as Error).message}`);
-      emu.logger.error({ err, tape: id }, 'a socket tape could not be written');
-    }
-  };
 }

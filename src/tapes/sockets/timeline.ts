@@ -19,6 +19,8 @@ export class TimelineRecorder {
   /** Each reference made so far, with the writer it belongs to (named at the end). */
   private readonly refs: { ref: FileRef; file: Pending }[] = [];
   private hexExt = 'mp3';
+  /** The socket ended: what comes after (the other side's echo of the close) is not the exchange's. */
+  private ended = false;
 
   constructor(
     private readonly store: TapeStore,
@@ -31,6 +33,7 @@ export class TimelineRecorder {
 
   /** The client's frame. */
   clientFrame(data: Buffer, binary: boolean): void {
+    if (this.ended) return;
     if (binary) return void this.steps.push({ dir: 'in', t_ms: this.now(), frame: this.slice('in', this.kind.binaryExt.in, data, 'raw') });
     const text = data.toString('utf8');
     const json = parseJson(text);
@@ -43,6 +46,7 @@ export class TimelineRecorder {
 
   /** The server's frame (its hex audio moved to a file). */
   serverFrame(data: Buffer, binary: boolean): void {
+    if (this.ended) return;
     if (binary) return void this.steps.push({ dir: 'out', t_ms: this.now(), frame: this.slice('out', this.kind.binaryExt.out, data, 'raw') });
     const text = data.toString('utf8');
     const json = parseJson(text);
@@ -53,6 +57,8 @@ export class TimelineRecorder {
 
   /** The end of the socket, by either side. */
   closed(dir: 'in' | 'out', code: number, reason: string): void {
+    if (this.ended) return;
+    this.ended = true;
     this.steps.push({ dir, t_ms: this.now(), close: { code, reason } });
   }
 

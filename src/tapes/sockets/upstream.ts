@@ -42,8 +42,14 @@ export function socketUrl(base: string, pathAndQuery: string): string {
   return `${base.replace(/\/+$/, '').replace(/^http/, 'ws')}${pathAndQuery}`;
 }
 
-/** How opening the upstream socket ended: open, or why not (unreachable, or its refusal of the upgrade). */
-export type Opening = { ok: true; socket: WebSocket } | { ok: false; reason: string };
+/** One frame of the upstream. */
+export type UpstreamFrame = (data: Buffer, binary: boolean) => void;
+
+/**
+ * How opening the upstream socket ended: open, or why not (unreachable, or its refusal of the upgrade). Open, its
+ * frames are held from the first moment (a greeting may come in the same read as the upgrade's answer) until `listen`.
+ */
+export type Opening = { ok: true; socket: WebSocket; listen(onFrame: UpstreamFrame): void } | { ok: false; reason: string };
 
 /** How long an upstream may take to accept the upgrade before it counts as unreachable. */
 export const UPSTREAM_OPEN_TIMEOUT_MS = 10_000;
@@ -66,7 +72,18 @@ export function openUpstream(url: string, headers: Record<string, string>, proto
     } catch (err) {
       return settle({ ok: false, reason: (err as Error).message });
     }
-    socket.once('open', () => settle({ ok: true, socket }));
+    const early: { data: Buffer; binary: boolean }[] = [];
+    let onFrame: UpstreamFrame | null = null;
+    socket.on('message', (data, binary) => {
+      const bytes = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
+      if (onFrame) onFrame(bytes, binary);
+      else early.push({ data: bytes, binary });
+    });
+    const listen = (fn: UpstreamFrame) => {
+      onFrame = fn;
+      for (const f of early.splice(0)) fn(f.data, f.binary);
+    };
+    socket.once('open', () => settle({ ok: true, socket, listen }));
     socket.once('unexpected-response', (_req, res) => {
       let body = '';
       res.setEncoding('utf8');
