@@ -68,7 +68,9 @@ export const until = (name: string) => (got: Got[]) => got.some((g) => nameOf(g)
 /** The audio a socket carried: binary frames, or the speech events' hex audio, in order. */
 export function audioOf(got: Got[]): Buffer {
   return Buffer.concat(
-    got.map((g) => ('binary' in g ? g.binary : typeof g.json?.data?.audio === 'string' && !g.json.is_final ? Buffer.from(g.json.data.audio, 'hex') : Buffer.alloc(0))),
+    got.map((g) =>
+      'binary' in g ? g.binary : typeof g.json?.data?.audio === 'string' && !g.json.is_final ? Buffer.from(g.json.data.audio, 'hex') : Buffer.alloc(0),
+    ),
   );
 }
 

@@ -25,7 +25,13 @@ export interface ReplayedSoFar {
 }
 
 /** Joins the client's socket to the emulator's own (or the upstream's); what the client says next goes through the returned function. */
-export function fallThrough(host: SocketTapesHost, kind: SocketKind, req: FastifyRequest, wire: SocketWire, sofar: ReplayedSoFar): (data: Buffer, binary: boolean) => void {
+export function fallThrough(
+  host: SocketTapesHost,
+  kind: SocketKind,
+  req: FastifyRequest,
+  wire: SocketWire,
+  sofar: ReplayedSoFar,
+): (data: Buffer, binary: boolean) => void {
   const { emu } = host;
   const listener = req.ctx?.listener ?? kind.service;
   const upstream = host.recordMode === 'record-missing' ? host.upstreamOf(listener) : undefined;
@@ -114,4 +120,3 @@ function parseJson(text: string): unknown {
     return undefined;
   }
 }
-

@@ -12,7 +12,7 @@ import { TapeStore } from '../store.js';
 import type { Tape } from '../format.js';
 import { answersAccount } from '../match.js';
 import { PASS_HEADER, type SocketTapesHost } from './host.js';
-import { SOCKET_KINDS, socketKindOf, type SocketKind } from './kinds.js';
+import { socketKindOf, type SocketKind } from './kinds.js';
 import { scriptOf, type SocketScript } from './match.js';
 import { recordSocket } from './record.js';
 import { replaySocket } from './replay.js';
@@ -38,7 +38,11 @@ export interface SocketTapes {
 }
 
 /** Opens the tape folders for the sockets; null when neither recording nor replaying. */
-export async function openSocketTapes(emu: Emulator, settings: SocketTapeSettings, stores: { record?: TapeStore | null; replay?: TapeStore | null } = {}): Promise<SocketTapes | null> {
+export async function openSocketTapes(
+  emu: Emulator,
+  settings: SocketTapeSettings,
+  stores: { record?: TapeStore | null; replay?: TapeStore | null } = {},
+): Promise<SocketTapes | null> {
   if (!settings.record && !settings.replay) return null;
   const recordStore = settings.record ? (stores.record ?? (await TapeStore.open(settings.record, { create: true }))) : null;
   const replayStore = settings.replay
@@ -66,7 +70,11 @@ export async function openSocketTapes(emu: Emulator, settings: SocketTapeSetting
     replaySpeed: settings.replaySpeed,
     strict: settings.replayStrict,
     upstreamOf: (listener) =>
-      listener === 'platform' ? settings.upstreamPlatform : listener === 'speech-backup' ? (settings.upstreamSpeechBackup ?? settings.upstreamSpeech) : settings.upstreamSpeech,
+      listener === 'platform'
+        ? settings.upstreamPlatform
+        : listener === 'speech-backup'
+          ? (settings.upstreamSpeechBackup ?? settings.upstreamSpeech)
+          : settings.upstreamSpeech,
     recorded: (tape) => {
       if (recordMode === 'record-missing') void add(tape);
     },
@@ -105,4 +113,3 @@ function takeSocket(tapes: SocketTapes, kind: SocketKind, own: WsHandler, socket
   return own(socket, req);
 }
 
-export { SOCKET_KINDS };

@@ -34,6 +34,11 @@ export interface SocketKind {
   chunkOf(event: Record<string, unknown> | null, binary: boolean): FrameKind | null;
   /** Where a JSON server event carries its audio as hex (the speech sockets' `data.audio`). */
   readonly hexAudio?: readonly string[];
+  /**
+   * Server events that never wait for more than the client's first `n` messages (-1: none, the greeting), by name: a
+   * client that sent everything at once while recording may wait for them before it speaks on replay.
+   */
+  readonly earliest?: Readonly<Record<string, number>>;
   /** The family's failure: the event it speaks (none: the close says it all) and the close. */
   failure(message: string, ids: FailureIds): { event: Record<string, unknown>; close: number };
 }
@@ -53,7 +58,8 @@ const speechFailure = (message: string, ids: FailureIds, connect: boolean) => ({
 const speechChunk = (event: Record<string, unknown> | null): FrameKind | null => {
   if (!event || event.event !== 'task_continued') return null;
   const data = event.data as { audio?: unknown } | null | undefined;
-  if (!data || typeof data.audio !== 'string') return null;
+  // The audio as the wire has it (hex), or as a tape keeps it (a file reference).
+  if (!data || (typeof data.audio !== 'string' && !(data.audio && typeof data.audio === 'object'))) return null;
   return event.is_final === true ? FINAL_AUDIO_CHUNK : AUDIO_CHUNK;
 };
 
@@ -66,6 +72,7 @@ const conversation = (name: SocketName, path: string): SocketKind => ({
   binaryExt: { in: 'pcm', out: 'mp3' },
   carrier: 'binary',
   chunkOf: (_event, binary) => (binary ? AUDIO_CHUNK : null),
+  earliest: { session_created: 0 },
   failure: (message) => ({ event: { type: 'error', code: 'UNAVAILABLE', message }, close: 1011 }),
 });
 
@@ -80,6 +87,7 @@ export const SOCKET_KINDS: readonly SocketKind[] = [
     carrier: 'hex',
     hexAudio: ['data.audio'],
     chunkOf: speechChunk,
+    earliest: { connected_success: -1, task_started: 0 },
     failure: (message, ids) => speechFailure(message, ids, false),
   },
   {
@@ -93,6 +101,7 @@ export const SOCKET_KINDS: readonly SocketKind[] = [
     carrier: 'hex',
     hexAudio: ['data.audio'],
     chunkOf: speechChunk,
+    earliest: { connected_success: -1, task_started: 0 },
     failure: (message, ids) => speechFailure(message, ids, true),
   },
   conversation('conversation', '/api/v1/audio/conversation/stream'),

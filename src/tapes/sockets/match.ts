@@ -37,6 +37,8 @@ export async function scriptOf(store: TapeStore, kind: SocketKind, tape: Tape): 
   const server: AnchoredStep[] = [];
   let at: Position = { item: -1, bytes: 0 };
   let atMs = 0;
+  /** When each client item arrived (ms since the open). */
+  const itemMs: number[] = [];
   let lastInBinary = false;
   for (const step of tape.answer.stream?.steps ?? []) {
     if (step.dir === 'out') {
@@ -48,18 +50,41 @@ export async function scriptOf(store: TapeStore, kind: SocketKind, tape: Tape): 
       const bytes = await store.bytesOf(step.frame);
       const last = items[items.length - 1];
       if (lastInBinary && last?.kind === 'audio') last.bytes = Buffer.concat([last.bytes, bytes]);
-      else items.push({ kind: 'audio', bytes: Buffer.from(bytes) });
+      else {
+        items.push({ kind: 'audio', bytes: Buffer.from(bytes) });
+        itemMs.push(step.t_ms);
+      }
       lastInBinary = true;
       at = { item: items.length - 1, bytes: (items[items.length - 1] as { bytes: Buffer }).bytes.length };
     } else {
       const value = 'event' in step ? step.event : step.text;
       items.push({ kind: 'message', key: messageKey(kind, value), value });
+      itemMs.push(step.t_ms);
       lastInBinary = false;
       at = { item: items.length - 1, bytes: 0 };
     }
     atMs = step.t_ms;
   }
+  // An event that never waits for more than the client's first messages is anchored there (its delay counted from
+  // that message), and so is every frame before it: the frames keep their order.
+  let cap = Infinity;
+  for (let i = server.length - 1; i >= 0; i--) {
+    const s = server[i]!;
+    const name = 'event' in s.step ? eventNameOf(s.step.event) : undefined;
+    const earliest = name !== undefined ? kind.earliest?.[name] : undefined;
+    if (earliest !== undefined) cap = Math.min(cap, earliest);
+    if (s.anchor.item > cap) {
+      s.afterMs = Math.max(0, s.step.t_ms - (cap === -1 ? 0 : (itemMs[cap] ?? 0)));
+      s.anchor = { item: cap, bytes: cap >= 0 && items[cap]?.kind === 'audio' ? (items[cap] as { bytes: Buffer }).bytes.length : 0 };
+    }
+  }
   return { tape, items, server };
+}
+
+function eventNameOf(event: unknown): string | undefined {
+  if (!event || typeof event !== 'object') return undefined;
+  const e = event as Record<string, unknown>;
+  return typeof e.event === 'string' ? e.event : typeof e.type === 'string' ? e.type : undefined;
 }
 
 /** A client message by meaning: its JSON in canonical key order without the socket's ignored fields (text as it is). */
@@ -143,7 +168,8 @@ export class Candidate {
     if (!item) return this.part(`the tape's client sent ${index} message${index === 1 ? '' : 's'}; this audio is more`);
     if (item.kind !== 'audio') return this.part(`message ${index + 1}: the tape's client sent a JSON message there, not audio`);
     if (from + bytes.length > item.bytes.length) return this.part(`message ${index + 1}: the audio is longer than the tape's (${item.bytes.length} bytes)`);
-    if (!item.bytes.subarray(from, from + bytes.length).equals(bytes)) return this.part(`message ${index + 1}: the audio differs from the tape's at byte ${from}`);
+    if (!item.bytes.subarray(from, from + bytes.length).equals(bytes))
+      return this.part(`message ${index + 1}: the audio differs from the tape's at byte ${from}`);
     this.agreed = index + 1;
     return true;
   }
@@ -152,7 +178,8 @@ export class Candidate {
   audioEnds(index: number, bytes: number): boolean {
     if (this.parted) return false;
     const item = this.script.items[index];
-    if (item?.kind === 'audio' && item.bytes.length !== bytes) return this.part(`message ${index + 1}: the audio is ${bytes} bytes, the tape's ${item.bytes.length}`);
+    if (item?.kind === 'audio' && item.bytes.length !== bytes)
+      return this.part(`message ${index + 1}: the audio is ${bytes} bytes, the tape's ${item.bytes.length}`);
     return true;
   }
 
@@ -164,7 +191,8 @@ export class Candidate {
 
 /** The top-level fields (then one level down) in which two client messages differ, by name. */
 export function differingFields(recorded: unknown, live: unknown, prefix = ''): string[] {
-  if (!recorded || !live || typeof recorded !== 'object' || typeof live !== 'object') return JSON.stringify(recorded) === JSON.stringify(live) ? [] : [prefix || 'the message'];
+  if (!recorded || !live || typeof recorded !== 'object' || typeof live !== 'object')
+    return JSON.stringify(recorded) === JSON.stringify(live) ? [] : [prefix || 'the message'];
   const keys = new Set([...Object.keys(recorded), ...Object.keys(live)]);
   const out: string[] = [];
   for (const key of keys) {

@@ -276,7 +276,8 @@ class SocketReplay {
     for (const [k, v] of Object.entries(value)) {
       if (isFileRef(v)) {
         const bytes = await this.store.bytesOf(v);
-        (value as Record<string, unknown>)[k] = v.encoding === 'base64' ? bytes.toString('base64') : v.encoding === 'hex' ? bytes.toString('hex') : bytes.toString('utf8');
+        (value as Record<string, unknown>)[k] =
+          v.encoding === 'base64' ? bytes.toString('base64') : v.encoding === 'hex' ? bytes.toString('hex') : bytes.toString('utf8');
       } else await this.inlineFiles(v);
     }
   }

@@ -26,7 +26,10 @@ const NOT_FORWARDED = new Set([
 ]);
 
 /** The client's headers as an upstream gets them; `extra` are added (the emulator's own pass for a fall-through). */
-export function forwardedHeaders(headers: IncomingHttpHeaders, options: { keepEmulatorHeaders: boolean; extra?: Record<string, string> }): Record<string, string> {
+export function forwardedHeaders(
+  headers: IncomingHttpHeaders,
+  options: { keepEmulatorHeaders: boolean; extra?: Record<string, string> },
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined || NOT_FORWARDED.has(name)) continue;
@@ -90,7 +93,9 @@ export function openUpstream(url: string, headers: Record<string, string>, proto
       res.on('data', (c: string) => {
         if (body.length < 300) body += c;
       });
-      res.on('end', () => settle({ ok: false, reason: `the upstream refused the upgrade with HTTP ${res.statusCode}${body ? `: ${body.slice(0, 300)}` : ''}` }));
+      res.on('end', () =>
+        settle({ ok: false, reason: `the upstream refused the upgrade with HTTP ${res.statusCode}${body ? `: ${body.slice(0, 300)}` : ''}` }),
+      );
       res.on('error', () => settle({ ok: false, reason: `the upstream refused the upgrade with HTTP ${res.statusCode}` }));
     });
     socket.on('error', (err: Error & { code?: string }) => settle({ ok: false, reason: `the upstream cannot be reached (${err.code ?? err.message})` }));

@@ -16,7 +16,9 @@ const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /** The client's side of a timeline, as the id's hash reads it: its JSON messages and the files of its audio. */
 function clientSide(steps: TapeStep[]): string {
-  return JSON.stringify(steps.filter((s) => s.dir === 'in' && !('close' in s)).map((s) => ('event' in s ? s.event : 'text' in s ? s.text : 'frame' in s ? s.frame.$file : null)));
+  return JSON.stringify(
+    steps.filter((s) => s.dir === 'in' && !('close' in s)).map((s) => ('event' in s ? s.event : 'text' in s ? s.text : 'frame' in s ? s.frame.$file : null)),
+  );
 }
 
 /** A new id for a socket tape: the operation's slug, a hash of the path, query and client messages, the next seq. */
