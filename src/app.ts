@@ -21,7 +21,6 @@ import type { Listener } from './core/http/request-context.js';
 import { platformService } from './services/platform/app.js';
 import { sharedFixtures } from './services/shared/fixtures.js';
 import { speechService } from './services/speech/app.js';
-import { installSocketTapes, openSocketTapes } from './tapes/sockets/install.js';
 
 export interface RunningEmulator {
   /** @internal The emulator's inner object, for the project's own tests; not part of the public API. */
@@ -208,6 +207,22 @@ export async function createEmulator(config: Config, logger: Logger): Promise<Em
   return Emulator.create(config, REGISTRY.accounts, fixtures, logger);
 }
 
+/** Opens the tape folder of `--record` or `--replay` and hands its hook to the lifecycle (src/tapes/, docs/tapes.md). */
+async function startTapes(emu: Emulator, config: Config): Promise<import('./tapes/tapes.js').RunningTapes> {
+  const { openTapes } = await import('./tapes/tapes.js');
+  const running = await openTapes(emu, {
+    mode: config.replay !== undefined ? 'replay' : config.recordMode,
+    dir: (config.replay ?? config.record)!,
+    strict: config.replayStrict,
+    perAccount: config.recordPerAccount,
+    speed: config.replaySpeed,
+    upstreams: { speech: config.upstreamSpeech, 'speech-backup': config.upstreamSpeechBackup, platform: config.upstreamPlatform },
+    declarations: { speech: speechService.tapes ?? {}, platform: platformService.tapes ?? {} },
+  });
+  emu.exchanges = running.hook;
+  return running;
+}
+
 /** One service on its app, with a server for each listener it declares. */
 interface ComposedService {
   service: ServiceRegistration;
@@ -218,6 +233,16 @@ interface ComposedService {
 /** Builds the emulator and the listeners of every service (speech, speech backup, platform) on one shared state. */
 export async function runEmulator(config: Config, logger: Logger): Promise<RunningEmulator> {
   const emu = await createEmulator(config, logger);
+  // Recording or replaying: the tapes are loaded (only then) and their hook is in place before any route registers.
+  let tapes: import('./tapes/tapes.js').RunningTapes | null = null;
+  if (config.record !== undefined || config.replay !== undefined) {
+    try {
+      tapes = await startTapes(emu, config);
+    } catch (err) {
+      await emu.close({ save: false });
+      throw err;
+    }
+  }
   const limits = { bodyTimeoutMs: config.bodyTimeoutMs, maxConnections: config.maxConnections };
   const composed: ComposedService[] = SERVICES.map((service) => {
     const answers = {
@@ -249,9 +274,10 @@ export async function runEmulator(config: Config, logger: Logger): Promise<Runni
   const closeAll = () => Promise.allSettled(composed.map((c) => c.app.close()));
   try {
     // Recording or replaying tapes: each socket route the tapes know is wrapped as it is registered.
-    const socketTapes = await openSocketTapes(emu, config);
+    const sockets = tapes ? await import('./tapes/sockets/install.js') : null;
+    const socketTapes = tapes && sockets ? await sockets.openSocketTapes(emu, config, tapes) : null;
     for (const { service, app } of composed) {
-      if (socketTapes) installSocketTapes(app, socketTapes, service.name);
+      if (socketTapes) sockets!.installSocketTapes(app, socketTapes, service.name);
       await composeService(app, emu, service.name, (a, e) => service.setup(a, e));
     }
     const before = emu.stateCounts();
@@ -314,6 +340,7 @@ export async function runEmulator(config: Config, logger: Logger): Promise<Runni
         for (const server of servers()) server.closeAllConnections();
         await closed;
       }
+      await tapes?.close();
       await emu.close();
     })());
 

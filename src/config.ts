@@ -56,6 +56,7 @@ export const configSchema = z.object({
   /** Tapes (docs/tapes.md): record the real service into a folder, or replay a folder. */
   record: z.string().min(1).optional(),
   recordMode: z.enum(['record', 'record-missing']).default('record'),
+  recordPerAccount: boolish.default(false),
   replay: z.string().min(1).optional(),
   replayStrict: boolish.default(false),
   replaySpeed: z.coerce.number().min(0).max(1000).default(1),
@@ -192,7 +193,13 @@ export const settings: Setting[] = [
     expects: 'a comma list of host names such as emulator,speech.internal, or *',
     help: 'Host names the control plane answers without a control token, besides loopback, IP addresses and --host (* = any)',
   },
-  { key: 'record', flag: '--record', env: 'EMULATOR_RECORD', expects: 'a writable folder', help: 'forward to the upstreams and write a tape per exchange here (docs/tapes.md)' },
+  {
+    key: 'record',
+    flag: '--record',
+    env: 'EMULATOR_RECORD',
+    expects: 'a writable folder',
+    help: 'forward to the upstreams and write a tape per exchange here (docs/tapes.md)',
+  },
   {
     key: 'recordMode',
     flag: '--record-mode',
@@ -200,7 +207,21 @@ export const settings: Setting[] = [
     expects: 'record or record-missing',
     help: 'record: always forward; record-missing: replay what matches, forward and record the rest',
   },
-  { key: 'replay', flag: '--replay', env: 'EMULATOR_REPLAY', expects: 'a folder of tapes', help: 'answer requests that match a tape of this folder with the recorded answer' },
+  {
+    key: 'recordPerAccount',
+    flag: '--record-per-account',
+    env: 'EMULATOR_RECORD_PER_ACCOUNT',
+    expects: BOOL,
+    help: 'tapes recorded hold the account of the key and answer only it (default: a tape answers every account)',
+    switch: true,
+  },
+  {
+    key: 'replay',
+    flag: '--replay',
+    env: 'EMULATOR_REPLAY',
+    expects: 'a folder of tapes',
+    help: 'answer requests that match a tape of this folder with the recorded answer',
+  },
   {
     key: 'replayStrict',
     flag: '--replay-strict',
@@ -216,7 +237,13 @@ export const settings: Setting[] = [
     expects: 'a number from 0 to 1000 (0 = as fast as possible)',
     help: 'replayed streams at this multiple of the recorded pace',
   },
-  { key: 'upstreamSpeech', flag: '--upstream-speech', env: 'EMULATOR_UPSTREAM_SPEECH', expects: 'an http(s) URL', help: 'the real speech service, for --record' },
+  {
+    key: 'upstreamSpeech',
+    flag: '--upstream-speech',
+    env: 'EMULATOR_UPSTREAM_SPEECH',
+    expects: 'an http(s) URL',
+    help: 'the real speech service, for --record',
+  },
   {
     key: 'upstreamSpeechBackup',
     flag: '--upstream-speech-backup',
@@ -224,7 +251,13 @@ export const settings: Setting[] = [
     expects: 'an http(s) URL',
     help: "the real speech service's backup URL, for --record (default: --upstream-speech)",
   },
-  { key: 'upstreamPlatform', flag: '--upstream-platform', env: 'EMULATOR_UPSTREAM_PLATFORM', expects: 'an http(s) URL', help: 'the real voice platform service, for --record' },
+  {
+    key: 'upstreamPlatform',
+    flag: '--upstream-platform',
+    env: 'EMULATOR_UPSTREAM_PLATFORM',
+    expects: 'an http(s) URL',
+    help: 'the real voice platform service, for --record',
+  },
 ];
 
 export class ConfigError extends Error {}

@@ -3,6 +3,7 @@
  * replaced in the tape by a reference; replay writes it back exactly as it was written. Only strings that decode
  * and re-encode to themselves are moved, so the round trip is exact.
  */
+import { createHash } from 'node:crypto';
 import type { FileRef } from './format.js';
 import { isFileRef } from './format.js';
 import type { TapeStore } from './store.js';
@@ -34,18 +35,24 @@ function decodedOf(s: string): { bytes: Buffer; encoding: 'hex' | 'base64' } | n
   return null;
 }
 
+/** Stores (recording) or only names (replaying: compared by content) bytes by their hash: the file's name. */
+export type FilePut = (bytes: Uint8Array, ext: string) => Promise<string>;
+
+/** Names bytes by their hash without storing them. */
+export const hashOnly: FilePut = async (bytes, ext) => `${createHash('sha256').update(bytes).digest('hex')}.${ext}`;
+
 /** A copy of a JSON value with its long hex and base64 strings stored as files and replaced by references. */
-export async function externalize(value: unknown, store: TapeStore): Promise<unknown> {
+export async function externalize(value: unknown, put: FilePut): Promise<unknown> {
   if (typeof value === 'string') {
     const decoded = decodedOf(value);
     if (!decoded) return value;
-    const name = await store.putFile(decoded.bytes, sniffExtension(decoded.bytes));
+    const name = await put(decoded.bytes, sniffExtension(decoded.bytes));
     return { $file: name, encoding: decoded.encoding } satisfies FileRef;
   }
-  if (Array.isArray(value)) return Promise.all(value.map((v) => externalize(v, store)));
+  if (Array.isArray(value)) return Promise.all(value.map((v) => externalize(v, put)));
   if (typeof value === 'object' && value !== null) {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = await externalize(v, store);
+    for (const [k, v] of Object.entries(value)) out[k] = await externalize(v, put);
     return out;
   }
   return value;

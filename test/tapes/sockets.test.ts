@@ -155,7 +155,7 @@ describe('recording sockets', () => {
     expect(p.got).toEqual([{ json: expect.objectContaining({ type: 'error', code: 10000 }) }]);
     expect(readdirSync(dir).length).toBe(before);
     const entry = await control(recorder.speechUrl).lastEntry({ path: '/ws/v1/t2a_v2' });
-    expect(entry.note).toMatch(/not taped: the upstream cannot be reached/);
+    expect(entry.tape).toMatchObject({ mode: 'forwarded', recorded: false, problem: expect.stringMatching(/the upstream cannot be reached/) });
   });
 });
 
@@ -191,7 +191,7 @@ describe('replaying sockets with the upstream gone', () => {
   it('the journal entry names the tape that answered', async () => {
     await exchanges(replayer.speechUrl, replayer.platformUrl).speech();
     const entry = await control(replayer.speechUrl).lastEntry({ path: '/ws/v1/t2a_v2' });
-    expect(entry.note).toMatch(/^replayed from tape speech-get-ws-v1-t2a-v2-[0-9a-f]{10}-1$/);
+    expect(entry.tape).toEqual({ mode: 'replayed', id: expect.stringMatching(/^speech-get-ws-v1-t2a-v2-[0-9a-f]{10}-1$/) });
   });
 
   it('a socket no tape matches falls through to the emulator own socket, with the session id it was greeted with', async () => {
@@ -208,9 +208,9 @@ describe('replaying sockets with the upstream gone', () => {
     expect(audioOf(r.got).length).toBeGreaterThan(500);
     expect(audioOf(r.got).equals(audioOf(recorded.speech!.got))).toBe(false);
     const entries: any[] = await replayer.control.journal.list({ path: '/ws/v1/t2a_v2' });
-    expect(
-      entries.some((e: any) => /no tape matches GET \/ws\/v1\/t2a_v2; nearest: speech-get-ws-v1-t2a-v2-.*message 2 differs \(text\)/.test(e.note ?? '')),
-    ).toBe(true);
+    const missed = entries.find((e: any) => e.tape?.mode === 'missed');
+    expect(missed.tape.nearest[0]).toEqual({ id: expect.stringMatching(/^speech-get-ws-v1-t2a-v2-/), differs: ['message 2 differs (text)'] });
+    expect(missed.note).toBe("no tape matched: the emulator's own socket answered");
   });
 
   it('stream faults apply to the recorded audio: cut_after_chunks drops the connection', async () => {

@@ -1,11 +1,14 @@
 /**
- * One journal entry: the class that is the entry (its declared type is the object the journal holds),
- * the methods that change it, its lazily summarized request and response parts, and the summaries they
- * show (secrets redacted). The bounded record of entries is core/journal/journal.ts.
+ * One journal entry: the class that is the entry (its declared type is the object the journal holds)
+ * and the methods that change it. Its lazily summarized request and response parts are
+ * core/journal/entry-parts.ts; the bounded record of entries is core/journal/journal.ts.
  */
 import { FaultRecord } from './fault.js';
 import type { FaultField } from '../faults/faults.js';
 import { StreamRecord } from './stream.js';
+import { JournalResponse, type JournalRequest, type ValueSummarizer } from './entry-parts.js';
+
+export { JournalRequest } from './entry-parts.js';
 
 export interface WsFrameSummary {
   dir: 'in' | 'out';
@@ -39,139 +42,6 @@ export interface Listeners {}
 /** The listener a request reached, by the name its service declares. */
 export type EntryListener = keyof Listeners & string;
 
-type RequestSummary = { headers: Record<string, string>; query?: Record<string, unknown> };
-
-/** Turns what a request arrived with into what its entry shows (secrets redacted). */
-export type RequestSummarizer = (headers: Record<string, unknown>, query: unknown) => RequestSummary;
-/** Turns a value the entry keeps as it was (a parsed body, a JSON answer) into its summary. */
-export type ValueSummarizer<T> = (value: T) => unknown;
-
-/**
- * One value an entry shows summarized: kept as it came, with its summarizer, until first read; a write
- * replaces either. A base class, not a field: the journal is written on every request and read rarely,
- * so no helper object or closure is made per request (the summarizers are module-level functions).
- */
-abstract class LazySummary<Raw> {
-  private summarized: unknown = undefined;
-  private raw: Raw | undefined = undefined;
-  private summarizer: ValueSummarizer<Raw> | null = null;
-
-  protected readSummary(): unknown {
-    if (this.summarizer) {
-      this.summarized = this.summarizer(this.raw as Raw);
-      this.summarizer = null;
-      this.raw = undefined;
-    }
-    return this.summarized;
-  }
-
-  protected writeSummary(value: unknown): void {
-    this.summarized = value;
-    this.summarizer = null;
-    this.raw = undefined;
-  }
-
-  protected keepRaw(raw: Raw, summarize: ValueSummarizer<Raw>): void {
-    this.raw = raw;
-    this.summarizer = summarize;
-  }
-
-  protected get hasSummary(): boolean {
-    return this.summarizer !== null || this.summarized !== undefined;
-  }
-}
-
-/**
- * The request part of an entry: headers and query as they arrived, and the parsed body, each
- * summarized on first read. JSON shows `{headers, query, body}`.
- */
-export class JournalRequest extends LazySummary<unknown> {
-  private summary: RequestSummary | null = null;
-
-  constructor(
-    private rawHeaders: Record<string, unknown> | null,
-    private rawQuery: unknown,
-    private readonly summarizeRequest: RequestSummarizer | null,
-  ) {
-    super();
-  }
-
-  private read(): RequestSummary {
-    if (!this.summary) {
-      this.summary = this.summarizeRequest
-        ? this.summarizeRequest(this.rawHeaders ?? {}, this.rawQuery)
-        : { headers: (this.rawHeaders ?? {}) as Record<string, string>, query: this.rawQuery as Record<string, unknown> | undefined };
-      this.rawHeaders = null;
-      this.rawQuery = undefined;
-    }
-    return this.summary;
-  }
-
-  get headers(): Record<string, string> {
-    return this.read().headers;
-  }
-
-  get query(): Record<string, unknown> | undefined {
-    return this.read().query;
-  }
-
-  get body(): unknown {
-    return this.readSummary();
-  }
-
-  /** Records the body once: kept as parsed, summarized by `summarize` on first read. */
-  keepBody(body: unknown, summarize: ValueSummarizer<unknown>): void {
-    if (!this.hasSummary) this.keepRaw(body, summarize);
-  }
-
-  /** Records the body once, as a summary made now (a large body is never held parsed). */
-  setBody(summary: unknown): void {
-    if (!this.hasSummary) this.writeSummary(summary);
-  }
-
-  /**
-   * What a route that reads its body as a stream (a multipart form) found in it, in place of the size
-   * and content type the pipeline noted before the route ran.
-   */
-  replaceBody(summary: unknown): void {
-    this.writeSummary(summary);
-  }
-
-  toJSON() {
-    return { headers: this.headers, query: this.query, body: this.body };
-  }
-}
-
-/**
- * The response part of an entry: its content type, the spec code its renderer named, and its summary,
- * which may be made when first read (a JSON answer is parsed and summarized only if someone looks).
- */
-export class JournalResponse extends LazySummary<string> {
-  content_type?: string = undefined;
-  /** The spec code of the answer, when its renderer named it (also for answers too large to summarize). */
-  code?: number = undefined;
-  /** The message that came with a non-zero code (bounded), for the request's log line; the summary shows the body's. */
-  message?: string = undefined;
-
-  get summary(): unknown {
-    return this.readSummary();
-  }
-
-  /** The summary, made now (a byte count, a stream's first facts). */
-  setSummary(summary: unknown): void {
-    this.writeSummary(summary);
-  }
-
-  /** Keeps the answer's text; `summarize` makes its summary on first read. */
-  keepPayload(payload: string, summarize: ValueSummarizer<string>): void {
-    this.keepRaw(payload, summarize);
-  }
-
-  toJSON() {
-    return { summary: this.summary, content_type: this.content_type, code: this.code };
-  }
-}
-
 /** A log line carries at most this many characters of an answer's message. */
 export const LOGGED_MESSAGE_MAX = 160;
 
@@ -179,6 +49,21 @@ export const LOGGED_MESSAGE_MAX = 160;
 function boundedMessage(message: string): string {
   const line = message.replace(/[\r\n\t]+/g, ' ');
   return line.length <= LOGGED_MESSAGE_MAX ? line : `${line.slice(0, LOGGED_MESSAGE_MAX - 1)}…`;
+}
+
+/** What the tapes did with a request (JournalEntry.tape). */
+export interface TapeRecord {
+  mode: 'replayed' | 'forwarded' | 'missed';
+  /** The tape that answered, or the one the exchange was recorded into. */
+  id?: string;
+  /** Where it was forwarded. */
+  upstream?: string;
+  /** Whether the exchange was written as a tape (false: the upstream failed, or the write did). */
+  recorded?: boolean;
+  /** Why no tape was written, in words. */
+  problem?: string;
+  /** A miss: the nearest tapes and the fields that differ. */
+  nearest?: { id: string; differs: string[] }[];
 }
 
 /** What a new entry is made of; the journal gives it its id. */
@@ -235,6 +120,11 @@ export class JournalEntry {
   declare frameBytes?: number;
   /** Audio the client streamed over a socket, kept for download as WAV (the URL is on the control plane). */
   declare client_audio?: { bytes: number; sample_rate: number; truncated: boolean; url: string };
+  /**
+   * Tapes (docs/tapes.md): `forwarded` to an upstream (and `recorded` into `id`, unless the upstream failed), or
+   * `replayed` from the tape `id`, or `missed` (no tape matched: `nearest` names the closest ones).
+   */
+  declare tape?: TapeRecord;
   /** Audio the answer carried inside its body (hex), to listen to again (the URL is on the control plane). */
   declare answer_audio?: { bytes: number; format: string; sample_rate: number; channels: number; url: string };
 
@@ -311,6 +201,11 @@ export class JournalEntry {
       ...(this.room ?? { room_name: '', identity: '', participant_sid: '', tracks_published: [], tracks_subscribed: [], disconnect_reason: null }),
       ...facts,
     };
+  }
+
+  /** What the tapes did with this request (replayed, forwarded, recorded), merged into what was noted before. */
+  noteTape(record: Partial<TapeRecord>): void {
+    this.tape = { mode: 'forwarded', ...this.tape, ...record };
   }
 
   /** A note on what happened to the request (client left, shutdown, a fault, an id worth finding). */

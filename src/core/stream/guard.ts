@@ -5,8 +5,9 @@
  * frame boundary, the journal note of how the stream ended, and finishing the entry once. A transport
  * only says how one frame is written, how its connection is cut and how it ends for shutdown.
  *
- * A new per-chunk behaviour is a step here: one more entry of CHUNK_STEPS below for a step that decides
- * whether a chunk leaves (the cut, shutdown), or a step of `sendAudio` for one that changes the audio.
+ * A new per-chunk behaviour is a step of the guard: one more entry of CHUNK_STEPS (core/stream/chunk-steps.ts)
+ * for a step that decides whether a chunk leaves (the cut, shutdown), or a step of `sendAudio` for one that
+ * changes the audio. Back-pressure of a transport with a send buffer is core/stream/back-pressure.ts.
  * When a fault field asks for it, the field itself is one entry of the registry (core/faults/fields.ts):
  * the schema, the client's types, the docs' table, the inspector's form and which carriers take it
  * (`shapeOf`) all read that entry, so the field is that entry plus its behaviour here (and in a
@@ -24,7 +25,8 @@ import type { FrameKind, StreamEnd, StreamGuardOptions, StreamTransport } from '
 import { takeFault } from '../http/request-context.js';
 import { finishEntry } from '../http/request-finish.js';
 import { trackStream } from '../http/request-log.js';
-import { countOf } from '../http/describe.js';
+import { AFTER, BEFORE, NOTES } from './chunk-steps.js';
+import { waitForRoom } from './back-pressure.js';
 import {
   FIRST_AUDIO_LEAD_MS,
   afterATurn,
@@ -48,40 +50,6 @@ export type { AudioFrame, AudioShaping } from './shaping.js';
 
 export { AUDIO_CHUNK, EVENT_CHUNK, FINAL_AUDIO_CHUNK, FINAL_EVENT_CHUNK } from './frames.js';
 export type { FrameKind, StreamEnd, StreamGuardOptions, StreamTransport } from './frames.js';
-
-/** A step's verdict on one frame: go on (null), or end the stream this way. */
-type Verdict = StreamEnd | null;
-
-/**
- * One per-chunk behaviour: `before` may stop a frame from leaving, `after` runs once it left (the
- * count already includes it). Steps run in the order of CHUNK_STEPS; the first verdict ends the stream.
- */
-interface ChunkStep {
-  before?(guard: StreamGuard<unknown>, kind: FrameKind): Verdict;
-  after?(guard: StreamGuard<unknown>, kind: FrameKind): Verdict;
-}
-
-/** The emulator shuts down: no frame starts once it began (a frame already written stays whole). */
-const shutdownAtBoundary: ChunkStep = {
-  before: (guard) => (guard.options.closing?.aborted ? 'shutdown' : null),
-};
-
-/** `cut_after_chunks=N`: N chunks leave, then the connection drops without a clean end. */
-const cutAfterChunks: ChunkStep = {
-  before: (guard, kind) => (kind.chunk && guard.cutAt !== undefined && guard.chunks >= guard.cutAt ? 'cut' : null),
-  after: (guard, kind) => (kind.chunk && !kind.final && guard.cutAt !== undefined && guard.chunks >= guard.cutAt ? 'cut' : null),
-};
-
-const CHUNK_STEPS: readonly ChunkStep[] = [shutdownAtBoundary, cutAfterChunks];
-const BEFORE = CHUNK_STEPS.flatMap((s) => (s.before ? [s.before] : []));
-const AFTER = CHUNK_STEPS.flatMap((s) => (s.after ? [s.after] : []));
-
-const NOTES: Partial<Record<StreamEnd, (chunks: number) => string>> = {
-  cut: (chunks) => `connection cut after ${countOf(chunks, 'chunk')} (fault)`,
-  left: () => 'client left before the end of the stream',
-  shutdown: () => 'stream ended by shutdown',
-  stalled: () => 'client stopped reading: its send buffer stayed full, the connection was closed',
-};
 
 export class StreamGuard<F> implements AudioShaping {
   /** Chunks that left so far. */
@@ -287,7 +255,7 @@ export class StreamGuard<F> implements AudioShaping {
    */
   send(frame: F, kind: FrameKind): boolean | Promise<boolean> {
     if (this.ended) return false;
-    const full = this.backPressure();
+    const full = waitForRoom(this.transport, this.options, () => this.ended);
     if (full) return full.then((verdict) => (verdict ? this.stop(verdict) : this.send(frame, kind)));
     const commit = this.options.durable?.();
     if (commit)
@@ -321,32 +289,6 @@ export class StreamGuard<F> implements AudioShaping {
       if (goOn !== true && !(await goOn)) return;
     }
     if (!this.ended) await this.end('done');
-  }
-
-  /**
-   * Back-pressure of a transport with a send buffer (a socket): null while the client keeps up. Over
-   * the bound, the frame waits (its producer with it, as every producer awaits its send) until the
-   * client has read enough (null: go on), or ends the stream: `stalled` when the buffer stayed over the
-   * bound for `stallMs` (wall time), `left` or `shutdown` when that came first.
-   */
-  private backPressure(): Promise<Verdict> | null {
-    const bound = this.options.sendBuffer;
-    const t = this.transport;
-    if (!bound || !t.buffered || !t.drained || t.buffered() <= bound.bytes) return null;
-    const { gone, closing } = this.options;
-    const until = performance.now() + bound.stallMs;
-    const wait = async (): Promise<Verdict> => {
-      while (t.buffered!() > bound.bytes) {
-        if (this.ended) return this.ended;
-        if (gone?.aborted) return 'left';
-        if (closing?.aborted) return 'shutdown';
-        const left = until - performance.now();
-        if (left <= 0) return 'stalled';
-        await t.drained!(left);
-      }
-      return null;
-    };
-    return wait();
   }
 
   /** Ends the stream once: the transport's own action for a cut or a shutdown, the note, the finish. */

@@ -1,7 +1,8 @@
 import websocket from '@fastify/websocket';
 import type { FastifyInstance } from 'fastify';
 import { installCors } from '../../core/http/cors.js';
-import { MAX_FRAME_BYTES, socketErrorHandler } from '../../core/socket/wire.js';
+import { MAX_FRAME_BYTES } from '../../core/socket/wire.js';
+import { socketErrorHandler } from '../../core/socket/protocol.js';
 import { registerDownloads } from '../../core/http/downloads.js';
 import type { Emulator } from '../../core/emulator.js';
 import { installLifecycle } from '../../core/http/lifecycle.js';
@@ -109,7 +110,11 @@ export const speechService: ServiceRegistration = {
   },
   busy: (emu, message) => {
     const traceId = emu.ids.traceId();
-    return { status: 503, headers: { 'Trace-Id': traceId, [REQUEST_ID_HEADER]: traceId }, body: { data: null, trace_id: traceId, base_resp: { status_code: 1000, status_msg: message } } };
+    return {
+      status: 503,
+      headers: { 'Trace-Id': traceId, [REQUEST_ID_HEADER]: traceId },
+      body: { data: null, trace_id: traceId, base_resp: { status_code: 1000, status_msg: message } },
+    };
   },
   setup: setupSpeechApp,
 };

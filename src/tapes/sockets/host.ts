@@ -16,6 +16,8 @@ export interface SocketTapesHost {
   readonly replayStore: TapeStore | null;
   /** `record` forwards every socket; `record-missing` replays what matches and records the rest. */
   readonly recordMode: 'record' | 'record-missing' | null;
+  /** A tape recorded holds the account of the key and answers only it (`--record-per-account`). */
+  readonly perAccount: boolean;
   /** How much faster than recorded a tape is played (1: as recorded). */
   readonly replaySpeed: number;
   /** A socket no tape matches gets the family's error instead of the emulator's own socket. */

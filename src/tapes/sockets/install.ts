@@ -21,6 +21,7 @@ import { replaySocket } from './replay.js';
 export interface SocketTapeSettings {
   record?: string | undefined;
   recordMode: 'record' | 'record-missing';
+  recordPerAccount: boolean;
   replay?: string | undefined;
   replayStrict: boolean;
   replaySpeed: number;
@@ -33,30 +34,19 @@ export interface SocketTapes {
   readonly host: SocketTapesHost;
   /** Replayable socket tapes by socket, in recording order. */
   readonly scripts: Map<string, SocketScript[]>;
-  /** The tapes a run used (ids), for `.used.json`. */
-  readonly usedIds: Set<string>;
 }
 
-/** Opens the tape folders for the sockets; null when neither recording nor replaying. */
-export async function openSocketTapes(
-  emu: Emulator,
-  settings: SocketTapeSettings,
-  stores: { record?: TapeStore | null; replay?: TapeStore | null } = {},
-): Promise<SocketTapes | null> {
-  if (!settings.record && !settings.replay) return null;
-  const recordStore = settings.record ? (stores.record ?? (await TapeStore.open(settings.record, { create: true }))) : null;
-  const replayStore = settings.replay
-    ? (stores.replay ?? (await TapeStore.open(settings.replay)))
-    : settings.recordMode === 'record-missing'
-      ? recordStore
-      : null;
-  const recordMode = settings.record ? settings.recordMode : null;
+/** The socket tapes over the running tapes' folder (src/tapes/tapes.ts): the same store, the same used-set. */
+export async function openSocketTapes(emu: Emulator, settings: SocketTapeSettings, running: { store: TapeStore; used: Set<string> }): Promise<SocketTapes> {
+  const recordMode = settings.replay !== undefined ? null : settings.recordMode;
+  const store = running.store;
+  const recordStore = recordMode ? store : null;
+  const replayStore = recordMode === 'record' ? null : store;
   const scripts = new Map<string, SocketScript[]>();
-  const usedIds = new Set<string>();
   const add = async (tape: Tape) => {
     const kind = socketKindOf(tape.service, tape.request.path);
     if (!kind || tape.answer.stream?.kind !== 'socket' || !replayStore) return;
-    const list = scripts.get(kind.name) ?? [];
+    const list = (scripts.get(kind.name) ?? []).filter((s) => s.tape.id !== tape.id);
     list.push(await scriptOf(replayStore, kind, tape));
     list.sort((a, b) => a.tape.seq - b.tape.seq || a.tape.id.localeCompare(b.tape.id));
     scripts.set(kind.name, list);
@@ -67,6 +57,7 @@ export async function openSocketTapes(
     recordStore,
     replayStore,
     recordMode,
+    perAccount: settings.recordPerAccount,
     replaySpeed: settings.replaySpeed,
     strict: settings.replayStrict,
     upstreamOf: (listener) =>
@@ -78,10 +69,10 @@ export async function openSocketTapes(
     recorded: (tape) => {
       if (recordMode === 'record-missing') void add(tape);
     },
-    used: (id) => void usedIds.add(id),
+    used: (id) => void running.used.add(id),
     pass: randomBytes(16).toString('hex'),
   };
-  return { host, scripts, usedIds };
+  return { host, scripts };
 }
 
 type WsHandler = (socket: WebSocket, req: FastifyRequest) => void | Promise<unknown>;
@@ -112,4 +103,3 @@ function takeSocket(tapes: SocketTapes, kind: SocketKind, own: WsHandler, socket
   if (upstream && host.recordStore) return recordSocket(host, kind, socket, req, upstream);
   return own(socket, req);
 }
-

@@ -7,7 +7,8 @@
 import { performance } from 'node:perf_hooks';
 import type { FastifyRequest } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
-import { messageBytes, openSocketWire, sendableCloseCode } from '../../core/socket/wire.js';
+import { messageBytes, sendableCloseCode } from '../../core/socket/protocol.js';
+import { openSocketWire } from '../../core/socket/wire.js';
 import type { SocketKind } from './kinds.js';
 import { TimelineRecorder } from './timeline.js';
 import { forwardedHeaders, openUpstream, protocolsOf, socketUrl } from './upstream.js';
@@ -42,7 +43,7 @@ export async function recordSocket(host: SocketTapesHost, kind: SocketKind, sock
   const headers = forwardedHeaders(req.headers, { keepEmulatorHeaders: false });
   const opening = await openUpstream(socketUrl(upstream, req.url), headers, protocolsOf(req.headers));
   if (!opening.ok) {
-    entry?.setNote(`not taped: ${opening.reason}`);
+    entry?.noteTape({ mode: 'forwarded', upstream, recorded: false, problem: opening.reason });
     await timeline.abandon();
     if (clientGone) return;
     const failure = kind.failure(opening.reason, failureIds(emu, req));

@@ -13,7 +13,8 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyRequest } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
-import { messageBytes, openSocketWire, type SocketWire } from '../../core/socket/wire.js';
+import { messageBytes } from '../../core/socket/protocol.js';
+import { openSocketWire, type SocketWire } from '../../core/socket/wire.js';
 import { AUDIO_CHUNK, type FrameKind } from '../../core/stream/guard.js';
 import { isFileRef, type FileRef, type TapeStep } from '../format.js';
 import type { TapeStore } from '../store.js';
@@ -94,7 +95,7 @@ class SocketReplay {
   }
 
   private noteLeader(): void {
-    this.entry?.setNote(`replayed from tape ${this.leader.script.tape.id}`);
+    this.entry?.noteTape({ mode: 'replayed', id: this.leader.script.tape.id });
   }
 
   private onClient(data: Buffer, binary: boolean): void {
@@ -311,19 +312,19 @@ class SocketReplay {
     const nearest = [...this.candidates]
       .sort((a, b) => b.agreed - a.agreed)
       .slice(0, NEAREST)
-      .map((c) => `${c.script.tape.id} (${c.parted})`);
-    const message = `no tape matches ${socketOperation(this.kind)}; nearest: ${nearest.join('; ')}`;
+      .map((c) => ({ id: c.script.tape.id, differs: [c.parted ?? 'the client said more'] }));
+    const message = `no tape matches ${socketOperation(this.kind)}; nearest: ${nearest.map((n) => `${n.id} (${n.differs[0]})`).join('; ')}`;
+    this.entry?.noteTape({ mode: 'missed', nearest });
     void this.pump().then(() => {
       this.over = true;
       this.queue.length = 0;
       if (this.wire.closed) return;
       if (this.host.strict) {
-        this.entry?.setNote(message);
         const failure = this.kind.failure(message, this.failureIds());
         this.wire.sendJson(failure.event, String(failure.event.event ?? failure.event.type));
         return this.wire.close(failure.close, 'no tape matches');
       }
-      this.entry?.setNote(`${message}: the emulator's own socket answered`);
+      this.entry?.setNote("no tape matched: the emulator's own socket answered");
       this.handOver = fallThrough(this.host, this.kind, this.req, this.wire, { said: this.said, sentIds: this.sentIds });
     });
   }

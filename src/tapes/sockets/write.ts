@@ -50,7 +50,7 @@ export async function writeSocketTape(
       service: kind.service,
       operation: socketOperation(kind),
       seq,
-      account: null,
+      account: host.perAccount ? (req.ctx?.account?.id ?? null) : null,
       recorded_at: new Date().toISOString(),
       upstream: recorded.upstream,
       head_ms: recorded.headMs,
@@ -60,11 +60,11 @@ export async function writeSocketTape(
     };
     await store.writeTape(tape);
     host.recorded(tape);
-    entry?.setNote(`recorded as tape ${id}`);
+    entry?.noteTape({ mode: 'forwarded', upstream: recorded.upstream, id, recorded: true });
     return id;
   } catch (err) {
     await recorded.timeline.abandon().catch(() => undefined);
-    entry?.setNote(`the socket's tape could not be written: ${(err as Error).message}`);
+    entry?.noteTape({ mode: 'forwarded', upstream: recorded.upstream, recorded: false, problem: `the tape could not be written: ${(err as Error).message}` });
     host.emu.logger.error({ err }, 'a socket tape could not be written');
     return null;
   }

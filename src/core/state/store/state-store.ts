@@ -7,14 +7,15 @@
  * failure) is rolled back, its changes stay marked, and every answer waiting for it is refused with a
  * StorageError until a commit holding them succeeds: nothing is acknowledged that is not on disk.
  *
- * In memory (no data dir) nothing of this runs: marks return at once and there is no database.
+ * In memory (no data dir) nothing of this runs: marks return at once and there is no database. Reading
+ * the saved rows back into parts (and a JSON snapshot migrated) is core/state/store/saved-rows.ts.
  */
 import { existsSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DatabaseSync } from 'node:sqlite';
 import type { StateArea } from '../areas.js';
 import { applySaved, checkSaved, MIGRATED_SNAPSHOT, readSnapshotFile, SnapshotError, SNAPSHOT, type Refusal, type SnapshotParts } from '../snapshots.js';
-import { SNAPSHOT_VERSION, type SavedSnapshot } from '../snapshot-schema.js';
+import { SNAPSHOT_VERSION } from '../snapshot-schema.js';
 import { StorageError, writeProblem } from '../storage.js';
 import { Changes, type TakenChanges } from './changes.js';
 import { createDatabase, DATABASE, openDatabase, sqliteCode, sqliteProblem, UnreadableDatabase } from './database.js';
@@ -23,7 +24,8 @@ import { areaRows, coreRows, keptRows, WHOLE_PART, type PartRows } from './parts
 import { Checkpointer } from './checkpointer.js';
 import { LogSync } from './log-sync.js';
 import { probeWrite } from './probe.js';
-import { ACCOUNT, DATA, ID, PART, readRows, RowWriter, type StoredRow } from './row-writer.js';
+import { ID, readRows, RowWriter, type StoredRow } from './row-writer.js';
+import { checkBlobs, groupBy, joinRows, migrateSnapshot } from './saved-rows.js';
 
 export class StateStore {
   private db: DatabaseSync | null = null;
@@ -304,7 +306,7 @@ export class StateStore {
         }
       } else if (existsSync(snapshot)) {
         const saved = await readSnapshotFile(snapshot, this.parts.areas, this.parts.accounts.registry);
-        this.db = this.migrate(saved);
+        this.db = migrateSnapshot(this.file, this.core, this.parts.areas, saved);
         this.keepMigrated(snapshot);
         this.parts.logger.info(`state snapshot ${snapshot} migrated into ${this.file}; the snapshot is kept as ${MIGRATED_SNAPSHOT}`);
       } else this.db = createDatabase(this.file);
@@ -324,56 +326,9 @@ export class StateStore {
     }
   }
 
-  /** A new database holding a checked JSON snapshot, made in one transaction. */
-  private migrate(saved: SavedSnapshot): DatabaseSync {
-    const byName = new Map<string, PartRows>(this.core.map((p) => [p.name, p]));
-    const fields: Record<string, unknown> = {
-      accounts: saved.accounts,
-      signatures: saved.signatures,
-      ids: saved.ids,
-      faults: saved.faults,
-      clock: saved.saved_at_ms,
-    };
-    return createDatabase(this.file, (db) => {
-      const writer = new RowWriter(db);
-      for (const [name, part] of Object.entries(fields)) if (part !== undefined) writer.insertAll(byName.get(name)!, byName.get(name)!.split(part));
-      for (const [name, part] of Object.entries(saved.areas ?? {})) {
-        const area = this.parts.areas.get(name);
-        const rows = area ? areaRows(area) : keptRows(name, part);
-        writer.insertAll(rows, rows.split(part));
-      }
-    });
-  }
-
   private keepMigrated(snapshot: string): void {
     renameSync(snapshot, join(this.dataDir, MIGRATED_SNAPSHOT));
     syncDirSync(snapshot);
-  }
-
-  /**
-   * Every stored file a loaded record names is looked for. A record whose file is gone (deleted by hand,
-   * or a crash of an earlier version in the middle of a reset) does not stop the start: the start says
-   * which records lost their content, and an operation on such a record answers the family's error
-   * saying its stored file is missing (core/state/blobs.ts `missing`). Answers the files records name.
-   */
-  private checkBlobs(byArea: Map<string, StoredRow[]>): Set<string> {
-    const named = new Set<string>();
-    const lost: string[] = [];
-    for (const [name, rows] of byArea) {
-      const blobsOf = this.parts.areas.get(name)?.records?.blobsOf;
-      // Only areas that keep files are read again: a start with 100,000 sessions does not look at each.
-      if (!blobsOf) continue;
-      for (const row of rows)
-        for (const rel of blobsOf(JSON.parse(row[DATA]))) {
-          named.add(rel);
-          if (!existsSync(join(this.dataDir, 'blobs', rel))) lost.push(`record ${row[ID]} of ${row[PART]} (stored file ${rel})`);
-        }
-    }
-    if (lost.length)
-      this.parts.logger.warn(
-        `${lost.length} record(s) in ${this.file} lost their content, their stored file is missing from ${join(this.dataDir, 'blobs')}: ${lost.slice(0, 20).join('; ')}${lost.length > 20 ? `; and ${lost.length - 20} more` : ''}. The emulator runs; an operation on such a record answers that its content is missing`,
-      );
-    return named;
   }
 
   /** Reads every row, joins them into the saved state's shape, checks it whole, then loads it. */
@@ -403,32 +358,10 @@ export class StateStore {
     }
     raw.areas = areas;
     applySaved(this.parts, checkSaved(raw, this.parts.areas, this.parts.accounts.registry, refuse), refuse);
-    this.checkBlobs(byArea);
+    checkBlobs(byArea, this.parts.areas, this.dataDir, this.file, this.parts.logger);
     // Loading touched what it loaded: nothing of it needs writing, but areas read whole are written as records.
     this.changes.take();
     for (const name of this.rewriteAfterLoad) this.changes.mark(name);
     this.rewriteAfterLoad.clear();
   }
-}
-
-/** Stored rows of one part joined into its saved shape; a row that is not JSON is named. */
-function joinRows(part: PartRows, rows: StoredRow[], refuse: Refusal): unknown {
-  const values = rows.map((r) => {
-    try {
-      return { id: r[ID], account: r[ACCOUNT], value: JSON.parse(r[DATA]) as unknown };
-    } catch (err) {
-      throw refuse(`row ${r[ID]} of ${part.name}: ${(err as Error).message}`);
-    }
-  });
-  return part.join(values);
-}
-
-function groupBy(rows: StoredRow[]): Map<string, StoredRow[]> {
-  const out = new Map<string, StoredRow[]>();
-  for (const r of rows) {
-    const group = out.get(r[PART]);
-    if (group) group.push(r);
-    else out.set(r[PART], [r]);
-  }
-  return out;
 }

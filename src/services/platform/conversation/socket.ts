@@ -11,7 +11,9 @@ import { admitUpgrade } from '../../../core/http/admission.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { firstIssueText } from '../issues.js';
 import { isFinalMessage, parseJsonObject, unwrapMeta } from '../shared/socket-messages.js';
-import { idleRule, MAX_FRAME_BYTES, messageBytes, SOCKET_IDLE_MS } from '../../../core/socket/wire.js';
+import { MAX_FRAME_BYTES } from '../../../core/socket/wire.js';
+import { idleRule, SOCKET_IDLE_MS } from '../../../core/socket/idle.js';
+import { messageBytes } from '../../../core/socket/protocol.js';
 import { openWire, type Wire } from '../shared/socket-wire.js';
 import { appendPcm, INPUT_RATE, newUtterance, nextPartial, recognizeUtterance, type Utterance } from '../shared/utterance.js';
 import {
