@@ -213,7 +213,7 @@ export async function createEmulator(config: Config, logger: Logger): Promise<Em
 }
 
 /** Opens the tape folder of `--record` or `--replay` and hands its hook to the lifecycle (src/tapes/, docs/tapes.md). */
-async function startTapes(emu: Emulator, config: Config): Promise<{ close(): Promise<void> }> {
+async function startTapes(emu: Emulator, config: Config): Promise<import('./tapes/tapes.js').RunningTapes> {
   const { openTapes } = await import('./tapes/tapes.js');
   const running = await openTapes(emu, {
     mode: config.replay !== undefined ? 'replay' : config.recordMode,
@@ -241,7 +241,7 @@ export async function runEmulator(config: Config, logger: Logger): Promise<Runni
   if (config.voiceEngine === 'speech') await loadSpeechEngine();
   const emu = await createEmulator(config, logger);
   // Recording or replaying: the tapes are loaded (only then) and their hook is in place before any route registers.
-  let tapes: { close(): Promise<void> } | null = null;
+  let tapes: import('./tapes/tapes.js').RunningTapes | null = null;
   if (config.record !== undefined || config.replay !== undefined) {
     try {
       tapes = await startTapes(emu, config);
@@ -280,7 +280,13 @@ export async function runEmulator(config: Config, logger: Logger): Promise<Runni
   const servers = () => composed.flatMap((c) => c.servers);
   const closeAll = () => Promise.allSettled(composed.map((c) => c.app.close()));
   try {
-    for (const { service, app } of composed) await composeService(app, emu, service.name, (a, e) => service.setup(a, e));
+    // Recording or replaying tapes: each socket route the tapes know is wrapped as it is registered.
+    const sockets = tapes ? await import('./tapes/sockets/install.js') : null;
+    const socketTapes = tapes && sockets ? await sockets.openSocketTapes(emu, config, tapes) : null;
+    for (const { service, app } of composed) {
+      if (socketTapes) sockets!.installSocketTapes(app, socketTapes, service.name);
+      await composeService(app, emu, service.name, (a, e) => service.setup(a, e));
+    }
     const before = emu.stateCounts();
     await emu.loadSnapshot();
     const after = emu.stateCounts();
