@@ -14,9 +14,11 @@ import type { Room, RoomMember } from './room.js';
 import {
   addTrickle,
   gathered,
+  hasMediaSection,
   loadWerift,
   newPeerConnection,
   OPUS_PAYLOAD_TYPE,
+  sdpForClient,
   type DataChannel,
   type MediaTrack,
   type PeerConnection,
@@ -106,6 +108,11 @@ export class Participant implements RoomMember {
   // ---- signalling in ----
 
   private onFrame(data: Buffer, isBinary: boolean): void {
+    if (this.left) return;
+    if (data.length > MAX_SIGNAL_BYTES) {
+      this.wire.recordIn(data.length, isBinary, 'oversize', { bytes: data.length });
+      return this.disconnect(lk.DisconnectReason.SIGNAL_CLOSE, 1009, `signal message of ${data.length} bytes is over the ${MAX_SIGNAL_BYTES}-byte limit`);
+    }
     let req: lk.SignalRequest;
     try {
       req = isBinary ? lk.SignalRequest.fromBinary(data) : lk.SignalRequest.fromJsonString(data.toString('utf8'), { ignoreUnknownFields: true });
@@ -116,6 +123,8 @@ export class Participant implements RoomMember {
     }
     if (!isBinary) this.json = true;
     this.wire.recordIn(data.length, isBinary, req.message.case ?? 'empty', req.toJson());
+    // Pings are answered at once, never behind a negotiation under way (the client's ping timeout keeps running).
+    if (req.message.case === 'ping' || req.message.case === 'pingReq') return void this.onRequest(req);
     this.enqueue(() => this.onRequest(req));
   }
 
@@ -138,6 +147,7 @@ export class Participant implements RoomMember {
         return this.answerPublisher(m.value);
       case 'answer':
         if (!this.subscriber) return;
+        if (!hasMediaSection(m.value.sdp)) throw new Error('the answer has no media section');
         return this.subscriber.setRemoteDescription({ type: 'answer', sdp: m.value.sdp });
       case 'trickle': {
         const pc = m.value.target === lk.SignalTarget.SUBSCRIBER ? this.subscriber : this.publisher;
@@ -217,7 +227,7 @@ export class Participant implements RoomMember {
     await pc.setLocalDescription(offer);
     await gathered(pc);
     if (this.left) return;
-    this.send(response({ case: 'offer', value: new lk.SessionDescription({ type: 'offer', sdp: pc.localDescription!.sdp, id: 1 }) }));
+    this.send(response({ case: 'offer', value: new lk.SessionDescription({ type: 'offer', sdp: sdpForClient(pc.localDescription!.sdp), id: 1 }) }));
   }
 
   private subscriberState(state: string): void {
@@ -234,6 +244,7 @@ export class Participant implements RoomMember {
 
   /** The publisher: the client offers (its microphone, its data channels), the server answers. */
   private async answerPublisher(offer: lk.SessionDescription): Promise<void> {
+    if (!hasMediaSection(offer.sdp)) throw new Error('the offer has no media section');
     if (!this.publisher) {
       const pc = await newPeerConnection(this.emu);
       if (this.left) return void pc.close();
@@ -246,7 +257,7 @@ export class Participant implements RoomMember {
     await pc.setLocalDescription(answer);
     await gathered(pc);
     if (this.left) return;
-    this.send(response({ case: 'answer', value: new lk.SessionDescription({ type: 'answer', sdp: pc.localDescription!.sdp, id: offer.id }) }));
+    this.send(response({ case: 'answer', value: new lk.SessionDescription({ type: 'answer', sdp: sdpForClient(pc.localDescription!.sdp), id: offer.id }) }));
     // Tracks announced with addTrack are published once their offer was answered.
     if (this.pendingTracks.size) {
       this.view.tracks.push(...this.pendingTracks.values());
