@@ -446,7 +446,8 @@ async function step(emu: Emulator, calls: number): Promise<Record<string, unknow
     }
     const joinedMs = performance.now() - joinT0;
     // The window opens once every bot speaks and its jitter buffer had a second of speech to settle.
-    await until(() => watches.every((w) => w.caller.state === 'speaking' && w.caller.track), 'every bot speaking', 30_000);
+    // (On a machine so loaded that the first bots finished before the last joined, the window opens anyway: bots_speaking says how many spoke.)
+    await until(() => watches.every((w) => w.caller.state === 'speaking' && w.caller.track), 'every bot speaking', 30_000).catch(() => undefined);
     await sleep(1000);
     await Promise.all(watches.map(look));
     await longestBusy(emu);
