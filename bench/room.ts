@@ -16,7 +16,8 @@
  *    each client's receiver stats (libwebrtc's inbound-rtp, read through the SDK's FFI): the longest audio
  *    gap it concealed (the jitter buffer ran dry: what a listener hears as a gap), the delivered real-time
  *    factor (packets received, 20 ms each, over wall time), the emulator's CPU, and this process's (the
- *    clients share the same two cores). A step holds when no gap passes 40 ms and the rate is within 2 %.
+ *    clients share the same two cores). A step holds when no gap passes 40 ms, no client's rate falls more
+ *    than 2 % short and every bot spoke through the window.
  *    Beside it, what tells the emulator's share from the machine's: the emulator's longest busy stretch
  *    (its main thread's CPU time between two ticks of a 1 ms timer, bench/loop-probe.mjs: a loaded
  *    machine does not lengthen it) and the machine's stall (the worst event-loop delay of this process in
