@@ -19,7 +19,6 @@ import {
 } from '../../audio/index.js';
 import type { Account } from '../../core/state/accounts.js';
 import type { Emulator } from '../../core/emulator.js';
-import { speechRecord } from '../../core/state/signatures.js';
 import { findCustomVoice } from '../shared/custom-voices.js';
 import { checkLanguageBoost, emotionOf, interjectionsOf, modelOf } from './catalogue.js';
 import { insufficientBalance, invalidParams, rateLimited, textRatioLimit, tokenLimit, voiceNotFound } from './errors.js';
@@ -347,9 +346,7 @@ export function recordSignature(emu: Emulator, plan: SynthesisPlan, summary: Syn
 /** The signature record alone, again when a growing stream's timeline is final. */
 export function recordSignatureTimes(emu: Emulator, plan: SynthesisPlan, summary: SynthSummary): void {
   const { text, pronunciations } = plan.input;
-  const signature = speechRecord({ text, pronunciations, language: plan.language, voices: plan.voiceIds, summary, atMs: emu.clock.now() });
-  emu.signatures.put(signature);
-  emu.markDirty('signatures', null, signature.id);
+  emu.recordSpeech({ text, pronunciations, language: plan.language, voices: plan.voiceIds, summary });
 }
 
 /**
