@@ -8,8 +8,13 @@
  * - `synthesizeStream(input, {signal})` / `synthesizeDialogueStream(...)`: async iterable of
  *                                      Int16 PCM blocks produced as rendering advances; the
  *                                      timeline/duration are known up front; `done()` at the end.
- * - `synthesizeStreamSliced(input, {signal})` the same stream, planned in slices that yield to
- *                                      the event loop (for servers: a long text plans for ~20 ms).
+ * - `loadSpeechEngine()`               loads the speech voice engine (`engine: 'speech'` in the settings:
+ *                                      English spoken by Flite, an optional package); done at start.
+ * - `synthesizeStreamSliced(input, {signal, growing})` the same stream, planned in slices that yield to
+ *                                      the event loop (for servers: a long text plans for ~20 ms);
+ *                                      `growing`: the speech engine's stream starts after its first
+ *                                      sentence, its duration and timeline final at `done()`.
+ *                                      `synthesizeDialogueStreamSliced(...)` the same for a dialogue.
  * Encoding
  * - `encodeAudio(format, source, opts)` whole file `{ bytes, meta }` (source: a SynthResult,
  *                                      any `{pcm, sampleRate, channels}`, or a PCM block stream).
