@@ -11,7 +11,19 @@ import { openSocketWire, type SocketWire } from '../../../core/socket/wire.js';
 import { messageBytes } from '../../../core/socket/protocol.js';
 import { joinResponse, leave, lk, participantInfo, response, trackInfo, type ParticipantView, type TrackView } from './messages.js';
 import type { Room, RoomMember } from './room.js';
-import { addTrickle, gathered, hasMediaSection, newPeerConnection, sdpForClient, type DataChannel, type MediaTrack, type PeerConnection } from './rtc.js';
+import {
+  addTrickle,
+  closePeers,
+  gathered,
+  hasMediaSection,
+  newPeerConnection,
+  noteTransports,
+  sdpForClient,
+  type Transport,
+  type DataChannel,
+  type MediaTrack,
+  type PeerConnection,
+} from './rtc.js';
 import type { Grants } from './tokens.js';
 
 /**
@@ -33,6 +45,8 @@ export class Participant implements RoomMember {
   private reliable: DataChannel | null = null;
   private decoder: OpusCodec | null = null;
   private readonly pendingTracks = new Map<string, TrackView>();
+  /** Every transport the peer connections had (see closePeers). */
+  private readonly transports = new Set<Transport>();
   private mediaUp = false;
   private left = false;
   private released = false;
@@ -211,6 +225,7 @@ export class Participant implements RoomMember {
     pc.connectionStateChange.subscribe((state) => this.subscriberState(state));
     const offer = await pc.createOffer();
     await pc.setLocalDescription(offer);
+    noteTransports(pc, this.transports);
     await gathered(pc);
     if (this.left) return;
     this.send(response({ case: 'offer', value: new lk.SessionDescription({ type: 'offer', sdp: sdpForClient(pc.localDescription!.sdp), id: 1 }) }));
@@ -239,8 +254,10 @@ export class Participant implements RoomMember {
     }
     const pc = this.publisher;
     await pc.setRemoteDescription({ type: 'offer', sdp: offer.sdp });
+    noteTransports(pc, this.transports);
     const answer = await pc.createAnswer();
     await pc.setLocalDescription(answer);
+    noteTransports(pc, this.transports);
     await gathered(pc);
     if (this.left) return;
     this.send(response({ case: 'answer', value: new lk.SessionDescription({ type: 'answer', sdp: sdpForClient(pc.localDescription!.sdp), id: offer.id }) }));
@@ -332,7 +349,7 @@ export class Participant implements RoomMember {
     this.view.state = lk.ParticipantInfo_State.DISCONNECTED;
     this.view.disconnectReason = reason;
     this.entry?.noteRoom({ disconnect_reason: lk.DisconnectReason[reason] ?? 'UNKNOWN_REASON' });
-    for (const pc of [this.subscriber, this.publisher]) void pc?.close().catch(() => {});
+    void closePeers([this.subscriber, this.publisher], this.transports);
     this.subscriber = null;
     this.publisher = null;
     this.botTrack?.stop();
