@@ -16,13 +16,16 @@ import {
   closePeers,
   gathered,
   hasMediaSection,
+  loadWerift,
   newPeerConnection,
   noteTransports,
+  OPUS_PAYLOAD_TYPE,
   sdpForClient,
-  type Transport,
   type DataChannel,
   type MediaTrack,
   type PeerConnection,
+  type Transport,
+  type Werift,
 } from './rtc.js';
 import type { Grants } from './tokens.js';
 
@@ -42,6 +45,8 @@ export class Participant implements RoomMember {
   private subscriber: PeerConnection | null = null;
   private publisher: PeerConnection | null = null;
   private botTrack: MediaTrack | null = null;
+  /** werift, once the subscriber exists: the bot's packets are made with it at once, never after an import per packet. */
+  private werift: Werift | null = null;
   private reliable: DataChannel | null = null;
   private decoder: OpusCodec | null = null;
   private readonly pendingTracks = new Map<string, TrackView>();
@@ -214,8 +219,8 @@ export class Participant implements RoomMember {
     const pc = await newPeerConnection(this.emu);
     if (this.left) return void pc.close();
     this.subscriber = pc;
-    const { MediaStreamTrack } = await import('werift');
-    const track = new MediaStreamTrack({ kind: 'audio' });
+    this.werift = await loadWerift();
+    const track = new this.werift.MediaStreamTrack({ kind: 'audio' });
     const transceiver = pc.addTransceiver(track, { direction: 'sendonly' });
     transceiver.sender.streamId = `${this.room.bot.sid}|${this.room.botTrackSid}`;
     (transceiver.sender as { trackId: string }).trackId = this.room.botTrackSid;
@@ -289,14 +294,10 @@ export class Participant implements RoomMember {
   // ---- what the room sends ----
 
   botAudio(packet: Buffer, rtp: { sequenceNumber: number; timestamp: number; marker: boolean }): void {
-    if (this.left || !this.mediaUp || !this.botTrack || !this.view.canSubscribe) return;
-    void this.sendRtp(packet, rtp);
-  }
-
-  private async sendRtp(payload: Buffer, rtp: { sequenceNumber: number; timestamp: number; marker: boolean }): Promise<void> {
-    const { RtpHeader, RtpPacket } = await import('werift');
-    const header = new RtpHeader({ sequenceNumber: rtp.sequenceNumber, timestamp: rtp.timestamp, marker: rtp.marker, payloadType: 111 });
-    this.botTrack?.writeRtp(new RtpPacket(header, payload));
+    const w = this.werift;
+    if (this.left || !this.mediaUp || !this.botTrack || !w || !this.view.canSubscribe) return;
+    const header = new w.RtpHeader({ sequenceNumber: rtp.sequenceNumber, timestamp: rtp.timestamp, marker: rtp.marker, payloadType: OPUS_PAYLOAD_TYPE });
+    this.botTrack.writeRtp(new w.RtpPacket(header, packet));
   }
 
   botChanged(bot: ParticipantView): void {
