@@ -13,15 +13,18 @@ import { joinResponse, leave, lk, participantInfo, response, trackInfo, type Par
 import type { Room, RoomMember } from './room.js';
 import {
   addTrickle,
+  closePeers,
   gathered,
   hasMediaSection,
   loadWerift,
   newPeerConnection,
+  noteTransports,
   OPUS_PAYLOAD_TYPE,
   sdpForClient,
   type DataChannel,
   type MediaTrack,
   type PeerConnection,
+  type Transport,
   type Werift,
 } from './rtc.js';
 import type { Grants } from './tokens.js';
@@ -47,6 +50,8 @@ export class Participant implements RoomMember {
   private reliable: DataChannel | null = null;
   private decoder: OpusCodec | null = null;
   private readonly pendingTracks = new Map<string, TrackView>();
+  /** Every transport the peer connections had (see closePeers). */
+  private readonly transports = new Set<Transport>();
   private mediaUp = false;
   private left = false;
   private released = false;
@@ -225,6 +230,7 @@ export class Participant implements RoomMember {
     pc.connectionStateChange.subscribe((state) => this.subscriberState(state));
     const offer = await pc.createOffer();
     await pc.setLocalDescription(offer);
+    noteTransports(pc, this.transports);
     await gathered(pc);
     if (this.left) return;
     this.send(response({ case: 'offer', value: new lk.SessionDescription({ type: 'offer', sdp: sdpForClient(pc.localDescription!.sdp), id: 1 }) }));
@@ -253,8 +259,10 @@ export class Participant implements RoomMember {
     }
     const pc = this.publisher;
     await pc.setRemoteDescription({ type: 'offer', sdp: offer.sdp });
+    noteTransports(pc, this.transports);
     const answer = await pc.createAnswer();
     await pc.setLocalDescription(answer);
+    noteTransports(pc, this.transports);
     await gathered(pc);
     if (this.left) return;
     this.send(response({ case: 'answer', value: new lk.SessionDescription({ type: 'answer', sdp: sdpForClient(pc.localDescription!.sdp), id: offer.id }) }));
@@ -342,7 +350,7 @@ export class Participant implements RoomMember {
     this.view.state = lk.ParticipantInfo_State.DISCONNECTED;
     this.view.disconnectReason = reason;
     this.entry?.noteRoom({ disconnect_reason: lk.DisconnectReason[reason] ?? 'UNKNOWN_REASON' });
-    for (const pc of [this.subscriber, this.publisher]) void pc?.close().catch(() => {});
+    void closePeers([this.subscriber, this.publisher], this.transports);
     this.subscriber = null;
     this.publisher = null;
     this.botTrack?.stop();
