@@ -8,6 +8,9 @@ import { countOf as count } from './core/http/describe.js';
 
 /** CLI: read flags and environment, start the three listeners, close gracefully on SIGINT/SIGTERM. */
 async function main(): Promise<void> {
+  // A subcommand (`speech-emulator tapes list DIR`) runs and exits; anything else starts the emulator.
+  const command = process.argv[2];
+  if (command !== undefined && Object.hasOwn(SUBCOMMANDS, command)) return SUBCOMMANDS[command]!(process.argv.slice(3));
   let config: Config;
   try {
     config = readConfig(process.argv.slice(2), process.env);
@@ -81,7 +84,12 @@ async function main(): Promise<void> {
 }
 
 /** What a start found in its data dir, for the banner: `2 accounts, 5 resources, 1 fault rule (dropped: --reset-faults-on-start)`. */
-function restoredText(r: { accounts: number; resources: number; fault_rules: number; fault_rules_dropped: number }): string {
+function restoredText(r: { accounts: number; resources: number; fault_rules: number; fault_rules_dropped: number; orphan_files_swept: number }): string {
+  const swept = r.orphan_files_swept ? `; swept ${count(r.orphan_files_swept, 'stored file')} no record names` : '';
+  return restoredParts(r) + swept;
+}
+
+function restoredParts(r: { accounts: number; resources: number; fault_rules: number; fault_rules_dropped: number }): string {
   if (!r.accounts && !r.resources && !r.fault_rules) return 'nothing (a new data dir)';
   const rules = r.fault_rules_dropped
     ? `${count(r.fault_rules, 'fault rule')} (dropped: --reset-faults-on-start)`
@@ -90,6 +98,16 @@ function restoredText(r: { accounts: number; resources: number; fault_rules: num
       : '0 fault rules';
   return `${count(r.accounts, 'account')}, ${count(r.resources, 'resource')}, ${rules}`;
 }
+
+/** The subcommands, each loaded only when it runs. */
+const SUBCOMMANDS: Record<string, (args: string[]) => Promise<void>> = {
+  tapes: async (args) => {
+    const { runTapesCommand } = await import('./tapes/cli.js');
+    const { out, status } = await runTapesCommand(args);
+    (status === 0 ? console.log : console.error)(out);
+    process.exit(status);
+  },
+};
 
 function refuse(message: string): never {
   console.error(`speech-emulator: ${message}`);

@@ -18,6 +18,7 @@ import type { WsFrameSummary } from '../journal/journal.js';
 import { logSocketOpen } from '../http/request-log.js';
 import { AUDIO_CHUNK, guardStream, type AudioFrame, type AudioShaping, type FrameKind, type StreamEnd } from '../stream/guard.js';
 import type { AudioCarrier } from '../stream/shaping.js';
+import { sendEncoded, type EncodedFrames } from '../stream/encoded.js';
 
 /** What a socket's wire reads of the emulator instance (core/emulator.ts has all of it). */
 export interface SocketHost {
@@ -46,10 +47,22 @@ export interface SocketWire {
   /** Sends one binary audio frame through the guard; false when the socket is gone (or was cut by a fault). */
   sendAudio(chunk: Buffer): boolean;
   /**
+   * Sends a frame as another server wrote it (a recorded upstream's, src/tapes/sockets/): text as is, journaled with
+   * its JSON when it has one; outside the guard (the upstream's own answer, neither paced nor damaged here).
+   */
+  relay(data: Buffer, binary: boolean): boolean;
+  /**
    * Sends one JSON message of synthesized audio through the guard, which paces it and applies the faults
    * inside its audio (a promise while a paced frame waits); `stop` ends such a wait for this frame only.
    */
   sendAudioFrame(frame: AudioFrame<object>, event: string, kind: FrameKind, stop?: AbortSignal): boolean | Promise<boolean>;
+  /**
+   * Sends every chunk an encoder makes as audio frames through the guard, in one call (core/stream/encoded.ts):
+   * true once the encoder ended with every frame sent, false once the socket's stream ended.
+   */
+  sendEncodedAudio(chunks: AsyncIterable<Buffer>, how: EncodedFrames<object | Buffer>, event: string): Promise<boolean>;
+  /** When the current answer's first audio frame left (wall time, performance.now); null until it did. */
+  readonly firstAudioAt: number | null;
   /** Where a sender applies the faults only it can (`gap_ms`, `split_frame`), decided by the guard. */
   readonly shaping: AudioShaping;
   /**
@@ -278,6 +291,25 @@ export function openSocketWire(
     sendAudio(chunk) {
       return inOrder(() => guard.send(chunk, AUDIO_CHUNK));
     },
+    relay(data, binary) {
+      return inOrder(() => {
+        if (!isOpen()) return false;
+        socket.send(data, { binary });
+        framesOut++;
+        let content: unknown;
+        if (!binary) {
+          const text = data.toString('utf8');
+          try {
+            content = JSON.parse(text);
+          } catch {
+            content = text;
+          }
+        }
+        const event = content && typeof content === 'object' ? eventNameOf(content as Record<string, unknown>) : undefined;
+        record({ dir: 'out', type: binary ? 'binary' : 'text', size: data.length, event, at_ms: emu.clock.now() }, content);
+        return true;
+      });
+    },
     sendAudioFrame(frame, event, kind, stop) {
       const send = () => {
         chunkEvent = event;
@@ -285,6 +317,12 @@ export function openSocketWire(
       };
       // Its callers wait for it: only frames already waiting for a commit go first.
       return waiting ? waiting.then(send) : send();
+    },
+    sendEncodedAudio(chunks, how, event) {
+      return sendEncoded(guard, chunks, how, (frame, kind) => wire.sendAudioFrame(frame as AudioFrame<object>, event, kind));
+    },
+    get firstAudioAt() {
+      return guard.firstAudioAt;
     },
     beginAnswer(evenTheFirst, from) {
       guard.beginAnswer(evenTheFirst, from);
@@ -343,4 +381,10 @@ export function openSocketWire(
     },
   };
   return wire;
+}
+
+/** The name a relayed JSON frame goes by in the journal: its `event` (speech) or `type` (platform). */
+function eventNameOf(body: Record<string, unknown>): string | undefined {
+  const name = typeof body.event === 'string' ? body.event : typeof body.type === 'string' ? body.type : undefined;
+  return name?.slice(0, 40);
 }

@@ -28,6 +28,7 @@ import { finishEntry } from '../http/request-finish.js';
 import { trackStream } from '../http/request-log.js';
 import { AFTER, BEFORE, NOTES } from './chunk-steps.js';
 import { waitForRoom } from './back-pressure.js';
+import { sendEncoded, type EncodedFrames } from './encoded.js';
 import {
   FIRST_AUDIO_LEAD_MS,
   afterATurn,
@@ -47,6 +48,7 @@ import {
 } from './shaping.js';
 
 export { AudioMade } from './shaping.js';
+export type { EncodedFrames } from './encoded.js';
 export type { AudioFrame, AudioShaping } from './shaping.js';
 
 export { AUDIO_CHUNK, EVENT_CHUNK, FINAL_AUDIO_CHUNK, FINAL_EVENT_CHUNK } from './frames.js';
@@ -73,6 +75,8 @@ export class StreamGuard<F> implements AudioShaping {
   /** How long audio went on after the last cancel of an earlier answer (ms). */
   private cutMs: number | null = null;
   private lastAudioAt: number | null = null;
+  /** When the current answer's first audio frame left (wall time); null until it did. */
+  firstAudioAt: number | null = null;
   /** The delivery figures (first audio, real-time factor, stalls, overrun), on the entry once audio left. */
   private readonly delivery: DeliveryRecord;
   private deliveryShown = false;
@@ -117,6 +121,7 @@ export class StreamGuard<F> implements AudioShaping {
     const now = performance.now();
     this.delivery.begin(from ?? now);
     this.pacer?.restart(now, evenTheFirst);
+    this.firstAudioAt = null;
   }
 
   /** The current answer's audio is whole (for a sender whose last frame is not marked final). */
@@ -198,6 +203,14 @@ export class StreamGuard<F> implements AudioShaping {
     return this.paced(due, lead, rendered, kind, frame.ms, number, stop);
   }
 
+  /**
+   * Sends every chunk an encoder makes as frames of synthesized audio (core/stream/encoded.ts): one call
+   * for the whole answer. True once the encoder ended with every frame sent; false once the stream ended.
+   */
+  sendEncoded(chunks: AsyncIterable<Buffer>, how: EncodedFrames<F> = {}): Promise<boolean> {
+    return sendEncoded(this, chunks, how, (frame, kind) => this.sendAudio(frame, kind));
+  }
+
   private async paced(due: number, lead: number, frame: F, kind: FrameKind, ms: number, number: number, stop?: AbortSignal): Promise<boolean> {
     if (!this.paceWaited) {
       this.paceWaited = true;
@@ -230,6 +243,7 @@ export class StreamGuard<F> implements AudioShaping {
       if (!ok) return false;
       const now = performance.now();
       this.lastAudioAt = now;
+      this.firstAudioAt ??= now;
       this.pacer?.sent(ms, now);
       this.delivered(ms, now, kind.final);
       if (this.pacer || this.applied.length) this.writeNote();
