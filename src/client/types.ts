@@ -126,6 +126,10 @@ export interface HearResult {
   anomalies: { kind: 'gap' | 'repeat' | 'missing' | 'cut'; at_ms: number; duration_ms: number; trace_id: string | null }[];
   /** What the line did to the audio: levels, noise, clipping, dropouts, leading silence (docs/voice-agents.md). */
   line: HeardLine;
+  /** False for audio without a signature of this emulator (replayed from a tape of the real service, made elsewhere). */
+  own: boolean;
+  /** Why the words are not aligned, for audio that is not the emulator's own. */
+  note?: string;
 }
 
 export interface HeardLine {

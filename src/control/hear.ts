@@ -127,15 +127,35 @@ export async function hear(emu: Emulator, samples: Float32Array, sampleRate: num
     });
     for (const a of heard.anomalies) anomalies.push({ ...a, trace_id: traceId });
   }
-  const text = found.length
-    ? utterances
-        .map((u) => u.heard_text)
-        .filter(Boolean)
-        .join(' ')
-    : (await recognizeInSlices(emu, samples, sampleRate)).text;
-  // Over every utterance found: null when the recording holds none of the emulator's syntheses (nothing to compare with).
-  const wordErrorRate = found.length ? rate4(saidWords ? edits / saidWords : 0) : null;
-  return { duration_ms: Math.round(durationMs), text, word_error_rate: wordErrorRate, utterances, anomalies, line };
+  if (found.length === 0) {
+    // Audio the emulator did not make (replayed from a tape of the real service, or made elsewhere): no words to
+    // align, but its gaps and a cut are measured from the sound.
+    anomalies.push(...soundAnomalies(spans, durationMs));
+    const text = (await recognizeInSlices(emu, samples, sampleRate)).text;
+    return { duration_ms: Math.round(durationMs), text, word_error_rate: null, utterances, anomalies, line, own: false, note: NOT_OWN };
+  }
+  const text = utterances
+    .map((u) => u.heard_text)
+    .filter(Boolean)
+    .join(' ');
+  // Over every utterance found.
+  const wordErrorRate = rate4(saidWords ? edits / saidWords : 0);
+  return { duration_ms: Math.round(durationMs), text, word_error_rate: wordErrorRate, utterances, anomalies, line, own: true };
+}
+
+const NOT_OWN =
+  "this audio carries no signature of this emulator's own synthesis (audio replayed from a tape of the real service, or made elsewhere): its words are not aligned, its text is the recognition fixture's; its duration and gaps are measured from the sound";
+
+/** A silence inside audio of unknown making this long or longer is a gap (speech pauses are shorter). */
+const FOREIGN_GAP_MS = 1200;
+/** Gaps of audio the emulator did not make, from its speech activity alone (a cut shows in its shorter duration). */
+function soundAnomalies(spans: { startMs: number; endMs: number }[], durationMs: number): (HeardAnomaly & { trace_id: null })[] {
+  const out: (HeardAnomaly & { trace_id: null })[] = [];
+  for (let i = 1; i < spans.length; i++) {
+    const gap = spans[i]!.startMs - spans[i - 1]!.endMs;
+    if (gap >= FOREIGN_GAP_MS) out.push({ kind: 'gap', at_ms: Math.round(spans[i - 1]!.endMs), duration_ms: Math.round(gap), trace_id: null });
+  }
+  return out;
 }
 
 /** Reads the body as bytes, refusing more than 50 MB with a 400 as soon as it is over. */
@@ -179,7 +199,7 @@ export function hearRoutes(app: FastifyInstance, emu: Emulator): void {
         description:
           'Body: the audio (Content-Type audio/mpeg, audio/wav, audio/flac, audio/ogg with Opus or Vorbis, or audio/pcm;rate=N of 16-bit little-endian mono), at most 50 MB. ' +
           'Answer: {duration_ms, text, word_error_rate, utterances: [{trace_id, journal_id, signature_id, full_text, heard_text, word_error_rate, complete, start_ms, end_ms, words: [{word, start_ms, end_ms}]}], anomalies: [{kind: gap|repeat|missing|cut, at_ms, duration_ms, trace_id}], ' +
-          'line: {level_dbfs, noise_dbfs, snr_db, clipped_samples, leading_silence_ms, impairments: [{kind: noise|low_level|clipping|dropout|leading_silence, at_ms, duration_ms?, value?}]}}.',
+          'line: {level_dbfs, noise_dbfs, snr_db, clipped_samples, leading_silence_ms, impairments: [{kind: noise|low_level|clipping|dropout|leading_silence, at_ms, duration_ms?, value?}]}, own, note?}: own is false for audio without a signature of this emulator (replayed from a tape, made elsewhere), whose duration and gaps are measured from the sound.',
       },
       // The format is checked before the body is read: a JSON or form body is refused naming the formats.
       onRequest: async (req) => {

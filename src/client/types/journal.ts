@@ -83,6 +83,15 @@ export interface JournalEntryView {
   answer_audio?: { bytes: number; format: string; sample_rate: number; channels: number; url: string };
   /** A stream of synthesized audio: its delivery figures (docs/voice-agents.md, "Latency figures"). */
   delivery?: DeliveryFigures;
+  /** Tapes: the request was replayed from a tape, forwarded to the real service (and recorded), or missed every tape. */
+  tape?: {
+    mode: 'replayed' | 'forwarded' | 'missed';
+    id?: string;
+    upstream?: string;
+    recorded?: boolean;
+    problem?: string;
+    nearest?: { id: string; differs: string[] }[];
+  };
 }
 
 /** Audio the control plane serves for a journal entry. */

@@ -52,6 +52,21 @@ function boundedMessage(message: string): string {
   return line.length <= LOGGED_MESSAGE_MAX ? line : `${line.slice(0, LOGGED_MESSAGE_MAX - 1)}…`;
 }
 
+/** What the tapes did with a request (JournalEntry.tape). */
+export interface TapeRecord {
+  mode: 'replayed' | 'forwarded' | 'missed';
+  /** The tape that answered, or the one the exchange was recorded into. */
+  id?: string;
+  /** Where it was forwarded. */
+  upstream?: string;
+  /** Whether the exchange was written as a tape (false: the upstream failed, or the write did). */
+  recorded?: boolean;
+  /** Why no tape was written, in words. */
+  problem?: string;
+  /** A miss: the nearest tapes and the fields that differ. */
+  nearest?: { id: string; differs: string[] }[];
+}
+
 /** What a new entry is made of; the journal gives it its id. */
 export interface EntryFields {
   at_ms: number;
@@ -108,6 +123,11 @@ export class JournalEntry {
   declare frameBytes?: number;
   /** Audio the client streamed over a socket, kept for download as WAV (the URL is on the control plane). */
   declare client_audio?: { bytes: number; sample_rate: number; truncated: boolean; url: string };
+  /**
+   * Tapes (docs/tapes.md): `forwarded` to an upstream (and `recorded` into `id`, unless the upstream failed), or
+   * `replayed` from the tape `id`, or `missed` (no tape matched: `nearest` names the closest ones).
+   */
+  declare tape?: TapeRecord;
   /** Audio the answer carried inside its body (hex), to listen to again (the URL is on the control plane). */
   declare answer_audio?: { bytes: number; format: string; sample_rate: number; channels: number; url: string };
 
@@ -184,6 +204,11 @@ export class JournalEntry {
       ...(this.room ?? { room_name: '', identity: '', participant_sid: '', tracks_published: [], tracks_subscribed: [], disconnect_reason: null }),
       ...facts,
     };
+  }
+
+  /** What the tapes did with this request (replayed, forwarded, recorded), merged into what was noted before. */
+  noteTape(record: Partial<TapeRecord>): void {
+    this.tape = { mode: 'forwarded', ...this.tape, ...record };
   }
 
   /** A note on what happened to the request (client left, shutdown, a fault, an id worth finding). */

@@ -48,6 +48,11 @@ export interface SocketWire {
   /** Sends one binary audio frame through the guard; false when the socket is gone (or was cut by a fault). */
   sendAudio(chunk: Buffer): boolean;
   /**
+   * Sends a frame as another server wrote it (a recorded upstream's, src/tapes/sockets/): text as is, journaled with
+   * its JSON when it has one; outside the guard (the upstream's own answer, neither paced nor damaged here).
+   */
+  relay(data: Buffer, binary: boolean): boolean;
+  /**
    * Sends one JSON message of synthesized audio through the guard, which paces it and applies the faults
    * inside its audio (a promise while a paced frame waits); `stop` ends such a wait for this frame only.
    */
@@ -287,6 +292,25 @@ export function openSocketWire(
     sendAudio(chunk) {
       return inOrder(() => guard.send(chunk, AUDIO_CHUNK));
     },
+    relay(data, binary) {
+      return inOrder(() => {
+        if (!isOpen()) return false;
+        socket.send(data, { binary });
+        framesOut++;
+        let content: unknown;
+        if (!binary) {
+          const text = data.toString('utf8');
+          try {
+            content = JSON.parse(text);
+          } catch {
+            content = text;
+          }
+        }
+        const event = content && typeof content === 'object' ? eventNameOf(content as Record<string, unknown>) : undefined;
+        record({ dir: 'out', type: binary ? 'binary' : 'text', size: data.length, event, at_ms: emu.clock.now() }, content);
+        return true;
+      });
+    },
     sendAudioFrame(frame, event, kind, stop) {
       const send = () => {
         chunkEvent = event;
@@ -358,4 +382,10 @@ export function openSocketWire(
     },
   };
   return wire;
+}
+
+/** The name a relayed JSON frame goes by in the journal: its `event` (speech) or `type` (platform). */
+function eventNameOf(body: Record<string, unknown>): string | undefined {
+  const name = typeof body.event === 'string' ? body.event : typeof body.type === 'string' ? body.type : undefined;
+  return name?.slice(0, 40);
 }

@@ -8,7 +8,7 @@ import { AudioEventStream } from '../../core/stream/event-stream.js';
 import type { HeldSlot } from '../../core/state/queue.js';
 import { noteSpecCode } from '../../core/http/request-context.js';
 import { refusalError, REQUEST_ID_HEADER, SpeechError, STATUS_MSG, traceIdOf } from './errors.js';
-import { encodeOptionsOf, readRequest, recordSignature, startSynthesis, subtitleSegments, synthesizeAgain, URL_TTL_MS, type SynthesisPlan } from './model.js';
+import { encodeOptionsOf, readRequest, recordSignature, recordSignatureTimes, startSynthesis, subtitleSegments, synthesizeAgain, URL_TTL_MS, type SynthesisPlan } from './model.js';
 import { fileExtension } from './formats.js';
 import { synthesizeToBlob } from './url-audio.js';
 import { t2aRequestSchema, type T2aRequest } from './schema.js';
@@ -35,7 +35,7 @@ export async function speechRoutes(app: FastifyInstance, opts: { emu: Emulator }
       const account = req.ctx.account!;
       // The synthesis stops when the client goes away before the answer is complete.
       const ac = abortWhenClientLeaves(reply.raw);
-      const { plan, synth } = await startSynthesis(emu, area, account, req.body, ac.signal);
+      const { plan, synth } = await startSynthesis(emu, area, account, req.body, ac.signal, { growing: true });
       const traceId = traceIdOf(emu, req);
       // One slot per running synthesis, held until its answer is written (bounds memory under load).
       const slot = emu.synthesis.slot();
@@ -177,6 +177,8 @@ async function streamSynthesis({ emu, area, req, reply, plan, traceId, ac, synth
       intermediateEvent(audio, traceId, feed ? (last ? feed.rest() : feed.take(madeMs)) : undefined, d.oddHex);
     if (!(await stream.send(encoded, { render, holdOne: feed !== null }))) return;
     const meta = await encoded.meta();
+    // A growing stream's timeline and duration are final now: the signature record gets them.
+    recordSignatureTimes(emu, plan, synth);
     emu.metrics.audioSynthesized(plan.format, meta.durationMs / 1000);
     // The aggregated audio is the whole file, with the true totals a one-shot file has.
     const whole = plan.excludeAggregated ? undefined : await encoded.wholeFile();

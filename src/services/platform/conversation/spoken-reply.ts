@@ -5,7 +5,7 @@
 import { canPay, charge } from '../../shared/charges.js';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { encodeAudioStream, synthesizeStream } from '../../../audio/index.js';
+import { encodeAudioStream, synthesizeStreamSliced } from '../../../audio/index.js';
 import type { Account } from '../../../core/state/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { REPLY_SAMPLE_RATE, replySynthInput, settleReply } from '../shared/conversation-turn.js';
@@ -46,7 +46,7 @@ export async function runReply(ctx: ReplyContext, userText: string, clock: TurnC
   const signal = wire.signal;
   const llmStart = performance.now();
   const reply = chooseReply(emu, userText, ctx.language);
-  const synth = synthesizeStream(replySynthInput(reply.text, ctx.role), { signal });
+  const synth = await synthesizeStreamSliced(replySynthInput(reply.text, ctx.role, emu.config.voiceEngine), { signal });
 
   // The reply's length is known from the synthesis plan: refuse before anything is said.
   const plannedSec = (synth.durationMs + MP3_MARGIN_MS) / 1000;

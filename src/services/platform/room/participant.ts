@@ -11,7 +11,22 @@ import { openSocketWire, type SocketWire } from '../../../core/socket/wire.js';
 import { messageBytes } from '../../../core/socket/protocol.js';
 import { joinResponse, leave, lk, participantInfo, response, trackInfo, type ParticipantView, type TrackView } from './messages.js';
 import type { Room, RoomMember } from './room.js';
-import { addTrickle, gathered, hasMediaSection, newPeerConnection, sdpForClient, type DataChannel, type MediaTrack, type PeerConnection } from './rtc.js';
+import {
+  addTrickle,
+  closePeers,
+  gathered,
+  hasMediaSection,
+  loadWerift,
+  newPeerConnection,
+  noteTransports,
+  OPUS_PAYLOAD_TYPE,
+  sdpForClient,
+  type DataChannel,
+  type MediaTrack,
+  type PeerConnection,
+  type Transport,
+  type Werift,
+} from './rtc.js';
 import type { Grants } from './tokens.js';
 
 /**
@@ -30,9 +45,13 @@ export class Participant implements RoomMember {
   private subscriber: PeerConnection | null = null;
   private publisher: PeerConnection | null = null;
   private botTrack: MediaTrack | null = null;
+  /** werift, once the subscriber exists: the bot's packets are made with it at once, never after an import per packet. */
+  private werift: Werift | null = null;
   private reliable: DataChannel | null = null;
   private decoder: OpusCodec | null = null;
   private readonly pendingTracks = new Map<string, TrackView>();
+  /** Every transport the peer connections had (see closePeers). */
+  private readonly transports = new Set<Transport>();
   private mediaUp = false;
   private left = false;
   private released = false;
@@ -200,8 +219,8 @@ export class Participant implements RoomMember {
     const pc = await newPeerConnection(this.emu);
     if (this.left) return void pc.close();
     this.subscriber = pc;
-    const { MediaStreamTrack } = await import('werift');
-    const track = new MediaStreamTrack({ kind: 'audio' });
+    this.werift = await loadWerift();
+    const track = new this.werift.MediaStreamTrack({ kind: 'audio' });
     const transceiver = pc.addTransceiver(track, { direction: 'sendonly' });
     transceiver.sender.streamId = `${this.room.bot.sid}|${this.room.botTrackSid}`;
     (transceiver.sender as { trackId: string }).trackId = this.room.botTrackSid;
@@ -211,6 +230,7 @@ export class Participant implements RoomMember {
     pc.connectionStateChange.subscribe((state) => this.subscriberState(state));
     const offer = await pc.createOffer();
     await pc.setLocalDescription(offer);
+    noteTransports(pc, this.transports);
     await gathered(pc);
     if (this.left) return;
     this.send(response({ case: 'offer', value: new lk.SessionDescription({ type: 'offer', sdp: sdpForClient(pc.localDescription!.sdp), id: 1 }) }));
@@ -239,8 +259,10 @@ export class Participant implements RoomMember {
     }
     const pc = this.publisher;
     await pc.setRemoteDescription({ type: 'offer', sdp: offer.sdp });
+    noteTransports(pc, this.transports);
     const answer = await pc.createAnswer();
     await pc.setLocalDescription(answer);
+    noteTransports(pc, this.transports);
     await gathered(pc);
     if (this.left) return;
     this.send(response({ case: 'answer', value: new lk.SessionDescription({ type: 'answer', sdp: sdpForClient(pc.localDescription!.sdp), id: offer.id }) }));
@@ -272,14 +294,10 @@ export class Participant implements RoomMember {
   // ---- what the room sends ----
 
   botAudio(packet: Buffer, rtp: { sequenceNumber: number; timestamp: number; marker: boolean }): void {
-    if (this.left || !this.mediaUp || !this.botTrack || !this.view.canSubscribe) return;
-    void this.sendRtp(packet, rtp);
-  }
-
-  private async sendRtp(payload: Buffer, rtp: { sequenceNumber: number; timestamp: number; marker: boolean }): Promise<void> {
-    const { RtpHeader, RtpPacket } = await import('werift');
-    const header = new RtpHeader({ sequenceNumber: rtp.sequenceNumber, timestamp: rtp.timestamp, marker: rtp.marker, payloadType: 111 });
-    this.botTrack?.writeRtp(new RtpPacket(header, payload));
+    const w = this.werift;
+    if (this.left || !this.mediaUp || !this.botTrack || !w || !this.view.canSubscribe) return;
+    const header = new w.RtpHeader({ sequenceNumber: rtp.sequenceNumber, timestamp: rtp.timestamp, marker: rtp.marker, payloadType: OPUS_PAYLOAD_TYPE });
+    this.botTrack.writeRtp(new w.RtpPacket(header, packet));
   }
 
   botChanged(bot: ParticipantView): void {
@@ -332,7 +350,7 @@ export class Participant implements RoomMember {
     this.view.state = lk.ParticipantInfo_State.DISCONNECTED;
     this.view.disconnectReason = reason;
     this.entry?.noteRoom({ disconnect_reason: lk.DisconnectReason[reason] ?? 'UNKNOWN_REASON' });
-    for (const pc of [this.subscriber, this.publisher]) void pc?.close().catch(() => {});
+    void closePeers([this.subscriber, this.publisher], this.transports);
     this.subscriber = null;
     this.publisher = null;
     this.botTrack?.stop();

@@ -99,7 +99,7 @@ export class Speaker {
 
   /** The synthesis of `text` with `voiceId` at the track's rate (its summary is known before any sample). */
   synthesis(text: string, voiceId: string, signal: AbortSignal): SynthStream {
-    return synthesizeStream(replySynthInput(text, { voice_id: voiceId }, TRACK_RATE), { signal });
+    return synthesizeStream(replySynthInput(text, { voice_id: voiceId }, this.emu.config.voiceEngine, TRACK_RATE), { signal });
   }
 
   /** The user cut the bot short: the journal times how long audio went on after it. */
