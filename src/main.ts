@@ -98,7 +98,10 @@ function restoredText(r: { accounts: number; resources: number; fault_rules: num
 const SUBCOMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   tapes: async (args) => {
     const { runTapesCommand } = await import('./tapes/cli.js');
-    const { out, status } = await runTapesCommand(args);
+    // `tapes check` starts an emulator of its own (free ports, no logs) to answer by its rules.
+    const startEmulator = async (options: { seed?: string; fixturesDir?: string }) =>
+      (await import('./index.js')).startEmulator({ logLevel: 'silent', ...options });
+    const { out, status } = await runTapesCommand(args, { startEmulator });
     (status === 0 ? console.log : console.error)(out);
     process.exit(status);
   },

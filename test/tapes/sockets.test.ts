@@ -129,7 +129,7 @@ describe('recording sockets', () => {
     const text = tapes.map((n) => readFileSync(join(dir, n), 'utf8')).join('\n');
     expect(text).not.toContain(KEY);
     const speech = all.find((t) => t.operation === 'GET /ws/v1/t2a_v2')!;
-    expect(speech.request.headers.authorization).toBe('Bearer <credential>');
+    expect(speech.request.headers.authorization).toBe('<credential>');
     expect(speech.answer.stream.kind).toBe('socket');
     const steps = speech.answer.stream.steps;
     expect(steps.find((s: any) => s.dir === 'out')).toMatchObject({ event: { event: 'connected_success' } });
