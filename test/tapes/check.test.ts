@@ -92,11 +92,11 @@ afterAll(async () => {
 describe('tapes check', () => {
   it('tapes of an upstream with the same seed and fixtures: no difference', async () => {
     expect(tapeFiles(dir).length).toBe(7);
-    const r: any = await checked.control.request({ method: 'POST', path: '/tapes/check', json: { dir } });
-    expect(r.status).toBe(200);
-    const withDifferences = r.body.results.filter((x: any) => x.differences.length);
+    // Through the shipped control client.
+    const report = await checked.control.tapesCheck(dir);
+    const withDifferences = report.results.filter((x) => x.differences.length);
     expect(JSON.stringify(withDifferences, null, 1)).toBe('[]');
-    expect(r.body).toMatchObject({ tapes: 7, differing: 0, summary: '7 tapes checked: 7 the same, 0 differ' });
+    expect(report).toMatchObject({ tapes: 7, differing: 0, summary: '7 tapes checked: 7 the same, 0 differ' });
   });
 
   it('planted differences are found, exactly those: a changed code, a missing field, a longer audio', async () => {
