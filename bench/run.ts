@@ -11,6 +11,7 @@ const parts: { name: string; module: string; fn: string }[] = [
   { name: 'what the listener heard (POST /_emulator/hear, audio seconds per CPU second)', module: './hear.js', fn: 'benchHear' },
   { name: 'paced streams (first audio against ttfa_ms, delivered real-time factor against rtf)', module: './pacing.js', fn: 'benchPacing' },
   { name: 'persistence (lone writes, stalls seen by others and start time at 1k, 10k, 100k records)', module: './persistence.js', fn: 'benchPersistence' },
+  { name: 'tapes (replayed beside own answers, first byte through a recorder beside the upstream)', module: './tapes.js', fn: 'benchTapes' },
   { name: 'accepted decodes near the caps (audio seconds per CPU second, longest event-loop stall)', module: './decode-caps.js', fn: 'benchDecodeCaps' },
 ];
 
