@@ -106,7 +106,8 @@ export const answerSchema = z
     /** A streamed answer: server-sent events, or chunks of bytes, with their times. */
     stream: z
       .object({
-        kind: z.enum(['sse', 'chunks']),
+        /** `socket`: a WebSocket's frames both ways (src/tapes/sockets/). */
+        kind: z.enum(['sse', 'chunks', 'socket']),
         steps: z.array(stepSchema),
       })
       .strict()

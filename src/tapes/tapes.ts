@@ -36,6 +36,8 @@ interface Arrived {
 export interface RunningTapes {
   hook: ExchangeHook;
   store: TapeStore;
+  /** The tapes answered in this run (the sockets' tapes add theirs: src/tapes/sockets/). */
+  used: Set<string>;
   /** Writes the used-set of a replaying run (`tapes prune` reads it) and lets the upstream connections go. */
   close(): Promise<void>;
 }
@@ -61,6 +63,7 @@ export async function openTapes(emu: Emulator, options: TapesOptions): Promise<R
   return {
     hook,
     store,
+    used: ctx.used,
     close: async () => {
       ctx.upstream.close();
       if (options.mode !== 'record')
