@@ -43,6 +43,9 @@ export const EXTERNAL = [
   '@breezystack/lamejs',
   // The Opus encoder, loaded on the first Opus request (it reads its WebAssembly from its own folder).
   'opusscript',
+  // The Ogg Vorbis decoder of /_emulator/hear, loaded on the first Vorbis file (it inlines its
+  // WebAssembly as a string of Latin-1 and wider characters, which made the whole bundle a two-byte string).
+  '@wasm-audio-decoders/ogg-vorbis',
   // The rooms' WebRTC stack and LiveKit's protocol classes, loaded on the first room connection.
   'werift',
   '@livekit/protocol',
@@ -114,12 +117,32 @@ export async function bundle(dist = DIST) {
   const uncommented = rewritten.replace(/\/\*[\s\S]*?\*\//g, '');
   const left = /\bimport\(/.exec(uncommented);
   if (left) throw new Error(`a dynamic import the build cannot route: ${uncommented.slice(left.index, left.index + 60)}`);
-  writeFileSync(out, rewritten);
+  writeFileSync(out, asciiOnly(rewritten));
   cpSync(join(ROOT, 'scripts', 'boot.mjs'), join(dist, 'main.js'));
   // Files read at run time next to their module (new URL('./inspector/', import.meta.url)) sit next to the bundle.
   cpSync(join(ROOT, 'src', 'control', 'inspector'), join(dist, 'inspector'), { recursive: true });
   await writeCodeCache(dist);
   statSync(cache);
+}
+
+/**
+ * The bundle as ASCII: the loader reads it as latin1, so V8 holds its 2 MB one byte a character and
+ * outside the JS heap (one character beyond Latin-1 made it a two-byte string of 4 MB in the heap).
+ * esbuild escapes strings but leaves regular expression literals as written (`/女|woman/`): each
+ * character beyond ASCII becomes its `\uXXXX` escape, which means the same character in a pattern, a
+ * string or a name. Not in a raw template (`String.raw`), where an escape stays a backslash: the
+ * build stops instead (such a package is made external). Columns after an escaped character on its
+ * line move by five in stack traces; lines stay right.
+ */
+function asciiOnly(code) {
+  for (let at = code.indexOf('String.raw`'); at !== -1; at = code.indexOf('String.raw`', at + 1)) {
+    const end = code.indexOf('`', at + 11);
+    if (/[^\x00-\x7f]/.test(code.slice(at, end))) throw new Error(`the bundle holds a raw template with characters beyond ASCII (make its package external): ${code.slice(at, at + 60)}`);
+  }
+  return code.replace(/[^\x00-\x7f]/g, (c, at) => {
+    if (code[at - 1] === '\\') throw new Error(`an escaped character beyond ASCII in the bundle: ${JSON.stringify(code.slice(at - 40, at + 5))}`);
+    return `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+  });
 }
 
 /** Starts the new build once and stops it: the code it compiled on the way is kept as the cache. */

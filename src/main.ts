@@ -84,7 +84,12 @@ async function main(): Promise<void> {
 }
 
 /** What a start found in its data dir, for the banner: `2 accounts, 5 resources, 1 fault rule (dropped: --reset-faults-on-start)`. */
-function restoredText(r: { accounts: number; resources: number; fault_rules: number; fault_rules_dropped: number }): string {
+function restoredText(r: { accounts: number; resources: number; fault_rules: number; fault_rules_dropped: number; orphan_files_swept: number }): string {
+  const swept = r.orphan_files_swept ? `; swept ${count(r.orphan_files_swept, 'stored file')} no record names` : '';
+  return restoredParts(r) + swept;
+}
+
+function restoredParts(r: { accounts: number; resources: number; fault_rules: number; fault_rules_dropped: number }): string {
   if (!r.accounts && !r.resources && !r.fault_rules) return 'nothing (a new data dir)';
   const rules = r.fault_rules_dropped
     ? `${count(r.fault_rules, 'fault rule')} (dropped: --reset-faults-on-start)`

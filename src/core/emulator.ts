@@ -15,7 +15,7 @@ import { RateWindows } from './state/limits.js';
 import { Metrics } from './http/metrics.js';
 import type { RegisteredRoute } from './http/lifecycle.js';
 import type { ExchangeHook } from './http/exchange.js';
-import { SignatureRecords } from './state/signatures.js';
+import { SignatureRecords, speechRecord } from './state/signatures.js';
 import { Sockets } from './socket/open-sockets.js';
 import { SlotQueue } from './state/queue.js';
 import { loadUrlSecret, URL_SECRET_FILE } from './state/url-secret.js';
@@ -226,6 +226,16 @@ export class Emulator {
     this.store.markDirty(part, account, id);
   }
 
+  /**
+   * Records what a synthesis said (core/state/signatures.ts `speechRecord`), at the emulator clock's now,
+   * and marks it to be saved with the answer: one call for what a speaking operation keeps of its audio.
+   */
+  recordSpeech(input: Omit<Parameters<typeof speechRecord>[0], 'atMs'>): void {
+    const record = speechRecord({ ...input, atMs: this.clock.now() });
+    this.signatures.put(record);
+    this.markDirty('signatures', null, record.id);
+  }
+
   /** Why the data dir refuses writes now (the last commit failed), or null (readiness says it). */
   get storageFailing(): string | null {
     return this.store.failing;
@@ -244,6 +254,11 @@ export class Emulator {
   /** Opens the data dir's state (migrating a JSON snapshot) and loads it, after every area present at start has registered. */
   loadSnapshot(): Promise<void> {
     return this.store.load();
+  }
+
+  /** Stored files no record named, removed by the start (core/state/store/orphans.ts). */
+  get sweptFiles(): number {
+    return this.store.sweptFiles;
   }
 
   /** How much the state holds: accounts, records of every area, queued fault rules (a start's banner compares them). */

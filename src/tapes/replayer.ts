@@ -4,6 +4,7 @@
  * recorded pace (scaled by the replay speed) through the stream guard, so the fault fields apply to the real audio:
  * pacing, `cut_after_chunks`, the audio faults.
  */
+import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AUDIO_CHUNK, EVENT_CHUNK, FINAL_AUDIO_CHUNK, FINAL_EVENT_CHUNK, guardStream } from '../core/stream/guard.js';
@@ -53,6 +54,12 @@ export async function replayTape(ctx: TapesContext, req: FastifyRequest, reply: 
   const stream = answer.stream!;
   if (stream.kind === 'sse') await replaySse(ctx, req, reply, tape, headers, stream.steps, refresh);
   else await replayChunks(ctx, req, reply, tape, headers, stream.steps);
+}
+
+/** Lets the chunks already written reach the client, then drops the connection (the cut of `cut_after_chunks`). */
+async function flushThenCut(socket: Socket | null): Promise<void> {
+  for (let i = 0; i < 200 && socket && socket.writableLength > 0 && !socket.destroyed; i++) await new Promise((r) => setTimeout(r, 5));
+  socket?.destroy();
 }
 
 /** Takes the reply over and sends its head at once (a paced stream may wait before its first event). */
@@ -115,7 +122,7 @@ async function replaySse(
     req,
     {
       write: (frame) => (res.destroyed ? false : (res.write(frame), true)),
-      cut: () => void res.socket?.destroy(),
+      cut: () => flushThenCut(res.socket),
       endForShutdown: () => void res.end(),
     },
     {
@@ -180,7 +187,7 @@ async function replayChunks(
     req,
     {
       write: (frame) => (res.destroyed ? false : (res.write(frame), true)),
-      cut: () => void res.socket?.destroy(),
+      cut: () => flushThenCut(res.socket),
       endForShutdown: () => void res.end(),
     },
     {

@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { SignatureRecords, type SignatureRecord } from '../../src/core/state/signatures.js';
 import { call, emulatorForFile } from '../helpers/emulator.js';
@@ -17,7 +19,46 @@ function record(id: string, textLength: number): SignatureRecord {
   };
 }
 
+// A full collection from inside the test (the emulator runs in this process): what stays is what is kept.
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+const heapUsed = async () => {
+  for (let i = 0; i < 3; i++) {
+    gc();
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return process.memoryUsage().heapUsed;
+};
+
 describe('what a long run leaves behind is bounded, and a reset drops it', () => {
+  it('the journal keeps a large answer by its summary, not its text (no id read from it keeps the whole answer)', async () => {
+    // An MP3 answer of about 13 s: some 400 KB of JSON with its hex audio, over the size the journal summarizes.
+    const mp3 = () =>
+      call(`${emu.speechUrl}/v1/t2a_v2`, {
+        json: {
+          model: 'speech-02-turbo',
+          text: 'A short sentence to say, then another one after it. '.repeat(4),
+          voice_setting: { voice_id: 'male-qn-qingse' },
+          audio_setting: { format: 'mp3', sample_rate: 32000 },
+        },
+        headers: { authorization: 'Bearer memory-key' },
+      });
+    const first = await mp3();
+    expect(first.body.base_resp.status_code).toBe(0);
+    expect(first.text.length).toBeGreaterThan(200_000);
+    for (let i = 0; i < 2; i++) await mp3();
+    const before = await heapUsed();
+    const n = 20;
+    for (let i = 0; i < n; i++) expect((await mp3()).body.base_resp.status_code).toBe(0);
+    const grown = (await heapUsed()) - before;
+    // Each answer's entry stays in the journal (limit 1000) with its trace id: held as a view of the
+    // answer, 20 answers kept 20 times the answer; copied, each entry is a few KB.
+    expect(grown).toBeLessThan(first.text.length * 4);
+    // The id still names the answer.
+    const entry = emu.emulator.journal.list({ path: '/v1/t2a_v2' })[0];
+    expect(entry?.response.summary).toMatchObject({ trace_id: expect.stringMatching(/^[0-9a-f-]{16,}$/) });
+  }, 120_000);
+
   it('signature records are bounded by count and by total text, oldest out', () => {
     const byCount = new SignatureRecords(3, 1_000_000);
     for (let i = 0; i < 10; i++) byCount.put(record(`r${i}`, 10));

@@ -67,14 +67,27 @@ export interface RawMp3Encoder {
   flush(): Uint8Array | Int8Array;
 }
 
+/**
+ * Encoders whose stream has ended, configured again for the next one. Each instance has its own
+ * WebAssembly memory (16 MB reserved, about 2 MB written by LAME); a memory is only given back when the
+ * garbage collector finds its instance, late, so a new instance per answer piled them up under load.
+ * A few are kept; more streams at once make more, and those are dropped when they end. An encoder a
+ * stream left without finishing (a client gone) is not reused.
+ */
+const IDLE_MAX = 4;
+const idle: WasmMediaEncoder<'audio/mpeg'>[] = [];
+
 export async function wasmMp3Encoder(sampleRate: number, channels: 1 | 2, kbps: number): Promise<RawMp3Encoder> {
   const { createEncoder, compiled } = await wasmModule();
-  const enc = await createEncoder('audio/mpeg', compiled);
+  const enc = idle.pop() ?? (await createEncoder('audio/mpeg', compiled));
+  // configure() frees the previous stream's LAME state and makes a new one.
   enc.configure({ sampleRate, channels, bitrate: kbps as 128, outputSampleRate: sampleRate as 32000 });
   if (!configureLame(enc, sampleRate, channels)) throw new Error("MP3 encoder: LAME's configuration was not found (bit reservoir and quantizer left as built)");
   let planes = [new Float32Array(0), new Float32Array(0)];
+  let flushed = false;
   return {
     encode(pcm) {
+      if (flushed) throw new Error('MP3 encoder: encode after the end of the stream');
       const n = pcm.length / channels;
       if (planes[0]!.length < n) planes = [new Float32Array(n), new Float32Array(n)];
       const l = planes[0]!.subarray(0, n);
@@ -89,6 +102,12 @@ export async function wasmMp3Encoder(sampleRate: number, channels: 1 | 2, kbps: 
       }
       return enc.encode([l, r]).slice();
     },
-    flush: () => enc.finalize().slice(),
+    flush() {
+      if (flushed) throw new Error('MP3 encoder: the stream was already ended');
+      flushed = true;
+      const out = enc.finalize().slice();
+      if (idle.length < IDLE_MAX) idle.push(enc);
+      return out;
+    },
   };
 }

@@ -6,6 +6,7 @@
 import { FaultRecord } from './fault.js';
 import type { FaultField } from '../faults/faults.js';
 import { StreamRecord } from './stream.js';
+import type { DeliveryRecord } from './delivery.js';
 import { JournalResponse, type JournalRequest, type ValueSummarizer } from './entry-parts.js';
 
 export { JournalRequest } from './entry-parts.js';
@@ -110,6 +111,8 @@ export class JournalEntry {
   declare chunks?: number;
   /** A streamed answer's bytes and its first and last events without their audio (core/journal/stream.ts). */
   declare stream?: StreamRecord;
+  /** A stream of synthesized audio's delivery figures: first audio, real-time factor, stalls, overrun (core/journal/delivery.ts). */
+  declare delivery?: DeliveryRecord;
   declare ws_frames?: WsFrameSummary[];
   declare ws_frames_total?: number;
   /** A room connection (the platform's `/rtc`): who joined which room, the tracks, how it ended. */
@@ -221,6 +224,11 @@ export class JournalEntry {
   countChunk(frame?: unknown, final?: boolean): void {
     this.chunks = (this.chunks ?? 0) + 1;
     if (typeof frame === 'string' || Buffer.isBuffer(frame)) (this.stream ??= new StreamRecord()).add(frame, final === true);
+  }
+
+  /** The delivery figures of the entry's audio stream, kept by its stream guard (shown once its first audio left). */
+  noteDelivery(record: DeliveryRecord): void {
+    this.delivery = record;
   }
 
   /** The fault injected into the request (the lifecycle records it when the request arrives). */

@@ -4,7 +4,7 @@
  * journal can hold its contents to a bound in bytes (core/journal/journal.ts).
  */
 import { redactKey } from '../state/accounts.js';
-import { isSecretField, summarize } from './value.js';
+import { detached, isSecretField, summarize } from './value.js';
 
 /** A frame's content is at most about this many bytes; a larger one is summarized and marked `truncated`. */
 export const FRAME_CONTENT_MAX = 4096;
@@ -42,9 +42,10 @@ function walk(value: unknown, tally: Tally, depth: number): unknown {
   }
   if (typeof value === 'string') {
     tally.bytes += Math.min(value.length, STRING_MAX) + 2;
-    if (value.length <= STRING_MAX) return value;
+    // Copied: a string read from a frame would otherwise keep the whole frame alive (value.ts, detached).
+    if (value.length <= STRING_MAX) return detached(value);
     tally.cut = true;
-    return `${value.slice(0, STRING_MAX)}…(${value.length} chars)`;
+    return detached(`${value.slice(0, STRING_MAX)}…(${value.length} chars)`);
   }
   if (Buffer.isBuffer(value) || value instanceof Uint8Array) {
     tally.bytes += 16;
@@ -70,8 +71,8 @@ function walk(value: unknown, tally: Tally, depth: number): unknown {
 
 /** Bounded text of a frame that is not JSON. */
 function boundedText(text: string): FrameContent {
-  if (text.length <= FRAME_CONTENT_MAX) return { content: text, bytes: text.length, truncated: false };
-  return { content: `${text.slice(0, FRAME_CONTENT_MAX)}…(${text.length} chars)`, bytes: FRAME_CONTENT_MAX, truncated: true };
+  if (text.length <= FRAME_CONTENT_MAX) return { content: detached(text), bytes: text.length, truncated: false };
+  return { content: detached(`${text.slice(0, FRAME_CONTENT_MAX)}…(${text.length} chars)`), bytes: FRAME_CONTENT_MAX, truncated: true };
 }
 
 /** A hex or base64 string in an `"audio"` field of JSON text, replaced before parsing (no large string is made again). */
@@ -101,5 +102,5 @@ export function frameContent(frame: unknown): FrameContent {
   const cut = summarize(content, redactKey);
   const text = JSON.stringify(cut);
   if (text.length <= FRAME_CONTENT_MAX) return { content: cut, bytes: text.length, truncated: true };
-  return { content: `${text.slice(0, FRAME_CONTENT_MAX)}…(${text.length} chars)`, bytes: FRAME_CONTENT_MAX, truncated: true };
+  return { content: detached(`${text.slice(0, FRAME_CONTENT_MAX)}…(${text.length} chars)`), bytes: FRAME_CONTENT_MAX, truncated: true };
 }

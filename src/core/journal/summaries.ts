@@ -8,6 +8,7 @@ import { redactKey } from '../state/accounts.js';
 import type { FaultDirective, FaultField } from '../faults/faults.js';
 import { FaultRecord } from './fault.js';
 import { JournalRequest, summarize, type JournalEntry } from './journal.js';
+import { detached } from './value.js';
 
 /** Headers that carry credentials under any scheme (docs/control-plane.md lists them). */
 const SECRET_HEADERS = new Set([
@@ -261,7 +262,9 @@ export function journalAnswer(entry: JournalEntry, contentType: string, payload:
 /** The `trace_id` of a JSON answer too large to summarize: the speech service writes it after the audio, near the end. */
 export function traceIdInLargeJson(payload: string): string | undefined {
   const re = /"trace_id":\s*"([^"\\]{1,128})"/;
-  return (re.exec(payload.slice(-512)) ?? re.exec(payload.slice(0, 512)))?.[1];
+  const id = (re.exec(payload.slice(-512)) ?? re.exec(payload.slice(0, 512)))?.[1];
+  // The entry outlives the answer: the id is copied, not kept as a view of the whole payload.
+  return id === undefined ? undefined : detached(id);
 }
 
 /**

@@ -16,7 +16,7 @@ export function isSecretField(name: string): boolean {
 export function summarize(value: unknown, redact: (s: string) => string, depth = 0, secret = false): unknown {
   if (value === null || value === undefined) return value;
   if (Buffer.isBuffer(value) || value instanceof Uint8Array) return { bytes: value.length };
-  if (typeof value === 'string') return secret ? redact(value) : value.length > 256 ? `${value.slice(0, 64)}…(${value.length} chars)` : value;
+  if (typeof value === 'string') return secret ? redact(value) : detached(value.length > 256 ? `${value.slice(0, 64)}…(${value.length} chars)` : value);
   if (typeof value !== 'object') return value;
   if (depth > 4) return '…';
   if (Array.isArray(value)) {
@@ -30,6 +30,16 @@ export function summarize(value: unknown, redact: (s: string) => string, depth =
   // An object of many fields would hold as much as its body: its first fields and their count.
   if (fields.length > FIELDS_KEPT) out['…'] = `(${fields.length} fields)`;
   return out;
+}
+
+/**
+ * A copy of a string that keeps no larger one alive. V8 holds a substring (a `slice`, a regex group, a
+ * string value read by `JSON.parse`) as a view of the string it came from: a 32-character trace id
+ * read from a 400 KB answer kept the whole answer for as long as the journal kept the entry (1,000
+ * entries of MP3 answers: hundreds of MB). Short strings are always copied by V8.
+ */
+export function detached(s: string): string {
+  return s.length < 13 ? s : (' ' + s).slice(1);
 }
 
 /** Fields of one object a summary keeps (arrays keep 20 items). */

@@ -23,8 +23,9 @@ import { syncDirSync } from './files.js';
 import { areaRows, coreRows, keptRows, WHOLE_PART, type PartRows } from './parts.js';
 import { Checkpointer } from './checkpointer.js';
 import { LogSync } from './log-sync.js';
+import { sweepOrphanFiles } from './orphans.js';
 import { probeWrite } from './probe.js';
-import { ID, readRows, RowWriter, type StoredRow } from './row-writer.js';
+import { DATA, ID, readRows, RowWriter, type StoredRow } from './row-writer.js';
 import { checkBlobs, groupBy, joinRows, migrateSnapshot } from './saved-rows.js';
 
 export class StateStore {
@@ -331,6 +332,19 @@ export class StateStore {
     syncDirSync(snapshot);
   }
 
+  /** Stored files no record names, removed at start (orphans.ts); the start's banner says how many. */
+  sweptFiles = 0;
+
+  private sweepOrphans(named: Set<string>, rows: string[]): number {
+    const blobs = join(this.dataDir, 'blobs');
+    const removed = sweepOrphanFiles(blobs, named, rows);
+    if (removed.length)
+      this.parts.logger.info(
+        `swept ${removed.length} stored file(s) no record names from ${blobs} (left by a stop between a file's write and its record, or during a reset): ${removed.slice(0, 20).join(', ')}${removed.length > 20 ? `, and ${removed.length - 20} more` : ''}`,
+      );
+    return removed.length;
+  }
+
   /** Reads every row, joins them into the saved state's shape, checks it whole, then loads it. */
   private loadRows(): void {
     const refuse = this.refusal();
@@ -358,7 +372,8 @@ export class StateStore {
     }
     raw.areas = areas;
     applySaved(this.parts, checkSaved(raw, this.parts.areas, this.parts.accounts.registry, refuse), refuse);
-    checkBlobs(byArea, this.parts.areas, this.dataDir, this.file, this.parts.logger);
+    const named = checkBlobs(byArea, this.parts.areas, this.dataDir, this.file, this.parts.logger);
+    this.sweptFiles = this.sweepOrphans(named, [...rows.parts, ...rows.records].map((r) => r[DATA]));
     // Loading touched what it loaded: nothing of it needs writing, but areas read whole are written as records.
     this.changes.take();
     for (const name of this.rewriteAfterLoad) this.changes.mark(name);

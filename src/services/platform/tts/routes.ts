@@ -135,7 +135,7 @@ export async function ttsRoutes(app: FastifyInstance, { emu }: { emu: Emulator }
     const guard = guardBody(emu, req, body);
     const gone = guard.gone!;
     const made = new AudioMade(TTS_SAMPLE_RATE, TTS_CHANNELS);
-    const { stream, chunks } = startTtsStream(emu, account, plan, gone, (pcm) => made.counting(guard.audioSource(pcm, TTS_SAMPLE_RATE, TTS_CHANNELS)));
+    const { stream, chunks } = await startTtsStream(emu, account, plan, gone, (pcm) => made.counting(guard.audioSource(pcm, TTS_SAMPLE_RATE, TTS_CHANNELS)));
     const socket = req.raw.socket;
     audioHeaders(reply, plan.contentType);
     reply.header('x-accel-buffering', 'no');
