@@ -37,6 +37,15 @@ const SAMPLES: Record<string, [string, unknown]> = {
   rtcNodeIp: ['192.0.2.10', '192.0.2.10'],
   corsOrigins: ['http://localhost:5173, https://app.example.test/', ['http://localhost:5173', 'https://app.example.test']],
   allowedHosts: ['emulator, Speech.Internal', ['emulator', 'speech.internal']],
+  record: ['/tmp/tapes-x', '/tmp/tapes-x'],
+  recordMode: ['record-missing', 'record-missing'],
+  recordPerAccount: ['on', true],
+  replay: ['/tmp/tapes-y', '/tmp/tapes-y'],
+  replayStrict: ['true', true],
+  replaySpeed: ['2.5', 2.5],
+  upstreamSpeech: ['https://api.example.test', 'https://api.example.test'],
+  upstreamSpeechBackup: ['https://api-b.example.test', 'https://api-b.example.test'],
+  upstreamPlatform: ['https://platform.example.test', 'https://platform.example.test'],
 };
 
 function configError(fn: () => unknown): string {
@@ -133,7 +142,7 @@ describe('readConfig', () => {
     const help = answer(['--help']);
     expect(help.split('\n')[0]).toMatch(/^speech-emulator: a self-hostable emulator/);
     expect(help).toContain('examples:');
-    expect(help.split('\n').filter((l) => /^  speech-emulator/.test(l))).toHaveLength(3);
+    expect(help.split('\n').filter((l) => /^  speech-emulator/.test(l))).toHaveLength(6);
     for (const s of settings) expect(help).toContain(s.flag);
   });
 
