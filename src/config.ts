@@ -330,6 +330,11 @@ export function checkedConfig(raw: Record<string, unknown>, nameOf: (key: string
 function tapeSettingsProblem(c: Config): string | null {
   if (c.record !== undefined && c.replay !== undefined)
     return '--record and --replay cannot be used together (--record-mode record-missing replays the --record folder and records what it lacks)';
+  return null;
+}
+
+/** Recording needs somewhere to forward: checked at start (a setting alone is valid, as every other one is). */
+export function recordWithoutUpstream(c: Config): string | null {
   if (c.record !== undefined && !c.upstreamSpeech && !c.upstreamPlatform)
     return '--record needs an upstream to forward to: --upstream-speech URL and/or --upstream-platform URL';
   return null;

@@ -1,6 +1,6 @@
 // First: on a Node.js too old, an error says which is needed before anything imports node:sqlite.
 import './library-node-check.js';
-import { checkedConfig, ConfigError, configSchema, type ConfigInput } from './config.js';
+import { checkedConfig, ConfigError, configSchema, recordWithoutUpstream, type ConfigInput } from './config.js';
 import { runEmulator, type RunningEmulator } from './app.js';
 import { createLogger } from './logger.js';
 
@@ -25,6 +25,8 @@ export async function startEmulator(options: StartOptions = {}): Promise<Running
   if (unknown.length) throw new ConfigError(`unknown option ${unknown.join(', ')} (options: ${Object.keys(configSchema.shape).join(', ')})`);
   // One line naming the option and what it must be, in the CLI's words.
   const config = checkedConfig(raw, (key) => `option ${key}`);
+  const tapes = recordWithoutUpstream(config);
+  if (tapes) throw new ConfigError('option record needs an upstream to forward to: upstreamSpeech and/or upstreamPlatform');
   const logger = createLogger(config.logLevel, false);
   return runEmulator(config, logger);
 }

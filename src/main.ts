@@ -2,7 +2,7 @@
 // First: on a Node.js too old, one line says which is needed before anything imports node:sqlite.
 import './cli-node-check.js';
 import { createServer } from 'node:net';
-import { CliAnswer, ConfigError, portSettings, readConfig, type Config } from './config.js';
+import { CliAnswer, ConfigError, portSettings, readConfig, recordWithoutUpstream, type Config } from './config.js';
 import { dataDirProblem } from './core/state/data-dir.js';
 import { countOf as count } from './core/http/describe.js';
 
@@ -24,7 +24,7 @@ async function main(): Promise<void> {
     throw err;
   }
   // Everything that can be known before a listener opens is checked first: no "listening" line precedes a refusal.
-  const problem = (await portProblem(config)) ?? (config.dataDir !== undefined ? dataDirRefusal(config.dataDir) : null);
+  const problem = recordWithoutUpstream(config) ?? (await portProblem(config)) ?? (config.dataDir !== undefined ? dataDirRefusal(config.dataDir) : null);
   if (problem) refuse(problem);
 
   // Loaded only once the configuration is valid: a bad flag or --help answers at once.
@@ -103,7 +103,10 @@ function restoredParts(r: { accounts: number; resources: number; fault_rules: nu
 const SUBCOMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   tapes: async (args) => {
     const { runTapesCommand } = await import('./tapes/cli.js');
-    const { out, status } = await runTapesCommand(args);
+    // `tapes check` starts an emulator of its own (free ports, no logs) to answer by its rules.
+    const startEmulator = async (options: { seed?: string; fixturesDir?: string }) =>
+      (await import('./index.js')).startEmulator({ logLevel: 'silent', ...options });
+    const { out, status } = await runTapesCommand(args, { startEmulator });
     (status === 0 ? console.log : console.error)(out);
     process.exit(status);
   },

@@ -40,6 +40,7 @@ import type {
   ResetAccountResult,
   ResetAllResult,
   StateView,
+  TapesCheckReport,
   VerifyRequest,
   VerifyResult,
 } from './types.js';
@@ -276,6 +277,22 @@ export class ControlClient {
       { method: 'POST', path: '/verify', body: request },
       'the verification {ok: true, count, expected}',
       (b) => b.ok === true && typeof b.count === 'number',
+      options,
+    );
+  }
+
+  // ---- tapes ----
+
+  /**
+   * Sends every tape of a folder (a path on the emulator's machine) to the emulator again and reports, per tape, where
+   * its own answer differs from the recorded one (`POST /_emulator/tapes/check`). Run it on an emulator that neither
+   * records nor replays.
+   */
+  tapesCheck(dir: string, options?: CallOptions): Promise<TapesCheckReport> {
+    return this.#json(
+      { method: 'POST', path: '/tapes/check', body: { dir } },
+      'the tapes check report {summary, tapes, differing, results}',
+      (b) => typeof b.summary === 'string' && typeof b.differing === 'number' && Array.isArray(b.results),
       options,
     );
   }

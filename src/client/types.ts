@@ -152,6 +152,25 @@ export interface HeardLine {
   }[];
 }
 
+/** One way an answer of the emulator differs from the recorded one (`tapes check`). */
+export interface TapeDifference {
+  /** What differs: `status`, `code`, `message`, `field`, `events`, `close`, `audio`, or `exchange` (it failed). */
+  what: string;
+  /** A field's path, or the audio's property (`duration_ms`, `sample_rate`, `channels`, `format`). */
+  where?: string;
+  recorded: unknown;
+  emulator: unknown;
+}
+
+/** `POST /_emulator/tapes/check`: each tape of a folder sent again to the emulator, and where its answer differs. */
+export interface TapesCheckReport {
+  /** `12 tapes checked: 10 the same, 2 differ`. */
+  summary: string;
+  tapes: number;
+  differing: number;
+  results: { id: string; operation: string; differences: TapeDifference[] }[];
+}
+
 // ---- raw answers --------------------------------------------------------------------------------
 
 /** One answer as it came, whatever its status (`ControlClient.request`, the `onReply` option). */

@@ -18,6 +18,7 @@ import { metricsRoutes } from './metrics.js';
 import { reportRoutes } from './report.js';
 import { resetRoutes } from './reset.js';
 import { stateRoutes } from './state.js';
+import { tapesRoutes } from './tapes.js';
 import { verifyRoutes } from './verify.js';
 import { describeValue } from '../core/http/describe.js';
 import { documentRoutes } from './documents.js';
@@ -112,6 +113,7 @@ export async function controlPlane(app: FastifyInstance, opts: { emu: Emulator }
     fixtureRoutes,
     hearRoutes,
     speakRoutes,
+    tapesRoutes,
   ]) {
     routes(app, emu);
   }

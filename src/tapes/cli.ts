@@ -12,9 +12,14 @@ export interface CommandResult {
   status: number;
 }
 
+/** What a command may need of the program beyond its arguments: starting an emulator of its own (`check`). */
+export interface TapesCommandEnv {
+  startEmulator?: (options: { seed?: string; fixturesDir?: string }) => Promise<{ speechUrl: string; platformUrl: string; close(): Promise<void> }>;
+}
+
 export interface TapesCommand {
   usage: string;
-  run(args: string[]): Promise<CommandResult>;
+  run(args: string[], env: TapesCommandEnv): Promise<CommandResult>;
 }
 
 class UsageError extends Error {}
@@ -98,21 +103,61 @@ const prune: TapesCommand = {
   },
 };
 
+/** The value of `--name VALUE` among the arguments. */
+function option(args: string[], name: string): string | undefined {
+  const at = args.indexOf(name);
+  if (at === -1) return undefined;
+  const value = args[at + 1];
+  if (value === undefined || value.startsWith('--')) throw new UsageError(`${name} needs a value`);
+  return value;
+}
+
+const check: TapesCommand = {
+  usage:
+    "tapes check DIR [--json] [--seed S] [--fixtures-dir D]   replays every tape against the emulator's own rules and reports where its answers differ (exit 1 when any does)",
+  async run(args, env) {
+    const json = args.includes('--json');
+    const seed = option(args, '--seed');
+    const fixturesDir = option(args, '--fixtures-dir');
+    const valued = new Set([args.indexOf('--seed') + 1, args.indexOf('--fixtures-dir') + 1].filter((i) => i > 0));
+    const store = await open(args.find((a, i) => !a.startsWith('--') && !valued.has(i)));
+    if (!env.startEmulator) throw new Error('tapes check needs an emulator to start');
+    const { checkTapes, summaryLine } = await import('./check/run.js');
+    const emulator = await env.startEmulator({ ...(seed ? { seed } : {}), ...(fixturesDir ? { fixturesDir } : {}) });
+    try {
+      const report = await checkTapes(store, emulator);
+      const status = report.differing ? 1 : 0;
+      if (json) return { out: JSON.stringify({ summary: summaryLine(report), ...report }, null, 2), status };
+      const lines = report.results
+        .filter((r) => r.differences.length)
+        .flatMap((r) => [
+          `${r.id}  ${r.operation}`,
+          ...r.differences.map(
+            (d) => `  ${d.what}${d.where ? ` ${d.where}` : ''}: recorded ${JSON.stringify(d.recorded)}, emulator ${JSON.stringify(d.emulator)}`,
+          ),
+        ]);
+      return { out: [...lines, summaryLine(report)].join('\n'), status };
+    } finally {
+      await emulator.close();
+    }
+  },
+};
+
 /** The subcommands of `tapes`, by name. */
-export const COMMANDS: Record<string, TapesCommand> = { list, show, prune };
+export const COMMANDS: Record<string, TapesCommand> = { list, show, prune, check };
 
 export function tapesUsage(): string {
   return ['usage:', ...Object.values(COMMANDS).map((c) => `  speech-emulator ${c.usage}`), '', 'The tape format and the recipe: docs/tapes.md'].join('\n');
 }
 
 /** Runs `tapes <command> …`: the text to print (stdout on success, stderr otherwise) and the exit status. */
-export async function runTapesCommand(args: string[]): Promise<CommandResult> {
+export async function runTapesCommand(args: string[], env: TapesCommandEnv = {}): Promise<CommandResult> {
   const [name, ...rest] = args;
   if (!name || name === '--help' || name === '-h') return { out: tapesUsage(), status: name ? 0 : 2 };
   const command = COMMANDS[name];
   if (!command) return { out: `speech-emulator tapes: unknown command ${name}\n${tapesUsage()}`, status: 2 };
   try {
-    return await command.run(rest);
+    return await command.run(rest, env);
   } catch (err) {
     if (err instanceof UsageError) return { out: `speech-emulator tapes ${name}: ${err.message}\n  speech-emulator ${command.usage}`, status: 2 };
     if (err instanceof TapeError) return { out: `speech-emulator tapes ${name}: ${err.message}`, status: 1 };

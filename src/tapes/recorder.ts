@@ -22,7 +22,7 @@ import {
   type TapeRequest,
   type TapeStep,
 } from './format.js';
-import { declarationOf, matchKey, tapeIdOf, type MatchKey } from './match.js';
+import { declarationOf, matchKey, tapeIdOf } from './match.js';
 import { HOP_HEADERS, presentedSecrets, tapeBodyOf, tapeRequestOf } from './request.js';
 import { SseReader } from './sse.js';
 import { keyText, sha256, type TapesContext } from './context.js';
@@ -36,8 +36,6 @@ interface Exchange {
   operation: string;
   upstream: string;
   body: Buffer;
-  /** The request as matched (files hashed only); the tape's own is made again with its files stored. */
-  key: MatchKey;
 }
 
 function answerHeaders(res: IncomingMessage): Record<string, string> {

@@ -107,25 +107,31 @@ async function take(ctx: TapesContext, req: FastifyRequest, reply: FastifyReply,
   const upstream = upstreamOf(ctx, req.ctx.listener);
   // Recording a service without an upstream: the emulator answers it, untouched.
   if (mode === 'record' && !upstream) return false;
-  const arrived = await arrive(ctx, req, route);
-  if (mode !== 'record') {
-    const found = ctx.index.lookup(arrived.key);
-    if (found.hit) {
-      const text = keyText(arrived.key);
-      const n = (ctx.replayedTimes.get(text) ?? 0) + 1;
-      ctx.replayedTimes.set(text, n);
-      const tape: Tape = found.hit[Math.min(n, found.hit.length) - 1]!.tape;
-      ctx.used.add(tape.id);
-      await replayTape(ctx, req, reply, tape, declarationOf(ctx.options.declarations[route.service], arrived.operation));
-      return true;
-    }
-    if (mode === 'replay' || !upstream) {
-      req.ctx.entry?.noteTape({ mode: 'missed', nearest: found.nearest });
-      if (ctx.options.strict) throw refuse({ kind: 'upstream', status: 500, message: `replay: ${missMessage(arrived.operation, found.nearest)}` });
-      giveBodyBack(req, arrived.body);
-      return false;
-    }
+  if (mode === 'record') {
+    // Always forwarded: nothing to match, the body goes on at once (its tape is made once the answer is whole).
+    const body = await readRawBody(req.raw, MAX_REQUEST_BYTES);
+    journalArrived(req, body);
+    return forwardAndRecord(ctx, req, reply, { service: route.service, operation: `${route.method} ${route.url}`, body, upstream: upstream! }, refuse).then(
+      () => true,
+    );
   }
-  await forwardAndRecord(ctx, req, reply, { ...arrived, service: route.service, upstream: upstream! }, refuse);
+  const arrived = await arrive(ctx, req, route);
+  const found = ctx.index.lookup(arrived.key);
+  if (found.hit) {
+    const text = keyText(arrived.key);
+    const n = (ctx.replayedTimes.get(text) ?? 0) + 1;
+    ctx.replayedTimes.set(text, n);
+    const tape: Tape = found.hit[Math.min(n, found.hit.length) - 1]!.tape;
+    ctx.used.add(tape.id);
+    await replayTape(ctx, req, reply, tape, declarationOf(ctx.options.declarations[route.service], arrived.operation));
+    return true;
+  }
+  if (mode === 'replay' || !upstream) {
+    req.ctx.entry?.noteTape({ mode: 'missed', nearest: found.nearest });
+    if (ctx.options.strict) throw refuse({ kind: 'upstream', status: 500, message: `replay: ${missMessage(arrived.operation, found.nearest)}` });
+    giveBodyBack(req, arrived.body);
+    return false;
+  }
+  await forwardAndRecord(ctx, req, reply, { service: route.service, operation: arrived.operation, body: arrived.body, upstream: upstream! }, refuse);
   return true;
 }

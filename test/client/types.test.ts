@@ -7,6 +7,8 @@ import type { entryView, journalQuery } from '../../src/control/journal.js';
 import type { BudgetResult, verifyBody } from '../../src/control/verify.js';
 import type { latencyReport } from '../../src/control/report.js';
 import type { Figure, Stat } from '../../src/control/figures.js';
+import type { Difference } from '../../src/tapes/check/compare.js';
+import type { CheckReport } from '../../src/tapes/check/run.js';
 import type { accountView, Capability } from '../../src/core/state/accounts.js';
 import type { AccountSchemas } from '../../src/core/state/account-settings.js';
 import type { FixtureName, Fixtures } from '../../src/core/state/fixture-schemas.js';
@@ -48,5 +50,9 @@ describe('control client types match the control plane', () => {
     type Anomaly = Heard['anomalies'][number];
     expectTypeOf<Omit<client.HearResult, 'anomalies'>>().toEqualTypeOf<Omit<Heard, 'anomalies'>>();
     expectTypeOf<client.HearResult['anomalies'][number]>().toEqualTypeOf<{ [K in keyof Anomaly]: Anomaly[K] }>();
+    // tapes check: the report the checker makes, with its summary line.
+    expectTypeOf<client.TapeDifference>().toEqualTypeOf<Difference>();
+    expectTypeOf<Omit<client.TapesCheckReport, 'summary' | 'results'>>().toEqualTypeOf<Omit<CheckReport, 'results'>>();
+    expectTypeOf<client.TapesCheckReport['results'][number]>().toEqualTypeOf<CheckReport['results'][number]>();
   });
 });

@@ -71,6 +71,8 @@ const CONTROL_OWN: Omit<Endpoint, 'service'>[] = [
   { method: 'GET', url: '/_emulator/journal/:id/answer-audio', shape: 'raw', statuses: [200, 400, 401, 404] },
   { method: 'POST', url: '/_emulator/hear', shape: 'control', statuses: [200, 400, 401, 403] },
   { method: 'POST', url: '/_emulator/speak', shape: 'raw', statuses: [200, 400, 401, 403] },
+  // 409 on an emulator that records or replays (its answers would not be its own rules').
+  { method: 'POST', url: '/_emulator/tapes/check', shape: 'control', statuses: [200, 400, 401, 403, 409] },
 ];
 
 /** Control routes that answer something else than JSON: the inspector's files, the live journal feed. */

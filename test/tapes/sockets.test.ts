@@ -129,7 +129,7 @@ describe('recording sockets', () => {
     const text = tapes.map((n) => readFileSync(join(dir, n), 'utf8')).join('\n');
     expect(text).not.toContain(KEY);
     const speech = all.find((t) => t.operation === 'GET /ws/v1/t2a_v2')!;
-    expect(speech.request.headers.authorization).toBe('Bearer <credential>');
+    expect(speech.request.headers.authorization).toBe('<credential>');
     expect(speech.answer.stream.kind).toBe('socket');
     const steps = speech.answer.stream.steps;
     expect(steps.find((s: any) => s.dir === 'out')).toMatchObject({ event: { event: 'connected_success' } });
@@ -247,5 +247,33 @@ describe('strict replay', () => {
     expect(rec.got).toEqual([
       { json: expect.objectContaining({ type: 'error', code: 10000, message: expect.stringMatching(/message 1 differs \(meta.language\)/) }) },
     ]);
+  });
+});
+
+describe('record-missing on a socket', () => {
+  it('records a socket no tape answers, replays it the next time, and records a new one when the client parts from it', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'tapes-sockets-missing-'));
+    const source = await startTestEmulator({ seed: 'missing-upstream' });
+    const emu = await startTestEmulator({ seed: 'missing', record: folder, recordMode: 'record-missing', upstreamSpeech: source.speechUrl });
+    const url = `${wsBase(emu.speechUrl)}/ws/v1/t2a_v2`;
+    const script = (text: string) => [START, { event: 'task_continue', text }, arrived('task_continued'), { event: 'task_finish' }];
+    const jsonTapes = () => readdirSync(folder).filter((n) => n.endsWith('.json') && !n.startsWith('.'));
+    try {
+      const first = await talk(url, script('Recorded when missing.'), { headers: SPEECH_HEADERS });
+      await until(() => jsonTapes().length === 1);
+      const again = await talk(url, script('Recorded when missing.'), { headers: SPEECH_HEADERS });
+      expect(again.got.map((g) => withoutFresh(g, FRESH))).toEqual(first.got.map((g) => withoutFresh(g, FRESH)));
+      const [replayed] = await emu.control.journal.list({ path: '/ws/v1/t2a_v2', limit: 1 });
+      expect(replayed!.tape).toMatchObject({ mode: 'replayed', id: jsonTapes()[0]!.slice(0, -5) });
+      // Parts from the tape at its second message: the upstream answers (one session id throughout), and is recorded.
+      const other = await talk(url, script('Something new.'), { headers: SPEECH_HEADERS });
+      expect(other.got.map(nameOf).filter((n) => n !== 'task_continued')).toEqual(['connected_success', 'task_started', 'task_finished']);
+      expect(new Set(other.got.map((g: any) => g.json.session_id)).size).toBe(1);
+      await until(() => jsonTapes().length === 2);
+    } finally {
+      await emu.close();
+      await source.close();
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 });

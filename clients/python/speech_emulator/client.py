@@ -323,6 +323,20 @@ class ControlClient:
             timeout=timeout,
         )
 
+    def tapes_check(self, dir: str, timeout: Optional[float] = None) -> Dict[str, Any]:
+        """Sends every tape of a folder (a path on the emulator's machine) to the emulator again and reports, per tape,
+        where its own answer differs from the recorded one (``POST /_emulator/tapes/check``): ``{summary, tapes,
+        differing, results: [{id, operation, differences: [{what, where?, recorded, emulator}]}]}``. Run it on an
+        emulator that neither records nor replays."""
+        return self._json(
+            "POST",
+            "/tapes/check",
+            body={"dir": dir},
+            what="the tapes check report {summary, tapes, differing, results}",
+            holds=lambda b: isinstance(b.get("summary"), str) and isinstance(b.get("differing"), int) and isinstance(b.get("results"), list),
+            timeout=timeout,
+        )
+
     def hear(self, audio: bytes, content_type: Optional[str] = None, timeout: Optional[float] = None) -> Dict[str, Any]:
         """What a listener heard in a recording (``POST /_emulator/hear``): the emulator's syntheses found in it,
         the words heard with their times, and what differs (gaps, repeats, skips, cuts). WAV, MP3, FLAC and

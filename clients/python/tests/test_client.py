@@ -114,3 +114,11 @@ def test_local_command_finds_this_checkout():
     command = local_command(here.parent)
     root = next(p for p in here.parents if (p / "package.json").is_file())
     assert command[-1] in (str(root / "dist" / "main.js"), str(root / "src" / "main.ts"))
+
+
+def test_tapes_check_reports_on_a_folder(emulator, tmp_path):
+    report = emulator.control.tapes_check(str(tmp_path))
+    assert report == {"summary": "0 tapes checked: 0 the same, 0 differ", "tapes": 0, "differing": 0, "results": []}
+    with pytest.raises(ControlError) as refused:
+        emulator.control.tapes_check(str(tmp_path / "missing"))
+    assert refused.value.status == 400 and "tapes check field dir" in str(refused.value)

@@ -138,6 +138,12 @@ declare module '../../core/state/account-settings.js' {
 /** The voice platform as the composer (src/app.ts) composes it. */
 export const platformService: ServiceRegistration = {
   name: 'platform',
+  // What the tapes (docs/tapes.md) need to know beyond the defaults: a call's nonce is new on every run; session ids
+  // are made by the service, fresh on replay and mapped back when heartbeat, check or stop name them.
+  tapes: {
+    'POST /v1/audio/assistant/start': { ignore: ['client_nonce'], fresh: ['session_id'] },
+    'POST /api/v1/agents/openapi/sessions/create': { fresh: ['sessionId'] },
+  },
   listeners: [{ name: 'platform', port: (config) => config.platformPort }],
   // Fastify's own keep-alive default, which its server factory would have set.
   keepAliveTimeoutMs: 72_000,

@@ -92,6 +92,12 @@ declare module '../../core/state/account-settings.js' {
 /** The speech service as the composer (src/app.ts) composes it. */
 export const speechService: ServiceRegistration = {
   name: 'speech',
+  // What the tapes (docs/tapes.md) need to know beyond the defaults (`trace_id` fresh on every answer; `file_id` and
+  // `task_id` fresh and mapped back): an async task's id and its file's, under the names its answers give them.
+  tapes: {
+    'POST /v1/t2a_async_v2': { fresh: ['task_id', 'file_id'] },
+    'GET /v1/query/t2a_async_query_v2': { fresh: ['task_id', 'file_id'] },
+  },
   // The backup base URL is a second listener in front of the same operations.
   listeners: [
     { name: 'speech', port: (config) => config.speechPort },

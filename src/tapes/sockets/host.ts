@@ -51,9 +51,7 @@ export function socketRequest(req: FastifyRequest): TapeRequest {
   for (const name of CREDENTIAL_HEADERS) {
     const value = req.headers[name];
     if (typeof value !== 'string') continue;
-    // `Bearer <credential>`: the scheme stays, the key does not.
-    const scheme = /^(\w+)\s+/.exec(value)?.[1];
-    headers[name] = scheme ? `${scheme} ${CREDENTIAL_MARKER}` : CREDENTIAL_MARKER;
+    headers[name] = CREDENTIAL_MARKER;
   }
   return { method: 'GET', path: url.pathname, query, headers, body: { none: true } };
 }

@@ -1,0 +1,47 @@
+import { randomUUID } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { call } from '../helpers/emulator.js';
+import { REAL_KEY, startRecorder, startReplayer, startUpstream, tapeDir } from './helpers.js';
+
+const post = (base: string, key: string, path: string, json: unknown) =>
+  call(`${base}${path}`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify(json) });
+
+/** A call: start with a new nonce, one heartbeat naming the session the start made. */
+async function callFlow(base: string, key: string) {
+  const start = await post(base, key, '/v1/audio/assistant/start', { client_nonce: randomUUID() });
+  const sessionId = JSON.stringify(start.body).match(/"session_id":"([^"]+)"/)?.[1];
+  const beat = await post(base, key, '/v1/audio/assistant/heartbeat', { session_id: sessionId });
+  return { start, sessionId, beat };
+}
+
+describe('tapes: what a service declares of its operations', () => {
+  it('a call start matches whatever its client_nonce (declared volatile), and its session id is fresh and mapped back', async () => {
+    const dir = tapeDir();
+    const upstream = await startUpstream();
+    const recorder = await startRecorder(dir, upstream.emu);
+    let recorded: Awaited<ReturnType<typeof callFlow>>;
+    try {
+      recorded = await callFlow(recorder.platformUrl, REAL_KEY);
+    } finally {
+      await recorder.close();
+      await upstream.close();
+    }
+    expect(recorded.start.status).toBe(200);
+    expect(recorded.sessionId).toBeTruthy();
+    expect(recorded.beat.status).toBe(200);
+    const emu = await startReplayer(dir, { replayStrict: true });
+    try {
+      const replayed = await callFlow(emu.platformUrl, 'ci');
+      expect(replayed.start.status).toBe(200);
+      expect(replayed.sessionId).not.toBe(recorded.sessionId);
+      expect(replayed.sessionId!.length).toBe(recorded.sessionId!.length);
+      // The heartbeat names the fresh id: matched as the recorded one (strict replay: a miss would be a 500).
+      expect(replayed.beat.status).toBe(200);
+      expect(replayed.beat.body).toEqual(recorded.beat.body);
+    } finally {
+      await emu.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
