@@ -23,7 +23,7 @@ import {
   type TapeStep,
 } from './format.js';
 import { declarationOf, matchKey, tapeIdOf } from './match.js';
-import { HOP_HEADERS, presentedSecrets, tapeBodyOf, tapeRequestOf } from './request.js';
+import { HOP_HEADERS, presentedSecrets, tapeRequestOf } from './request.js';
 import { SseReader } from './sse.js';
 import { keyText, sha256, type TapesContext } from './context.js';
 import { UpstreamError } from './upstream.js';
@@ -42,6 +42,14 @@ function answerHeaders(res: IncomingMessage): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(res.headers)) if (value !== undefined && !DROPPED_ANSWER_HEADERS.has(name)) out[name] = [value].flat().join(', ');
   return out;
+}
+
+function jsonOrUndefined(bytes: Buffer): unknown {
+  try {
+    return JSON.parse(bytes.toString('utf8')) as unknown;
+  } catch {
+    return undefined;
+  }
 }
 
 function isJson(type: string): boolean {
@@ -101,26 +109,34 @@ async function recordWhole(b: Base, reply: FastifyReply, res: IncomingMessage): 
     b.req.ctx.entry?.noteTape({ recorded: false, problem: `the upstream's answer broke off (${(err as Error).message})` });
     throw err;
   }
+  try {
+    await tapeWhole(b, bytes);
+  } catch (err) {
+    b.req.ctx.entry?.noteTape({ recorded: false, problem: `the tape could not be written (${(err as Error).message})` });
+    throw err;
+  }
+  const type = b.headers['content-type'];
+  void reply.code(b.status).headers(b.headers);
+  // JSON as text: the journal summarizes it and reads its spec code, as for the emulator's own answers.
+  void reply.send(type && isJson(type) ? bytes.toString('utf8') : bytes);
+}
+
+/** The tape of a whole answer: its body (audio inside JSON and the file itself stored by hash), its downloads. */
+async function tapeWhole(b: Base, bytes: Buffer): Promise<void> {
   const type = b.headers['content-type'];
   const put = (data: Uint8Array, ext: string) => b.ctx.store.putFile(data, ext);
   let body: TapeBody;
   let parsed: unknown;
   if (type && isJson(type)) {
-    try {
-      parsed = JSON.parse(bytes.toString('utf8'));
-      body = { json: await externalize(parsed, put) };
-    } catch {
-      body = await tapeBodyOf(bytes, type, put);
-    }
+    parsed = jsonOrUndefined(bytes);
+    // A write that fails is the exchange's failure (never a JSON answer kept as text instead).
+    body = parsed === undefined ? { text: bytes.toString('utf8') } : { json: await externalize(parsed, put) };
   } else
     body = bytes.length
       ? { file: { $file: await put(bytes, extensionOf(type) === 'bin' ? sniffExtension(bytes) : extensionOf(type)), encoding: 'raw' } }
       : { none: true };
   const downloads = await fetchDownloads(b, parsed);
   await writeTape(b, { status: b.status, headers: b.headers, body }, downloads);
-  void reply.code(b.status).headers(b.headers);
-  // JSON as text: the journal summarizes it and reads its spec code, as for the emulator's own answers.
-  void reply.send(type && isJson(type) ? bytes.toString('utf8') : bytes);
 }
 
 /**

@@ -80,11 +80,14 @@ export async function tapeBodyOf(raw: Buffer, contentType: string | undefined, p
   if (raw.length === 0) return { none: true };
   const type = (contentType ?? '').toLowerCase();
   if (type.includes('json')) {
+    let parsed: unknown;
     try {
-      return { json: await externalize(withoutCredentials(JSON.parse(raw.toString('utf8'))), put) };
+      parsed = JSON.parse(raw.toString('utf8'));
     } catch {
       return { text: raw.toString('utf8') };
     }
+    // Outside the parse's catch: a file that cannot be stored fails the tape, never turns its body into text.
+    return { json: await externalize(withoutCredentials(parsed), put) };
   }
   if (type.startsWith('multipart/form-data')) {
     const parts = await multipartParts(raw, contentType!, put);

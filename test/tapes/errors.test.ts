@@ -167,3 +167,33 @@ describe('tapes: what goes wrong is said, and nothing half is kept', () => {
     }
   });
 });
+
+describe('tapes: a write that fails is seen, never half a tape', () => {
+  it('the files of the folder cannot be written (as on a full disk): the whole answer fails, the stream breaks, no tape is left', async () => {
+    const broken = tapeDir();
+    const upstream = await startUpstream();
+    const emu = await startRecorder(broken, upstream.emu);
+    try {
+      // Once recording: `files` becomes a plain file, so every write under it fails, as a full disk would make it fail.
+      rmSync(join(broken, 'files'), { recursive: true, force: true });
+      writeFileSync(join(broken, 'files'), 'not a folder');
+      const whole = await t2a(emu.speechUrl, speak('Nowhere to write this.'), { key: REAL_KEY });
+      expect(whole.body.base_resp.status_code).toBe(1000);
+      const res = await fetch(`${emu.speechUrl}/v1/t2a_v2`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${REAL_KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ ...speak('Nor this stream.'), stream: true }),
+      });
+      await expect(res.text()).rejects.toThrow();
+      const entries = (await control(emu.speechUrl).journal({ limit: 2 })).body.entries;
+      expect(entries).toHaveLength(2);
+      for (const e of entries)
+        expect(e.tape).toMatchObject({ mode: 'forwarded', recorded: false, problem: expect.stringMatching(/^the tape could not be written/) });
+      expect(readdirSync(broken).filter((f) => f.endsWith('.json'))).toEqual([]);
+    } finally {
+      await emu.close();
+      await upstream.close();
+      rmSync(broken, { recursive: true, force: true });
+    }
+  });
+});
