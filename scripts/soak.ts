@@ -19,7 +19,12 @@ import { adpcmWav, silentFlac, storedZip } from '../test/helpers/hostile-inputs.
  * / array buffers (the emulator's own metrics), so objects the load left behind (heap after GC)
  * tell apart from pages the allocator keeps for reuse (RSS that a second round does not raise).
  *
- *   npm run soak -- [--clients 50] [--minutes 2] [--rounds 1] [--every 10] [--timeout 60]
+ * RSS is sampled every second of each load: the slope after warm-up (a least-squares line through the
+ * samples of the load's second half) says whether memory still grows once every family has run.
+ *
+ *   npm run soak -- [--clients 50] [--minutes 2] [--rounds 1] [--every 10] [--timeout 60] [--built]
+ *
+ * --built soaks the compiled CLI (dist/main.js, `npm run build` first: what users run) instead of the sources.
  */
 function flag(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -34,6 +39,7 @@ const ROUNDS = Math.min(flag('rounds', 1), 10);
 /** Seconds an operation may take before it counts as failed (a loaded 2-core machine is slow, not hung). */
 const TIMEOUT_MS = flag('timeout', 60) * 1000;
 const ROOT = join(import.meta.dirname, '..');
+const BUILT = process.argv.includes('--built');
 /** In the emulator process: a full garbage collection on SIGUSR2, so the soak can measure what stays. */
 // Twice, apart: WebAssembly memories and buffer backing stores are released after the sweep that finds them.
 const GC_ON_SIGNAL = `data:text/javascript,process.on('SIGUSR2',()=>{globalThis.gc();setTimeout(()=>globalThis.gc(),500)})`;
@@ -44,9 +50,7 @@ const child = spawn(
     '--expose-gc',
     '--import',
     GC_ON_SIGNAL,
-    '--import',
-    'tsx',
-    'src/main.ts',
+    ...(BUILT ? ['dist/main.js'] : ['--import', 'tsx', 'src/main.ts']),
     '--host',
     '127.0.0.1',
     '--speech-port',
@@ -466,6 +470,18 @@ function textTurn(key: string, text: string): Promise<string | null> {
   });
 }
 
+/** RSS over a load: its peak, and the slope of a least-squares line through the second half's samples (minutes, MB). */
+function rssSlope(samples: [number, number][]): string {
+  const peak = Math.max(...samples.map(([, mb]) => mb));
+  const late = samples.slice(Math.floor(samples.length / 2)).filter(([, mb]) => Number.isFinite(mb));
+  if (late.length < 3) return `rss peak ${peak} MB (too few samples for a slope)`;
+  const mx = late.reduce((n, [t]) => n + t, 0) / late.length;
+  const my = late.reduce((n, [, mb]) => n + mb, 0) / late.length;
+  const slope = late.reduce((n, [t, mb]) => n + (t - mx) * (mb - my), 0) / late.reduce((n, [t]) => n + (t - mx) ** 2, 0);
+  const from = Math.round(late[0]![0] * 60);
+  return `rss peak ${peak} MB; after warm-up (from ${from} s, ${late.length} samples): mean ${Math.round(my)} MB, slope ${slope >= 0 ? '+' : ''}${slope.toFixed(2)} MB/min`;
+}
+
 let done = 0;
 const started = Date.now();
 /** heap used / external / array buffers in MB, from the emulator's metrics (control plane). */
@@ -490,6 +506,9 @@ await line('start');
 for (let round = 1; round <= ROUNDS; round++) {
   const deadline = Date.now() + MINUTES * 60_000;
   const ticker = setInterval(() => void line(`t+${Math.round((Date.now() - started) / 1000)}s`), EVERY_S * 1000);
+  const roundStart = Date.now();
+  const samples: [number, number][] = [];
+  const sampler = setInterval(() => samples.push([(Date.now() - roundStart) / 60_000, rssMb()]), 1000);
   await Promise.all(
     Array.from({ length: CLIENTS }, async (_, c) => {
       const key = `soak-client-${c}`;
@@ -505,7 +524,9 @@ for (let round = 1; round <= ROUNDS; round++) {
     }),
   );
   clearInterval(ticker);
+  clearInterval(sampler);
   await line(`after load ${round}`);
+  console.log(rssSlope(samples));
   const kept = await fetch(`${urls.platform}/_emulator/state?limit=1`)
     .then((r) => r.json() as any)
     .catch(() => null);
