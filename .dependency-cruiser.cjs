@@ -186,6 +186,25 @@ module.exports = {
       to: { path: '^src/services/speech/(voices|files)/routes[.]ts$', pathNot: '^src/services/speech/$1/' },
     },
     {
+      name: 'tapes-above-core-and-services',
+      comment:
+        'The tapes (src/tapes/) record and replay exchanges around the services: core/, audio/ and the services never ' +
+        'import them (a service declares what its tapes need in its registration, core/service.ts `tapes`), so an ' +
+        'emulator started without --record or --replay never loads them.',
+      severity: 'error',
+      from: { path: '^src/(core|audio|services)/' },
+      to: { path: '^src/tapes/' },
+    },
+    {
+      name: 'tapes-not-to-services',
+      comment:
+        'The tapes read the services through their registrations (core/service.ts), handed to them by the composer; ' +
+        'they never import a service, the control plane or the entry.',
+      severity: 'error',
+      from: { path: '^src/tapes/' },
+      to: { path: '^src/(services|control)/|^src/[^/]+[.]ts$' },
+    },
+    {
       name: 'every-import-resolves',
       comment:
         'An import of our own files the checker cannot resolve would pass every rule unseen (packages are not ' +

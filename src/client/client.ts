@@ -34,6 +34,7 @@ import type {
   JournalAudio,
   JournalEntryView,
   JournalQuery,
+  LatencyReport,
   OpenApiName,
   ReadyView,
   ResetAccountResult,
@@ -238,10 +239,7 @@ export class ControlClient {
   readonly journal = {
     /** Entries newest first, filtered by path, API key, listener, headers, query, fault and time window. */
     list: async (query: JournalQuery = {}, options?: CallOptions): Promise<JournalEntryView[]> => {
-      const { header, query: params, ...plain } = query;
-      // Headers and query parameters travel as repeated `name:value` parameters.
-      const asPairs = (o: Record<string, string> | undefined) => (o ? Object.entries(o).map(([k, v]) => `${k}:${v}`) : undefined);
-      const call: Call = { method: 'GET', path: '/journal', query: { ...plain, header: asPairs(header), query: asPairs(params) } };
+      const call: Call = { method: 'GET', path: '/journal', query: journalParams(query) };
       return (await this.#json<{ entries: JournalEntryView[] }>(call, 'the journal {entries: [...]}', (b) => Array.isArray(b.entries), options)).entries;
     },
     get: (id: string, options?: CallOptions): Promise<JournalEntryView> =>
@@ -278,6 +276,22 @@ export class ControlClient {
       { method: 'POST', path: '/verify', body: request },
       'the verification {ok: true, count, expected}',
       (b) => b.ok === true && typeof b.count === 'number',
+      options,
+    );
+  }
+
+  // ---- report ----
+
+  /**
+   * The latency figures of the journal's audio streams (`GET /_emulator/report`): per operation and
+   * for all entries the query selects, time to first audio, turn latency, real-time factor, overrun,
+   * time to stop, gaps and stalls, with nearest-rank p50/p95/p99.
+   */
+  report(query: JournalQuery = {}, options?: CallOptions): Promise<LatencyReport> {
+    return this.#json(
+      { method: 'GET', path: '/report', query: journalParams(query) },
+      'the latency report {all, operations}',
+      (b) => typeof b.all === 'object' && b.all !== null && Array.isArray(b.operations),
       options,
     );
   }
@@ -381,6 +395,13 @@ export class ControlClient {
   asyncApi(options?: CallOptions): Promise<Record<string, unknown>> {
     return this.#json({ method: 'GET', path: '/asyncapi.json' }, 'an AsyncAPI document', (b) => typeof b.asyncapi === 'string', options);
   }
+}
+
+/** A journal query as URL parameters: headers and query parameters travel as repeated `name:value` parameters. */
+function journalParams(query: JournalQuery): Call['query'] {
+  const { header, query: params, ...plain } = query;
+  const asPairs = (o: Record<string, string> | undefined) => (o ? Object.entries(o).map(([k, v]) => `${k}:${v}`) : undefined);
+  return { ...plain, header: asPairs(header), query: asPairs(params) };
 }
 
 const CLOCK = 'the clock {now_ms, frozen}';

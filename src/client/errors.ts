@@ -5,7 +5,7 @@
  * (no connection, the deadline; status 0). A verification that does not hold (409) is a
  * VerificationError whose message lists the nearest misses.
  */
-import type { JournalEntryView, VerifyFailure } from './types.js';
+import type { BudgetResult, JournalEntryView, VerifyFailure } from './types.js';
 
 export class ControlClientError extends Error {
   override readonly name: string = 'ControlClientError';
@@ -45,16 +45,23 @@ export class VerificationError extends ControlClientError {
   readonly count: number;
   readonly expected: string;
   readonly nearMisses: { differences: string[]; entry: JournalEntryView }[];
+  /** The budgets asked, as checked, when the count held and a budget did not. */
+  readonly budgets: BudgetResult[] | undefined;
   constructor(status: number, message: string, body: VerifyFailure, request: string, url = '') {
     const misses = body.near_misses ?? [];
     const shown = misses.slice(0, SHOWN_MISSES).map(missLine);
     const more = misses.length > SHOWN_MISSES ? [`  (and ${misses.length - SHOWN_MISSES} more in nearMisses)`] : [];
+    // A budget broken lists the requests over it; a count that did not hold, the nearest misses.
+    const heading = body.budgets ? (misses.length === 1 ? 'over budget' : 'over budget, worst first') : `nearest ${misses.length === 1 ? 'miss' : 'misses'}`;
     const why = misses.length
-      ? `\nnearest ${misses.length === 1 ? 'miss' : 'misses'}:\n${[...shown, ...more].join('\n')}`
-      : '\nno request in the journal to compare with';
+      ? `\n${heading}:\n${[...shown, ...more].join('\n')}`
+      : body.budgets
+        ? ''
+        : '\nno request in the journal to compare with';
     super(status, message, body, request, url, why);
     this.count = body.count;
     this.expected = body.expected;
     this.nearMisses = misses;
+    this.budgets = body.budgets;
   }
 }

@@ -12,6 +12,7 @@ export type * from './types/accounts.js';
 export type * from './types/faults.js';
 export type * from './types/journal.js';
 export type * from './types/fixtures.js';
+export type * from './types/report.js';
 
 // ---- health -------------------------------------------------------------------------------------
 
@@ -105,6 +106,8 @@ export interface HearResult {
   duration_ms: number;
   /** The heard words of all utterances, joined by spaces (the recognition fixture's text when no utterance was found). */
   text: string;
+  /** Word error rate of all utterances heard against what was synthesized; null when none of the emulator's syntheses was found. */
+  word_error_rate: number | null;
   /** The emulator's own syntheses found in the recording, in the order heard. */
   utterances: {
     trace_id: string | null;
@@ -112,6 +115,8 @@ export interface HearResult {
     signature_id: string;
     full_text: string;
     heard_text: string;
+    /** Word error rate of `heard_text` against `full_text` (0: every word heard). */
+    word_error_rate: number;
     complete: boolean;
     start_ms: number;
     end_ms: number;
@@ -119,6 +124,32 @@ export interface HearResult {
   }[];
   /** What differs from what was synthesized, in the order found. */
   anomalies: { kind: 'gap' | 'repeat' | 'missing' | 'cut'; at_ms: number; duration_ms: number; trace_id: string | null }[];
+  /** What the line did to the audio: levels, noise, clipping, dropouts, leading silence (docs/voice-agents.md). */
+  line: HeardLine;
+  /** False for audio without a signature of this emulator (replayed from a tape of the real service, made elsewhere). */
+  own: boolean;
+  /** Why the words are not aligned, for audio that is not the emulator's own. */
+  note?: string;
+}
+
+export interface HeardLine {
+  /** The speech's RMS level over its words (dBFS). */
+  level_dbfs: number | null;
+  /** The noise's RMS level in the pauses (dBFS); null when the pauses are digital silence. */
+  noise_dbfs: number | null;
+  /** Speech against noise (dB); null without noise. */
+  snr_db: number | null;
+  /** Samples at full scale next to another at full scale. */
+  clipped_samples: number;
+  /** Silence before the first utterance's signature (ms). */
+  leading_silence_ms: number;
+  /** What was found: noise (SNR under 40 dB), low_level (under −35 dBFS), clipping (10 samples or more), each dropout, leading_silence (100 ms or more). */
+  impairments: {
+    kind: 'noise' | 'low_level' | 'clipping' | 'dropout' | 'leading_silence';
+    at_ms: number;
+    duration_ms?: number;
+    value?: number;
+  }[];
 }
 
 // ---- raw answers --------------------------------------------------------------------------------

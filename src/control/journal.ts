@@ -55,21 +55,38 @@ export const journalQuery = z
   .strict();
 export type JournalQueryInput = z.output<typeof journalQuery>;
 
-const JOURNAL_QUERY_KEYS = Object.keys(journalQuery.shape);
+export const JOURNAL_QUERY_KEYS = Object.keys(journalQuery.shape);
 
 /**
  * An entry as the control plane shows it (list, one entry, the live feed, verify's near misses): the
  * account's id (a hash of the key) stays inside; `response.code` is the entry's one code reading.
  */
 export function entryView(e: JournalEntry) {
-  const { accountId: _hidden, frameBytes: _bytes, response, request, fault, stream, ...view } = e;
+  const { accountId: _hidden, frameBytes: _bytes, response, request, fault, stream, delivery, ...view } = e;
   return {
     ...view,
     ...(fault ? { fault: fault.toJSON() } : {}),
     ...(stream ? { stream: stream.toJSON() } : {}),
+    ...(delivery ? { delivery: delivery.figures() } : {}),
     request: request.toJSON(),
     response: { summary: response.summary, content_type: response.content_type, code: entryCode(e) },
   };
+}
+
+/** The entries a journal query selects, newest first (the journal's list and the report read the same). */
+export function selectEntries(emu: Emulator, q: JournalQueryInput, what: string): JournalEntry[] {
+  const { limit, path, account, header, ...rest } = q;
+  if (q.since_ms !== undefined && q.until_ms !== undefined && q.since_ms >= q.until_ms) {
+    throw new ControlError(400, `${what} field since_ms: must be before until_ms (${q.since_ms} >= ${q.until_ms})`);
+  }
+  const matcher: Matcher = { ...rest, headers: header };
+  const filtered = Object.values(matcher).some((v) => v !== undefined);
+  return emu.journal.list({
+    limit,
+    path,
+    accountId: account !== undefined ? accountId(keyParam(account, `${what} account`)) : undefined,
+    match: filtered ? (e) => differences(matcher, undefined, e).length === 0 : undefined,
+  });
 }
 
 const idParams = z.object({ id: z.string() });
@@ -90,19 +107,7 @@ function playable(format: string, raw: Buffer, rate: number, channels: number): 
 
 export function journalRoutes(app: FastifyInstance, emu: Emulator): void {
   app.get('/journal', { ...input({ query: JOURNAL_QUERY_KEYS, what: 'journal query' }), schema: { querystring: journalQuery } }, async (req) => {
-    const q = req.query as JournalQueryInput;
-    const { limit, path, account, header, ...rest } = q;
-    if (q.since_ms !== undefined && q.until_ms !== undefined && q.since_ms >= q.until_ms) {
-      throw new ControlError(400, `journal query field since_ms: must be before until_ms (${q.since_ms} >= ${q.until_ms})`);
-    }
-    const matcher: Matcher = { ...rest, headers: header };
-    const filtered = Object.values(matcher).some((v) => v !== undefined);
-    const entries = emu.journal.list({
-      limit,
-      path,
-      accountId: account !== undefined ? accountId(keyParam(account, 'journal query account')) : undefined,
-      match: filtered ? (e) => differences(matcher, undefined, e).length === 0 : undefined,
-    });
+    const entries = selectEntries(emu, req.query as JournalQueryInput, 'journal query');
     return { entries: entries.map(entryView) };
   });
   app.delete('/journal', input({}), async (_req, reply: FastifyReply) => {

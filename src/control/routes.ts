@@ -1,6 +1,6 @@
 /**
  * The control plane, mounted under /_emulator on every listener: health, reset, clock, accounts, state,
- * faults, journal, metrics, verification and fixtures, one file per concern. Control calls are not
+ * faults, journal, the latency report, metrics, verification and fixtures, one file per concern. Control calls are not
  * journaled and never see faults. Each route declares its zod schemas (body, query, params).
  */
 import type { FastifyInstance } from 'fastify';
@@ -15,6 +15,7 @@ import { hearRoutes } from './hear.js';
 import { speakRoutes } from './speak.js';
 import { journalRoutes } from './journal.js';
 import { metricsRoutes } from './metrics.js';
+import { reportRoutes } from './report.js';
 import { resetRoutes } from './reset.js';
 import { stateRoutes } from './state.js';
 import { verifyRoutes } from './verify.js';
@@ -23,17 +24,14 @@ import { documentRoutes } from './documents.js';
 import { liveJournal } from './live.js';
 import { inspectorPages } from './pages.js';
 import { acceptEmptyJson } from '../core/http/json-body.js';
+import { SchemaRefusal } from '../core/http/schema-validator.js';
 import { controlRefusal, tokenMatches } from './access.js';
 
 function isEmptyObject(v: unknown): boolean {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length === 0;
 }
 
-type SchemaError = Error & {
-  statusCode?: number;
-  validation?: { instancePath?: string; message?: string; params?: { keys?: string[] } }[];
-  validationContext?: string;
-};
+type SchemaError = Error & { statusCode?: number };
 
 export async function controlPlane(app: FastifyInstance, opts: { emu: Emulator }): Promise<void> {
   const emu = opts.emu;
@@ -61,13 +59,14 @@ export async function controlPlane(app: FastifyInstance, opts: { emu: Emulator }
 
   app.setErrorHandler((err: SchemaError, req, reply) => {
     if (err instanceof ControlError) return reply.code(err.status).send({ ...err.extra, error: { message: err.message } });
-    if (err.validation?.length) {
-      const first = err.validation[0]!;
-      const path = (first.instancePath ?? '').split('/').filter(Boolean);
-      const keys = first.params?.keys;
+    if (err instanceof SchemaRefusal && err.problem) {
+      const first = err.problem;
+      // A key's own `/` splits it, and an empty key is dropped, as the field has always been named.
+      const path = first.path.join('/').split('/').filter(Boolean);
+      const keys = first.keys;
       const field = [...path, ...(keys?.length ? [keys.join(', ')] : [])].join('.');
       const what = req.routeOptions.config?.control?.what ?? (err.validationContext === 'querystring' ? 'query' : (err.validationContext ?? 'request'));
-      return reply.code(400).send({ error: { message: `${what}${field ? ` field ${field}` : ''}: ${first.message}` } });
+      return reply.code(400).send({ error: { message: `${what}${field ? ` field ${field}` : ''}: ${first.rule}` } });
     }
     if ((err as { code?: string }).code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
       return reply.code(400).send({ error: { message: `body must be JSON (Content-Type: application/json), not ${req.headers['content-type'] ?? '(none)'}` } });
@@ -109,6 +108,7 @@ export async function controlPlane(app: FastifyInstance, opts: { emu: Emulator }
     faultRoutes,
     journalRoutes,
     verifyRoutes,
+    reportRoutes,
     fixtureRoutes,
     hearRoutes,
     speakRoutes,

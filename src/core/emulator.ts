@@ -14,7 +14,8 @@ import { Journal } from './journal/journal.js';
 import { RateWindows } from './state/limits.js';
 import { Metrics } from './http/metrics.js';
 import type { RegisteredRoute } from './http/lifecycle.js';
-import { SignatureRecords } from './state/signatures.js';
+import type { ExchangeHook } from './http/exchange.js';
+import { SignatureRecords, speechRecord } from './state/signatures.js';
 import { Sockets } from './socket/open-sockets.js';
 import { SlotQueue } from './state/queue.js';
 import { loadUrlSecret, URL_SECRET_FILE } from './state/url-secret.js';
@@ -76,6 +77,8 @@ export class Emulator {
   readonly areas = new Map<string, StateArea>();
   /** Routes of both services as registered (method, URL pattern, WebSocket or not). */
   readonly routes: RegisteredRoute[] = [];
+  /** Recording or replaying tapes: set by the composer before the services register their routes (core/http/exchange.ts). */
+  exchanges: ExchangeHook | null = null;
   /** Each service's OpenAPI generator (control/documents.ts), so any listener serves every document. */
   readonly documents = new Map<'speech' | 'platform', () => unknown>();
   readonly dataDir: string;
@@ -221,6 +224,16 @@ export class Emulator {
    */
   markDirty(part?: string, account?: string | null, id?: string | number): void {
     this.store.markDirty(part, account, id);
+  }
+
+  /**
+   * Records what a synthesis said (core/state/signatures.ts `speechRecord`), at the emulator clock's now,
+   * and marks it to be saved with the answer: one call for what a speaking operation keeps of its audio.
+   */
+  recordSpeech(input: Omit<Parameters<typeof speechRecord>[0], 'atMs'>): void {
+    const record = speechRecord({ ...input, atMs: this.clock.now() });
+    this.signatures.put(record);
+    this.markDirty('signatures', null, record.id);
   }
 
   /** Why the data dir refuses writes now (the last commit failed), or null (readiness says it). */

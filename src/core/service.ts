@@ -39,7 +39,30 @@ export interface ServiceRegistration {
   busy(emu: Emulator, message: string, url: string | undefined): EarlyAnswer;
   /** Sets its operations up on its app: lifecycle, error shapes, routes. */
   setup(app: FastifyInstance, emu: Emulator): Promise<void>;
+  /** How its operations are matched and refreshed on tapes (src/tapes/, docs/tapes.md); absent operations take the defaults. */
+  readonly tapes?: TapeDeclarations;
 }
+
+/**
+ * What the tapes need to know of one operation, declared by its service (the tapes room reads it; core only names
+ * the shape). Paths are dotted field paths (`voice_setting.speed`, `data.*.file_id`; `*` is any key or index).
+ */
+export interface TapeOperation {
+  /** Request body fields that vary between runs and never decide a match (a client's own timestamp, a nonce). */
+  readonly ignore?: readonly string[];
+  /** Query parameters that never decide a match (besides the credential ones, always ignored). */
+  readonly ignoreQuery?: readonly string[];
+  /**
+   * Answer fields made fresh on replay (trace ids, task ids, file ids): each recorded value gets a fresh one of the
+   * same shape, used again wherever that value appears later (a request naming it is matched by the recorded one).
+   */
+  readonly fresh?: readonly string[];
+  /** The answer can never be replayed (an operation with no meaning offline); it still records. */
+  readonly neverReplay?: boolean;
+}
+
+/** By operation, `METHOD /route/pattern` as the service registers it (`POST /v1/t2a_v2`). */
+export type TapeDeclarations = Readonly<Record<string, TapeOperation>>;
 
 /** The registrations composed: what the state reads (accounts, fixtures) and the services themselves. */
 export interface Registry {

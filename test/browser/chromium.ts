@@ -7,8 +7,11 @@ import { chromium, type Browser } from 'playwright-core';
 export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 export const SCREENSHOTS = new URL('../../test-output/screenshots/', import.meta.url);
 
-/** Launches the system Chromium headless; a machine without it fails here, naming the package to install. */
-export async function launchChromium(): Promise<Browser> {
+/**
+ * Launches the system Chromium headless; a machine without it fails here, naming the package to install.
+ * `media`: the fake capture devices and permission prompts a real-time call page needs.
+ */
+export async function launchChromium(opts: { media?: boolean } = {}): Promise<Browser> {
   if (!existsSync(CHROMIUM))
     throw new Error(
       `${CHROMIUM} is missing, and the browser tests need it: Debian/Ubuntu: apt-get install chromium; elsewhere set CHROMIUM_PATH to a Chromium or Chrome binary`,
@@ -25,6 +28,7 @@ export async function launchChromium(): Promise<Browser> {
       '--disable-component-update',
       '--disable-sync',
       '--autoplay-policy=no-user-gesture-required',
+      ...(opts.media ? ['--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream'] : []),
     ],
   });
 }

@@ -4,7 +4,9 @@ import type * as client from '../../src/client/index.js';
 import type { clockBody } from '../../src/control/clock.js';
 import type { hear } from '../../src/control/hear.js';
 import type { entryView, journalQuery } from '../../src/control/journal.js';
-import type { verifyBody } from '../../src/control/verify.js';
+import type { BudgetResult, verifyBody } from '../../src/control/verify.js';
+import type { latencyReport } from '../../src/control/report.js';
+import type { Figure, Stat } from '../../src/control/figures.js';
 import type { accountView, Capability } from '../../src/core/state/accounts.js';
 import type { AccountSchemas } from '../../src/core/state/account-settings.js';
 import type { FixtureName, Fixtures } from '../../src/core/state/fixture-schemas.js';
@@ -33,6 +35,10 @@ describe('control client types match the control plane', () => {
     expectTypeOf<client.AccountView>().toEqualTypeOf<ReturnType<typeof accountView>>();
     expectTypeOf<client.JournalEntryView>().toEqualTypeOf<ReturnType<typeof entryView>>();
     expectTypeOf<client.WsFrameView>().toEqualTypeOf<WsFrameSummary>();
+    expectTypeOf<client.LatencyReport>().toEqualTypeOf<ReturnType<typeof latencyReport>>();
+    expectTypeOf<client.BudgetResult>().toEqualTypeOf<BudgetResult>();
+    expectTypeOf<client.Figure>().toEqualTypeOf<Figure>();
+    expectTypeOf<client.Stat>().toEqualTypeOf<Stat>();
     expectTypeOf<client.FixtureName>().toEqualTypeOf<FixtureName>();
     // Each file's content, as its schema (core's or its service's) gives it.
     expectTypeOf<{ [N in client.FixtureName]: client.FixtureContent<N> }>().toEqualTypeOf<{ [N in FixtureName]: Fixtures[N] }>();

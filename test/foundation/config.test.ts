@@ -29,6 +29,7 @@ const SAMPLES: Record<string, [string, unknown]> = {
   controlToken: ['tok', 'tok'],
   globalLimits: ['off', false],
   latency: ['realistic', 'realistic'],
+  voiceEngine: ['speech', 'speech'],
   livekitApiKey: ['lk', 'lk'],
   livekitApiSecret: ['lks', 'lks'],
   rtcUrl: ['wss://rtc.x.test', 'wss://rtc.x.test'],

@@ -15,14 +15,30 @@ export interface ChildEmulator {
 /**
  * The CLI as its own process (`node --import tsx src/main.ts`, no wrapper process in between, so a
  * signal reaches the emulator itself), on free loopback ports; resolves once it printed its URLs.
+ * `node.flags` go before the entry (e.g. an `--import` that watches the process), `node.env` adds variables.
  */
-export function spawnEmulator(args: string[], timeoutMs = 60_000): Promise<ChildEmulator> {
+export function spawnEmulator(args: string[], timeoutMs = 60_000, node: { flags?: string[]; env?: NodeJS.ProcessEnv } = {}): Promise<ChildEmulator> {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', 'src/main.ts', '--host', '127.0.0.1', '--speech-port', '0', '--speech-backup-port', '0', '--platform-port', '0', ...args],
+    [
+      ...(node.flags ?? []),
+      '--import',
+      'tsx',
+      'src/main.ts',
+      '--host',
+      '127.0.0.1',
+      '--speech-port',
+      '0',
+      '--speech-backup-port',
+      '0',
+      '--platform-port',
+      '0',
+      ...args,
+    ],
     {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...node.env },
     },
   );
   let out = '';

@@ -40,6 +40,19 @@ export async function agentOp(emu: RunningEmulator, key: string, op: 'check' | '
   return r.body.data.item;
 }
 
+/**
+ * Heartbeats every 10 s, as a client app sends them while it is in the call (or agent session): a test slowed
+ * past 30 s by a busy machine then keeps its session. Returns the function that stops them.
+ */
+export function keepAlive(emu: RunningEmulator, key: string, session: { call: string } | { agent: string }): () => void {
+  const beat = () =>
+    'call' in session
+      ? call(`${emu.platformUrl}/v1/audio/assistant/heartbeat`, { json: { session_id: session.call }, headers: { 'x-api-key': key } })
+      : call(`${emu.platformUrl}/api/v1/agents/openapi/sessions/heartbeat?session_id=${session.agent}`, { method: 'POST', headers: { 'x-api-key': key } });
+  const timer = setInterval(() => void beat().catch(() => {}), 10_000);
+  return () => clearInterval(timer);
+}
+
 /** The emulator's own speech of `text` (its signature registered), resampled by ffmpeg to 48 kHz as a microphone has it. */
 export async function micOf(emu: RunningEmulator, text: string, voice = 'male_calm'): Promise<Int16Array> {
   const { pcm } = await spokenPcm(emu.emulator, text, voice);

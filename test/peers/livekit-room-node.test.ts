@@ -18,7 +18,7 @@ import {
 } from '@livekit/rtc-node';
 import { afterAll, describe, expect, it } from 'vitest';
 import { call, emulatorForFile } from '../helpers/emulator.js';
-import { agentOp, createAgentSession, hear, micOf, RATE, startCall, stopCall, until, voicedMs } from './livekit-room-helpers.js';
+import { agentOp, createAgentSession, hear, keepAlive, micOf, RATE, startCall, stopCall, until, voicedMs } from './livekit-room-helpers.js';
 
 const { emu, ctl } = emulatorForFile();
 afterAll(() => dispose());
@@ -91,6 +91,7 @@ describe('@livekit/rtc-node in a call room', () => {
     const d = await startCall(emu, key, { timbre: 'english_tutor', language: 'en' });
     expect(d.rtc_url).toBe(emu.platformUrl.replace('http', 'ws'));
     const client = new Client(d.bot_identity);
+    const stopBeats = keepAlive(emu, key, { call: d.session_id });
     try {
       await client.room.connect(d.rtc_url, d.token, { autoSubscribe: true, dynacast: false });
       expect(client.room.name).toBe(d.room_name);
@@ -126,6 +127,7 @@ describe('@livekit/rtc-node in a call room', () => {
       const state = await ctl.accountState(key);
       expect(state.resources.rooms ?? []).toEqual([]);
     } finally {
+      stopBeats();
       await client.close();
     }
   });

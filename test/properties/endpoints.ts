@@ -50,6 +50,7 @@ const CONTROL: [string, string][] = [
   ['DELETE', '/_emulator/faults'],
   ['DELETE', '/_emulator/faults/:id'],
   ['GET', '/_emulator/journal'],
+  ['GET', '/_emulator/report'],
   ['DELETE', '/_emulator/journal'],
   ['GET', '/_emulator/openapi/:name'],
   ['GET', '/_emulator/asyncapi.json'],

@@ -58,6 +58,13 @@ const PLANTS: Plant[] = [
   { from: 'audio/p1.ts', to: 'control/routes.ts', rule: 'core-audio-not-to-control' },
   { from: 'services/speech/p1.ts', to: 'control/routes.ts', rule: 'services-not-to-control' },
   { from: 'services/platform/p1.ts', to: 'app.ts', rule: 'services-not-to-composer' },
+  // The tapes sit above core and the services; only the composer and the CLI load them.
+  { from: 'core/http/p5.ts', to: 'tapes/format.ts', typeOnly: true, rule: 'tapes-above-core-and-services' },
+  { from: 'services/speech/p3.ts', to: 'tapes/match.ts', rule: 'tapes-above-core-and-services' },
+  { from: 'tapes/p1.ts', to: 'services/speech/errors.ts', rule: 'tapes-not-to-services' },
+  { from: 'tapes/p2.ts', to: 'config.ts', typeOnly: true, rule: 'tapes-not-to-services' },
+  { from: 'tapes/p3.ts', to: 'core/service.ts', typeOnly: true },
+  { from: 'app.ts', to: 'tapes/format.ts' },
   { from: 'services/shared/p1.ts', to: 'services/speech/model.ts', rule: 'shared-stays-below-services' },
   { from: 'services/speech/p2.ts', to: 'services/platform/envelope.ts', rule: 'speech-and-platform-apart' },
   { from: 'services/platform/p2.ts', to: 'services/speech/errors.ts', rule: 'platform-and-speech-apart' },

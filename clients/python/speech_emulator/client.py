@@ -20,6 +20,7 @@ import json
 import socket
 import time
 import urllib.parse
+from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 #: Shown nearest misses in a VerificationError's message.
@@ -65,18 +66,43 @@ def _miss_line(miss: Dict[str, Any]) -> str:
 
 
 class VerificationError(ControlClientError):
-    """``POST /_emulator/verify`` answered 409: the count did not meet the expectation."""
+    """``POST /_emulator/verify`` answered 409: the count did not meet the expectation, or a budget did not hold."""
 
     def __init__(self, status: int, message: str, body: Dict[str, Any], request: str, url: str = "") -> None:
         misses: List[Dict[str, Any]] = body.get("near_misses") or []
+        #: The budgets asked, as checked, when the count held and a budget did not (None otherwise).
+        self.budgets: Optional[List[Dict[str, Any]]] = body.get("budgets")
         lines = [_miss_line(m) for m in misses[:_SHOWN_MISSES]]
         if len(misses) > _SHOWN_MISSES:
             lines.append(f"  (and {len(misses) - _SHOWN_MISSES} more in near_misses)")
-        more = f"\nnearest {'miss' if len(misses) == 1 else 'misses'}:\n" + "\n".join(lines) if misses else "\nno request in the journal to compare with"
+        # A budget broken lists the requests over it; a count that did not hold, the nearest misses.
+        if self.budgets is not None:
+            heading = "over budget" if len(misses) == 1 else "over budget, worst first"
+        else:
+            heading = f"nearest {'miss' if len(misses) == 1 else 'misses'}"
+        if misses:
+            more = f"\n{heading}:\n" + "\n".join(lines)
+        else:
+            more = "" if self.budgets is not None else "\nno request in the journal to compare with"
         super().__init__(status, message, body, request, url, more)
         self.count: int = body.get("count", 0)
         self.expected: str = body.get("expected", "")
         self.near_misses: List[Dict[str, Any]] = misses
+
+
+@dataclass(frozen=True)
+class SpokenAudio:
+    """The audio ``speak`` made, with what its headers say of it (the TypeScript client's SpokenAudio)."""
+
+    #: The audio as it came (raw PCM16, WAV, MP3 or μ-law, as asked).
+    audio: bytes
+    content_type: str
+    sample_rate: int
+    duration_ms: int
+    #: The signature of the synthesis, by which the emulator recognises the text.
+    signature_id: str
+    #: Where each impairment was put: ``voice_id``, ``speechRms``, ``noiseRms``, ``clippedSamples``, ``dropoutsAtMs``.
+    impairments: Dict[str, Any]
 
 
 class Reply:
@@ -285,8 +311,9 @@ class ControlClient:
         return self._json("POST", "/reset", {"account": key}, what='the reset answer {reset: "account"}', holds=lambda b: b.get("reset") == "account")
 
     def verify(self, request: Dict[str, Any], timeout: Optional[float] = None) -> Dict[str, Any]:
-        """``{"request": {...matcher}, "exactly"|"at_least"|"at_most": n}``; raises VerificationError when it does
-        not hold, its message listing the nearest misses."""
+        """``{"request": {...matcher}, "exactly"|"at_least"|"at_most": n, "budgets": {...}}``; raises
+        VerificationError when it does not hold, its message listing the nearest misses (for a budget
+        broken, ``{"first_audio_ms": {"p95": {"lte": 800}}}``, the requests over it)."""
         return self._json(
             "POST",
             "/verify",
@@ -311,6 +338,68 @@ class ControlClient:
             holds=lambda b: isinstance(b.get("text"), str) and isinstance(b.get("utterances"), list) and isinstance(b.get("anomalies"), list),
             timeout=timeout,
         )
+
+    def speak(
+        self,
+        text: str,
+        *,
+        voice_id: Optional[str] = None,
+        language: Optional[str] = None,
+        format: Optional[str] = None,
+        sample_rate: Optional[int] = None,
+        seed: Optional[str] = None,
+        leading_silence_ms: Optional[int] = None,
+        gain_db: Optional[float] = None,
+        clip: Optional[float] = None,
+        noise_db: Optional[float] = None,
+        dropouts: Optional[int] = None,
+        dropout_ms: Optional[int] = None,
+        codec: Optional[str] = None,
+        timeout: Optional[float] = None,
+    ) -> SpokenAudio:
+        """A caller's audio with seeded impairments (``POST /_emulator/speak``); the emulator recognises its
+        text exactly. ``format``: pcm (default), wav, mp3, pcmu_raw, pcmu_wav; ``codec``: mulaw or mp3.
+        A field the control plane refuses raises ControlClientError (400) naming it."""
+        fields = {
+            "text": text,
+            "voice_id": voice_id,
+            "language": language,
+            "format": format,
+            "sample_rate": sample_rate,
+            "seed": seed,
+            "leading_silence_ms": leading_silence_ms,
+            "gain_db": gain_db,
+            "clip": clip,
+            "noise_db": noise_db,
+            "dropouts": dropouts,
+            "dropout_ms": dropout_ms,
+            "codec": codec,
+        }
+        reply = self._send("POST", "/speak", body={k: v for k, v in fields.items() if v is not None}, timeout=timeout)
+        kind = reply.header("content-type") or ""
+        described = reply.header("x-emulator-impairments")
+        impairments: Any = None
+        if described:
+            try:
+                impairments = json.loads(described)
+            except ValueError:
+                impairments = None
+        if not kind.startswith("audio/") or not isinstance(impairments, dict):
+            raise ControlClientError(reply.status, f"expected audio with X-Emulator-Impairments, got {kind or 'no content type'} — is this the URL of an emulator?", reply.text, reply.request, reply.url)
+        return SpokenAudio(
+            audio=reply.raw,
+            content_type=kind,
+            sample_rate=int(reply.header("x-audio-sample-rate") or 0),
+            duration_ms=int(reply.header("x-audio-duration-ms") or 0),
+            signature_id=reply.header("x-emulator-signature") or "",
+            impairments=impairments,
+        )
+
+    def report(self, **filters: Any) -> Dict[str, Any]:
+        """The latency figures of the journal's audio streams (``GET /_emulator/report``): per operation and for
+        all entries selected, time to first audio, turn latency, real-time factor, overrun, time to stop, gaps
+        and stalls, with nearest-rank p50/p95/p99. Takes the filters of ``journal.list``."""
+        return self._json("GET", "/report", self.journal.params(**filters), what="the latency report {all, operations}", holds=lambda b: isinstance(b.get("all"), dict) and isinstance(b.get("operations"), list))
 
     def state(self, limit: Optional[int] = None, cursor: Optional[str] = None) -> Dict[str, Any]:
         return self._json("GET", "/state", {"limit": limit, "cursor": cursor}, what="the state {accounts: [...]}", holds=lambda b: isinstance(b.get("accounts"), list))
@@ -426,6 +515,38 @@ class _Faults(_Part):
 
 
 class _Journal(_Part):
+    def params(
+        self,
+        limit: Optional[int] = None,
+        path: Optional[str] = None,
+        account: Optional[str] = None,
+        listener: Optional[str] = None,
+        method: Optional[str] = None,
+        status: Optional[int] = None,
+        code: Optional[Union[int, str]] = None,
+        header: Optional[Dict[str, str]] = None,
+        query: Optional[Dict[str, str]] = None,
+        fault: Optional[bool] = None,
+        since_ms: Optional[int] = None,
+        until_ms: Optional[int] = None,
+    ) -> Dict[str, Any]:
+        """A journal query as URL parameters (the journal's list and the report take the same)."""
+        return {
+            "limit": limit,
+            "path": path,
+            "account": account,
+            "listener": listener,
+            "method": method,
+            "status": status,
+            "code": code,
+            "fault": None if fault is None else ("true" if fault else "false"),
+            "since_ms": since_ms,
+            "until_ms": until_ms,
+            # Headers and query parameters travel as repeated name:value parameters.
+            "header": [f"{k}:{v}" for k, v in header.items()] if header else None,
+            "query": [f"{k}:{v}" for k, v in query.items()] if query else None,
+        }
+
     def list(
         self,
         limit: Optional[int] = None,
@@ -444,21 +565,7 @@ class _Journal(_Part):
         """Entries newest first, filtered by path, API key, listener, method, status, spec code, request
         headers and query parameters (subsets), whether a fault was injected, and a window on the
         emulator clock (since_ms <= at_ms < until_ms)."""
-        params: Dict[str, Any] = {
-            "limit": limit,
-            "path": path,
-            "account": account,
-            "listener": listener,
-            "method": method,
-            "status": status,
-            "code": code,
-            "fault": None if fault is None else ("true" if fault else "false"),
-            "since_ms": since_ms,
-            "until_ms": until_ms,
-            # Headers and query parameters travel as repeated name:value parameters.
-            "header": [f"{k}:{v}" for k, v in header.items()] if header else None,
-            "query": [f"{k}:{v}" for k, v in query.items()] if query else None,
-        }
+        params = self.params(limit, path, account, listener, method, status, code, header, query, fault, since_ms, until_ms)
         return self._c._json("GET", "/journal", params, what="the journal {entries: [...]}", holds=lambda b: isinstance(b.get("entries"), list))["entries"]
 
     def get(self, entry_id: str) -> Dict[str, Any]:

@@ -39,7 +39,7 @@ interface TokenBase {
   sentenceBefore: boolean;
 }
 export type Token =
-  (TokenBase & { kind: 'word'; units: Unit[] }) | (TokenBase & { kind: 'tag'; name: TagName }) | (TokenBase & { kind: 'pause'; seconds: number });
+  (TokenBase & { kind: 'word'; units: Unit[]; spoken?: string }) | (TokenBase & { kind: 'tag'; name: TagName }) | (TokenBase & { kind: 'pause'; seconds: number });
 
 export interface TextOptions {
   textNormalization?: boolean;
@@ -109,7 +109,7 @@ function replacementUnits(replacement: string): Unit[] {
 interface Special {
   start: number; // UTF-16
   end: number;
-  make: () => { kind: 'word'; units: Unit[] } | { kind: 'tag'; name: TagName } | { kind: 'pause'; seconds: number };
+  make: () => { kind: 'word'; units: Unit[]; spoken?: string } | { kind: 'tag'; name: TagName } | { kind: 'pause'; seconds: number };
 }
 
 function specials(text: string, o: TextOptions): Special[] {
@@ -121,7 +121,10 @@ function specials(text: string, o: TextOptions): Special[] {
     }
   };
   if (o.pauseMarkers) add(/<#(\d+(?:\.\d+)?)#>/g, (m) => () => ({ kind: 'pause', seconds: Number(m[1]) }));
-  if (o.latex) add(/\$\$([\s\S]*?)\$\$/g, (m) => () => ({ kind: 'word', units: unitsOf(speakLatex(m[1]!)) }));
+  if (o.latex) add(/\$\$([\s\S]*?)\$\$/g, (m) => () => {
+      const spoken = speakLatex(m[1]!);
+      return { kind: 'word', units: unitsOf(spoken), spoken };
+    });
   if (o.tags)
     add(/\[([A-Za-z][A-Za-z ]*)\]/g, (m) => {
       const name = m[1]!.toLowerCase().trim() as TagName;
@@ -137,7 +140,7 @@ function specials(text: string, o: TextOptions): Special[] {
     if (!p.text) continue;
     let at = text.indexOf(p.text);
     while (at >= 0) {
-      found.push({ start: at, end: at + p.text.length, make: () => ({ kind: 'word', units: replacementUnits(p.replacement) }) });
+      found.push({ start: at, end: at + p.text.length, make: () => ({ kind: 'word', units: replacementUnits(p.replacement), spoken: p.replacement }) });
       at = text.indexOf(p.text, at + p.text.length);
     }
   }
@@ -254,7 +257,7 @@ export function* tokenizeSteps(text: string, o: TextOptions): Steps<Tokenized> {
       const r = readNumberAt(text, i, langAt(text, i, whole), !!o.textNormalization);
       const end = r ? Math.min(r.end, si < spec.length ? spec[si]!.start : text.length) : i;
       if (r && end > i) {
-        push(i, end, { kind: 'word', units: unitsOf(r.spoken) });
+        push(i, end, { kind: 'word', units: unitsOf(r.spoken), spoken: r.spoken });
         i = end;
         glued = true;
         continue;

@@ -2,6 +2,7 @@
  * The control plane's journal, its synthesized caller audio and its verification, as the control client
  * reads them (re-exported by src/client/types.ts, held equal to the server by test/client/types.test.ts).
  */
+import type { BudgetResult, Budgets, DeliveryFigures } from './report.js';
 
 // ---- journal ------------------------------------------------------------------------------------
 
@@ -80,6 +81,17 @@ export interface JournalEntryView {
   note: string | undefined;
   client_audio?: { bytes: number; sample_rate: number; truncated: boolean; url: string };
   answer_audio?: { bytes: number; format: string; sample_rate: number; channels: number; url: string };
+  /** A stream of synthesized audio: its delivery figures (docs/voice-agents.md, "Latency figures"). */
+  delivery?: DeliveryFigures;
+  /** Tapes: the request was replayed from a tape, forwarded to the real service (and recorded), or missed every tape. */
+  tape?: {
+    mode: 'replayed' | 'forwarded' | 'missed';
+    id?: string;
+    upstream?: string;
+    recorded?: boolean;
+    problem?: string;
+    nearest?: { id: string; differs: string[] }[];
+  };
 }
 
 /** Audio the control plane serves for a journal entry. */
@@ -144,6 +156,8 @@ export interface VerifyRequest {
   exactly?: number;
   at_least?: number;
   at_most?: number;
+  /** Bounds on the latency figures of the entries selected (docs/voice-agents.md, "Latency budgets in CI"). */
+  budgets?: Budgets;
 }
 
 export interface VerifyResult {
@@ -151,6 +165,8 @@ export interface VerifyResult {
   count: number;
   /** The expectation in words, e.g. `exactly 2`. */
   expected: string;
+  /** Each budget asked, as checked (present when budgets were given). */
+  budgets?: BudgetResult[];
 }
 
 /** The 409 answer of a verification that did not hold. */
@@ -158,7 +174,9 @@ export interface VerifyFailure {
   ok: false;
   count: number;
   expected: string;
-  /** The nearest entries that did not match, fewest differing fields first. */
+  /** The nearest entries that did not match, fewest differing fields first; for a budget broken, the entries over it, worst first. */
   near_misses: { differences: string[]; entry: JournalEntryView }[];
+  /** Each budget asked, as checked (present when the count held and a budget did not). */
+  budgets?: BudgetResult[];
   error: { message: string };
 }

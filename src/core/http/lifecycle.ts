@@ -19,6 +19,7 @@ import type { z } from 'zod';
 import { accountId, redactKey, type Accounts } from '../state/accounts.js';
 import type { Clock } from '../state/clock.js';
 import { admitRequest, type Refusal } from './admission.js';
+import { payloadOf, type ExchangeHook } from './exchange.js';
 import { installDurableAnswers } from './durable-answers.js';
 import { parseFaultHeader, type FaultDirective, type Faults } from '../faults/faults.js';
 import { JournalEntry, type Journal } from '../journal/journal.js';
@@ -53,6 +54,8 @@ export interface LifecycleHost {
   persist(): Promise<void>;
   /** Routes of both services, noted as each is registered. */
   readonly routes: RegisteredRoute[];
+  /** Recording or replaying (src/tapes/): the hook that may answer a request in the routes' place; null otherwise. */
+  readonly exchanges: ExchangeHook | null;
 }
 
 export interface LifecycleOptions {
@@ -83,7 +86,8 @@ export function installLifecycle(app: FastifyInstance, emu: LifecycleHost, opts:
     const url = route.url;
     const config = (route.config ??= {}) as FastifyContextConfig;
     const bodyLimit = route.bodyLimit ?? app.initialConfig.bodyLimit ?? 1_048_576;
-    for (const method of [route.method].flat()) emu.routes.push({ service: opts.service, method, url, websocket, messages: config.messages, serverMessages: config.serverMessages });
+    for (const method of [route.method].flat())
+      emu.routes.push({ service: opts.service, method, url, websocket, messages: config.messages, serverMessages: config.serverMessages });
     const enterRoute: onRequestHookHandler = (req, _reply, done) => {
       const ctx = req.ctx;
       if (!ctx) return done();
@@ -102,7 +106,25 @@ export function installLifecycle(app: FastifyInstance, emu: LifecycleHost, opts:
       const refusal = (config.refusal ?? opts.refusal)(req, admission.refusal);
       journalRefusedBody(req, bodyLimit, () => done(refusal));
     };
-    route.onRequest = [enterRoute, ...[route.onRequest ?? []].flat()];
+    // Recording or replaying: a route the hook covers lets it answer once the request is admitted.
+    const hook = emu.exchanges;
+    const exchange = { service: opts.service, method: [route.method].flat()[0]!, url };
+    const takeExchange: onRequestHookHandler | null =
+      hook && !websocket && hook.covers(exchange)
+        ? (req, reply, done) => {
+            if (!req.ctx?.entry) return done();
+            hook
+              .take(req, reply, exchange, (refusal) => (config.refusal ?? opts.refusal)(req, refusal))
+              .then(
+                (taken) => (taken ? undefined : done()),
+                (err: Error) => done(err),
+              );
+          }
+        : null;
+    route.onRequest = [enterRoute, ...(takeExchange ? [takeExchange] : []), ...[route.onRequest ?? []].flat()];
+    // A body the hook read and gave back is parsed from its copy.
+    if (takeExchange)
+      route.preParsing = [(req, _reply, payload, done) => done(null, payloadOf(req, payload) as typeof payload), ...[route.preParsing ?? []].flat()];
   });
 
   app.addHook('onRequest', (req, reply, done) => {

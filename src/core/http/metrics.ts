@@ -3,7 +3,8 @@
  * process; the global default registry is never used). Counters are fed by the request pipeline and by
  * synthesis; gauges read the state when scraped.
  */
-import { Counter, Gauge, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { DeliveryRecord } from '../journal/delivery.js';
 
 export interface MetricsSources {
   /** Open WebSockets by path. */
@@ -101,11 +102,84 @@ class LatencyHistogram {
   }
 }
 
+/**
+ * The buckets of the delivery histograms (seconds; the real-time factor in audio seconds per wall
+ * second), documented in docs/voice-agents.md. Latency buckets sit around the budgets voice agents
+ * are held to (300–800 ms).
+ */
+export const DELIVERY_BUCKETS = {
+  latency: [0.05, 0.1, 0.2, 0.3, 0.5, 0.8, 1, 1.5, 2, 3, 5, 10],
+  cut: [0, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5],
+  gap: [0, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2, 5],
+  rtf: [0.5, 0.8, 1, 1.2, 1.5, 2, 3, 5, 10, 50],
+} as const;
+
+const DELIVERY_LABELS = ['service', 'method', 'path'] as const;
+type DeliveryLabels = Record<(typeof DELIVERY_LABELS)[number], string>;
+
+/** The histograms of audio delivery, one observation per entry or per answer as the report counts them. */
+class DeliveryMetrics {
+  private readonly firstAudio: Histogram<string>;
+  private readonly turnLatency: Histogram<string>;
+  private readonly rtf: Histogram<string>;
+  private readonly overrun: Histogram<string>;
+  private readonly stop: Histogram<string>;
+  private readonly gap: Histogram<string>;
+  private readonly stalls: Counter<string>;
+
+  constructor(registers: Registry[]) {
+    const labelNames = DELIVERY_LABELS;
+    const histogram = (name: string, help: string, buckets: readonly number[]) =>
+      new Histogram({ name, help, labelNames, buckets: [...buckets], registers });
+    this.firstAudio = histogram(
+      'emulator_first_audio_seconds',
+      'Per audio stream: time from the request (a socket: its first answer) to its first audio',
+      DELIVERY_BUCKETS.latency,
+    );
+    this.turnLatency = histogram(
+      'emulator_turn_latency_seconds',
+      "Per answer (turn): time from its start (the request, the text piece, the end of the user's utterance) to its first audio",
+      DELIVERY_BUCKETS.latency,
+    );
+    this.rtf = histogram('emulator_delivered_rtf', 'Per audio stream: seconds of audio delivered per wall second', DELIVERY_BUCKETS.rtf);
+    this.overrun = histogram(
+      'emulator_audio_overrun_seconds',
+      'Per answer the client left or cancelled: seconds of audio sent after the cut',
+      DELIVERY_BUCKETS.cut,
+    );
+    this.stop = histogram(
+      'emulator_audio_stop_seconds',
+      'Per answer the client left or cancelled: time from the cut to the last audio sent',
+      DELIVERY_BUCKETS.cut,
+    );
+    this.gap = histogram(
+      'emulator_audio_gap_seconds',
+      'Per audio stream: total length of the stalls a listener playing from the first audio would hear',
+      DELIVERY_BUCKETS.gap,
+    );
+    this.stalls = new Counter({ name: 'emulator_audio_stalls_total', help: 'Stalls in delivered audio', labelNames, registers });
+  }
+
+  observe(labels: DeliveryLabels, record: DeliveryRecord): void {
+    const whole = record.figures();
+    if (whole.first_audio_ms !== null) this.firstAudio.observe(labels, whole.first_audio_ms / 1000);
+    if (whole.rtf !== null) this.rtf.observe(labels, whole.rtf);
+    this.gap.observe(labels, whole.gap_ms / 1000);
+    this.stalls.inc(labels, whole.stalls);
+    for (const t of record.turnFigures()) {
+      if (t.first_audio_ms !== null) this.turnLatency.observe(labels, t.first_audio_ms / 1000);
+      if (t.overrun_ms !== undefined) this.overrun.observe(labels, t.overrun_ms / 1000);
+      if (t.stop_ms !== undefined) this.stop.observe(labels, t.stop_ms / 1000);
+    }
+  }
+}
+
 export class Metrics {
   readonly registry = new Registry();
   private readonly requests: Counter<string>;
   private readonly latency = new LatencyHistogram();
   private readonly audio: Counter<string>;
+  private readonly deliveryMetrics: DeliveryMetrics;
   /**
    * Every request is counted here first: prom-client hashes its label object on every call, a visible
    * share of a cheap answer, while a scrape is rare. The counter takes the pending counts when it is
@@ -132,6 +206,7 @@ export class Metrics {
       labelNames: ['format'],
       registers,
     });
+    this.deliveryMetrics = new DeliveryMetrics(registers);
     new Gauge({
       name: 'emulator_open_websockets',
       help: 'WebSockets open now, by path',
@@ -204,6 +279,11 @@ export class Metrics {
       if (pending.count) this.requests.inc({ ...pending.labels, status: String(pending.labels.status) }, pending.count);
       pending.count = 0;
     }
+  }
+
+  /** The delivery figures of a finished audio stream (its journal entry's), by operation. */
+  delivery(service: string, method: string, path: string, record: DeliveryRecord): void {
+    this.deliveryMetrics.observe({ service, method, path }, record);
   }
 
   /** Call where a synthesis completes (whole file encoded, last chunk of a stream sent). */

@@ -15,4 +15,6 @@ export type Refusal =
   | { kind: 'fault_code'; code: number }
   | { kind: 'fault_status'; status: number }
   | { kind: 'key'; problem: KeyProblem }
-  | { kind: 'capability'; capability: Capability };
+  | { kind: 'capability'; capability: Capability }
+  /** The emulator stands in front of another service (tapes: recording) that could not answer: HTTP `status`, its words. */
+  | { kind: 'upstream'; status: number; message: string };

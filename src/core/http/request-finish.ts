@@ -22,6 +22,8 @@ export function finishEntry(req: FastifyRequest, status: number, close?: SocketC
     ctx.metered = true;
     if (ctx.metrics)
       ctx.metrics.request(entry.service, req.method, ctx.route ?? '(no route)', entry.status ?? status, entryCode(entry), entry.duration_ms! / 1000);
+    // A stream's audio figures are whole once it ended: observed once, as the report counts them.
+    if (ctx.metrics && entry.delivery) ctx.metrics.delivery(entry.service, entry.method, entry.path, entry.delivery);
     logRequest(req, entry, entry.status ?? status, close);
   }
   ctx.journal?.finished(entry);

@@ -6,6 +6,7 @@
 import { FaultRecord } from './fault.js';
 import type { FaultField } from '../faults/faults.js';
 import { StreamRecord } from './stream.js';
+import type { DeliveryRecord } from './delivery.js';
 import { JournalResponse, type JournalRequest, type ValueSummarizer } from './entry-parts.js';
 
 export { JournalRequest } from './entry-parts.js';
@@ -49,6 +50,21 @@ export const LOGGED_MESSAGE_MAX = 160;
 function boundedMessage(message: string): string {
   const line = message.replace(/[\r\n\t]+/g, ' ');
   return line.length <= LOGGED_MESSAGE_MAX ? line : `${line.slice(0, LOGGED_MESSAGE_MAX - 1)}…`;
+}
+
+/** What the tapes did with a request (JournalEntry.tape). */
+export interface TapeRecord {
+  mode: 'replayed' | 'forwarded' | 'missed';
+  /** The tape that answered, or the one the exchange was recorded into. */
+  id?: string;
+  /** Where it was forwarded. */
+  upstream?: string;
+  /** Whether the exchange was written as a tape (false: the upstream failed, or the write did). */
+  recorded?: boolean;
+  /** Why no tape was written, in words. */
+  problem?: string;
+  /** A miss: the nearest tapes and the fields that differ. */
+  nearest?: { id: string; differs: string[] }[];
 }
 
 /** What a new entry is made of; the journal gives it its id. */
@@ -95,6 +111,8 @@ export class JournalEntry {
   declare chunks?: number;
   /** A streamed answer's bytes and its first and last events without their audio (core/journal/stream.ts). */
   declare stream?: StreamRecord;
+  /** A stream of synthesized audio's delivery figures: first audio, real-time factor, stalls, overrun (core/journal/delivery.ts). */
+  declare delivery?: DeliveryRecord;
   declare ws_frames?: WsFrameSummary[];
   declare ws_frames_total?: number;
   /** A room connection (the platform's `/rtc`): who joined which room, the tracks, how it ended. */
@@ -105,6 +123,11 @@ export class JournalEntry {
   declare frameBytes?: number;
   /** Audio the client streamed over a socket, kept for download as WAV (the URL is on the control plane). */
   declare client_audio?: { bytes: number; sample_rate: number; truncated: boolean; url: string };
+  /**
+   * Tapes (docs/tapes.md): `forwarded` to an upstream (and `recorded` into `id`, unless the upstream failed), or
+   * `replayed` from the tape `id`, or `missed` (no tape matched: `nearest` names the closest ones).
+   */
+  declare tape?: TapeRecord;
   /** Audio the answer carried inside its body (hex), to listen to again (the URL is on the control plane). */
   declare answer_audio?: { bytes: number; format: string; sample_rate: number; channels: number; url: string };
 
@@ -183,6 +206,11 @@ export class JournalEntry {
     };
   }
 
+  /** What the tapes did with this request (replayed, forwarded, recorded), merged into what was noted before. */
+  noteTape(record: Partial<TapeRecord>): void {
+    this.tape = { mode: 'forwarded', ...this.tape, ...record };
+  }
+
   /** A note on what happened to the request (client left, shutdown, a fault, an id worth finding). */
   setNote(note: string): void {
     this.note = note;
@@ -196,6 +224,11 @@ export class JournalEntry {
   countChunk(frame?: unknown, final?: boolean): void {
     this.chunks = (this.chunks ?? 0) + 1;
     if (typeof frame === 'string' || Buffer.isBuffer(frame)) (this.stream ??= new StreamRecord()).add(frame, final === true);
+  }
+
+  /** The delivery figures of the entry's audio stream, kept by its stream guard (shown once its first audio left). */
+  noteDelivery(record: DeliveryRecord): void {
+    this.delivery = record;
   }
 
   /** The fault injected into the request (the lifecycle records it when the request arrives). */

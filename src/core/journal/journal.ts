@@ -8,6 +8,7 @@ import { frameContent } from './frames.js';
 // What an entry is and how it is summarized lives beside this file; importers of the journal get it here too.
 export { FRAME_HEAD, FRAME_TAIL, JournalEntry, JournalRequest, entryCode, type EntryFields, type WsFrameSummary } from './entry.js';
 export { isSecretField, summarize } from './value.js';
+export { STALL_MIN_MS } from './delivery.js';
 
 /** What a watcher of the journal hears: an entry started (`new`) or its answer ended (`finished`). */
 export type JournalEvent = 'new' | 'finished';

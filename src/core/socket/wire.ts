@@ -18,6 +18,7 @@ import type { WsFrameSummary } from '../journal/journal.js';
 import { logSocketOpen } from '../http/request-log.js';
 import { AUDIO_CHUNK, guardStream, type AudioFrame, type AudioShaping, type FrameKind, type StreamEnd } from '../stream/guard.js';
 import type { AudioCarrier } from '../stream/shaping.js';
+import { sendEncoded, type EncodedFrames } from '../stream/encoded.js';
 
 /** What a socket's wire reads of the emulator instance (core/emulator.ts has all of it). */
 export interface SocketHost {
@@ -46,17 +47,32 @@ export interface SocketWire {
   /** Sends one binary audio frame through the guard; false when the socket is gone (or was cut by a fault). */
   sendAudio(chunk: Buffer): boolean;
   /**
+   * Sends a frame as another server wrote it (a recorded upstream's, src/tapes/sockets/): text as is, journaled with
+   * its JSON when it has one; outside the guard (the upstream's own answer, neither paced nor damaged here).
+   */
+  relay(data: Buffer, binary: boolean): boolean;
+  /**
    * Sends one JSON message of synthesized audio through the guard, which paces it and applies the faults
    * inside its audio (a promise while a paced frame waits); `stop` ends such a wait for this frame only.
    */
   sendAudioFrame(frame: AudioFrame<object>, event: string, kind: FrameKind, stop?: AbortSignal): boolean | Promise<boolean>;
+  /**
+   * Sends every chunk an encoder makes as audio frames through the guard, in one call (core/stream/encoded.ts):
+   * true once the encoder ended with every frame sent, false once the socket's stream ended.
+   */
+  sendEncodedAudio(chunks: AsyncIterable<Buffer>, how: EncodedFrames<object | Buffer>, event: string): Promise<boolean>;
+  /** When the current answer's first audio frame left (wall time, performance.now); null until it did. */
+  readonly firstAudioAt: number | null;
   /** Where a sender applies the faults only it can (`gap_ms`, `split_frame`), decided by the guard. */
   readonly shaping: AudioShaping;
   /**
    * A new answer begins on the socket (a piece of text arrived): `ttfa_ms` counts from now; for the
-   * socket's first answer only with `evenTheFirst` (else it counts from the upgrade).
+   * socket's first answer only with `evenTheFirst` (else it counts from the upgrade). `from` (wall
+   * time): where the journal's time to first audio counts from (the end of the user's utterance).
    */
-  beginAnswer(evenTheFirst?: boolean): void;
+  beginAnswer(evenTheFirst?: boolean, from?: number): void;
+  /** The current answer's audio is whole (its last frame is not marked final): a client leaving after it cut nothing. */
+  answerEnded(): void;
   /** The client cancelled the audio in progress: the journal times how long audio went on after it. */
   cancelled(): void;
   /** Closes with a close frame; codes that cannot be sent (1005, 1006, 1015…) drop the connection instead. */
@@ -275,6 +291,25 @@ export function openSocketWire(
     sendAudio(chunk) {
       return inOrder(() => guard.send(chunk, AUDIO_CHUNK));
     },
+    relay(data, binary) {
+      return inOrder(() => {
+        if (!isOpen()) return false;
+        socket.send(data, { binary });
+        framesOut++;
+        let content: unknown;
+        if (!binary) {
+          const text = data.toString('utf8');
+          try {
+            content = JSON.parse(text);
+          } catch {
+            content = text;
+          }
+        }
+        const event = content && typeof content === 'object' ? eventNameOf(content as Record<string, unknown>) : undefined;
+        record({ dir: 'out', type: binary ? 'binary' : 'text', size: data.length, event, at_ms: emu.clock.now() }, content);
+        return true;
+      });
+    },
     sendAudioFrame(frame, event, kind, stop) {
       const send = () => {
         chunkEvent = event;
@@ -283,8 +318,17 @@ export function openSocketWire(
       // Its callers wait for it: only frames already waiting for a commit go first.
       return waiting ? waiting.then(send) : send();
     },
-    beginAnswer(evenTheFirst) {
-      guard.beginAnswer(evenTheFirst);
+    sendEncodedAudio(chunks, how, event) {
+      return sendEncoded(guard, chunks, how, (frame, kind) => wire.sendAudioFrame(frame as AudioFrame<object>, event, kind));
+    },
+    get firstAudioAt() {
+      return guard.firstAudioAt;
+    },
+    beginAnswer(evenTheFirst, from) {
+      guard.beginAnswer(evenTheFirst, from);
+    },
+    answerEnded() {
+      guard.answerEnded();
     },
     cancelled() {
       guard.cancelled();
@@ -337,4 +381,10 @@ export function openSocketWire(
     },
   };
   return wire;
+}
+
+/** The name a relayed JSON frame goes by in the journal: its `event` (speech) or `type` (platform). */
+function eventNameOf(body: Record<string, unknown>): string | undefined {
+  const name = typeof body.event === 'string' ? body.event : typeof body.type === 'string' ? body.type : undefined;
+  return name?.slice(0, 40);
 }

@@ -71,6 +71,8 @@ export interface StreamGuardOptions {
   shape?: StreamShape;
   /** When the answer began, in wall time (performance.now): `ttfa_ms` counts from it. Default: now. */
   startedAt?: number;
+  /** Where the journal's time to first audio of the first answer counts from (wall time): the request's arrival. Default: `startedAt`. */
+  answerFrom?: number;
   /** Fires when the client is gone: a paced wait ends at once. */
   gone?: AbortSignal;
   /** Told once, before the first paced wait: the sender frees its synthesis slot (no slot is held while waiting). */

@@ -21,12 +21,14 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { FastifyRequest } from 'fastify';
 import { RandomStream } from '../state/ids.js';
 import type { JournalEntry } from '../journal/journal.js';
+import { DeliveryRecord } from '../journal/delivery.js';
 import type { FrameKind, StreamEnd, StreamGuardOptions, StreamTransport } from './frames.js';
 import { takeFault } from '../http/request-context.js';
 import { finishEntry } from '../http/request-finish.js';
 import { trackStream } from '../http/request-log.js';
 import { AFTER, BEFORE, NOTES } from './chunk-steps.js';
 import { waitForRoom } from './back-pressure.js';
+import { sendEncoded, type EncodedFrames } from './encoded.js';
 import {
   FIRST_AUDIO_LEAD_MS,
   afterATurn,
@@ -46,6 +48,7 @@ import {
 } from './shaping.js';
 
 export { AudioMade } from './shaping.js';
+export type { EncodedFrames } from './encoded.js';
 export type { AudioFrame, AudioShaping } from './shaping.js';
 
 export { AUDIO_CHUNK, EVENT_CHUNK, FINAL_AUDIO_CHUNK, FINAL_EVENT_CHUNK } from './frames.js';
@@ -72,6 +75,11 @@ export class StreamGuard<F> implements AudioShaping {
   /** How long audio went on after the last cancel of an earlier answer (ms). */
   private cutMs: number | null = null;
   private lastAudioAt: number | null = null;
+  /** When the current answer's first audio frame left (wall time); null until it did. */
+  firstAudioAt: number | null = null;
+  /** The delivery figures (first audio, real-time factor, stalls, overrun), on the entry once audio left. */
+  private readonly delivery: DeliveryRecord;
+  private deliveryShown = false;
 
   constructor(
     private readonly transport: StreamTransport<F>,
@@ -81,7 +89,15 @@ export class StreamGuard<F> implements AudioShaping {
     this.shape = options.shape ?? {};
     this.pacer = isPaced(this.shape) ? new Pacer(this.shape, options.startedAt ?? performance.now(), options.seed ?? '') : null;
     this.corruptLeft = this.shape.corrupt_bytes ?? 0;
-    options.gone?.addEventListener('abort', () => (this.goneAt ??= performance.now()), { once: true });
+    this.delivery = new DeliveryRecord(options.answerFrom ?? options.startedAt ?? performance.now());
+    options.gone?.addEventListener(
+      'abort',
+      () => {
+        this.goneAt ??= performance.now();
+        this.delivery.cut(this.goneAt);
+      },
+      { once: true },
+    );
   }
 
   /** Fires when the client is gone (an HTTP answer's guard watches its response for it). */
@@ -92,21 +108,32 @@ export class StreamGuard<F> implements AudioShaping {
   /**
    * A new answer on the same stream (a socket's next piece of text): `ttfa_ms` counts again from now.
    * `evenTheFirst`: the stream's first answer too (a conversation reply counts from its synthesis).
+   * `from` (wall time, default now): where its time to first audio is measured from in the journal
+   * (the end of the user's utterance for a conversation reply); the pace counts from now.
    */
-  beginAnswer(evenTheFirst = false): void {
+  beginAnswer(evenTheFirst = false, from?: number): void {
     // A cancelled answer is over: its cut's timing is kept, the next answer's audio is not counted in it.
     if (this.cancelledByClient && this.goneAt !== null) {
       this.cutMs = Math.max(0, Math.round((this.lastAudioAt ?? 0) - this.goneAt));
       this.goneAt = null;
       this.cancelledByClient = false;
     }
-    this.pacer?.restart(performance.now(), evenTheFirst);
+    const now = performance.now();
+    this.delivery.begin(from ?? now);
+    this.pacer?.restart(now, evenTheFirst);
+    this.firstAudioAt = null;
+  }
+
+  /** The current answer's audio is whole (for a sender whose last frame is not marked final). */
+  answerEnded(): void {
+    this.delivery.done();
   }
 
   /** The client cancelled (bidi `task_cancel`): the journal reports how long audio went on after it. */
   cancelled(): void {
     this.cancelledByClient = true;
     this.goneAt ??= performance.now();
+    this.delivery.cut(performance.now());
     if (this.pacer || this.applied.length) this.writeNote();
   }
 
@@ -176,6 +203,14 @@ export class StreamGuard<F> implements AudioShaping {
     return this.paced(due, lead, rendered, kind, frame.ms, number, stop);
   }
 
+  /**
+   * Sends every chunk an encoder makes as frames of synthesized audio (core/stream/encoded.ts): one call
+   * for the whole answer. True once the encoder ended with every frame sent; false once the stream ended.
+   */
+  sendEncoded(chunks: AsyncIterable<Buffer>, how: EncodedFrames<F> = {}): Promise<boolean> {
+    return sendEncoded(this, chunks, how, (frame, kind) => this.sendAudio(frame, kind));
+  }
+
   private async paced(due: number, lead: number, frame: F, kind: FrameKind, ms: number, number: number, stop?: AbortSignal): Promise<boolean> {
     if (!this.paceWaited) {
       this.paceWaited = true;
@@ -208,13 +243,25 @@ export class StreamGuard<F> implements AudioShaping {
       if (!ok) return false;
       const now = performance.now();
       this.lastAudioAt = now;
+      this.firstAudioAt ??= now;
       this.pacer?.sent(ms, now);
+      this.delivered(ms, now, kind.final);
       if (this.pacer || this.applied.length) this.writeNote();
       if (!twice) return true;
       this.note(`duplicate_chunk=${number}`);
       return this.send(frame, kind);
     };
     return typeof first === 'boolean' ? after(first) : first.then(after);
+  }
+
+  /** The delivery figures count an audio frame that left (the entry shows them from the first). */
+  private delivered(ms: number, now: number, final: boolean): void {
+    this.delivery.sent(ms, now);
+    if (final) this.delivery.done();
+    if (!this.deliveryShown && this.options.entry) {
+      this.deliveryShown = true;
+      this.options.entry.noteDelivery(this.delivery);
+    }
   }
 
   /** Records an audio fault applied (once). */
@@ -326,7 +373,11 @@ export class StreamGuard<F> implements AudioShaping {
     if (note) this.options.entry?.setNote(note(this.chunks));
     if (how === 'cut') this.options.entry?.noteCut(this.chunks);
     // Our own cut or a shutdown aborts the same signal: only a client that left or cancelled is timed.
-    if (how !== 'left' && !this.cancelledByClient) this.goneAt = null;
+    if (how !== 'left' && !this.cancelledByClient) {
+      this.goneAt = null;
+      this.delivery.uncut();
+    }
+    if (how === 'done') this.delivery.done();
     // An unshaped stream keeps its plain note; a paced one says how long audio went on after the cut.
     if (this.pacer || this.applied.length) this.writeNote(note?.(this.chunks));
     if (how === 'left') this.options.logger?.debug('client left before the end of the stream');
@@ -372,6 +423,8 @@ export function guardStream<F>(
     finish: status === undefined ? undefined : () => finishEntry(req, status),
     shape: carrier ? shapeOf(req, carrier, base) : undefined,
     seed: entry?.id ?? '',
+    // Time to first audio counts from the request's arrival.
+    answerFrom: rest.answerFrom ?? req.ctx?.startedAt,
     // A stream given both its own `gone` and its response ends on either.
     ...(left ? { gone: rest.gone ? AbortSignal.any([rest.gone, left.signal]) : left.signal } : {}),
   });

@@ -26,6 +26,7 @@ import { roomRoutes } from './room/routes.js';
 import { sessionRoutes } from './sessions/routes.js';
 import { badJsonText } from './shared/json-body.js';
 import { fieldRuleText } from './shared/validation.js';
+import { SchemaRefusal } from '../../core/http/schema-validator.js';
 import { ttsRoutes } from './tts/routes.js';
 import { voiceRoutes } from './voices/routes.js';
 import type { ServiceRegistration } from '../../core/service.js';
@@ -73,7 +74,7 @@ export async function setupPlatformApp(app: FastifyInstance, emu: Emulator): Pro
     ownError: PlatformError,
     send: sendPlatformError,
     internal: (message = 'internal server error') => new PlatformError('internal', message),
-    schemaError: (err) => (err.validation ? new PlatformError('param', validationText(err)) : undefined),
+    schemaError: (err) => (err instanceof SchemaRefusal ? new PlatformError('param', refusalText(err)) : undefined),
     bodyError: (req, err) => new PlatformError('param', bodyErrorText(req, err)),
   });
   // Fastify's JSON parser as before; a body it refuses is journaled as text (the answer is the same 10001).
@@ -103,13 +104,14 @@ export async function setupPlatformApp(app: FastifyInstance, emu: Emulator): Pro
   }
 }
 
-/** `field: rule` from a schema validation error. */
-function validationText(err: Error & { validation?: unknown }): string {
-  const items = Array.isArray(err.validation) ? (err.validation as { instancePath?: string; message?: string }[]) : [];
-  const first = items[0];
-  if (!first) return err.message;
-  const field = (first.instancePath ?? '').replace(/^\//, '').replace(/\//g, '.');
-  return fieldRuleText(field, first.message ?? err.message);
+/**
+ * `field: rule` from a route's schema refusal; the rule alone when it names its field already. The field
+ * is dotted, a key's own `/` read as a dot too (as the route validator has always named it).
+ */
+function refusalText(err: SchemaRefusal): string {
+  const problem = err.problem;
+  if (!problem) return err.message;
+  return fieldRuleText(problem.path.join('/').replace(/\//g, '.'), problem.rule);
 }
 
 declare module '../../core/journal/entry.js' {

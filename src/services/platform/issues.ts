@@ -4,7 +4,7 @@
  * value when no field is named (else the rule alone), unknown keys named after the field.
  */
 import type { z } from 'zod';
-import { dottedPath, firstProblemOf, parseFirst, readerValidator, type FieldProblem } from '../../core/http/validation.js';
+import { dottedPath, parseFirst, readerValidator, type FieldProblem } from '../../core/http/validation.js';
 import { PlatformError } from './envelope.js';
 
 export interface IssueWording {
@@ -23,9 +23,14 @@ export function problemText(problem: FieldProblem | undefined, opts: IssueWordin
   return where ? `${where}: ${problem.rule}` : problem.rule;
 }
 
-/** `field: rule` of the first issue of a failed parse. */
-export function firstIssueText(error: z.ZodError, opts: IssueWording = {}): string {
-  return problemText(firstProblemOf(error), opts);
+/** A value read with a schema the one way (core's `parseFirst`): the typed value, or its first problem as `field: rule`. */
+export function readWorded<S extends z.ZodType>(
+  schema: S,
+  value: unknown,
+  opts: IssueWording = {},
+): { success: true; data: z.output<S> } | { success: false; text: string } {
+  const parsed = parseFirst(schema, value);
+  return parsed.success ? parsed : { success: false, text: problemText(parsed.problem, opts) };
 }
 
 /**

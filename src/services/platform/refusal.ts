@@ -17,6 +17,8 @@ export function refusalError(refusal: Refusal, family: Family, keyTexts: KeyText
       return new PlatformError('auth', keyTexts[refusal.problem]);
     case 'capability':
       return new PlatformError(family.codes.forbidden ? 'forbidden' : 'auth', `this API key lacks the ${refusal.capability} capability`);
+    case 'upstream':
+      return new PlatformError(codeOfHttpStatus(family, refusal.status), refusal.message, refusal.status);
     case 'close_ws':
       // Only sockets take `close_ws`, and they close instead of answering.
       return new PlatformError('internal', 'injected fault: close_ws');

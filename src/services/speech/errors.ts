@@ -153,6 +153,8 @@ export function refusalError(refusal: Refusal): SpeechError {
         1004,
         `login fail: the API secret key has no access to ${CAPABILITY_NAMES[refusal.capability] ?? 'this operation'} (capability ${refusal.capability})`,
       );
+    case 'upstream':
+      return new SpeechError(codeForHttpStatus(refusal.status), refusal.message, refusal.status);
     case 'close_ws':
       // HTTP operations never take `close_ws`.
       return new SpeechError(1000);

@@ -19,7 +19,6 @@ import {
 } from '../../audio/index.js';
 import type { Account } from '../../core/state/accounts.js';
 import type { Emulator } from '../../core/emulator.js';
-import { speechRecord } from '../../core/state/signatures.js';
 import { findCustomVoice } from '../shared/custom-voices.js';
 import { checkLanguageBoost, emotionOf, interjectionsOf, modelOf } from './catalogue.js';
 import { insufficientBalance, invalidParams, rateLimited, textRatioLimit, tokenLimit, voiceNotFound } from './errors.js';
@@ -106,11 +105,20 @@ export function checkOutputSize(plan: SynthesisPlan, durationMs: number): void {
  * size cap, the balance and rate windows (then the charge), the usage count. Throws the SpeechError of
  * the first step that refuses; nothing is charged or counted before the last check passed.
  */
-export async function startSynthesis(emu: Emulator, area: SpeechArea, account: Account, request: T2aRequest, signal: AbortSignal, options: PlanOptions = {}) {
+export async function startSynthesis(
+  emu: Emulator,
+  area: SpeechArea,
+  account: Account,
+  request: T2aRequest,
+  signal: AbortSignal,
+  options: PlanOptions & { growing?: boolean } = {},
+) {
   const plan = planRequest(emu, account, request, options);
   // Planning is pull-based (the duration is known before any sample is rendered) and sliced, so a long
-  // text never holds the event loop.
-  const synth = await synthesizeStreamSliced(plan.input, { signal });
+  // text never holds the event loop. A growing stream (HTTP's event stream, whose μ-law WAV header
+  // needs no total) may start before the speech engine has spoken the whole text.
+  const growing = options.growing === true && plan.stream && plan.format !== 'pcmu_wav';
+  const synth = await synthesizeStreamSliced(plan.input, { signal, growing });
   checkOutputSize(plan, synth.durationMs);
   chargeRequest(emu, account, plan);
   area.count(account.id, plan);
@@ -226,6 +234,7 @@ export function planRequest(emu: Emulator, account: Account, request: T2aRequest
     watermark: !stream && request.aigc_watermark === true,
     sampleRate,
     channels,
+    engine: emu.config.voiceEngine,
   };
   const price = counts.usageCharacters * emu.fixtures.data['billing.json'].prices_micro.speech_character;
   return {
@@ -331,10 +340,13 @@ export function chargeRequest(emu: Emulator, account: Account, plan: SynthesisPl
 export function recordSignature(emu: Emulator, plan: SynthesisPlan, summary: SynthSummary): void {
   // A cloned or designed voice is kept and listed once it spoke; its first synthesis pays the voice fee.
   plan.usageVoiceCount = markVoicesUsed(emu, plan.voiceIds);
+  recordSignatureTimes(emu, plan, summary);
+}
+
+/** The signature record alone, again when a growing stream's timeline is final. */
+export function recordSignatureTimes(emu: Emulator, plan: SynthesisPlan, summary: SynthSummary): void {
   const { text, pronunciations } = plan.input;
-  const signature = speechRecord({ text, pronunciations, language: plan.language, voices: plan.voiceIds, summary, atMs: emu.clock.now() });
-  emu.signatures.put(signature);
-  emu.markDirty('signatures', null, signature.id);
+  emu.recordSpeech({ text, pronunciations, language: plan.language, voices: plan.voiceIds, summary });
 }
 
 /**

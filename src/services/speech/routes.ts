@@ -1,19 +1,18 @@
-import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { encodeAudio, encodeAudioStream, type SynthStream } from '../../audio/index.js';
 import type { Emulator } from '../../core/emulator.js';
 import { readerValidator } from '../../core/http/validation.js';
-import { abortWhenClientLeaves, leftBeforeAnswer, openEventStream } from '../../core/stream/http.js';
+import { abortWhenClientLeaves, leftBeforeAnswer } from '../../core/stream/http.js';
+import { AudioEventStream } from '../../core/stream/event-stream.js';
 import type { HeldSlot } from '../../core/state/queue.js';
 import { noteSpecCode } from '../../core/http/request-context.js';
-import { AUDIO_CHUNK, AudioMade, FINAL_AUDIO_CHUNK, guardStream } from '../../core/stream/guard.js';
 import { refusalError, REQUEST_ID_HEADER, SpeechError, STATUS_MSG, traceIdOf } from './errors.js';
-import { encodeOptionsOf, readRequest, recordSignature, startSynthesis, subtitleSegments, synthesizeAgain, URL_TTL_MS, type SynthesisPlan } from './model.js';
+import { encodeOptionsOf, readRequest, recordSignature, recordSignatureTimes, startSynthesis, subtitleSegments, synthesizeAgain, URL_TTL_MS, type SynthesisPlan } from './model.js';
 import { fileExtension } from './formats.js';
 import { synthesizeToBlob } from './url-audio.js';
 import { t2aRequestSchema, type T2aRequest } from './schema.js';
-import { SubtitleFeed, withSubtitles } from './ws/subtitles.js';
+import { SubtitleFeed } from './ws/subtitles.js';
 import { signedLink } from './reply.js';
 import { speechArea, type SpeechArea } from './state.js';
 import { audioHex, extraInfo, finalEvent, inflatedInfo, intermediateEvent, MAX_EVENT_AUDIO_BYTES, sseEvent } from './stream.js';
@@ -36,7 +35,7 @@ export async function speechRoutes(app: FastifyInstance, opts: { emu: Emulator }
       const account = req.ctx.account!;
       // The synthesis stops when the client goes away before the answer is complete.
       const ac = abortWhenClientLeaves(reply.raw);
-      const { plan, synth } = await startSynthesis(emu, area, account, req.body, ac.signal);
+      const { plan, synth } = await startSynthesis(emu, area, account, req.body, ac.signal, { growing: true });
       const traceId = traceIdOf(emu, req);
       // One slot per running synthesis, held until its answer is written (bounds memory under load).
       const slot = emu.synthesis.slot();
@@ -127,94 +126,42 @@ async function wholeSynthesis({ emu, req, reply, plan, traceId, ac, synth }: Syn
   return reply.code(200).header('Trace-Id', traceId).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(body));
 }
 
-/** Chunks without subtitles, in the shape `withSubtitles` gives. */
-async function* plainChunks<T>(chunks: AsyncIterable<T>): AsyncGenerator<[T, undefined]> {
-  for await (const chunk of chunks) yield [chunk, undefined];
-}
-
-/** An encoded chunk with how much audio had been made when it came out of the encoder (pacing counts it). */
-interface TimedChunk {
-  bytes: Buffer;
-  madeMs: number;
-}
-
-async function* timed(chunks: AsyncIterable<Buffer>, madeMs: () => number): AsyncGenerator<TimedChunk> {
-  for await (const bytes of chunks) yield { bytes, madeMs: madeMs() };
-}
-
-/**
- * Writes one event and resolves once its bytes were handed to the socket; false when the client is
- * gone. One close listener serves the whole stream (a write waits for one event at a time).
- */
-function eventWriter(res: ServerResponse): (text: string) => Promise<boolean> {
-  let pending: ((ok: boolean) => void) | null = null;
-  res.once('close', () => pending?.(false));
-  return (text) =>
-    new Promise((resolve) => {
-      if (res.destroyed || res.writableEnded) return resolve(false);
-      pending = resolve;
-      res.write(text, (err) => {
-        pending = null;
-        resolve(!err);
-      });
-    });
-}
-
 /** How a guarded stream's end reads in the speech area's stream view. */
 const RUN_STATUS = { done: 'done', cut: 'cut', left: 'aborted', shutdown: 'aborted', failed: 'failed', stalled: 'aborted' } as const;
 
 /**
  * The event stream, produced as synthesis advances: each encoder chunk leaves as soon as it exists.
- * Its events go through the stream guard (core/stream/guard.ts): chunk count, `cut_after_chunks`, a
- * client that left (which also aborts the synthesis), shutdown between two events.
+ * The stream is described to core once (core/stream/event-stream.ts): its events go through the
+ * stream guard (chunk count, `cut_after_chunks`, pace and audio faults, a client that left, which also
+ * aborts the synthesis, shutdown between two events); this handler only says what each event is.
  */
 async function streamSynthesis({ emu, area, req, reply, plan, traceId, ac, synth, slot }: SynthesisCall) {
-  const res = reply.raw;
   const account = req.ctx.account!;
   let run: ReturnType<SpeechArea['startStream']> | undefined;
-  const write = eventWriter(res);
-  // The guard paces the audio and applies the faults inside it (core/stream/guard.ts).
-  const guard = guardStream<string>(
-    req,
-    {
-      write,
-      cut: () => {
-        ac.abort(new Error('connection cut by fault'));
-        res.socket?.destroy();
-      },
-      // A final error event, then a clean end of the body (never a cut mid-event).
-      endForShutdown: async () => {
-        ac.abort(new Error('emulator shutting down'));
-        await write(
-          sseEvent({ data: null, trace_id: traceId, base_resp: { status_code: 1000, status_msg: `${STATUS_MSG[1000]}, the emulator is shutting down` } }),
-        );
-        res.end();
-      },
-    },
-    {
-      status: 200,
-      closing: emu.closing,
-      logger: emu.logger,
-      onEnd: (end, events) => run?.end(RUN_STATUS[end], events),
-      carrier: 'hex',
-      latency: emu.config.latency,
-      gone: ac.signal,
-      startedAt: performance.now() - reply.elapsedTime,
-      // A paced stream waits without its synthesis slot; what is left of the synthesis follows the pace.
-      onPaceWait: slot.free,
-    },
-  );
+  const stream = new AudioEventStream(emu, req, reply, {
+    traceId,
+    work: ac,
+    source: synth,
+    sampleRate: plan.sampleRate,
+    channels: plan.channels,
+    shutdownEvent: sseEvent({
+      data: null,
+      trace_id: traceId,
+      base_resp: { status_code: 1000, status_msg: `${STATUS_MSG[1000]}, the emulator is shutting down` },
+    }),
+    onEnd: (end, events) => run?.end(RUN_STATUS[end], events),
+    // A paced stream waits without its synthesis slot; what is left of the synthesis follows the pace.
+    onPaceWait: slot.free,
+  });
   // Whatever can fail before audio runs before the headers leave: such a failure is plain JSON (A2),
   // never an event stream left open.
-  // With subtitle_enable, each chunk carries what its audio completes (rule E16, the socket's rules).
+  // With subtitle_enable, each chunk carries what its audio completes (rule E16, the socket's rules): a
+  // chunk waits for the next, so the last one carries the rest.
   const feed = plan.subtitles ? new SubtitleFeed(synth.timeline, plan.subtitles, plan.input.text) : null;
-  const made = new AudioMade(plan.sampleRate, plan.channels);
-  const madeMs = () => made.ms;
-  const source = made.counting(guard.audioSource(synth, plan.sampleRate, plan.channels));
-  const encoded = encodeAudioStream(plan.format, source, {
+  const encoded = encodeAudioStream(plan.format, stream.pcm, {
     ...encodeOptionsOf(plan),
     // A μ-law WAV's header carries the true sizes from the first chunk (E13).
-    ...(plan.format === 'pcmu_wav' ? { totalFrames: synth.frames + guard.addedFrames(plan.sampleRate) } : {}),
+    ...(plan.format === 'pcmu_wav' ? { totalFrames: synth.frames + stream.addedFrames } : {}),
     maxChunkBytes: MAX_EVENT_AUDIO_BYTES,
     keepWhole: !plan.excludeAggregated,
   });
@@ -222,43 +169,33 @@ async function streamSynthesis({ emu, area, req, reply, plan, traceId, ac, synth
   recordSignature(emu, plan, synth);
   // The charge and the records above are on disk before the first byte (a failed write is answered as JSON).
   reply.header(REQUEST_ID_HEADER, traceId); // a hijacked reply skips the send hook
-  await openEventStream(emu, req, reply, { contentType: 'text/event-stream', traceId });
-  run = area.startStream(account.id, traceId);
+  await stream.open();
+  run = area.startStream(account.id, traceId, () => stream.guard.chunks);
 
   try {
-    const out = timed(guard.encodedChunks(encoded), madeMs);
-    const chunks = feed ? withSubtitles(out, feed, madeMs) : plainChunks(out);
-    for await (const [chunk, subtitle] of chunks) {
-      const frame = {
-        audio: chunk.bytes,
-        ms: made.newMs(chunk.madeMs),
-        render: (audio: Buffer, d: { oddHex: boolean }) => intermediateEvent(audio, traceId, subtitle, d.oddHex),
-      };
-      if (!(await guard.sendAudio(frame, AUDIO_CHUNK))) return;
-      run.progress(guard.chunks);
-    }
+    const render = (audio: Buffer, d: { oddHex: boolean }, madeMs: number, last: boolean) =>
+      intermediateEvent(audio, traceId, feed ? (last ? feed.rest() : feed.take(madeMs)) : undefined, d.oddHex);
+    if (!(await stream.send(encoded, { render, holdOne: feed !== null }))) return;
     const meta = await encoded.meta();
+    // A growing stream's timeline and duration are final now: the signature record gets them.
+    recordSignatureTimes(emu, plan, synth);
     emu.metrics.audioSynthesized(plan.format, meta.durationMs / 1000);
     // The aggregated audio is the whole file, with the true totals a one-shot file has.
     const whole = plan.excludeAggregated ? undefined : await encoded.wholeFile();
     if (whole) keepAnswerAudio(emu, req, plan, whole.length);
     const extra = extraInfo(meta, plan);
-    const final = {
+    // With drop_final the guard keeps the final event back: the body still ends cleanly.
+    await stream.finish({
       audio: whole ?? Buffer.alloc(0),
       ms: 0,
       render: (audio: Buffer, d: { oddHex: boolean; inflate: number }) => finalEvent(audioHex(audio, d.oddHex), inflatedInfo(extra, d.inflate), traceId),
-    };
-    // With drop_final the guard keeps the final event back and answers true: the body still ends cleanly.
-    if (!(await guard.sendAudio(final, FINAL_AUDIO_CHUNK))) return;
-    guard.end('done');
-    res.end();
+    });
   } catch (err) {
     // The synthesis stops with the connection (a client that left, a cut, shutdown): routine, not a failure.
-    if (guard.ended) return;
-    if (ac.signal.aborted || res.destroyed) return void guard.end('left');
-    emu.logger.error({ err }, 'speech stream failed');
-    guard.end('failed');
-    await write(sseEvent({ data: null, trace_id: traceId, base_resp: { status_code: 1000, status_msg: STATUS_MSG[1000] } }));
-    res.end();
+    await stream.failed(
+      err,
+      'speech stream failed',
+      sseEvent({ data: null, trace_id: traceId, base_resp: { status_code: 1000, status_msg: STATUS_MSG[1000] } }),
+    );
   }
 }

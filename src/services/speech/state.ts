@@ -27,15 +27,32 @@ interface AccountUsage {
 
 const KEEP_STREAMS = 20;
 
+/** Streams still running whose events are read when shown, not told one by one. */
+const liveEvents = new WeakMap<StreamRun, () => number>();
+
 export interface SpeechArea {
   /** Counts one synthesis: what the usage record reads of its plan (model.ts `SynthesisPlan`). */
   count(accountId: string, plan: { usageCharacters: number; textNormalizationMode: TextNormalizationMode | undefined }): void;
-  startStream(accountId: string, traceId: string): { progress(events: number): void; end(status: StreamRecordEnd, events: number): void };
+  /**
+   * A stream begins. Its events so far are told with `progress`, or read from `events` when the state view
+   * is shown (a stream whose chunks are counted elsewhere, by its guard, is not told of each one).
+   */
+  startStream(
+    accountId: string,
+    traceId: string,
+    events?: () => number,
+  ): { progress(events: number): void; end(status: StreamRecordEnd, events: number): void };
 }
 
 /** The emulator's speech area: made by the first caller (HTTP routes or the socket), shared after. */
 export function speechArea(emu: Emulator): SpeechArea {
   return areaOf(emu, 'speech', () => newSpeechArea(emu));
+}
+
+/** A stream as the state view shows it: a running one with its events so far. */
+function shownRun(run: StreamRun): StreamRun {
+  const live = liveEvents.get(run);
+  return live ? { ...run, events: live() } : { ...run };
 }
 
 /** What is saved of an account's usage: streams still running are not (they end with the process). */
@@ -58,7 +75,7 @@ function newSpeechArea(emu: Emulator): StateArea & SpeechArea {
     },
     show(record) {
       if (!record) return { requests: 0, usage_characters: 0, streams_active: 0, streams: [] };
-      return { ...record, streams_active: record.streams.filter((s) => s.status === 'streaming').length, streams: record.streams.map((s) => ({ ...s })) };
+      return { ...record, streams_active: record.streams.filter((s) => s.status === 'streaming').length, streams: record.streams.map(shownRun) };
     },
     dropFiles: (accountId) => void emu.blobs.removeTree(accountId === undefined ? 'speech' : `speech/${accountId}`).catch(() => undefined),
   });
@@ -81,9 +98,10 @@ function newSpeechArea(emu: Emulator): StateArea & SpeechArea {
       }
       emu.markDirty('speech', accountId);
     },
-    startStream(accountId, traceId) {
+    startStream(accountId, traceId, events) {
       const record = usageOf(accountId);
       const run: StreamRun = { trace_id: traceId, status: 'streaming', events: 0 };
+      if (events) liveEvents.set(run, events);
       record.streams.push(run);
       if (record.streams.length > KEEP_STREAMS) record.streams.splice(0, record.streams.length - KEEP_STREAMS);
       return {
@@ -91,6 +109,7 @@ function newSpeechArea(emu: Emulator): StateArea & SpeechArea {
           run.events = events;
         },
         end(status, events) {
+          liveEvents.delete(run);
           run.status = status;
           run.events = events;
           emu.markDirty('speech', accountId);

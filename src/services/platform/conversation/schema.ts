@@ -71,6 +71,8 @@ export function socketRefusal(refusal: Refusal): { event?: { code: string; messa
       const message = `this API key lacks the ${refusal.capability} capability`;
       return { event: { code: '20001', message }, closeCode: CLOSE_POLICY, reason: message };
     }
+    case 'upstream':
+      return { event: { code: faultStatusString(refusal.status), message: refusal.message }, closeCode: CLOSE_FAULT, reason: refusal.message };
   }
 }
 

@@ -9,7 +9,7 @@ import type { RawData, WebSocket } from 'ws';
 import type { Account } from '../../../core/state/accounts.js';
 import { admitUpgrade } from '../../../core/http/admission.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { firstIssueText } from '../issues.js';
+import { readWorded } from '../issues.js';
 import { isFinalMessage, parseJsonObject, unwrapMeta } from '../shared/socket-messages.js';
 import { MAX_FRAME_BYTES } from '../../../core/socket/wire.js';
 import { idleRule, SOCKET_IDLE_MS } from '../../../core/socket/idle.js';
@@ -134,8 +134,8 @@ class Conversation {
     if (isFinalMessage(msg)) return this.refuse(beforeMeta('is_final'));
     const inner = unwrapMeta(msg);
     const prefix = inner === msg ? '' : 'meta.';
-    const parsed = (this.mode === 'text' ? textMetaSchema : streamMetaSchema).safeParse(inner);
-    if (!parsed.success) return this.refuse(badParameter(firstIssueText(parsed.error, { prefix, whole: prefix.replace(/\.$/, '') || 'message' })));
+    const parsed = readWorded(this.mode === 'text' ? textMetaSchema : streamMetaSchema, inner, { prefix, whole: prefix.replace(/\.$/, '') || 'message' });
+    if (!parsed.success) return this.refuse(badParameter(parsed.text));
     const meta: ConversationMeta = parsed.data;
     let opened;
     try {

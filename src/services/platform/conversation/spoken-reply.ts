@@ -5,10 +5,9 @@
 import { canPay, charge } from '../../shared/charges.js';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { encodeAudioStream, synthesizeStream } from '../../../audio/index.js';
+import { encodeAudioStream, synthesizeStreamSliced } from '../../../audio/index.js';
 import type { Account } from '../../../core/state/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
-import { AUDIO_CHUNK } from '../../../core/stream/guard.js';
 import { REPLY_SAMPLE_RATE, replySynthInput, settleReply } from '../shared/conversation-turn.js';
 import { chooseReply, conversationPrice, latencyProfile, tokensOf, type Role } from './model.js';
 import type { TurnTimings } from './schema.js';
@@ -47,7 +46,7 @@ export async function runReply(ctx: ReplyContext, userText: string, clock: TurnC
   const signal = wire.signal;
   const llmStart = performance.now();
   const reply = chooseReply(emu, userText, ctx.language);
-  const synth = synthesizeStream(replySynthInput(reply.text, ctx.role), { signal });
+  const synth = await synthesizeStreamSliced(replySynthInput(reply.text, ctx.role, emu.config.voiceEngine), { signal });
 
   // The reply's length is known from the synthesis plan: refuse before anything is said.
   const plannedSec = (synth.durationMs + MP3_MARGIN_MS) / 1000;
@@ -69,20 +68,20 @@ export async function runReply(ctx: ReplyContext, userText: string, clock: TurnC
 
   const ttsStart = performance.now();
   // The reply's synthesis is an audio stream of its own: its `ttfa_ms` (the fault's, the account's or
-  // the `--latency realistic` profile's) counts from now, and the guard paces it.
-  wire.beginAnswer(true);
+  // the `--latency realistic` profile's) counts from now, and the guard paces it; the journal's time to
+  // first audio counts from the end of the user's input.
+  wire.beginAnswer(true, clock.t0);
   const encoded = encodeAudioStream('mp3', wire.shaping.audioSource(synth, REPLY_SAMPLE_RATE, 1), {
     sampleRate: REPLY_SAMPLE_RATE,
     channels: 1,
     bitrate: REPLY_BITRATE,
   });
-  let firstAudioMs = -1;
-  for await (const chunk of wire.shaping.encodedChunks(encoded)) {
-    // MP3 at a constant bit rate: the chunk's bytes say how much audio it carries (the pace counts it).
-    const frame = { audio: chunk, ms: (chunk.length * 8000) / REPLY_BITRATE, render: (bytes: Buffer) => bytes };
-    if (!(await wire.sendAudioFrame(frame, 'audio', AUDIO_CHUNK))) return { outcome: 'closed', replyText: reply.text };
-    if (firstAudioMs < 0) firstAudioMs = since(clock.t0);
-  }
+  // Every MP3 chunk leaves as a binary frame through the socket's guard, in one call. At a constant bit
+  // rate a chunk's bytes say how much audio it carries (the pace counts it).
+  if (!(await wire.sendEncodedAudio(encoded, { bitrate: REPLY_BITRATE }, 'audio'))) return { outcome: 'closed', replyText: reply.text };
+  const firstAudioAt = wire.firstAudioAt;
+  const firstAudioMs = firstAudioAt === null ? -1 : Math.round(firstAudioAt - clock.t0);
+  wire.answerEnded();
   const meta = await encoded.meta();
   const ttsMs = since(ttsStart);
   const audioSec = Math.round(meta.durationMs) / 1000;

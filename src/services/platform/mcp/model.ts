@@ -8,7 +8,7 @@ import type { Emulator } from '../../../core/emulator.js';
 import { VERSION } from '../../../version.js';
 import { failure as envelopeFailure, PlatformError, resolveCode } from '../envelope.js';
 import { FAMILIES, type Family } from '../families.js';
-import { firstIssueText } from '../issues.js';
+import { readWorded } from '../issues.js';
 import { refusalError } from '../refusal.js';
 import { RPC_ERRORS, RpcFault, type Dispatcher } from './jsonrpc.js';
 import { LATEST_PROTOCOL_VERSION, PROTOCOL_VERSIONS, SERVER_NAME, textResult, toolsCallParams, type ToolResult } from './schema.js';
@@ -44,12 +44,9 @@ export function dispatcher(emu: Emulator, tools: ToolDef[], hooks: CallHooks): D
       ping: () => ({}),
       'tools/list': () => ({ tools: tools.map(listEntry) }),
       'tools/call': async (params) => {
-        const parsed = toolsCallParams.safeParse(params ?? {});
+        const parsed = readWorded(toolsCallParams, params ?? {}, ARGUMENT_WORDING);
         if (!parsed.success || Array.isArray(params)) {
-          throw new RpcFault(
-            RPC_ERRORS.invalidParams,
-            `invalid params: ${parsed.success ? 'params must be an object' : firstIssueText(parsed.error, ARGUMENT_WORDING)}`,
-          );
+          throw new RpcFault(RPC_ERRORS.invalidParams, `invalid params: ${parsed.success ? 'params must be an object' : parsed.text}`);
         }
         const tool = byName.get(parsed.data.name);
         if (!tool) throw new RpcFault(RPC_ERRORS.invalidParams, `unknown tool: ${parsed.data.name} (tools: ${tools.map((t) => t.name).join(', ')})`);
@@ -87,8 +84,8 @@ export async function callTool(emu: Emulator, tool: ToolDef, rawArgs: unknown, h
     });
     if (!admission.ok) throw refusalError(admission.refusal, family, TOOL_KEY_TEXTS);
 
-    const checked = argumentSchema(tool).safeParse(args);
-    if (!checked.success) throw new PlatformError('param', firstIssueText(checked.error, ARGUMENT_WORDING));
+    const checked = readWorded(argumentSchema(tool), args, ARGUMENT_WORDING);
+    if (!checked.success) throw new PlatformError('param', checked.text);
     const { apiKey: _key, ...operationArgs } = checked.data;
     return textResult(await tool.run({ emu }, admission.account, operationArgs), false);
   } catch (err) {

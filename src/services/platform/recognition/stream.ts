@@ -13,7 +13,7 @@ import type { Emulator } from '../../../core/emulator.js';
 import { sendJson } from '../../../core/http/request-context.js';
 import { failure, PlatformError, resolveCode } from '../envelope.js';
 import { FAMILIES } from '../families.js';
-import { firstIssueText } from '../issues.js';
+import { readWorded } from '../issues.js';
 import { refusalError } from '../refusal.js';
 import { isFinalMessage, parseJsonObject, unwrapMeta } from '../shared/socket-messages.js';
 import { EVENT_CHUNK } from '../../../core/stream/guard.js';
@@ -139,11 +139,9 @@ function recognitionSocket(emu: Emulator, socket: WebSocket, req: FastifyRequest
     }
     if (isFinalMessage(parsed.value)) return refuse(streamBeforeMeta('is_final'));
     const inner = unwrapMeta(parsed.value);
-    const meta = streamMetaSchema.safeParse(inner);
-    if (!meta.success) {
-      const prefix = inner === parsed.value ? '' : 'meta.';
-      return fail(10001, firstIssueText(meta.error, { prefix, whole: prefix.replace(/\.$/, '') || 'message' }));
-    }
+    const prefix = inner === parsed.value ? '' : 'meta.';
+    const meta = readWorded(streamMetaSchema, inner, { prefix, whole: prefix.replace(/\.$/, '') || 'message' });
+    if (!meta.success) return fail(10001, meta.text);
     language = meta.data.language && meta.data.language !== 'auto' ? meta.data.language : null;
     phase = 'audio';
   };

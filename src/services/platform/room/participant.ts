@@ -11,7 +11,19 @@ import { openSocketWire, type SocketWire } from '../../../core/socket/wire.js';
 import { messageBytes } from '../../../core/socket/protocol.js';
 import { joinResponse, leave, lk, participantInfo, response, trackInfo, type ParticipantView, type TrackView } from './messages.js';
 import type { Room, RoomMember } from './room.js';
-import { addTrickle, gathered, newPeerConnection, type DataChannel, type MediaTrack, type PeerConnection } from './rtc.js';
+import {
+  addTrickle,
+  gathered,
+  hasMediaSection,
+  loadWerift,
+  newPeerConnection,
+  OPUS_PAYLOAD_TYPE,
+  sdpForClient,
+  type DataChannel,
+  type MediaTrack,
+  type PeerConnection,
+  type Werift,
+} from './rtc.js';
 import type { Grants } from './tokens.js';
 
 /**
@@ -30,6 +42,8 @@ export class Participant implements RoomMember {
   private subscriber: PeerConnection | null = null;
   private publisher: PeerConnection | null = null;
   private botTrack: MediaTrack | null = null;
+  /** werift, once the subscriber exists: the bot's packets are made with it at once, never after an import per packet. */
+  private werift: Werift | null = null;
   private reliable: DataChannel | null = null;
   private decoder: OpusCodec | null = null;
   private readonly pendingTracks = new Map<string, TrackView>();
@@ -94,6 +108,11 @@ export class Participant implements RoomMember {
   // ---- signalling in ----
 
   private onFrame(data: Buffer, isBinary: boolean): void {
+    if (this.left) return;
+    if (data.length > MAX_SIGNAL_BYTES) {
+      this.wire.recordIn(data.length, isBinary, 'oversize', { bytes: data.length });
+      return this.disconnect(lk.DisconnectReason.SIGNAL_CLOSE, 1009, `signal message of ${data.length} bytes is over the ${MAX_SIGNAL_BYTES}-byte limit`);
+    }
     let req: lk.SignalRequest;
     try {
       req = isBinary ? lk.SignalRequest.fromBinary(data) : lk.SignalRequest.fromJsonString(data.toString('utf8'), { ignoreUnknownFields: true });
@@ -104,6 +123,8 @@ export class Participant implements RoomMember {
     }
     if (!isBinary) this.json = true;
     this.wire.recordIn(data.length, isBinary, req.message.case ?? 'empty', req.toJson());
+    // Pings are answered at once, never behind a negotiation under way (the client's ping timeout keeps running).
+    if (req.message.case === 'ping' || req.message.case === 'pingReq') return void this.onRequest(req);
     this.enqueue(() => this.onRequest(req));
   }
 
@@ -126,6 +147,7 @@ export class Participant implements RoomMember {
         return this.answerPublisher(m.value);
       case 'answer':
         if (!this.subscriber) return;
+        if (!hasMediaSection(m.value.sdp)) throw new Error('the answer has no media section');
         return this.subscriber.setRemoteDescription({ type: 'answer', sdp: m.value.sdp });
       case 'trickle': {
         const pc = m.value.target === lk.SignalTarget.SUBSCRIBER ? this.subscriber : this.publisher;
@@ -192,8 +214,8 @@ export class Participant implements RoomMember {
     const pc = await newPeerConnection(this.emu);
     if (this.left) return void pc.close();
     this.subscriber = pc;
-    const { MediaStreamTrack } = await import('werift');
-    const track = new MediaStreamTrack({ kind: 'audio' });
+    this.werift = await loadWerift();
+    const track = new this.werift.MediaStreamTrack({ kind: 'audio' });
     const transceiver = pc.addTransceiver(track, { direction: 'sendonly' });
     transceiver.sender.streamId = `${this.room.bot.sid}|${this.room.botTrackSid}`;
     (transceiver.sender as { trackId: string }).trackId = this.room.botTrackSid;
@@ -205,7 +227,7 @@ export class Participant implements RoomMember {
     await pc.setLocalDescription(offer);
     await gathered(pc);
     if (this.left) return;
-    this.send(response({ case: 'offer', value: new lk.SessionDescription({ type: 'offer', sdp: pc.localDescription!.sdp, id: 1 }) }));
+    this.send(response({ case: 'offer', value: new lk.SessionDescription({ type: 'offer', sdp: sdpForClient(pc.localDescription!.sdp), id: 1 }) }));
   }
 
   private subscriberState(state: string): void {
@@ -222,6 +244,7 @@ export class Participant implements RoomMember {
 
   /** The publisher: the client offers (its microphone, its data channels), the server answers. */
   private async answerPublisher(offer: lk.SessionDescription): Promise<void> {
+    if (!hasMediaSection(offer.sdp)) throw new Error('the offer has no media section');
     if (!this.publisher) {
       const pc = await newPeerConnection(this.emu);
       if (this.left) return void pc.close();
@@ -234,7 +257,7 @@ export class Participant implements RoomMember {
     await pc.setLocalDescription(answer);
     await gathered(pc);
     if (this.left) return;
-    this.send(response({ case: 'answer', value: new lk.SessionDescription({ type: 'answer', sdp: pc.localDescription!.sdp, id: offer.id }) }));
+    this.send(response({ case: 'answer', value: new lk.SessionDescription({ type: 'answer', sdp: sdpForClient(pc.localDescription!.sdp), id: offer.id }) }));
     // Tracks announced with addTrack are published once their offer was answered.
     if (this.pendingTracks.size) {
       this.view.tracks.push(...this.pendingTracks.values());
@@ -263,14 +286,10 @@ export class Participant implements RoomMember {
   // ---- what the room sends ----
 
   botAudio(packet: Buffer, rtp: { sequenceNumber: number; timestamp: number; marker: boolean }): void {
-    if (this.left || !this.mediaUp || !this.botTrack || !this.view.canSubscribe) return;
-    void this.sendRtp(packet, rtp);
-  }
-
-  private async sendRtp(payload: Buffer, rtp: { sequenceNumber: number; timestamp: number; marker: boolean }): Promise<void> {
-    const { RtpHeader, RtpPacket } = await import('werift');
-    const header = new RtpHeader({ sequenceNumber: rtp.sequenceNumber, timestamp: rtp.timestamp, marker: rtp.marker, payloadType: 111 });
-    this.botTrack?.writeRtp(new RtpPacket(header, payload));
+    const w = this.werift;
+    if (this.left || !this.mediaUp || !this.botTrack || !w || !this.view.canSubscribe) return;
+    const header = new w.RtpHeader({ sequenceNumber: rtp.sequenceNumber, timestamp: rtp.timestamp, marker: rtp.marker, payloadType: OPUS_PAYLOAD_TYPE });
+    this.botTrack.writeRtp(new w.RtpPacket(header, packet));
   }
 
   botChanged(bot: ParticipantView): void {

@@ -6,7 +6,7 @@
  * lets the emulator recognise its own reply). The sockets' events and the room's frames are theirs.
  */
 import { createHash } from 'node:crypto';
-import type { SynthInput } from '../../../audio/index.js';
+import type { SynthInput, VoiceEngine } from '../../../audio/index.js';
 import type { Account } from '../../../core/state/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { speechRecord, type SignatureRecord, type SpokenAudio } from '../../../core/state/signatures.js';
@@ -29,9 +29,10 @@ export function endedBySilence(utterance: Utterance): boolean {
 export const REPLY_SAMPLE_RATE = 24_000;
 
 /** The synthesis of a reply with the role's voice (the same settings wherever a reply is spoken). */
-export function replySynthInput(text: string, role: { voice_id: string }, sampleRate = REPLY_SAMPLE_RATE): SynthInput {
+export function replySynthInput(text: string, role: { voice_id: string }, engine: VoiceEngine, sampleRate = REPLY_SAMPLE_RATE): SynthInput {
   return {
     text,
+    engine,
     voices: [{ id: role.voice_id, weight: 1 }],
     textNormalization: true,
     tags: true,

@@ -10,6 +10,7 @@ import { areaOf, checkWith, recordViews, type SavedRecord, type SavedRecords } f
 import type { Emulator, StateArea } from '../../../core/emulator.js';
 import { mintRoomToken } from '../../shared/livekit.js';
 import { budgetMs, settleMeters, type Meter } from './meter.js';
+import { charge } from '../../shared/charges.js';
 
 /** A session ends at the first millisecond past this much time without a heartbeat, billed up to it. */
 export const HEARTBEAT_TIMEOUT_MS = 30_000;
@@ -210,7 +211,7 @@ export function advance<S extends HeartbeatSession>(emu: Emulator, rules: Rules<
     const target = overdue ? rules.lastSeenMs(overdue) + HEARTBEAT_TIMEOUT_MS : untilMs;
     const billed = mine.filter((session) => rules.meter(session) !== null);
     const meters = billed.map((session) => rules.meter(session)).filter((meter): meter is Meter => meter !== null);
-    const ranOut = settleMeters(account, meters, target, price, rules.useFreePool);
+    const ranOut = settleMeters(account, meters, target, price, rules.useFreePool, (micro) => charge(emu, account, micro));
     if (ranOut !== null) {
       for (const session of billed) rules.exhausted(emu, session, ranOut);
       continue; // sessions not yet billed may still time out
@@ -222,7 +223,7 @@ export function advance<S extends HeartbeatSession>(emu: Emulator, rules: Rules<
     rules.timedOut(emu, overdue, target);
   }
   armExhaustion(emu, rules, account);
-  // The meters charged the account in place.
+  // The meters changed with their sessions; the free pool with the account (its charges marked it too).
   emu.markDirty(rules.area, account.id);
   emu.markDirty('accounts', account.id, account.id);
 }

@@ -1,10 +1,12 @@
 /**
- * Per-second billing of running sessions (calls, agent sessions). Every running meter of an account is
+ * Per-second billing of running sessions (calls, agent sessions), through the one charge path
+ * (services/shared/charges.ts: its rounding rule, its charge, the free pool). Every running meter of an account is
  * settled to the same moment before any rule reads the balance, so concurrent sessions share the free
  * pool and the balance fairly, and a balance that runs out ends them at the exact moment it does.
  * Plain data: a meter is part of its session record and is saved with it.
  */
 import type { Account } from '../../../core/state/accounts.js';
+import { meteredDue, takeFreeSeconds } from '../../shared/charges.js';
 
 export interface Meter {
   /** Emulator time (ms) up to which this meter has been billed. */
@@ -29,11 +31,27 @@ export function budgetMs(account: Account, priceMicroPerSec: number, useFreePool
   return free + (account.balanceMicro / priceMicroPerSec) * 1000;
 }
 
+/** Takes micro-units from the account in place (plain data: how the meter's own rules are tested). */
+const debitInPlace =
+  (account: Account) =>
+  (micro: number): void => {
+    account.balanceMicro = Math.max(0, account.balanceMicro - micro);
+  };
+
 /**
  * Bills the running meters of one account up to `untilMs`. Returns the moment the money ran out (all
- * of them stop there) or null. Meters are billed piecewise, each from its own `settledToMs`.
+ * of them stop there) or null. Meters are billed piecewise, each from its own `settledToMs`. Each
+ * meter's due is priced by the one charge path's rule (services/shared/charges.ts `meteredDue`) and
+ * taken through `pay` (the sessions pass that path's `charge`), the free pool first (`takeFreeSeconds`).
  */
-export function settleMeters(account: Account, running: Meter[], untilMs: number, price: number, useFreePool: boolean): number | null {
+export function settleMeters(
+  account: Account,
+  running: Meter[],
+  untilMs: number,
+  price: number,
+  useFreePool: boolean,
+  pay: (micro: number) => void = debitInPlace(account),
+): number | null {
   const open = running.filter((meter) => meter.settledToMs < untilMs);
   if (open.length === 0) return null;
   let at = Math.min(...open.map((meter) => meter.settledToMs));
@@ -49,16 +67,16 @@ export function settleMeters(account: Account, running: Meter[], untilMs: number
       meter.billedMs += span;
       meter.freeMs += freeEach;
       meter.costExact += ((span - freeEach) * price) / 1000;
-      const due = Math.round(meter.costExact) - meter.chargedMicro;
-      account.balanceMicro = Math.max(0, account.balanceMicro - due);
+      const due = meteredDue(meter.costExact, meter.chargedMicro);
+      if (due > 0) pay(due);
       meter.chargedMicro += due;
       meter.settledToMs = at + span;
     }
-    if (useFreePool) account.freeCallSeconds = Math.max(0, account.freeCallSeconds - (freeEach * count) / 1000);
+    if (useFreePool) takeFreeSeconds(account, (freeEach * count) / 1000);
     if (span < next - at) {
-      // Out of money: what is left is less than one millisecond of call time.
-      account.balanceMicro = 0;
-      if (useFreePool) account.freeCallSeconds = 0;
+      // Out of money: what is left is less than one millisecond of call time, and is taken too.
+      if (account.balanceMicro > 0) pay(account.balanceMicro);
+      if (useFreePool) takeFreeSeconds(account, account.freeCallSeconds);
       return at + span;
     }
     at = next;

@@ -98,6 +98,7 @@ export function planTts(emu: Emulator, account: Account, req: TtsRequest): TtsPl
     synth: {
       text,
       voices: [{ id: custom ? custom.toneId : req.voice_id, weight: 1 }],
+      engine: emu.config.voiceEngine,
       speed,
       textNormalization: req.text_normalization ?? false,
       tags: true,

@@ -51,6 +51,8 @@ function sttRefusal(refusal: Refusal): SttError {
       return new SttError(401, 1004, MESSAGES[1004]!);
     case 'capability':
       return new SttError(401, 1004, `login fail: the API secret key has no access to speech to text (capability ${refusal.capability})`);
+    case 'upstream':
+      return new SttError(refusal.status, codeOfStatus(refusal.status) ?? 1000, refusal.message);
     case 'close_ws':
       return new SttError(500, 1000, MESSAGES[1000]!);
   }

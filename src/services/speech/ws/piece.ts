@@ -10,6 +10,7 @@ import type { Account } from '../../../core/state/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { AudioMade, type AudioFrame, type AudioShaping, type StreamEnd } from '../../../core/stream/guard.js';
 import { parseJson } from '../../../core/http/number-literals.js';
+import { parseFirst } from '../../../core/http/validation.js';
 import { parseWith } from '../body.js';
 import { invalidParams, SpeechError, STATUS_MSG } from '../errors.js';
 import { encodeOptionsOf, planRequest, readRequest, recordSignature, startSynthesis, type SynthesisPlan } from '../model.js';
@@ -84,7 +85,7 @@ export function readClientFrame(text: string): { frame: Record<string, unknown> 
   }
   if (json === null || typeof json !== 'object' || Array.isArray(json))
     return { code: 2013, msg: 'invalid params, message must be a JSON object with an event field' };
-  if (!clientFrameSchema.safeParse(json).success) return { code: 2202, msg: `${STATUS_MSG[2202]}: the message has no event field (string)` };
+  if (!parseFirst(clientFrameSchema, json).success) return { code: 2202, msg: `${STATUS_MSG[2202]}: the message has no event field (string)` };
   // The message itself (not the schema's copy): its decimal literals are noted against it (body.ts).
   return { frame: json as Record<string, unknown> & { event: string } };
 }

@@ -129,17 +129,3 @@ export function wordsWithin(timeline: Timeline, begin: number, end: number): Tim
     .filter((w) => w.charStart >= begin && w.charEnd <= end)
     .map((w) => ({ word: w.text, word_begin: w.charStart, word_end: w.charEnd, time_begin: w.startMs, time_end: w.endMs }));
 }
-
-/**
- * Encoded chunks paired with the subtitle their audio completes. Each chunk waits for the next one (how
- * far the audio made so far reaches is known then, `madeMs`); the last carries every unit left, so a
- * message after it (HTTP's status 2, the socket's is_final) carries none.
- */
-export async function* withSubtitles<T>(chunks: AsyncIterable<T>, feed: SubtitleFeed, madeMs: () => number): AsyncGenerator<[T, WsSubtitle | undefined]> {
-  let held: { chunk: T; ms: number } | undefined;
-  for await (const chunk of chunks) {
-    if (held) yield [held.chunk, feed.take(held.ms)];
-    held = { chunk, ms: madeMs() };
-  }
-  if (held) yield [held.chunk, feed.rest()];
-}

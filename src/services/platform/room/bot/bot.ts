@@ -5,6 +5,7 @@
  * over it. One turn at a time, in order. Agent states: `listening` → `thinking` (an utterance ended:
  * recognising and replying) → `speaking` (the first frame of the reply left) → `listening`.
  */
+import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { accountId, type Account } from '../../../../core/state/accounts.js';
 import type { Emulator } from '../../../../core/emulator.js';
@@ -156,11 +157,13 @@ export class ConversingBot implements RoomBot {
     if (u.samples === 0 || !u.heardVoice) return;
     // While an earlier reply still plays (voice too short to cut it), the state stays `speaking`.
     if (this.pending === 0) this.setState('thinking');
-    this.enqueue((stop) => this.answer(u, segment, stop));
+    // The reply's time to first audio counts from here (wall time): the end of the user's utterance.
+    const endedAt = performance.now();
+    this.enqueue((stop) => this.answer(u, segment, stop, endedAt));
   }
 
   /** Recognition, the scripted reply, its audio; the turn is kept and charged as the socket's. */
-  private async answer(u: Utterance, segment: string | null, stop: AbortSignal): Promise<void> {
+  private async answer(u: Utterance, segment: string | null, stop: AbortSignal, endedAt: number): Promise<void> {
     this.setState('thinking');
     const latency = latencyProfile(this.emu);
     if (latency.asr) await sleep(latency.asr, undefined, { signal: stop });
@@ -170,7 +173,7 @@ export class ConversingBot implements RoomBot {
     const reply = chooseReply(this.emu, heard.text, this.persona.language);
     if (latency.llmFirstToken) await sleep(latency.llmFirstToken, undefined, { signal: stop });
     if (stop.aborted) return;
-    const spoken = await this.say(reply.text, reply.language, stop, true);
+    const spoken = await this.say(reply.text, reply.language, stop, true, endedAt);
     this.witness.turn({ kind: 'reply', user: heard.text, reply: reply.text, ...spokenNote(spoken) });
     if (spoken.ms > 0) this.opts.onTurn?.({ user: heard.text, reply: spoken.said });
   }
@@ -180,7 +183,13 @@ export class ConversingBot implements RoomBot {
    * signature record) and is final when it ends or is cut. A reply (`paid`) is refused when the balance
    * cannot pay for its planned audio, and charged for the audio sent.
    */
-  private async say(text: string, language: string, stop: AbortSignal, paid = false): Promise<Spoken & { said: string; unpaid?: true }> {
+  private async say(
+    text: string,
+    language: string,
+    stop: AbortSignal,
+    paid = false,
+    from?: number,
+  ): Promise<Spoken & { said: string; unpaid?: true }> {
     const synth = this.speaker.synthesis(text, this.persona.voiceId, AbortSignal.any([stop, this.ended.signal]));
     if (paid && !this.emu.accounts.canAfford(this.account, conversationPrice(this.emu, synth.durationMs / 1000))) {
       return { outcome: 'stopped', ms: 0, said: '', unpaid: true };
@@ -191,6 +200,7 @@ export class ConversingBot implements RoomBot {
     let shown = '';
     const spoken = await this.speaker.speak(synth, {
       stop,
+      from,
       first: () => this.setState('speaking'),
       progress: (ms) => {
         const now = revealed(text.trim(), ms, record);

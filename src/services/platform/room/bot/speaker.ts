@@ -49,6 +49,8 @@ export interface SpeakHooks {
   first?(): void;
   /** A frame left; `ms` of audio sent so far in this utterance. */
   progress?(ms: number): void;
+  /** Wall time (performance.now) the journal's time to first audio counts from: the end of the user's utterance (default: now). */
+  from?: number;
 }
 
 export interface Spoken {
@@ -97,7 +99,7 @@ export class Speaker {
 
   /** The synthesis of `text` with `voiceId` at the track's rate (its summary is known before any sample). */
   synthesis(text: string, voiceId: string, signal: AbortSignal): SynthStream {
-    return synthesizeStream(replySynthInput(text, { voice_id: voiceId }, TRACK_RATE), { signal });
+    return synthesizeStream(replySynthInput(text, { voice_id: voiceId }, this.emu.config.voiceEngine, TRACK_RATE), { signal });
   }
 
   /** The user cut the bot short: the journal times how long audio went on after it. */
@@ -117,7 +119,7 @@ export class Speaker {
       hooks.progress?.(ms);
     };
     // A new answer on the track: `ttfa_ms` counts from now.
-    this.guard.beginAnswer(true);
+    this.guard.beginAnswer(true, hooks.from);
     let held: Int16Array | null = null;
     let filling = new Int16Array(FRAME_SAMPLES);
     let filled = 0;

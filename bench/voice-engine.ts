@@ -1,0 +1,115 @@
+/**
+ * The two voice engines side by side (not a test), in one run so the busy machine weighs on both alike:
+ * synthesis speed as real-time factor (audio seconds per second of this process's CPU time, one core)
+ * for each built-in Flite voice the speech engine maps ids to, and the first audio of a streamed
+ * 9,999-character T2A request (time from the request to its first SSE audio event).
+ * Run alone: `npx tsx bench/run.ts voice-engine`.
+ */
+import { startEmulator } from '../src/index.js';
+import { loadSpeechEngine, synthesize, type VoiceEngine } from '../src/audio/index.js';
+
+const WORDS = (
+  'the a of and to in is it that for on with as was at by be this from or an are not have has had but ' +
+  'voice sound emulator stream audio signal speech model client server request response number time ' +
+  'quickly slowly gently carefully tomorrow yesterday morning evening because although however therefore'
+).split(' ');
+
+/** Deterministic English text of about `chars` characters, sentences of 7 words or more. */
+function text(chars: number): string {
+  let seed = 4242;
+  const rnd = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
+  let out = '';
+  let words = 0;
+  while (out.length < chars) {
+    const w = WORDS[Math.floor(rnd() * WORDS.length)]!;
+    out += (words === 0 ? w[0]!.toUpperCase() + w.slice(1) : w) + ' ';
+    words++;
+    if (words > 6 && rnd() < 0.12) {
+      out = out.trimEnd() + (rnd() < 0.3 ? ', ' : '. ');
+      if (out.endsWith('. ')) words = 0;
+    }
+  }
+  return out.slice(0, chars - 1).trimEnd() + '.';
+}
+
+/** Audio seconds per CPU second of one synthesis (24 kHz mono, the best of `runs`). */
+async function realTime(engine: VoiceEngine, voice: string, t: string, runs = 3): Promise<{ audioS: number; rtf: number }> {
+  let best = 0;
+  let audioS = 0;
+  for (let k = 0; k < runs; k++) {
+    const cpu = process.cpuUsage();
+    const r = await synthesize({
+      text: t,
+      voices: [{ id: voice, weight: 1 }],
+      sampleRate: 24000,
+      channels: 1,
+      engine,
+      textNormalization: true,
+      pauseMarkers: true,
+    });
+    const used = process.cpuUsage(cpu);
+    audioS = r.durationMs / 1000;
+    best = Math.max(best, audioS / ((used.user + used.system) / 1e6));
+  }
+  return { audioS: Math.round(audioS * 10) / 10, rtf: Math.round(best) };
+}
+
+/** Milliseconds from a streamed T2A request to its first audio event. */
+async function firstAudio(url: string, t: string): Promise<number> {
+  const start = performance.now();
+  const res = await fetch(`${url}/v1/t2a_v2`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: 'Bearer bench-key' },
+    body: JSON.stringify({
+      model: 'speech-02-turbo',
+      text: t,
+      stream: true,
+      voice_setting: { voice_id: 'male-qn-qingse' },
+      audio_setting: { format: 'mp3', sample_rate: 32000 },
+    }),
+  });
+  const reader = res.body!.getReader();
+  let seen = '';
+  let at = -1;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    seen += new TextDecoder().decode(value);
+    if (at < 0 && /"audio":"[0-9a-f]/.test(seen)) at = performance.now() - start;
+    if (at >= 0) {
+      await reader.cancel();
+      break;
+    }
+    if (seen.length > 1e6) seen = seen.slice(-1000);
+  }
+  return Math.round(at);
+}
+
+export async function benchVoiceEngine(): Promise<Record<string, unknown>> {
+  await loadSpeechEngine();
+  const minute = text(900);
+  // The Flite voice each id maps to: kal16 (diphone), slt, rms and awb (clustergen).
+  const voices = {
+    'male-qn-qingse (rms)': 'male-qn-qingse',
+    'female-shaonv (slt)': 'female-shaonv',
+    'presenter_male (awb)': 'presenter_male',
+    'd (kal16)': 'd',
+  };
+  const speed: Record<string, unknown> = { tones: await realTime('tones', 'male-qn-qingse', minute) };
+  for (const [label, id] of Object.entries(voices)) speed[`speech ${label}`] = await realTime('speech', id, minute);
+  const long = text(9999);
+  const first: Record<string, number[]> = {};
+  for (const engine of ['tones', 'speech'] as const) {
+    const emu = await startEmulator({ voiceEngine: engine, logLevel: 'silent' });
+    try {
+      first[engine] = [];
+      for (let k = 0; k < 3; k++) first[engine].push(await firstAudio(emu.speechUrl, long));
+    } finally {
+      await emu.close();
+    }
+  }
+  return {
+    'real-time factor, 24 kHz mono, one core (audio s per CPU s, best of 3)': speed,
+    'first audio of a streamed 9,999-character T2A (ms, 3 runs)': first,
+  };
+}

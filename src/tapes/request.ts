@@ -1,0 +1,144 @@
+/**
+ * A request as a tape holds it: its raw body read once (the emulator's own parsers never run for a request the tapes
+ * answer), its credentials replaced by the marker, its body parsed into the tape's shape (JSON with audio as files,
+ * a multipart form with its files by hash, text, or bytes).
+ */
+import type { IncomingMessage } from 'node:http';
+import { CREDENTIAL_MARKER, extensionOf, type TapeBody, type TapePart, type TapeRequest } from './format.js';
+import { externalize, sniffExtension, type FilePut } from './body.js';
+
+/** Headers that carry a credential: forwarded as they came, written as the marker. */
+const CREDENTIAL_HEADERS = new Set(['authorization', 'x-api-key', 'api-key', 'proxy-authorization', 'cookie']);
+/** Query parameters that carry a credential. */
+const CREDENTIAL_QUERY = new Set(['api_key', 'apikey', 'key', 'token', 'access_token']);
+/** JSON fields that carry a credential (/mcp `arguments.apiKey`). */
+const CREDENTIAL_FIELDS = /^(api_?key|apikey|access_token|authorization|secret)$/i;
+/** Headers a tape keeps of a request: the ones that give the body its meaning, and the credentials (as the marker). */
+const KEPT_REQUEST_HEADERS = new Set(['content-type', 'accept', ...CREDENTIAL_HEADERS]);
+/** Headers never forwarded: the connection's own, and the emulator's directives. */
+export const HOP_HEADERS = new Set([
+  'host',
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+  'proxy-connection',
+  'content-length',
+  'x-emulator-fault',
+]);
+
+/** The request's body as bytes (the whole of it: a request is bounded by the service's own limits). */
+export async function readRawBody(raw: IncomingMessage, limit: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of raw as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) throw Object.assign(new Error(`request body over ${limit} bytes`), { code: 'TOO_LARGE' });
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** A query string as a record (repeated names as lists), credentials as the marker. */
+export function queryOf(url: string): Record<string, string | string[]> {
+  const q = url.indexOf('?');
+  const out: Record<string, string | string[]> = {};
+  if (q === -1) return out;
+  for (const [name, value] of new URLSearchParams(url.slice(q + 1))) {
+    const v = CREDENTIAL_QUERY.has(name.toLowerCase()) ? CREDENTIAL_MARKER : value;
+    const had = out[name];
+    out[name] = had === undefined ? v : [had, v].flat();
+  }
+  return out;
+}
+
+/** The request's headers as a tape keeps them. */
+function keptHeaders(headers: IncomingMessage['headers']): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined || !KEPT_REQUEST_HEADERS.has(name)) continue;
+    out[name] = CREDENTIAL_HEADERS.has(name) ? CREDENTIAL_MARKER : [value].flat().join(', ');
+  }
+  return out;
+}
+
+/** A JSON value with every credential field as the marker. */
+export function withoutCredentials(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutCredentials);
+  if (typeof value === 'object' && value !== null) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = CREDENTIAL_FIELDS.test(k) && typeof v === 'string' ? CREDENTIAL_MARKER : withoutCredentials(v);
+    return out;
+  }
+  return value;
+}
+
+/** A body in the tape's shape, by its content type. */
+export async function tapeBodyOf(raw: Buffer, contentType: string | undefined, put: FilePut): Promise<TapeBody> {
+  if (raw.length === 0) return { none: true };
+  const type = (contentType ?? '').toLowerCase();
+  if (type.includes('json')) {
+    try {
+      return { json: await externalize(withoutCredentials(JSON.parse(raw.toString('utf8'))), put) };
+    } catch {
+      return { text: raw.toString('utf8') };
+    }
+  }
+  if (type.startsWith('multipart/form-data')) {
+    const parts = await multipartParts(raw, contentType!, put);
+    if (parts) return { multipart: parts };
+  }
+  if (type.startsWith('text/') || type.includes('x-www-form-urlencoded')) return { text: raw.toString('utf8') };
+  return { file: { $file: await put(raw, extensionOf(contentType)), encoding: 'raw' } };
+}
+
+/** A multipart form's parts, in order (Node's own form parser); null when it cannot be read. */
+async function multipartParts(raw: Buffer, contentType: string, put: FilePut): Promise<TapePart[] | null> {
+  let form: FormData;
+  try {
+    form = await new Response(raw, { headers: { 'content-type': contentType } }).formData();
+  } catch {
+    return null;
+  }
+  const parts: TapePart[] = [];
+  for (const [name, value] of form.entries()) {
+    if (typeof value === 'string') parts.push({ name, value: CREDENTIAL_FIELDS.test(name) ? CREDENTIAL_MARKER : value });
+    else {
+      const bytes = Buffer.from(await value.arrayBuffer());
+      const ext = extensionOf(value.type) === 'bin' ? sniffExtension(bytes) : extensionOf(value.type);
+      parts.push({ name, filename: value.name, content_type: value.type, file: { $file: await put(bytes, ext), encoding: 'raw' } });
+    }
+  }
+  return parts;
+}
+
+/** The request as a tape holds it. */
+export async function tapeRequestOf(raw: IncomingMessage, body: Buffer, put: FilePut): Promise<TapeRequest> {
+  const url = raw.url ?? '/';
+  const q = url.indexOf('?');
+  return {
+    method: raw.method ?? 'GET',
+    path: q === -1 ? url : url.slice(0, q),
+    query: queryOf(url),
+    headers: keptHeaders(raw.headers),
+    body: await tapeBodyOf(body, raw.headers['content-type'], put),
+  };
+}
+
+/** The key the client presented (any credential header or query parameter), to make sure no file ever holds it. */
+export function presentedSecrets(raw: IncomingMessage): string[] {
+  const out: string[] = [];
+  for (const name of CREDENTIAL_HEADERS) {
+    const v = raw.headers[name];
+    if (typeof v !== 'string') continue;
+    out.push(v);
+    const bearer = /^\s*bearer\s+(.+)$/i.exec(v);
+    if (bearer) out.push(bearer[1]!.trim());
+  }
+  const url = raw.url ?? '';
+  const q = url.indexOf('?');
+  if (q !== -1) for (const [name, value] of new URLSearchParams(url.slice(q + 1))) if (CREDENTIAL_QUERY.has(name.toLowerCase())) out.push(value);
+  return out.filter((s) => s.length >= 6);
+}

@@ -1,0 +1,239 @@
+/**
+ * A folder of tapes: `<id>.json` per exchange, `files/<sha256>.<ext>` for the bytes they reference, and `.used.json`,
+ * the ids a replaying run used (what `tapes prune` reads). Every write is atomic (a temporary file, fsynced, then
+ * renamed, then the folder fsynced): a full disk or a crash leaves the old file or none, never half a tape taken for
+ * a whole one. A tape that cannot be read is named at open with its file and what is wrong.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { closeSync, fsyncSync, openSync } from 'node:fs';
+import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { FILES_DIR, isFileRef, parseTape, tapeText, TapeError, type FileRef, type Tape } from './format.js';
+
+const USED_FILE = '.used.json';
+
+/** Writes `data` to `path` atomically: temp file beside it, fsync, rename, fsync of the folder. */
+export async function writeAtomic(path: string, data: string | Uint8Array): Promise<void> {
+  const dir = path.slice(0, path.lastIndexOf('/')) || '.';
+  const temp = join(dir, `.tmp-${process.pid}-${randomBytes(6).toString('hex')}`);
+  try {
+    const handle = await open(temp, 'wx');
+    try {
+      await handle.writeFile(data);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, path);
+  } catch (err) {
+    await rm(temp, { force: true });
+    throw err;
+  }
+  syncDir(dir);
+}
+
+function syncDir(dir: string): void {
+  try {
+    const fd = openSync(dir, 'r');
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    // Some filesystems refuse to fsync a folder; the rename is still atomic there.
+  }
+}
+
+/** A file of `files/` written as its bytes arrive, hashed on the way, named by its hash at the end. */
+export class FileWriter {
+  private readonly hash = createHash('sha256');
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+  private spilled: Promise<import('node:fs/promises').FileHandle> | null = null;
+  private readonly temp: string;
+  /** Bytes kept in memory before the writer spills to its temporary file (a long stream stays bounded). */
+  private static readonly MEMORY_LIMIT = 1 << 20;
+
+  constructor(
+    private readonly store: TapeStore,
+    private readonly ext: string,
+  ) {
+    this.temp = join(store.filesDir, `.tmp-${process.pid}-${randomBytes(6).toString('hex')}`);
+  }
+
+  /** Bytes written so far: the offset the next chunk starts at. */
+  get offset(): number {
+    return this.size;
+  }
+
+  /** Adds a chunk; the reference to it (offset, length) within the file to be. */
+  add(chunk: Uint8Array): { offset: number; bytes: number } {
+    const at = this.size;
+    this.hash.update(chunk);
+    this.size += chunk.length;
+    this.chunks.push(Buffer.from(chunk));
+    if (this.chunks.reduce((n, c) => n + c.length, 0) > FileWriter.MEMORY_LIMIT) void this.spill();
+    return { offset: at, bytes: chunk.length };
+  }
+
+  private spill(): Promise<unknown> {
+    const pending = this.chunks.splice(0);
+    this.spilled ??= open(this.temp, 'wx');
+    const chained = this.spilled.then(async (h) => {
+      for (const c of pending) await h.write(c);
+      return h;
+    });
+    this.spilled = chained;
+    return chained;
+  }
+
+  /** The file's name once whole and on disk (fsynced, renamed to its hash). */
+  async finish(): Promise<string> {
+    const name = `${this.hash.digest('hex')}.${this.ext}`;
+    if (this.spilled) {
+      const handle = await this.spill().then(() => this.spilled!);
+      await handle.sync();
+      await handle.close();
+      if (await exists(join(this.store.filesDir, name))) await rm(this.temp, { force: true });
+      else await rename(this.temp, join(this.store.filesDir, name));
+      syncDir(this.store.filesDir);
+    } else {
+      await this.store.putNamed(name, Buffer.concat(this.chunks));
+    }
+    return name;
+  }
+
+  /** Drops what was written (the exchange failed: no tape, no file). */
+  async abandon(): Promise<void> {
+    if (this.spilled) await this.spilled.then((h) => h.close()).catch(() => undefined);
+    await rm(this.temp, { force: true });
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** Every file reference inside a value (a body, an event), depth first. */
+export function* fileRefsIn(value: unknown): Generator<FileRef> {
+  if (isFileRef(value)) {
+    yield value;
+    return;
+  }
+  if (Array.isArray(value)) for (const v of value) yield* fileRefsIn(v);
+  else if (typeof value === 'object' && value !== null) for (const v of Object.values(value)) yield* fileRefsIn(v);
+}
+
+export class TapeStore {
+  readonly filesDir: string;
+  /** Tapes by id, in the order of their ids. */
+  readonly tapes = new Map<string, Tape>();
+  private readonly files = new Map<string, Buffer>();
+
+  private constructor(readonly dir: string) {
+    this.filesDir = join(dir, FILES_DIR);
+  }
+
+  /**
+   * Opens a folder of tapes and reads every tape in it. `create`: the folder is made when missing (recording);
+   * otherwise a missing folder is an error. Throws TapeError naming the first damaged tape.
+   */
+  static async open(dir: string, { create = false }: { create?: boolean } = {}): Promise<TapeStore> {
+    const store = new TapeStore(dir);
+    if (create) await mkdir(store.filesDir, { recursive: true });
+    let names: string[];
+    try {
+      names = await readdir(dir);
+    } catch (err) {
+      throw new TapeError(dir, `the tape folder cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    }
+    const fileNames = new Set(await readdir(store.filesDir).catch(() => [] as string[]));
+    for (const name of names.filter((n) => n.endsWith('.json') && !n.startsWith('.')).sort()) {
+      const tape = parseTape(name, await readFile(join(dir, name), 'utf8'));
+      if (`${tape.id}.json` !== name) throw new TapeError(name, `its id "${tape.id}" is not its file name (expected "${name.slice(0, -5)}")`);
+      for (const ref of fileRefsIn([tape.request, tape.answer, tape.downloads]))
+        if (!fileNames.has(ref.$file)) throw new TapeError(name, `references ${FILES_DIR}/${ref.$file}, which is missing`);
+      store.tapes.set(tape.id, tape);
+    }
+    return store;
+  }
+
+  /** Stores bytes under their hash (once: the same bytes are one file); the file's name. */
+  async putFile(bytes: Uint8Array, ext: string): Promise<string> {
+    const name = `${createHash('sha256').update(bytes).digest('hex')}.${ext}`;
+    await this.putNamed(name, bytes);
+    return name;
+  }
+
+  /** @internal Writes a file already named by its hash, unless it is there. */
+  async putNamed(name: string, bytes: Uint8Array): Promise<void> {
+    const path = join(this.filesDir, name);
+    if (await exists(path)) return;
+    await mkdir(this.filesDir, { recursive: true });
+    await writeAtomic(path, bytes);
+  }
+
+  /** A file writer for bytes that arrive over time (a stream's chunks). */
+  fileWriter(ext: string): FileWriter {
+    return new FileWriter(this, ext);
+  }
+
+  /** The bytes a reference names (a slice when it has one). Files are read once and kept. */
+  async bytesOf(ref: FileRef): Promise<Buffer> {
+    let whole = this.files.get(ref.$file);
+    if (!whole) {
+      whole = await readFile(join(this.filesDir, ref.$file));
+      this.files.set(ref.$file, whole);
+    }
+    if (ref.offset === undefined && ref.bytes === undefined) return whole;
+    const from = ref.offset ?? 0;
+    return whole.subarray(from, ref.bytes === undefined ? undefined : from + ref.bytes);
+  }
+
+  /** Writes a tape (atomically) and keeps it. */
+  async writeTape(tape: Tape): Promise<void> {
+    await writeAtomic(join(this.dir, `${tape.id}.json`), tapeText(tape));
+    this.tapes.set(tape.id, tape);
+  }
+
+  /** Removes a tape (its files stay until no tape names them: `pruneFiles`). */
+  async removeTape(id: string): Promise<void> {
+    await rm(join(this.dir, `${id}.json`), { force: true });
+    this.tapes.delete(id);
+  }
+
+  /** Removes the files no tape references; their names. */
+  async pruneFiles(): Promise<string[]> {
+    const used = new Set<string>();
+    for (const tape of this.tapes.values()) for (const ref of fileRefsIn([tape.request, tape.answer, tape.downloads])) used.add(ref.$file);
+    const gone: string[] = [];
+    for (const name of await readdir(this.filesDir).catch(() => [] as string[])) {
+      if (used.has(name)) continue;
+      await rm(join(this.filesDir, name), { force: true });
+      gone.push(name);
+    }
+    return gone;
+  }
+
+  /** The ids the last replaying run used, or null when no run left its list. */
+  async readUsed(): Promise<Set<string> | null> {
+    try {
+      const list = JSON.parse(await readFile(join(this.dir, USED_FILE), 'utf8')) as { used?: unknown };
+      if (!Array.isArray(list.used)) throw new TapeError(USED_FILE, 'has no "used" list');
+      return new Set(list.used.map(String));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      if (err instanceof TapeError) throw err;
+      throw new TapeError(USED_FILE, `cannot be read (${(err as Error).message})`);
+    }
+  }
+
+  /** Writes the ids a replaying run used (atomically). */
+  async writeUsed(ids: Iterable<string>): Promise<void> {
+    await writeAtomic(join(this.dir, USED_FILE), `${JSON.stringify({ used: [...ids].sort() }, null, 2)}\n`);
+  }
+}

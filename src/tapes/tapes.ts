@@ -1,0 +1,131 @@
+/**
+ * The tapes of a running emulator: the hook (core/http/exchange.ts) that records each exchange with the real
+ * service (`record`), replays recorded answers (`replay`), or both (`record-missing`). Loaded by the composer only
+ * when the emulator starts with `record` or `replay`; the request path of an emulator without them never sees it.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Emulator } from '../core/emulator.js';
+import type { ExchangeHook, ExchangeRoute } from '../core/http/exchange.js';
+import { giveBodyBack } from '../core/http/exchange.js';
+import type { Refusal } from '../core/http/refusal.js';
+import { journalBody, journalBodyText } from '../core/journal/summaries.js';
+import { hashOnly } from './body.js';
+import type { Tape, TapeRequest } from './format.js';
+import { FreshValues } from './fresh.js';
+import { declarationOf, matchKey, missMessage, TapeIndex, type MatchKey } from './match.js';
+import { forwardAndRecord } from './recorder.js';
+import { replayTape } from './replayer.js';
+import { readRawBody, tapeRequestOf } from './request.js';
+import { TapeStore } from './store.js';
+import { Upstream } from './upstream.js';
+import { keyText, type TapesContext, type TapesOptions } from './context.js';
+
+export type { TapesMode, TapesOptions } from './context.js';
+
+/** The largest request body a tape reads (uploads are the largest requests of both services). */
+const MAX_REQUEST_BYTES = 100 * 1024 * 1024;
+
+/** One request as the tapes see it: the operation, the request as a tape holds it (files hashed only), its key. */
+interface Arrived {
+  operation: string;
+  body: Buffer;
+  request: TapeRequest;
+  key: MatchKey;
+}
+
+export interface RunningTapes {
+  hook: ExchangeHook;
+  store: TapeStore;
+  /** The tapes answered in this run (the sockets' tapes add theirs: src/tapes/sockets/). */
+  used: Set<string>;
+  /** Writes the used-set of a replaying run (`tapes prune` reads it) and lets the upstream connections go. */
+  close(): Promise<void>;
+}
+
+/** Opens the folder (every tape read and checked: a damaged one stops the start, named) and makes the hook. */
+export async function openTapes(emu: Emulator, options: TapesOptions): Promise<RunningTapes> {
+  const store = await TapeStore.open(options.dir, { create: options.mode !== 'replay' });
+  const ctx: TapesContext = {
+    emu,
+    options,
+    store,
+    index: new TapeIndex(store.tapes.values(), (s) => options.declarations[s]),
+    fresh: new FreshValues(emu.config.seed),
+    upstream: new Upstream(),
+    used: new Set(),
+    recordedTimes: new Map(),
+    replayedTimes: new Map(),
+  };
+  const hook: ExchangeHook = {
+    covers: (route) => !route.url.startsWith('/download/') && route.url !== '/' && !route.url.startsWith('/_emulator'),
+    take: (req, reply, route, refuse) => take(ctx, req, reply, route, refuse),
+  };
+  return {
+    hook,
+    store,
+    used: ctx.used,
+    close: async () => {
+      ctx.upstream.close();
+      if (options.mode !== 'record')
+        await store.writeUsed(ctx.used).catch((err: Error) => emu.logger.error({ err }, 'tapes: the used-set could not be written'));
+    },
+  };
+}
+
+function upstreamOf(ctx: TapesContext, listener: string): string | undefined {
+  const u = ctx.options.upstreams;
+  if (listener === 'speech-backup') return u['speech-backup'] ?? u.speech;
+  return listener === 'platform' ? u.platform : u.speech;
+}
+
+async function arrive(ctx: TapesContext, req: FastifyRequest, route: ExchangeRoute): Promise<Arrived> {
+  const operation = `${route.method} ${route.url}`;
+  const body = await readRawBody(req.raw, MAX_REQUEST_BYTES);
+  const recorded = await tapeRequestOf(req.raw, body, hashOnly);
+  // A fresh id handed out by an earlier replay is matched as the recorded id it stands for.
+  const request: TapeRequest = {
+    ...recorded,
+    path: ctx.fresh.mapPath(recorded.path),
+    query: ctx.fresh.mapBack(recorded.query) as TapeRequest['query'],
+    body: 'json' in recorded.body ? { json: ctx.fresh.mapBack(recorded.body.json) } : recorded.body,
+  };
+  const declaration = declarationOf(ctx.options.declarations[route.service], operation);
+  const key = matchKey(route.service, operation, req.ctx.account?.id ?? null, request, declaration);
+  journalArrived(req, body);
+  return { operation, body, request, key };
+}
+
+/** The journal keeps the body as the lifecycle would have (its parsers never ran). */
+function journalArrived(req: FastifyRequest, body: Buffer): void {
+  const type = req.headers['content-type'] ?? '';
+  if (/json|^text\/|x-www-form-urlencoded/i.test(type) && body.length) journalBodyText(req, body.toString('utf8'));
+  else journalBody(req);
+}
+
+async function take(ctx: TapesContext, req: FastifyRequest, reply: FastifyReply, route: ExchangeRoute, refuse: (r: Refusal) => Error): Promise<boolean> {
+  const mode = ctx.options.mode;
+  const upstream = upstreamOf(ctx, req.ctx.listener);
+  // Recording a service without an upstream: the emulator answers it, untouched.
+  if (mode === 'record' && !upstream) return false;
+  const arrived = await arrive(ctx, req, route);
+  if (mode !== 'record') {
+    const found = ctx.index.lookup(arrived.key);
+    if (found.hit) {
+      const text = keyText(arrived.key);
+      const n = (ctx.replayedTimes.get(text) ?? 0) + 1;
+      ctx.replayedTimes.set(text, n);
+      const tape: Tape = found.hit[Math.min(n, found.hit.length) - 1]!.tape;
+      ctx.used.add(tape.id);
+      await replayTape(ctx, req, reply, tape, declarationOf(ctx.options.declarations[route.service], arrived.operation));
+      return true;
+    }
+    if (mode === 'replay' || !upstream) {
+      req.ctx.entry?.noteTape({ mode: 'missed', nearest: found.nearest });
+      if (ctx.options.strict) throw refuse({ kind: 'upstream', status: 500, message: `replay: ${missMessage(arrived.operation, found.nearest)}` });
+      giveBodyBack(req, arrived.body);
+      return false;
+    }
+  }
+  await forwardAndRecord(ctx, req, reply, { ...arrived, service: route.service, upstream: upstream! }, refuse);
+  return true;
+}
