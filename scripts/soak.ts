@@ -386,7 +386,12 @@ Object.assign(FAMILIES, {
     const content = rules.content;
     if (!content.rules.some((r: any) => r.match === BACKTRACKING)) {
       content.rules.push({ match: BACKTRACKING, reply: 'only a', language: 'en' });
-      const put = await fetch(`${urls.platform}/_emulator/fixtures/conversation.json`, { method: 'PUT', ...json(content) });
+      // A JSON content type: the control plane refuses a body a web page could send on its own.
+      const put = await fetch(`${urls.platform}/_emulator/fixtures/conversation.json`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(content),
+      });
       if (put.status !== 200) return false;
     }
     const started = Date.now();
