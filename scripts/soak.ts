@@ -80,6 +80,8 @@ child.stdout!.on('data', (d: Buffer) => (out += d));
 // Warning and error log lines of the emulator (pino JSON lines, level 40 and above), and anything on stderr.
 let errorLines = 0;
 const byMessage = new Map<string, number>();
+/** The first line of each message: its error's message and path, when it has them. */
+const exampleOf = new Map<string, string>();
 const countLogs = (d: Buffer) => {
   for (const l of String(d).split('\n')) {
     if (!l.trim()) continue;
@@ -89,6 +91,8 @@ const countLogs = (d: Buffer) => {
       errorLines += 1;
       const key = `${entry.level} ${entry.msg ?? ''}`;
       byMessage.set(key, (byMessage.get(key) ?? 0) + 1);
+      const e = entry as { err?: { message?: string }; path?: string };
+      if (!exampleOf.has(key)) exampleOf.set(key, [e.path, e.err?.message].filter(Boolean).join(': ').slice(0, 300));
     } catch {
       /* the start-up banner */
     }
@@ -547,7 +551,7 @@ for (let round = 1; round <= ROUNDS; round++) {
 console.log('\nfamily                 ok   failed  example');
 for (const [family, s] of [...stats].sort()) console.log(`${family.padEnd(20)} ${String(s.ok).padStart(6)} ${String(s.failed).padStart(7)}  ${s.example}`);
 console.log('\nemulator warn/error lines by message');
-for (const [msg, n] of [...byMessage].sort((a, b) => b[1] - a[1])) console.log(`${String(n).padStart(7)}  ${msg}`);
+for (const [msg, n] of [...byMessage].sort((a, b) => b[1] - a[1])) console.log(`${String(n).padStart(7)}  ${msg}  ${exampleOf.get(msg) ?? ''}`);
 child.kill('SIGTERM');
 await new Promise((r) => child.once('exit', r));
 process.exit(0);
