@@ -12,6 +12,7 @@ const parts: { name: string; module: string; fn: string }[] = [
   { name: 'the latency report over a journal of 10,000 audio streams (selection, aggregation)', module: './report.js', fn: 'benchReport' },
   { name: 'paced streams (first audio against ttfa_ms, delivered real-time factor against rtf)', module: './pacing.js', fn: 'benchPacing' },
   { name: 'persistence (lone writes, stalls seen by others and start time at 1k, 10k, 100k records)', module: './persistence.js', fn: 'benchPersistence' },
+  { name: 'call room (join to first audio, reply latency, concurrent speaking bots, memory without rooms)', module: './room.js', fn: 'benchRoom' },
   { name: 'voice engines (tones and speech: real-time factor, first audio of a long stream)', module: './voice-engine.js', fn: 'benchVoiceEngine' },
   { name: 'accepted decodes near the caps (audio seconds per CPU second, longest event-loop stall)', module: './decode-caps.js', fn: 'benchDecodeCaps' },
 ];

@@ -8,8 +8,13 @@
  * - `synthesizeStream(input, {signal})` / `synthesizeDialogueStream(...)`: async iterable of
  *                                      Int16 PCM blocks produced as rendering advances; the
  *                                      timeline/duration are known up front; `done()` at the end.
- * - `synthesizeStreamSliced(input, {signal})` the same stream, planned in slices that yield to
- *                                      the event loop (for servers: a long text plans for ~20 ms).
+ * - `loadSpeechEngine()`               loads the speech voice engine (`engine: 'speech'` in the settings:
+ *                                      English spoken by Flite, an optional package); done at start.
+ * - `synthesizeStreamSliced(input, {signal, growing})` the same stream, planned in slices that yield to
+ *                                      the event loop (for servers: a long text plans for ~20 ms);
+ *                                      `growing`: the speech engine's stream starts after its first
+ *                                      sentence, its duration and timeline final at `done()`.
+ *                                      `synthesizeDialogueStreamSliced(...)` the same for a dialogue.
  * Encoding
  * - `encodeAudio(format, source, opts)` whole file `{ bytes, meta }` (source: a SynthResult,
  *                                      any `{pcm, sampleRate, channels}`, or a PCM block stream).
@@ -34,7 +39,7 @@
  */
 export type * from './types.js';
 export { signatureIdFor } from './signature-id.js';
-export { loadSpeechEngine, synthesize, synthesizeDialogue, synthesizeStream, synthesizeStreamSliced, synthesizeDialogueStream, type StreamOptions } from './synth.js';
+export { loadSpeechEngine, synthesize, synthesizeDialogue, synthesizeStream, synthesizeStreamSliced, synthesizeDialogueStream, synthesizeDialogueStreamSliced, type StreamOptions } from './synth.js';
 export { encodeAudio, encodeAudioStream, mp3Bitrate, opusEncoderProblem, OPUS_INPUT_RATES, reportedBitrate } from './encode/index.js';
 export { probeAudio, decodeToMono, AudioProbeError, type AudioProbeErrorCode } from './probe.js';
 export { readSignature } from './marker.js';

@@ -322,6 +322,12 @@ export async function synthesizeStreamSliced(input: SynthInput, opts: StreamOpti
   return streamOf(await runSliced(single(input)), opts);
 }
 
+/** The dialogue stream, planned in slices that yield to the event loop (what a server uses). */
+export async function synthesizeDialogueStreamSliced(input: DialogueInput, opts: StreamOptions = {}): Promise<SynthStream> {
+  await engineReady(input);
+  return streamOf(await runSliced(dialogue(input)), opts);
+}
+
 export function synthesizeDialogueStream(input: DialogueInput, opts: StreamOptions = {}): SynthStream {
   return streamOf(runSteps(dialogue(input)), opts);
 }

@@ -53,11 +53,7 @@ export class VerificationError extends ControlClientError {
     const more = misses.length > SHOWN_MISSES ? [`  (and ${misses.length - SHOWN_MISSES} more in nearMisses)`] : [];
     // A budget broken lists the requests over it; a count that did not hold, the nearest misses.
     const heading = body.budgets ? (misses.length === 1 ? 'over budget' : 'over budget, worst first') : `nearest ${misses.length === 1 ? 'miss' : 'misses'}`;
-    const why = misses.length
-      ? `\n${heading}:\n${[...shown, ...more].join('\n')}`
-      : body.budgets
-        ? ''
-        : '\nno request in the journal to compare with';
+    const why = misses.length ? `\n${heading}:\n${[...shown, ...more].join('\n')}` : body.budgets ? '' : '\nno request in the journal to compare with';
     super(status, message, body, request, url, why);
     this.count = body.count;
     this.expected = body.expected;

@@ -130,7 +130,11 @@ export function journalRoutes(app: FastifyInstance, emu: Emulator): void {
         `journal entry ${req.params.id} holds no client audio (only audio streamed on the conversation and recognition sockets is kept)`,
       );
     const wav = Buffer.concat([wavHeader(audio.sampleRate, 1, audio.pcm.length), audio.pcm]);
-    return reply.code(200).header('content-type', 'audio/wav').header('content-disposition', attachment(`${req.params.id}.wav`)).send(wav);
+    return reply
+      .code(200)
+      .header('content-type', 'audio/wav')
+      .header('content-disposition', attachment(`${req.params.id}.wav`))
+      .send(wav);
   });
   app.get('/journal/:id/answer-audio', { ...input({}), schema: { params: idParams } }, async (req: IdRequest, reply) => {
     entryOf(req.params.id);

@@ -22,9 +22,7 @@ const bound = z
   .refine((b) => Object.values(b).some((v) => v !== undefined), { message: 'a bound needs lte, lt, gte or gt' });
 type Bound = z.output<typeof bound>;
 
-const statBudget = z
-  .object(Object.fromEntries(STATS.map((s) => [s, bound.optional()])) as Record<Stat, z.ZodOptional<typeof bound>>)
-  .strict();
+const statBudget = z.object(Object.fromEntries(STATS.map((s) => [s, bound.optional()])) as Record<Stat, z.ZodOptional<typeof bound>>).strict();
 export const budgetsSchema = z
   .object(Object.fromEntries(FIGURES.map((f) => [f, statBudget.optional()])) as Record<Figure, z.ZodOptional<typeof statBudget>>)
   .strict();

@@ -7,7 +7,8 @@
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AUDIO_CHUNK, EVENT_CHUNK, FINAL_AUDIO_CHUNK, FINAL_EVENT_CHUNK, guardStream } from '../core/stream/guard.js';
+import { AUDIO_CHUNK, EVENT_CHUNK, FINAL_AUDIO_CHUNK, FINAL_EVENT_CHUNK } from '../core/stream/guard.js';
+import { guardStream } from '../core/stream/request-guard.js';
 import { waitUntil } from '../core/stream/shaping.js';
 import type { TapeOperation } from '../core/service.js';
 import { internalize } from './body.js';

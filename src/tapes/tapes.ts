@@ -20,7 +20,7 @@ import { TapeStore } from './store.js';
 import { Upstream } from './upstream.js';
 import { keyText, type TapesContext, type TapesOptions } from './context.js';
 
-export type { TapesMode, TapesOptions } from './context.js';
+export type { TapesOptions } from './context.js';
 
 /** The largest request body a tape reads (uploads are the largest requests of both services). */
 const MAX_REQUEST_BYTES = 100 * 1024 * 1024;

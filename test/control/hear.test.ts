@@ -1,4 +1,5 @@
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,22 +43,25 @@ const silence = (ms: number) => Buffer.alloc(at(ms));
 /** The words of a text as the answer gives them (the timeline's words carry no punctuation). */
 const words = (text: string) => text.split(/\s+/).map((w) => w.replace(/[,.]/g, ''));
 
-/** Converts PCM16 mono 16 kHz with ffmpeg; returns the converted file's bytes. */
-function ffmpeg(pcm: Buffer, ext: string, args: string[]): Buffer {
+/**
+ * Converts PCM16 mono 16 kHz with ffmpeg; returns the converted file's bytes. Never synchronous: a test process
+ * blocked for seconds on a busy machine lets the listener close its idle keep-alive connection under the client.
+ */
+async function ffmpeg(pcm: Buffer, ext: string, args: string[]): Promise<Buffer> {
   const src = join(work, `in-${Math.random().toString(36).slice(2)}.pcm`);
   const dst = src.replace(/\.pcm$/, `.${ext}`);
   writeFileSync(src, pcm);
-  execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 's16le', '-ar', String(RATE), '-ac', '1', '-i', src, ...args, dst]);
+  await promisify(execFile)('ffmpeg', ['-v', 'error', '-y', '-f', 's16le', '-ar', String(RATE), '-ac', '1', '-i', src, ...args, dst]);
   return readFileSync(dst);
 }
 
-const CONTAINERS: [string, string, (pcm: Buffer) => Buffer][] = [
+const CONTAINERS: [string, string, (pcm: Buffer) => Promise<Buffer>][] = [
   ['audio/wav', 'wav', (p) => ffmpeg(p, 'wav', [])],
   ['audio/flac', 'flac', (p) => ffmpeg(p, 'flac', [])],
   ['audio/mpeg', 'mp3', (p) => ffmpeg(p, 'mp3', ['-b:a', '64k'])],
   ['audio/ogg', 'ogg', (p) => ffmpeg(p, 'ogg', ['-c:a', 'libopus', '-b:a', '32k'])],
   ['audio/ogg (Vorbis)', 'ogg', (p) => ffmpeg(p, 'ogg', ['-c:a', 'libvorbis', '-q:a', '4'])],
-  [`audio/pcm;rate=${RATE}`, 'pcm', (p) => p],
+  [`audio/pcm;rate=${RATE}`, 'pcm', async (p) => p],
   ['audio/mpeg (32 kbps)', 'mp3', (p) => ffmpeg(p, 'mp3', ['-b:a', '32k'])],
   ['audio/wav (8 kHz mu-law)', 'wav', (p) => ffmpeg(p, 'wav', ['-ar', '8000', '-c:a', 'pcm_mulaw'])],
 ];
@@ -118,7 +122,7 @@ describe('hear: damaged, joined and foreign recordings in each accepted containe
     it(`${label}: truncated inside a word is complete:false with the words up to the cut`, async () => {
       const { a, wordsA } = await material();
       const cutMs = Math.round((wordsA[5]!.start_ms + wordsA[5]!.end_ms) / 2 + 20);
-      const r = await hear(make(a.subarray(0, at(cutMs))), type);
+      const r = await hear(await make(a.subarray(0, at(cutMs))), type);
       expect(r.status).toBe(200);
       const u = r.body.utterances[0];
       expect(u.complete).toBe(false);
@@ -130,7 +134,7 @@ describe('hear: damaged, joined and foreign recordings in each accepted containe
       expect(Math.abs(cut[0].at_ms - cutMs)).toBeLessThan(tol + 40);
 
       // The recording goes on in silence after the cut (a player that stopped): the same words, the same cut.
-      const quiet = await hear(make(Buffer.concat([a.subarray(0, at(cutMs)), silence(1500)])), type);
+      const quiet = await hear(await make(Buffer.concat([a.subarray(0, at(cutMs)), silence(1500)])), type);
       const q = quiet.body.utterances[0];
       expect([q.complete, q.heard_text]).toEqual([false, u.heard_text]);
       expect(quiet.body.anomalies.map((x: any) => x.kind)).toEqual(['cut']);
@@ -138,13 +142,13 @@ describe('hear: damaged, joined and foreign recordings in each accepted containe
       // Then another sound, shorter than the words that were due (a listener's "mm"): not taken for them.
       const mm = Buffer.alloc(at(150));
       for (let i = 0; i < mm.length / 2; i++) mm.writeInt16LE(Math.round(6000 * Math.sin((2 * Math.PI * 300 * i) / RATE)), i * 2);
-      const other = await hear(make(Buffer.concat([a.subarray(0, at(cutMs)), silence(600), mm, silence(500)])), type);
+      const other = await hear(await make(Buffer.concat([a.subarray(0, at(cutMs)), silence(600), mm, silence(500)])), type);
       expect([other.body.utterances[0].complete, other.body.utterances[0].heard_text]).toEqual([false, u.heard_text]);
       expect(Math.abs(other.body.utterances[0].words.at(-1).end_ms - u.words.at(-1).end_ms)).toBeLessThan(tol);
       expect(other.body.anomalies.map((x: any) => x.kind)).toEqual(['cut']);
 
       // Cut by the next reply starting at once (a barge-in answered): the first is cut, the second whole.
-      const next = await hear(make(Buffer.concat([a.subarray(0, at(cutMs)), (await material()).b])), type);
+      const next = await hear(await make(Buffer.concat([a.subarray(0, at(cutMs)), (await material()).b])), type);
       expect(next.body.utterances.map((x: any) => [x.full_text, x.complete, x.heard_text])).toEqual([
         [TEXT_A, false, u.heard_text],
         [TEXT_B, true, words(TEXT_B).join(' ')],
@@ -158,7 +162,7 @@ describe('hear: damaged, joined and foreign recordings in each accepted containe
       // A second, shorter silence inside a word ("listener"): the word is still heard, in two parts.
       const inWord = Math.round(wordsA[7]!.start_ms + 0.4 * (wordsA[7]!.end_ms - wordsA[7]!.start_ms));
       const gapped = Buffer.concat([a.subarray(0, at(g)), silence(1000), a.subarray(at(g), at(inWord)), silence(400), a.subarray(at(inWord))]);
-      const r = await hear(make(Buffer.concat([gapped, silence(300), b])), type);
+      const r = await hear(await make(Buffer.concat([gapped, silence(300), b])), type);
       expect(r.status).toBe(200);
       expect(r.body.utterances.map((u: any) => [u.full_text, u.complete])).toEqual([
         [TEXT_A, true],
@@ -184,7 +188,7 @@ describe('hear: damaged, joined and foreign recordings in each accepted containe
       const { a } = await material();
       for (const end of [1600]) {
         const repeated = Buffer.concat([a.subarray(0, at(end)), a.subarray(at(end - 600), at(end)), a.subarray(at(end))]);
-        const r = await hear(make(repeated), type);
+        const r = await hear(await make(repeated), type);
         expect(r.status).toBe(200);
         const kinds = r.body.anomalies.map((x: any) => x.kind);
         expect(kinds, `${end}: ${JSON.stringify(r.body.anomalies)}`).toEqual(['repeat']);
@@ -198,7 +202,7 @@ describe('hear: damaged, joined and foreign recordings in each accepted containe
       const from = between(wordsA, 1);
       const to = between(wordsA, 3);
       const repeated = Buffer.concat([a.subarray(0, at(to)), a.subarray(at(from), at(to)), a.subarray(at(to))]);
-      const r = await hear(make(repeated), type);
+      const r = await hear(await make(repeated), type);
       const u = r.body.utterances[0];
       const w = words(TEXT_A);
       expect(u.heard_text, JSON.stringify([wordsA, r.body])).toBe([...w.slice(0, 4), ...w.slice(2, 4), ...w.slice(4)].join(' '));
@@ -206,7 +210,7 @@ describe('hear: damaged, joined and foreign recordings in each accepted containe
       expect(Math.abs(r.body.anomalies[0].duration_ms - (wordsA[3]!.end_ms - wordsA[2]!.start_ms))).toBeLessThan(tol);
 
       const skipped = Buffer.concat([a.subarray(0, at(from)), a.subarray(at(to))]);
-      const s = await hear(make(skipped), type);
+      const s = await hear(await make(skipped), type);
       expect(s.body.utterances[0].heard_text).toBe([...w.slice(0, 2), ...w.slice(4)].join(' '));
       expect(s.body.anomalies.map((x: any) => x.kind)).toEqual(['missing']);
       expect(s.body.utterances[0].complete).toBe(true);
@@ -215,7 +219,7 @@ describe('hear: damaged, joined and foreign recordings in each accepted containe
     it(`${label}: audio the emulator did not make yields no utterance and the recognition fixture's text`, async () => {
       const tone = Buffer.alloc(at(2000));
       for (let i = 0; i < tone.length / 2; i++) tone.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / RATE)), i * 2);
-      const r = await hear(make(tone), type);
+      const r = await hear(await make(tone), type);
       expect(r.status).toBe(200);
       expect(r.body.utterances).toEqual([]);
       expect(r.body.anomalies).toEqual([]);

@@ -42,9 +42,13 @@ beforeAll(async () => {
   await Promise.all(TTFAS.map((ttfa) => streamT2a(emu.speechUrl, { text: textOf(8), ...PCM }, { fault: `ttfa_ms=${ttfa}` })));
   await streamT2a(emu.speechUrl, { text: textOf(12), ...PCM }, { fault: 'ttfa_ms=100;rtf=1;stall_ms=400;stall_at_ms=500' });
   // A speech socket with two pieces of text: two answers, each timed from its own text.
-  await session(emu.speechUrl, [{ ...START, ...PCM }, { event: 'task_continue', text: textOf(5) }, { event: 'task_continue', text: textOf(6) }, { event: 'task_finish' }], {
-    headers: { 'x-emulator-fault': 'ttfa_ms=150' },
-  });
+  await session(
+    emu.speechUrl,
+    [{ ...START, ...PCM }, { event: 'task_continue', text: textOf(5) }, { event: 'task_continue', text: textOf(6) }, { event: 'task_finish' }],
+    {
+      headers: { 'x-emulator-fault': 'ttfa_ms=150' },
+    },
+  );
   // A bidirectional stream at real time, cancelled after about 600 ms of audio.
   const c = await bidiClient(emu.speechUrl, { headers: { 'x-emulator-fault': 'rtf=1' } });
   c.send({ ...BIDI_START, ...PCM });
@@ -154,7 +158,12 @@ describe('verify with budgets', () => {
     const ok = await ctl.client.verify({ request: { path: T2A }, budgets: { first_audio_ms: { p95: { lte: 5000 } }, stalls: { max: { lte: maxStalls } } } });
     expect(ok.budgets).toHaveLength(2);
     expect(ok.budgets![0]).toMatchObject({ figure: 'first_audio_ms', stat: 'p95', ok: true, count: 6 });
-    expect(ok.budgets![0]!.value).toBe(nearestRank(t2aEntries.map((e) => e.delivery.first_audio_ms), 95));
+    expect(ok.budgets![0]!.value).toBe(
+      nearestRank(
+        t2aEntries.map((e) => e.delivery.first_audio_ms),
+        95,
+      ),
+    );
   });
 
   it('fails with 409 naming the requests over budget, worst first', async () => {
@@ -225,17 +234,26 @@ describe('/_emulator/metrics', () => {
     const t2a = { service: 'speech', method: 'POST', path: T2A };
     const firsts = t2aEntries.map((e) => e.delivery.first_audio_ms / 1000);
     expect(value('emulator_first_audio_seconds_count', t2a)).toBe(6);
-    expect(value('emulator_first_audio_seconds_sum', t2a)).toBeCloseTo(firsts.reduce((a, b) => a + b, 0), 6);
+    expect(value('emulator_first_audio_seconds_sum', t2a)).toBeCloseTo(
+      firsts.reduce((a, b) => a + b, 0),
+      6,
+    );
     for (const le of ['0.2', '0.3', '0.5', '0.8']) {
       expect(value('emulator_first_audio_seconds_bucket', { ...t2a, le })).toBe(firsts.filter((f) => f <= Number(le)).length);
     }
     expect(value('emulator_first_audio_seconds_bucket', { ...t2a, le: '+Inf' })).toBe(6);
     expect(value('emulator_audio_stalls_total', t2a)).toBe(t2aEntries.reduce((n, e) => n + e.delivery.stalls, 0));
-    expect(value('emulator_audio_gap_seconds_sum', t2a)).toBeCloseTo(t2aEntries.reduce((n, e) => n + e.delivery.gap_ms / 1000, 0), 6);
+    expect(value('emulator_audio_gap_seconds_sum', t2a)).toBeCloseTo(
+      t2aEntries.reduce((n, e) => n + e.delivery.gap_ms / 1000, 0),
+      6,
+    );
     expect(value('emulator_delivered_rtf_count', t2a)).toBe(6);
     const ws = { service: 'speech', method: 'GET', path: WS };
     expect(value('emulator_turn_latency_seconds_count', ws)).toBe(2);
-    expect(value('emulator_turn_latency_seconds_sum', ws)).toBeCloseTo(wsEntry.delivery.turns.reduce((n: number, t: any) => n + t.first_audio_ms / 1000, 0), 6);
+    expect(value('emulator_turn_latency_seconds_sum', ws)).toBeCloseTo(
+      wsEntry.delivery.turns.reduce((n: number, t: any) => n + t.first_audio_ms / 1000, 0),
+      6,
+    );
     const bidi = { service: 'speech', method: 'GET', path: BIDI };
     expect(value('emulator_audio_overrun_seconds_count', bidi)).toBe(1);
     expect(value('emulator_audio_overrun_seconds_sum', bidi)).toBeCloseTo(bidiEntry.delivery.overrun_ms / 1000, 6);

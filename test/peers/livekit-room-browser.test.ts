@@ -39,6 +39,9 @@ async function openApp(): Promise<Page> {
   return page;
 }
 
+/** UDP sockets open in this process (the emulator runs in it): the room's peer connections'. */
+const udpSockets = () => process.getActiveResourcesInfo().filter((r) => r === 'UDPWrap').length;
+
 /** Polls the page's client until `ok` holds for its state. */
 async function pageUntil(page: Page, ok: (s: PageClientState) => boolean, what: string, timeoutMs = 20_000): Promise<PageClientState> {
   let last: PageClientState | null = null;
@@ -160,6 +163,46 @@ describe('livekit-client in Chromium, in an agent session room', () => {
       stopBeats();
       await page.evaluate(() => window.app.disconnect()).catch(() => {});
       await page.close();
+    }
+  });
+});
+
+describe('a browser that vanishes while the bot speaks', () => {
+  it('its tab crashes mid-greeting: the room lets its connection go, keeps serving, and leaves nothing once it ends', { timeout: 90_000 }, async () => {
+    const key = 'room-browser-vanish';
+    const d = await startCall(emu, key, { timbre: 'english_tutor', language: 'en' });
+    const stopBeats = keepAlive(emu, key, { call: d.session_id });
+    const udpBefore = udpSockets();
+    const page = await openApp();
+    let second: Page | null = null;
+    try {
+      await page.evaluate(({ url, token, bot }) => window.app.connect(url, token, bot), { url: d.rtc_url, token: d.token, bot: d.bot_identity });
+      await pageUntil(page, (x) => x.states.includes('speaking'), 'the bot speaking');
+      // The renderer dies: its socket and peer connections go without a word.
+      const cdp = await page.context().newCDPSession(page);
+      void cdp.send('Page.crash').catch(() => {});
+      const participants = async () => ((await ctl.accountState(key)).resources.rooms?.[0]?.participants ?? []).map((p: any) => p.identity);
+      let left: string[] = [];
+      await until(() => (void participants().then((p) => (left = p)), left.length === 1), 'the crashed client to leave the room');
+      expect(left).toEqual([d.bot_identity]);
+
+      // The process and the room are well: the user joins again (another tab) and is answered.
+      second = await openApp();
+      await second.evaluate(({ url, token, bot }) => window.app.connect(url, token, bot), { url: d.rtc_url, token: d.token, bot: d.bot_identity });
+      expect((await clientState(second)).remoteIdentities).toContain(d.bot_identity);
+      await stopCall(emu, key, d.session_id);
+      expect((await pageUntil(second, (x) => x.disconnected !== null, 'the disconnect')).disconnected).toBe(5);
+      const state = await ctl.accountState(key);
+      expect(state.resources.rooms ?? []).toEqual([]);
+      expect(state.open_websockets).toEqual([]);
+      expect(state.pending_timers).toEqual([]);
+      // Every peer connection of both joins closed its UDP sockets.
+      await until(() => udpSockets() <= udpBefore, `the UDP sockets to close (${udpSockets()} open, ${udpBefore} before)`, 10_000);
+    } finally {
+      stopBeats();
+      await page.close().catch(() => {});
+      await second?.evaluate(() => window.app.disconnect()).catch(() => {});
+      await second?.close();
     }
   });
 });

@@ -1,11 +1,12 @@
 /**
  * The room server under bad input, over the real `/rtc` WebSocket: many joins at once (valid tokens and bad
- * ones), malformed signalling messages, and what is left when the room ends (sockets, peer connections and
- * their UDP sockets, timers: none).
+ * ones), malformed signalling messages, a client that falls silent with its socket open, and what is left
+ * when the room ends or a participant goes (sockets, peer connections and their UDP sockets, timers: none).
  */
-import { DisconnectReason, SessionDescription, SignalRequest, SignalTarget, TrickleRequest } from '@livekit/protocol';
+import { DisconnectReason, LeaveRequest, Ping, SessionDescription, SignalRequest, SignalTarget, TrickleRequest } from '@livekit/protocol';
 import { SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
+import { setPingTiming } from '../../src/services/platform/room/registry.js';
 import { call } from '../helpers/emulator.js';
 import { nonce, sessionsForFile } from './calls/calls-helpers.js';
 import { openSignal, rtcUrl, type SignalClient } from './room-signal-helpers.js';
@@ -15,7 +16,7 @@ const { c, emu } = sessionsForFile();
 async function start(key: string) {
   const r = await c.post('/v1/audio/assistant/start', { client_nonce: nonce(), timbre: 'english_tutor', language: 'en' }, key);
   expect(r.body.error_code).toBe(0);
-  return r.body.data as { session_id: string; rtc_url: string; room_name: string; identity: string; token: string };
+  return r.body.data as { session_id: string; rtc_url: string; room_name: string; identity: string; token: string; bot_identity: string };
 }
 
 /** A token of the emulator's API key for `identity` in `room` (what a backend mints for a second participant). */
@@ -148,5 +149,90 @@ describe('malformed signalling messages', () => {
     await c.post('/v1/audio/assistant/stop', { session_id: d.session_id }, key);
     await nothingLeft(key);
     expect((await call(`${emu.platformUrl}/_emulator/health`, { method: 'GET' })).status).toBe(200);
+  });
+});
+
+describe('a silent client (the ping timeout)', () => {
+  // LiveKit's 15 s would slow the suite: these joins are told (and held to) a 2 s timeout, pings every 1 s.
+  const PING = { intervalSec: 1, timeoutSec: 2 };
+  const withShortPing = async (run: () => Promise<void>) => {
+    setPingTiming(emu.emulator, PING);
+    try {
+      await run();
+    } finally {
+      setPingTiming(emu.emulator);
+    }
+  };
+  const participants = async (key: string) => ((await c.stateOf(key)).resources.rooms[0].participants as { identity: string }[]).map((p) => p.identity);
+
+  it('a client that sends nothing for the ping timeout, its socket open, is removed: leave CONNECTION_TIMEOUT, socket closed, peer connection released', async () => {
+    await withShortPing(async () => {
+      const key = 'room-silent';
+      const d = await start(key);
+      const udpBefore = udpSockets();
+      const cl = await openSignal(rtcUrl(d.rtc_url, d.token));
+      const joinedAt = Date.now();
+      const join = (await cl.next('join')).message.value as { pingInterval: number; pingTimeout: number; otherParticipants: { identity: string }[] };
+      expect([join.pingInterval, join.pingTimeout]).toEqual([PING.intervalSec, PING.timeoutSec]);
+      await cl.next('offer'); // the server's subscriber peer connection exists
+      expect(udpSockets()).toBeGreaterThan(udpBefore);
+      expect(await participants(key)).toEqual([join.otherParticipants[0]!.identity, d.identity]);
+
+      // From here the client says nothing (no ping), its socket stays open.
+      const leave = (await cl.next('leave', 10_000)).message.value as { reason: number };
+      expect(Date.now() - joinedAt).toBeGreaterThanOrEqual(PING.timeoutSec * 1000 - 100);
+      expect(leave.reason).toBe(DisconnectReason.CONNECTION_TIMEOUT);
+      expect((await cl.closed).code).toBe(1000);
+
+      // The room goes on with the bot alone; the participant's socket, peer connection and timers are gone.
+      expect(await participants(key)).toEqual([d.bot_identity]);
+      const state = (await c.stateOf(key)) as Awaited<ReturnType<typeof c.stateOf>> & { open_websockets: unknown[] };
+      expect(state.open_websockets).toEqual([]);
+      await eventually(() => udpSockets() <= udpBefore, `the UDP sockets to close (${udpSockets()} open, ${udpBefore} before)`);
+      const entry = (await c.ctl.journal({ path: '/rtc', limit: 1 })).body.entries[0];
+      expect(entry.room).toMatchObject({ room_name: d.room_name, identity: d.identity, disconnect_reason: 'CONNECTION_TIMEOUT' });
+      // The client said nothing; the server's last words: the leave, then the close.
+      expect(entry.ws_frames.filter((f: { dir: string }) => f.dir === 'in')).toEqual([]);
+      expect(entry.ws_frames.slice(-2).map((f: { type: string; event: string }) => [f.type, f.event])).toEqual([
+        ['binary', 'leave'],
+        ['close', '1000'],
+      ]);
+      expect(entry.note).toContain('ping timeout');
+
+      // The session still runs: the user may join again.
+      const again = await openSignal(rtcUrl(d.rtc_url, d.token));
+      await again.next('join');
+      again.send(new SignalRequest({ message: { case: 'leave', value: new LeaveRequest() } }));
+      await again.closed;
+      await c.post('/v1/audio/assistant/stop', { session_id: d.session_id }, key);
+      await nothingLeft(key);
+    });
+  });
+
+  it('a client that keeps pinging keeps its place past the timeout; its own leave is CLIENT_INITIATED', async () => {
+    await withShortPing(async () => {
+      const key = 'room-pinging';
+      const d = await start(key);
+      const cl = await openSignal(rtcUrl(d.rtc_url, d.token));
+      await cl.next('join');
+      // Pings every 500 ms for twice the timeout, both of LiveKit's forms.
+      for (let i = 1; i <= 8; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        cl.send(
+          i % 2
+            ? new SignalRequest({ message: { case: 'ping', value: BigInt(i) } })
+            : new SignalRequest({ message: { case: 'pingReq', value: new Ping({ timestamp: BigInt(i) }) } }),
+        );
+      }
+      await cl.next('pongResp');
+      expect(cl.messages.some((m) => m.message.case === 'leave')).toBe(false);
+      expect(await participants(key)).toEqual([d.bot_identity, d.identity]);
+      cl.send(new SignalRequest({ message: { case: 'leave', value: new LeaveRequest() } }));
+      await cl.closed;
+      const entry = (await c.ctl.journal({ path: '/rtc', limit: 1 })).body.entries[0];
+      expect(entry.room.disconnect_reason).toBe('CLIENT_INITIATED');
+      await c.post('/v1/audio/assistant/stop', { session_id: d.session_id }, key);
+      await nothingLeft(key);
+    });
   });
 });

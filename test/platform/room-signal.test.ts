@@ -2,7 +2,7 @@
  * The room server's signalling rules, with a client that speaks LiveKit's protocol on the socket (no
  * media): the token checks and LiveKit's refusals (upgrade and /rtc/validate), /rtc/v1 absent, the
  * join answer, a second join of the same identity, a malformed message, a track without the publish
- * grant, join after the session ended, the journal entry and the state view.
+ * grant, join after the session ended, a socket dropped without a leave, the journal entry and the state view.
  */
 import { AddTrackRequest, DisconnectReason, RequestResponse_Reason, SignalRequest, TrackType } from '@livekit/protocol';
 import { SignJWT } from 'jose';
@@ -108,10 +108,11 @@ describe('joins', () => {
     expect(state.resources.rooms[0]).toMatchObject({ room_name: d.room_name, session_id: d.session_id });
     expect(state.resources.rooms[0].participants.map((p: any) => p.identity)).toEqual([d.bot_identity, d.identity]);
 
+    // The socket closes without a leave: LiveKit's reason for a lost signal connection.
     cl.ws.close();
     await cl.closed;
     const entry = (await c.ctl.journal({ path: '/rtc', limit: 1 })).body.entries[0];
-    expect(entry.room).toMatchObject({ room_name: d.room_name, identity: d.identity, disconnect_reason: 'CLIENT_INITIATED' });
+    expect(entry.room).toMatchObject({ room_name: d.room_name, identity: d.identity, disconnect_reason: 'SIGNAL_CLOSE' });
     expect(entry.ws_frames.map((f: any) => f.event).slice(0, 2)).toEqual(['join', 'offer']);
     expect(entry.ws_frames[0].content.join.participant.identity).toBe(d.identity);
     // The room token is a credential: the journal never shows it.
@@ -157,6 +158,25 @@ describe('joins', () => {
     expect(answer.reason).toBe(RequestResponse_Reason.NOT_ALLOWED);
     cl.ws.send(Buffer.from([0xff, 0xff, 0xff, 0xff]));
     expect((await cl.closed).code).toBe(1007);
+  });
+
+  it('a socket dropped without a leave (no close frame) is recorded SIGNAL_CLOSE and the participant goes at once', async () => {
+    const key = 'room-drop';
+    const d = await start(key);
+    const cl = await openSignal(rtcUrl(d.rtc_url, d.token));
+    await cl.next('join');
+    await cl.next('offer');
+    cl.ws.terminate();
+    await cl.closed;
+    let entry: any;
+    for (let i = 0; i < 100 && !entry?.room?.disconnect_reason; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      entry = (await c.ctl.journal({ path: '/rtc', limit: 1 })).body.entries[0];
+    }
+    expect(entry.room).toMatchObject({ identity: d.identity, disconnect_reason: 'SIGNAL_CLOSE' });
+    const state = await c.stateOf(key);
+    expect(state.resources.rooms[0].participants.map((p: any) => p.identity)).toEqual([d.bot_identity]);
+    await c.post('/v1/audio/assistant/stop', { session_id: d.session_id }, key);
   });
 
   it('ping / pong', async () => {

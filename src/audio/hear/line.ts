@@ -61,23 +61,8 @@ const PAUSE_MARGIN_MS = 10;
 
 const dbfs = (rms: number) => Math.round(20 * Math.log10(rms) * 10) / 10;
 
-function rmsOf(samples: Float32Array, from: number, to: number): number {
-  let sum = 0;
-  for (let i = from; i < to; i++) sum += samples[i]! * samples[i]!;
-  return to > from ? Math.sqrt(sum / (to - from)) : 0;
-}
-
-/** RMS of each WINDOW_MS window inside [fromMs, toMs). */
-function windowRms(samples: Float32Array, rate: number, fromMs: number, toMs: number): number[] {
-  const n = Math.round((WINDOW_MS * rate) / 1000);
-  const out: number[] = [];
-  const end = Math.min(samples.length, Math.round((toMs * rate) / 1000));
-  for (let a = Math.max(0, Math.round((fromMs * rate) / 1000)); a + n <= end; a += n) out.push(rmsOf(samples, a, a + n));
-  return out;
-}
-
 const median = (xs: number[]) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]! : 0);
-const quantile = (xs: number[], p: number) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.floor(p * (xs.length - 1))]! : 0);
+const quantile = (xs: ArrayLike<number>, p: number) => (xs.length ? Float64Array.from(xs).sort()[Math.floor(p * (xs.length - 1))]! : 0);
 
 /** Noise's windows lie within STEADY_DB of each other (their middle half): white noise's 20 ms windows within about 1 dB. */
 const STEADY_DB = 3;
@@ -87,20 +72,58 @@ function steady(windows: number[]): boolean {
   return 20 * Math.log10(quantile(windows, 0.75) / quantile(windows, 0.25)) <= STEADY_DB;
 }
 
-/** Runs of digital silence of at least `minMs`, as [startMs, endMs). */
-function silentRuns(samples: Float32Array, rate: number, minMs: number): [number, number][] {
-  const min = Math.round((minMs * rate) / 1000);
+/** What one pass over the recording finds: the RMS of each 20 ms window, the runs of digital silence, the clipped samples. */
+interface Scan {
+  /** RMS of window k, which holds samples [k·n, (k+1)·n), n = `windowFrames`. */
+  windows: Float64Array;
+  windowFrames: number;
+  /** Runs of digital silence of at least DROPOUT_MIN_MS, as [startMs, endMs). */
+  runs: [number, number][];
+  clipped: number;
+}
+
+function scan(samples: Float32Array, rate: number): Scan {
+  const n = Math.max(1, Math.round((WINDOW_MS * rate) / 1000));
+  const windows = new Float64Array(Math.floor(samples.length / n));
+  const minRun = Math.round((DROPOUT_MIN_MS * rate) / 1000);
   const runs: [number, number][] = [];
-  let start = -1;
-  for (let i = 0; i <= samples.length; i++) {
-    const quiet = i < samples.length && Math.abs(samples[i]!) < SILENT;
-    if (quiet && start < 0) start = i;
-    else if (!quiet && start >= 0) {
-      if (i - start >= min) runs.push([(start * 1000) / rate, (i * 1000) / rate]);
-      start = -1;
+  let sum = 0;
+  let quietFrom = -1;
+  let fullRun = 0;
+  let clipped = 0;
+  for (let i = 0; i < samples.length; i++) {
+    const v = samples[i]!;
+    const a = Math.abs(v);
+    sum += v * v;
+    if ((i + 1) % n === 0 && (i + 1) / n <= windows.length) {
+      windows[(i + 1) / n - 1] = Math.sqrt(sum / n);
+      sum = 0;
+    }
+    if (a < SILENT) {
+      if (quietFrom < 0) quietFrom = i;
+    } else if (quietFrom >= 0) {
+      if (i - quietFrom >= minRun) runs.push([(quietFrom * 1000) / rate, (i * 1000) / rate]);
+      quietFrom = -1;
+    }
+    // A flat top: two or more samples in a row at full scale.
+    if (a >= FULL) fullRun++;
+    else {
+      if (fullRun >= 2) clipped += fullRun;
+      fullRun = 0;
     }
   }
-  return runs;
+  if (quietFrom >= 0 && samples.length - quietFrom >= minRun) runs.push([(quietFrom * 1000) / rate, (samples.length * 1000) / rate]);
+  if (fullRun >= 2) clipped += fullRun;
+  return { windows, windowFrames: n, runs, clipped };
+}
+
+/** The RMS of the windows that lie whole inside [fromMs, toMs). */
+function windowsIn(sc: Scan, rate: number, fromMs: number, toMs: number): number[] {
+  const first = Math.ceil((fromMs * rate) / 1000 / sc.windowFrames);
+  const last = Math.min(sc.windows.length, Math.floor((toMs * rate) / 1000 / sc.windowFrames));
+  const out: number[] = [];
+  for (let k = Math.max(0, first); k < last; k++) out.push(sc.windows[k]!);
+  return out;
 }
 
 /**
@@ -123,15 +146,6 @@ function cutsIn(samples: Float32Array, rate: number, runs: [number, number][], l
     if (peak(start - n, start) >= edge && peak(end, end + n) >= edge) out.push({ kind: 'dropout', at_ms: Math.round(a), duration_ms: Math.round(b - a) });
   }
   return out;
-}
-
-function clippedSamples(samples: Float32Array): number {
-  let n = 0;
-  for (let i = 0; i < samples.length; i++) {
-    if (Math.abs(samples[i]!) < FULL) continue;
-    if ((i > 0 && Math.abs(samples[i - 1]!) >= FULL) || (i + 1 < samples.length && Math.abs(samples[i + 1]!) >= FULL)) n++;
-  }
-  return n;
 }
 
 /** Words and pauses in recording time (ms), pauses shrunk by PAUSE_MARGIN_MS on each side. */
@@ -157,43 +171,40 @@ function plannedSpans(utterances: readonly LineUtterance[]): { words: [number, n
 export function analyzeLine(samples: Float32Array, rate: number, utterances: readonly LineUtterance[]): LineReport {
   const durationMs = (samples.length * 1000) / rate;
   const loud = (w: number) => w >= SILENT;
+  const sc = scan(samples, rate);
   let level: number;
   let noiseWindows: number[];
-  const dropouts: LineImpairment[] = [];
   let leading: number;
   if (utterances.length) {
     const { words, pauses } = plannedSpans(utterances);
     // Digital silence inside a word is a dropout: it is left out of the speech level.
-    const speech = words.flatMap(([a, b]) => windowRms(samples, rate, a, b)).filter(loud);
+    const speech = words.flatMap(([a, b]) => windowsIn(sc, rate, a, b)).filter(loud);
     level = Math.sqrt(speech.reduce((s, w) => s + w * w, 0) / Math.max(1, speech.length));
-    const runs = silentRuns(samples, rate, DROPOUT_MIN_MS);
     // The emulator's pauses are digital silence; on a noisy line only dropouts are. Less digital
     // silence than half the planned pauses (those inside the recording): a noisy line. This holds
     // where the audio is not where it was planned (a span repeated or skipped) too.
-    const silentMs = runs.reduce((n, [a, b]) => n + (b - a), 0);
+    const silentMs = sc.runs.reduce((n, [a, b]) => n + (b - a), 0);
     const pauseMs = pauses.reduce((n, [a, b]) => n + Math.max(0, Math.min(b, durationMs) - a), 0);
     const noisy = pauseMs > 0 && silentMs < pauseMs / 2;
-    const inPauses = noisy ? pauses.flatMap(([a, b]) => windowRms(samples, rate, a, b)).filter(loud) : [];
+    const inPauses = noisy ? pauses.flatMap(([a, b]) => windowsIn(sc, rate, a, b)).filter(loud) : [];
     // Noise is steady (its windows within a few dB of each other); sound of another kind in the pauses
     // (words not where they were planned, a codec's smear) is not taken for it.
     noiseWindows = steady(inPauses) ? inPauses : [];
-    dropouts.push(...cutsIn(samples, rate, runs, level));
     leading = Math.round(utterances[0]!.startMs);
   } else {
-    const windows = windowRms(samples, rate, 0, durationMs);
-    const heard = windows.filter(loud);
+    const heard = Array.from(sc.windows).filter(loud);
     level = quantile(heard, 0.9);
-    const floor = quantile(windows, 0.1);
+    const floor = quantile(sc.windows, 0.1);
     noiseWindows = loud(floor) ? [floor] : [];
-    dropouts.push(...cutsIn(samples, rate, silentRuns(samples, rate, DROPOUT_MIN_MS), level));
-    const firstLoud = windows.findIndex((w) => w >= 10 ** (-50 / 20));
+    const firstLoud = sc.windows.findIndex((w) => w >= 10 ** (-50 / 20));
     leading = firstLoud < 0 ? Math.round(durationMs) : firstLoud * WINDOW_MS;
   }
+  const dropouts = cutsIn(samples, rate, sc.runs, level);
   const noise = noiseWindows.length ? median(noiseWindows) : 0;
   const levelDbfs = level > 0 ? dbfs(level) : null;
   const noiseDbfs = noise > 0 ? dbfs(noise) : null;
   const snr = noise > 0 && level > 0 ? Math.round(10 * Math.log10(Math.max(level * level - noise * noise, 1e-12) / (noise * noise)) * 10) / 10 : null;
-  const clipped = clippedSamples(samples);
+  const clipped = sc.clipped;
 
   const impairments: LineImpairment[] = [];
   if (leading >= LEADING_SILENCE_MS) impairments.push({ kind: 'leading_silence', at_ms: 0, duration_ms: leading });

@@ -129,8 +129,7 @@ class DeliveryMetrics {
 
   constructor(registers: Registry[]) {
     const labelNames = DELIVERY_LABELS;
-    const histogram = (name: string, help: string, buckets: readonly number[]) =>
-      new Histogram({ name, help, labelNames, buckets: [...buckets], registers });
+    const histogram = (name: string, help: string, buckets: readonly number[]) => new Histogram({ name, help, labelNames, buckets: [...buckets], registers });
     this.firstAudio = histogram(
       'emulator_first_audio_seconds',
       'Per audio stream: time from the request (a socket: its first answer) to its first audio',

@@ -16,7 +16,8 @@ import { pathOf } from '../http/request-context.js';
 import { finishEntry } from '../http/request-finish.js';
 import type { WsFrameSummary } from '../journal/journal.js';
 import { logSocketOpen } from '../http/request-log.js';
-import { AUDIO_CHUNK, guardStream, type AudioFrame, type AudioShaping, type FrameKind, type StreamEnd } from '../stream/guard.js';
+import { AUDIO_CHUNK, type AudioFrame, type AudioShaping, type FrameKind, type StreamEnd } from '../stream/guard.js';
+import { guardStream } from '../stream/request-guard.js';
 import type { AudioCarrier } from '../stream/shaping.js';
 import { sendEncoded, type EncodedFrames } from '../stream/encoded.js';
 

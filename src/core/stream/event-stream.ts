@@ -6,7 +6,8 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { FINAL_AUDIO_CHUNK, guardStream, type StreamGuard } from './guard.js';
+import { FINAL_AUDIO_CHUNK, type StreamGuard } from './guard.js';
+import { guardStream } from './request-guard.js';
 import type { EncodedFrames } from './encoded.js';
 import type { StreamEnd } from './frames.js';
 import { openEventStream } from './http.js';

@@ -7,7 +7,8 @@
  *
  * A new per-chunk behaviour is a step of the guard: one more entry of CHUNK_STEPS (core/stream/chunk-steps.ts)
  * for a step that decides whether a chunk leaves (the cut, shutdown), or a step of `sendAudio` for one that
- * changes the audio. Back-pressure of a transport with a send buffer is core/stream/back-pressure.ts.
+ * changes the audio. Back-pressure of a transport with a send buffer is core/stream/back-pressure.ts;
+ * what one request brings to its guard (`guardStream`) is core/stream/request-guard.ts.
  * When a fault field asks for it, the field itself is one entry of the registry (core/faults/fields.ts):
  * the schema, the client's types, the docs' table, the inspector's form and which carriers take it
  * (`shapeOf`) all read that entry, so the field is that entry plus its behaviour here (and in a
@@ -16,16 +17,11 @@
  * inside the audio (their rules in core/stream/shaping.ts), through the frame's own `render` so it
  * never parses a payload.
  */
-import type { ServerResponse } from 'node:http';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { FastifyRequest } from 'fastify';
 import { RandomStream } from '../state/ids.js';
 import type { JournalEntry } from '../journal/journal.js';
 import { DeliveryRecord } from '../journal/delivery.js';
 import type { FrameKind, StreamEnd, StreamGuardOptions, StreamTransport } from './frames.js';
-import { takeFault } from '../http/request-context.js';
-import { finishEntry } from '../http/request-finish.js';
-import { trackStream } from '../http/request-log.js';
 import { AFTER, BEFORE, NOTES } from './chunk-steps.js';
 import { waitForRoom } from './back-pressure.js';
 import { sendEncoded, type EncodedFrames } from './encoded.js';
@@ -35,13 +31,10 @@ import {
   flipBytes,
   isPaced,
   Pacer,
-  REALISTIC_PACE,
-  shapeOf,
   silenceFrames,
   splitInsideFrames,
   waitUntil,
   withSilence,
-  type AudioCarrier,
   type AudioFrame,
   type AudioShaping,
   type StreamShape,
@@ -384,58 +377,4 @@ export class StreamGuard<F> implements AudioShaping {
     if (how === 'cut' || how === 'left' || how === 'stalled') this.options.finish?.();
     this.options.onEnd?.(how, this.chunks);
   }
-}
-
-/**
- * The guard of one request's stream: its journal entry, its `cut_after_chunks` (taken here, so the
- * fault is read in one place) and, for an HTTP answer (`status`), the entry finished when the
- * connection is gone. A socket leaves `status` out: its entry finishes when the socket closes.
- * A stream of synthesized audio names its `carrier`: its pace and audio faults are read here too,
- * over the account's and the `latency` profile's (`realistic`: REALISTIC_PACE).
- * An HTTP answer that has no `gone` of its own names its `response`: the guard's `gone` fires when
- * its connection closes before the answer is complete. `endWhenLeft` (a pulled body, which no write
- * tells that the client left): the stream then ends `left` at once and the socket is let go.
- */
-export function guardStream<F>(
-  req: FastifyRequest,
-  transport: StreamTransport<F>,
-  options: Omit<StreamGuardOptions, 'entry' | 'cutAfterChunks' | 'finish' | 'shape' | 'seed'> & {
-    status?: number;
-    carrier?: AudioCarrier;
-    latency?: 'none' | 'realistic';
-    accountPace?: StreamShape;
-    response?: ServerResponse;
-    endWhenLeft?: boolean;
-  } = {},
-): StreamGuard<F> {
-  const { status, carrier, latency, accountPace, response, endWhenLeft, ...rest } = options;
-  const left = response ? new AbortController() : undefined;
-  const entry = req.ctx?.entry ?? null;
-  // The request's fault over the account's standing stream faults over the latency profile.
-  const account = accountPace ?? req.ctx?.account?.streamFaults;
-  const base = latency === 'realistic' || account ? { ...(latency === 'realistic' ? REALISTIC_PACE : {}), ...account } : undefined;
-  // The account's standing faults on a stream they shape are a fault of its entry (journal, log, verify).
-  if (carrier && account && Object.keys(account).length > 0) entry?.noteAccountFaults(account as Record<string, number>);
-  const guard = new StreamGuard(transport, {
-    ...rest,
-    entry,
-    cutAfterChunks: takeFault(req, 'cut_after_chunks'),
-    finish: status === undefined ? undefined : () => finishEntry(req, status),
-    shape: carrier ? shapeOf(req, carrier, base) : undefined,
-    seed: entry?.id ?? '',
-    // Time to first audio counts from the request's arrival.
-    answerFrom: rest.answerFrom ?? req.ctx?.startedAt,
-    // A stream given both its own `gone` and its response ends on either.
-    ...(left ? { gone: rest.gone ? AbortSignal.any([rest.gone, left.signal]) : left.signal } : {}),
-  });
-  response?.on('close', () => {
-    if (response.writableFinished) return;
-    left!.abort();
-    if (!endWhenLeft) return;
-    void guard.end('left');
-    req.raw.socket.destroy();
-  });
-  // The request's log line says how its stream ended.
-  trackStream(req, guard);
-  return guard;
 }

@@ -25,11 +25,9 @@ describe('async task caps', () => {
   it('a zip of 1,001 files is 2013 naming text_file_id and the limit of 1,000, before any work', async () => {
     const api = speechApi(emu.speechUrl, 'caps-files');
     const files = Object.fromEntries(Array.from({ length: 1001 }, (_, i) => [`f${i}.txt`, 'Hi.']));
-    const t0 = performance.now();
     const r = await createFromZip(api, files);
     expect(codeOf(r)).toBe(2013);
     expect(msgOf(r)).toMatch(/text_file_id \d+: the zip holds 1001 files, over the emulator's limit of 1000 files per task/);
-    expect(performance.now() - t0).toBeLessThan(3000);
     const ok = await createFromZip(api, Object.fromEntries(Array.from({ length: 3 }, (_, i) => [`f${i}.txt`, 'Hi.'])));
     expect(codeOf(ok)).toBe(0);
   });

@@ -50,7 +50,7 @@ export function mcpTools(emu: Emulator): ToolDef[] {
       capability: 'tts',
       run: async ({ emu }, account, args) => {
         const plan = planTts(emu, account, args as TtsRequest);
-        const { chunks } = startTtsStream(emu, account, plan);
+        const { chunks } = await startTtsStream(emu, account, plan);
         const parts: Buffer[] = [];
         for await (const chunk of chunks) parts.push(chunk);
         const joined = Buffer.concat(parts);

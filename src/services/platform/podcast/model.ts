@@ -6,7 +6,7 @@
  */
 import { canPay, charge } from '../../shared/charges.js';
 import { createHash } from 'node:crypto';
-import { encodeAudio, synthesizeDialogueStream, type DialogueInput } from '../../../audio/index.js';
+import { encodeAudio, synthesizeDialogueStreamSliced, type DialogueInput } from '../../../audio/index.js';
 import type { Account } from '../../../core/state/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { dialogueRecord } from '../../../core/state/signatures.js';
@@ -127,7 +127,7 @@ function takeRateSlot(emu: Emulator, account: Account): void {
 /** Balance (20003), rate windows (10014), then the audio, its blob, link and signature record. */
 export async function generatePodcast(emu: Emulator, account: Account, plan: PodcastPlan): Promise<PodcastData> {
   const input = { ...dialogueOf(plan), engine: emu.config.voiceEngine };
-  const stream = synthesizeDialogueStream(input); // lazy: the plan (duration, turns) is known before rendering
+  const stream = await synthesizeDialogueStreamSliced(input); // lazy: the plan (duration, turns) is known before rendering
   const price = priceOf(emu.fixtures.data['billing.json'].prices_micro.podcast_audio_second, stream.durationMs);
   if (!canPay(emu, account, price)) throw new PlatformError('balance', 'insufficient balance for podcast generation');
   takeRateSlot(emu, account);

@@ -10,9 +10,15 @@ export { lk };
 /** What the server says it is (clients log it; agents' front ends read `edition`/`protocol`). */
 export const SERVER_VERSION = '1.9.0';
 export const SERVER_PROTOCOL = 16;
-/** Seconds: the client pings every PING_INTERVAL and gives up after PING_TIMEOUT without a pong. */
-export const PING_INTERVAL_SEC = 5;
-export const PING_TIMEOUT_SEC = 15;
+/**
+ * Seconds, told in the join: the client pings every `intervalSec` and gives up after `timeoutSec` without a
+ * pong; the server lets a participant go after `timeoutSec` without any signalling message (participant.ts).
+ */
+export interface PingTiming {
+  intervalSec: number;
+  timeoutSec: number;
+}
+export const PING_TIMING: PingTiming = { intervalSec: 5, timeoutSec: 15 };
 
 export const AGENT_STATE_ATTRIBUTE = 'lk.agent.state';
 export const TRANSCRIPTION_TOPIC = 'lk.transcription';
@@ -89,6 +95,7 @@ export function joinResponse(o: {
   self: ParticipantView;
   others: ParticipantView[];
   nodeId: string;
+  ping: PingTiming;
 }): lk.SignalResponse {
   return response({
     case: 'join',
@@ -108,8 +115,8 @@ export function joinResponse(o: {
       otherParticipants: o.others.map(participantInfo),
       serverVersion: SERVER_VERSION,
       subscriberPrimary: true,
-      pingInterval: PING_INTERVAL_SEC,
-      pingTimeout: PING_TIMEOUT_SEC,
+      pingInterval: o.ping.intervalSec,
+      pingTimeout: o.ping.timeoutSec,
       serverInfo: new lk.ServerInfo({ edition: lk.ServerInfo_Edition.Standard, version: SERVER_VERSION, protocol: SERVER_PROTOCOL, nodeId: o.nodeId }),
       enabledPublishCodecs: [new lk.Codec({ mime: 'audio/opus' })],
     }),

@@ -9,19 +9,22 @@ import { OpusCodec } from '../../../audio/opus-native.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { openSocketWire, type SocketWire } from '../../../core/socket/wire.js';
 import { messageBytes } from '../../../core/socket/protocol.js';
-import { joinResponse, leave, lk, participantInfo, response, trackInfo, type ParticipantView, type TrackView } from './messages.js';
+import { joinResponse, leave, lk, participantInfo, response, trackInfo, type ParticipantView, type PingTiming, type TrackView } from './messages.js';
 import type { Room, RoomMember } from './room.js';
 import {
   addTrickle,
+  closePeers,
   gathered,
   hasMediaSection,
   loadWerift,
   newPeerConnection,
+  noteTransports,
   OPUS_PAYLOAD_TYPE,
   sdpForClient,
   type DataChannel,
   type MediaTrack,
   type PeerConnection,
+  type Transport,
   type Werift,
 } from './rtc.js';
 import type { Grants } from './tokens.js';
@@ -47,10 +50,14 @@ export class Participant implements RoomMember {
   private reliable: DataChannel | null = null;
   private decoder: OpusCodec | null = null;
   private readonly pendingTracks = new Map<string, TrackView>();
+  /** Every transport the peer connections had (see closePeers). */
+  private readonly transports = new Set<Transport>();
   private mediaUp = false;
   private left = false;
   private released = false;
   private iceTimer: NodeJS.Timeout | undefined;
+  /** Restarted by every signalling message; runs out after the ping timeout told in the join. */
+  private silenceTimer: NodeJS.Timeout | undefined;
   private disconnectReason: lk.DisconnectReason | null = null;
 
   constructor(
@@ -59,6 +66,7 @@ export class Participant implements RoomMember {
     private readonly socket: WebSocket,
     private readonly req: FastifyRequest,
     grants: Grants,
+    private readonly ping: PingTiming,
   ) {
     this.wire = openSocketWire(emu, socket, req);
     this.view = {
@@ -96,12 +104,20 @@ export class Participant implements RoomMember {
         self: this.view,
         others: [this.room.bot],
         nodeId: `ND_${this.room.sid.slice(3)}`,
+        ping: this.ping,
       }),
     );
     this.entry?.noteRoom({ room_name: this.room.name, identity: this.view.identity, participant_sid: this.view.sid });
     this.room.area.joined(this.room.host);
     this.iceTimer = setTimeout(() => this.iceTimedOut(), ICE_TIMEOUT_MS);
     this.iceTimer.unref();
+    // Wall time (connection timing, not a rule of the session): a client that sends nothing, not even its
+    // pings, for the ping timeout is gone (its network died with the socket still open). LiveKit's server
+    // notices such a client when its ICE fails (15 s, CONNECTION_TIMEOUT); an ICE-lite server never checks
+    // toward the client, so the room reads the silence of its signalling instead. Moving the emulator
+    // clock never drops a connection.
+    this.silenceTimer = setTimeout(() => this.silenceTimedOut(), this.ping.timeoutSec * 1000);
+    this.silenceTimer.unref();
     this.enqueue(() => this.offerSubscriber());
   }
 
@@ -122,6 +138,7 @@ export class Participant implements RoomMember {
       return this.disconnect(lk.DisconnectReason.SIGNAL_CLOSE, 1007, `invalid signal request: ${(err as Error).message}`.slice(0, 120));
     }
     if (!isBinary) this.json = true;
+    this.silenceTimer?.refresh();
     this.wire.recordIn(data.length, isBinary, req.message.case ?? 'empty', req.toJson());
     // Pings are answered at once, never behind a negotiation under way (the client's ping timeout keeps running).
     if (req.message.case === 'ping' || req.message.case === 'pingReq') return void this.onRequest(req);
@@ -225,6 +242,7 @@ export class Participant implements RoomMember {
     pc.connectionStateChange.subscribe((state) => this.subscriberState(state));
     const offer = await pc.createOffer();
     await pc.setLocalDescription(offer);
+    noteTransports(pc, this.transports);
     await gathered(pc);
     if (this.left) return;
     this.send(response({ case: 'offer', value: new lk.SessionDescription({ type: 'offer', sdp: sdpForClient(pc.localDescription!.sdp), id: 1 }) }));
@@ -253,8 +271,10 @@ export class Participant implements RoomMember {
     }
     const pc = this.publisher;
     await pc.setRemoteDescription({ type: 'offer', sdp: offer.sdp });
+    noteTransports(pc, this.transports);
     const answer = await pc.createAnswer();
     await pc.setLocalDescription(answer);
+    noteTransports(pc, this.transports);
     await gathered(pc);
     if (this.left) return;
     this.send(response({ case: 'answer', value: new lk.SessionDescription({ type: 'answer', sdp: sdpForClient(pc.localDescription!.sdp), id: offer.id }) }));
@@ -331,18 +351,26 @@ export class Participant implements RoomMember {
     if (!this.mediaUp) this.disconnect(lk.DisconnectReason.CONNECTION_TIMEOUT, 1000, 'media connection timed out');
   }
 
+  private silenceTimedOut(): void {
+    this.entry?.setNote(`no signalling message for ${this.ping.timeoutSec} s (the ping timeout): the participant was removed`);
+    this.disconnect(lk.DisconnectReason.CONNECTION_TIMEOUT, 1000, 'ping timeout');
+  }
+
   /** Everything the connection holds goes (it runs once, whoever closed). */
   private release(): void {
     if (this.released) return;
     this.released = true;
     clearTimeout(this.iceTimer);
+    clearTimeout(this.silenceTimer);
     this.left = true;
     this.room.remove(this);
-    const reason = this.disconnectReason ?? lk.DisconnectReason.CLIENT_INITIATED;
+    // A socket that closed without a leave: LiveKit's reason for a signal connection lost (SIGNAL_CLOSE).
+    // LiveKit keeps a participant whose media is up for a resume; these rooms do not resume, so it goes at once.
+    const reason = this.disconnectReason ?? lk.DisconnectReason.SIGNAL_CLOSE;
     this.view.state = lk.ParticipantInfo_State.DISCONNECTED;
     this.view.disconnectReason = reason;
     this.entry?.noteRoom({ disconnect_reason: lk.DisconnectReason[reason] ?? 'UNKNOWN_REASON' });
-    for (const pc of [this.subscriber, this.publisher]) void pc?.close().catch(() => {});
+    void closePeers([this.subscriber, this.publisher], this.transports);
     this.subscriber = null;
     this.publisher = null;
     this.botTrack?.stop();

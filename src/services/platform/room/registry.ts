@@ -9,12 +9,15 @@ import { areaOf } from '../../../core/state/areas.js';
 import type { Emulator, StateArea } from '../../../core/emulator.js';
 import { onRoomSessionEnded } from '../shared/room-hosts.js';
 import { startRoomBot } from './bot/index.js';
+import { PING_TIMING, type PingTiming } from './messages.js';
 import { Participant } from './participant.js';
 import { Room } from './room.js';
 import type { JoinCheck } from './tokens.js';
 
 interface RoomsArea extends StateArea {
   rooms: Map<string, Room>;
+  /** The ping timing told to (and enforced on) the next joins. */
+  ping: PingTiming;
 }
 
 export function roomsArea(emu: Emulator): RoomsArea {
@@ -23,6 +26,7 @@ export function roomsArea(emu: Emulator): RoomsArea {
     const area: RoomsArea = {
       name: 'rooms',
       rooms,
+      ping: PING_TIMING,
       reset(accountId) {
         for (const room of [...rooms.values()]) if (accountId === undefined || room.host.accountId === accountId) room.end();
       },
@@ -36,6 +40,14 @@ export function roomsArea(emu: Emulator): RoomsArea {
   });
 }
 
+/**
+ * For the project's own tests only (not a setting of the emulator): a shorter ping timing for the joins that
+ * follow, so a test of the silent client does not wait LiveKit's 15 s; no argument restores LiveKit's timing.
+ */
+export function setPingTiming(emu: Emulator, ping: PingTiming = PING_TIMING): void {
+  roomsArea(emu).ping = ping;
+}
+
 /** A checked join: the room (made on its first join) gets the connection. */
 export function joinRoom(emu: Emulator, socket: WebSocket, req: FastifyRequest, check: Extract<JoinCheck, { ok: true }>): void {
   const area = roomsArea(emu);
@@ -46,5 +58,5 @@ export function joinRoom(emu: Emulator, socket: WebSocket, req: FastifyRequest, 
     });
     area.rooms.set(room.name, room);
   }
-  new Participant(emu, room, socket, req, check.grants).start();
+  new Participant(emu, room, socket, req, check.grants, area.ping).start();
 }

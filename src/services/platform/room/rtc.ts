@@ -14,6 +14,7 @@ export type Werift = typeof WeriftModule;
 export type PeerConnection = WeriftModule.RTCPeerConnection;
 export type MediaTrack = WeriftModule.MediaStreamTrack;
 export type DataChannel = WeriftModule.RTCDataChannel;
+export type Transport = WeriftModule.RTCDtlsTransport;
 
 let loading: Promise<Werift> | null = null;
 /** werift, loaded once on first use. */
@@ -68,6 +69,24 @@ export function sdpForClient(sdp: string): string {
   const timing = lines.findIndex((l) => l.startsWith('t='));
   lines.splice(timing + 1, 0, 'a=ice-lite');
   return lines.join('\r\n');
+}
+
+/** Remembers the transports `pc` has now (call it after each local description). */
+export function noteTransports(pc: PeerConnection, into: Set<Transport>): void {
+  for (const t of pc.dtlsTransports) into.add(t);
+  const sctp = pc.sctpTransport?.dtlsTransport;
+  if (sctp) into.add(sctp);
+}
+
+/**
+ * Closes the peer connections and then every transport they ever had: when the client's description bundles a
+ * section onto another's transport, werift lets go of the section's own transport without closing it, and its
+ * ICE sockets would stay bound after the room ended.
+ */
+export async function closePeers(pcs: (PeerConnection | null)[], transports: Set<Transport>): Promise<void> {
+  await Promise.allSettled(pcs.map((pc) => pc?.close()));
+  await Promise.allSettled([...transports].map((t) => t.stop()));
+  transports.clear();
 }
 
 /** Wall time: host candidates gather in milliseconds; a connection that has not gathered by then never will. */

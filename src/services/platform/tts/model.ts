@@ -7,7 +7,7 @@ import { canPay, charge } from '../../shared/charges.js';
 import type { Account } from '../../../core/state/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { speechRecord } from '../../../core/state/signatures.js';
-import { synthesize, synthesizeStream, type SynthInput, type SynthStream, type SynthSummary } from '../../../audio/index.js';
+import { synthesize, synthesizeStreamSliced, type SynthInput, type SynthStream, type SynthSummary } from '../../../audio/index.js';
 import { PlatformError } from '../envelope.js';
 import { findCustomVoice } from '../../shared/custom-voices.js';
 import type { TtsRequest } from './schema.js';
@@ -124,14 +124,15 @@ function commit(emu: Emulator, account: Account, plan: TtsPlan, summary: SynthSu
  * Starts a streamed synthesis: audio chunks are rendered as they are read. `shape` sees the PCM before
  * it is encoded (the stream guard's `gap_ms`, the pace's count of audio made).
  */
-export function startTtsStream(
+export async function startTtsStream(
   emu: Emulator,
   account: Account,
   plan: TtsPlan,
   signal?: AbortSignal,
   shape: (pcm: AsyncIterable<Int16Array>) => AsyncIterable<Int16Array> = (pcm) => pcm,
-): { stream: SynthStream; chunks: AsyncIterable<Buffer> } {
-  const stream = synthesizeStream(plan.synth, { signal });
+): Promise<{ stream: SynthStream; chunks: AsyncIterable<Buffer> }> {
+  // Planned in slices (the speech engine speaks the whole text first): other requests keep being served.
+  const stream = await synthesizeStreamSliced(plan.synth, { signal });
   commit(emu, account, plan, stream);
   return { stream, chunks: pcmChunks(plan.format, shape(stream), TTS_SAMPLE_RATE, TTS_CHANNELS) };
 }

@@ -10,7 +10,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Emulator } from '../../../core/emulator.js';
 import type { HeldSlot } from '../../../core/state/queue.js';
-import { AUDIO_CHUNK, AudioMade, guardStream, type StreamGuard } from '../../../core/stream/guard.js';
+import { AUDIO_CHUNK, AudioMade, type StreamGuard } from '../../../core/stream/guard.js';
+import { guardStream } from '../../../core/stream/request-guard.js';
 import { planTts, startTtsStream, synthesizeTts, TTS_BIT_DEPTH, TTS_CHANNELS, TTS_SAMPLE_RATE } from './model.js';
 import { ttsBody } from './schema.js';
 
@@ -135,7 +136,7 @@ export async function ttsRoutes(app: FastifyInstance, { emu }: { emu: Emulator }
     const guard = guardBody(emu, req, body);
     const gone = guard.gone!;
     const made = new AudioMade(TTS_SAMPLE_RATE, TTS_CHANNELS);
-    const { stream, chunks } = startTtsStream(emu, account, plan, gone, (pcm) => made.counting(guard.audioSource(pcm, TTS_SAMPLE_RATE, TTS_CHANNELS)));
+    const { stream, chunks } = await startTtsStream(emu, account, plan, gone, (pcm) => made.counting(guard.audioSource(pcm, TTS_SAMPLE_RATE, TTS_CHANNELS)));
     const socket = req.raw.socket;
     audioHeaders(reply, plan.contentType);
     reply.header('x-accel-buffering', 'no');

@@ -1,4 +1,4 @@
-import { encodeAudio, synthesizeStream, type AudioMeta } from '../../../audio/index.js';
+import { encodeAudio, synthesizeStreamSliced, type AudioMeta } from '../../../audio/index.js';
 import type { Account } from '../../../core/state/accounts.js';
 import type { Emulator } from '../../../core/emulator.js';
 import { speechRecord } from '../../../core/state/signatures.js';
@@ -32,7 +32,7 @@ export async function synthesizePreview(
       aigc_watermark: input.watermark === true,
     }),
   );
-  const synth = synthesizeStream(plan.input);
+  const synth = await synthesizeStreamSliced(plan.input);
   checkOutputSize(plan, synth.durationMs);
   chargeRequest(emu, account, plan);
   const encoded = await encodeAudio('mp3', synth, { sampleRate: 32000, channels: 1, bitrate: 128000 });
