@@ -137,7 +137,8 @@ export async function bundle(dist = DIST) {
 function asciiOnly(code) {
   for (let at = code.indexOf('String.raw`'); at !== -1; at = code.indexOf('String.raw`', at + 1)) {
     const end = code.indexOf('`', at + 11);
-    if (/[^\x00-\x7f]/.test(code.slice(at, end))) throw new Error(`the bundle holds a raw template with characters beyond ASCII (make its package external): ${code.slice(at, at + 60)}`);
+    if (/[^\x00-\x7f]/.test(code.slice(at, end)))
+      throw new Error(`the bundle holds a raw template with characters beyond ASCII (make its package external): ${code.slice(at, at + 60)}`);
   }
   return code.replace(/[^\x00-\x7f]/g, (c, at) => {
     if (code[at - 1] === '\\') throw new Error(`an escaped character beyond ASCII in the bundle: ${JSON.stringify(code.slice(at - 40, at + 5))}`);

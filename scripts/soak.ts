@@ -19,7 +19,12 @@ import { adpcmWav, silentFlac, storedZip } from '../test/helpers/hostile-inputs.
  * / array buffers (the emulator's own metrics), so objects the load left behind (heap after GC)
  * tell apart from pages the allocator keeps for reuse (RSS that a second round does not raise).
  *
- *   npm run soak -- [--clients 50] [--minutes 2] [--rounds 1] [--every 10] [--timeout 60]
+ * RSS is sampled every second of each load: the slope after warm-up (a least-squares line through the
+ * samples of the load's second half) says whether memory still grows once every family has run.
+ *
+ *   npm run soak -- [--clients 50] [--minutes 2] [--rounds 1] [--every 10] [--timeout 60] [--built]
+ *
+ * --built soaks the compiled CLI (dist/main.js, `npm run build` first: what users run) instead of the sources.
  */
 function flag(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -34,6 +39,7 @@ const ROUNDS = Math.min(flag('rounds', 1), 10);
 /** Seconds an operation may take before it counts as failed (a loaded 2-core machine is slow, not hung). */
 const TIMEOUT_MS = flag('timeout', 60) * 1000;
 const ROOT = join(import.meta.dirname, '..');
+const BUILT = process.argv.includes('--built');
 /** In the emulator process: a full garbage collection on SIGUSR2, so the soak can measure what stays. */
 // Twice, apart: WebAssembly memories and buffer backing stores are released after the sweep that finds them.
 const GC_ON_SIGNAL = `data:text/javascript,process.on('SIGUSR2',()=>{globalThis.gc();setTimeout(()=>globalThis.gc(),500)})`;
@@ -44,9 +50,7 @@ const child = spawn(
     '--expose-gc',
     '--import',
     GC_ON_SIGNAL,
-    '--import',
-    'tsx',
-    'src/main.ts',
+    ...(BUILT ? ['dist/main.js'] : ['--import', 'tsx', 'src/main.ts']),
     '--host',
     '127.0.0.1',
     '--speech-port',
@@ -76,6 +80,8 @@ child.stdout!.on('data', (d: Buffer) => (out += d));
 // Warning and error log lines of the emulator (pino JSON lines, level 40 and above), and anything on stderr.
 let errorLines = 0;
 const byMessage = new Map<string, number>();
+/** The first line of each message: its error's message and path, when it has them. */
+const exampleOf = new Map<string, string>();
 const countLogs = (d: Buffer) => {
   for (const l of String(d).split('\n')) {
     if (!l.trim()) continue;
@@ -85,6 +91,8 @@ const countLogs = (d: Buffer) => {
       errorLines += 1;
       const key = `${entry.level} ${entry.msg ?? ''}`;
       byMessage.set(key, (byMessage.get(key) ?? 0) + 1);
+      const e = entry as { err?: { message?: string }; path?: string };
+      if (!exampleOf.has(key)) exampleOf.set(key, [e.path, e.err?.message].filter(Boolean).join(': ').slice(0, 300));
     } catch {
       /* the start-up banner */
     }
@@ -382,7 +390,12 @@ Object.assign(FAMILIES, {
     const content = rules.content;
     if (!content.rules.some((r: any) => r.match === BACKTRACKING)) {
       content.rules.push({ match: BACKTRACKING, reply: 'only a', language: 'en' });
-      const put = await fetch(`${urls.platform}/_emulator/fixtures/conversation.json`, { method: 'PUT', ...json(content) });
+      // A JSON content type: the control plane refuses a body a web page could send on its own.
+      const put = await fetch(`${urls.platform}/_emulator/fixtures/conversation.json`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(content),
+      });
       if (put.status !== 200) return false;
     }
     const started = Date.now();
@@ -433,7 +446,8 @@ async function nonReadingSocket(key: string): Promise<boolean> {
   let max = 0;
   let gone = false;
   try {
-    for (const until = Date.now() + 15_000; Date.now() < until && !gone;) {
+    // The kernel's buffers fill first (several MB of PCM): on a loaded machine that takes most of the operation's time.
+    for (const until = Date.now() + TIMEOUT_MS; Date.now() < until && !gone;) {
       if (ws.readyState === WebSocket.OPEN) ws.send(piece);
       await new Promise((r) => setTimeout(r, 500));
       const state = (await fetch(`${urls.platform}/_emulator/state?limit=10000`).then((r) => r.json())) as any;
@@ -444,7 +458,9 @@ async function nonReadingSocket(key: string): Promise<boolean> {
   } finally {
     ws.terminate();
   }
-  return gone && max <= 1024 * 1024 + 64 * 1024;
+  if (!gone) throw new Error(`still open after ${TIMEOUT_MS / 1000} s (server buffer at most ${max} bytes)`);
+  if (max > 1024 * 1024 + 64 * 1024) throw new Error(`the server buffered ${max} bytes, over 1 MiB and a frame`);
+  return true;
 }
 
 const BACKTRACKING = '^(a+)+$';
@@ -464,6 +480,18 @@ function textTurn(key: string, text: string): Promise<string | null> {
     ws.on('close', () => (clearTimeout(timer), resolve(reply)));
     ws.on('error', () => undefined);
   });
+}
+
+/** RSS over a load: its peak, and the slope of a least-squares line through the second half's samples (minutes, MB). */
+function rssSlope(samples: [number, number][]): string {
+  const peak = Math.max(...samples.map(([, mb]) => mb));
+  const late = samples.slice(Math.floor(samples.length / 2)).filter(([, mb]) => Number.isFinite(mb));
+  if (late.length < 3) return `rss peak ${peak} MB (too few samples for a slope)`;
+  const mx = late.reduce((n, [t]) => n + t, 0) / late.length;
+  const my = late.reduce((n, [, mb]) => n + mb, 0) / late.length;
+  const slope = late.reduce((n, [t, mb]) => n + (t - mx) * (mb - my), 0) / late.reduce((n, [t]) => n + (t - mx) ** 2, 0);
+  const from = Math.round(late[0]![0] * 60);
+  return `rss peak ${peak} MB; after warm-up (from ${from} s, ${late.length} samples): mean ${Math.round(my)} MB, slope ${slope >= 0 ? '+' : ''}${slope.toFixed(2)} MB/min`;
 }
 
 let done = 0;
@@ -490,6 +518,9 @@ await line('start');
 for (let round = 1; round <= ROUNDS; round++) {
   const deadline = Date.now() + MINUTES * 60_000;
   const ticker = setInterval(() => void line(`t+${Math.round((Date.now() - started) / 1000)}s`), EVERY_S * 1000);
+  const roundStart = Date.now();
+  const samples: [number, number][] = [];
+  const sampler = setInterval(() => samples.push([(Date.now() - roundStart) / 60_000, rssMb()]), 1000);
   await Promise.all(
     Array.from({ length: CLIENTS }, async (_, c) => {
       const key = `soak-client-${c}`;
@@ -505,7 +536,9 @@ for (let round = 1; round <= ROUNDS; round++) {
     }),
   );
   clearInterval(ticker);
+  clearInterval(sampler);
   await line(`after load ${round}`);
+  console.log(rssSlope(samples));
   const kept = await fetch(`${urls.platform}/_emulator/state?limit=1`)
     .then((r) => r.json() as any)
     .catch(() => null);
@@ -521,7 +554,7 @@ for (let round = 1; round <= ROUNDS; round++) {
 console.log('\nfamily                 ok   failed  example');
 for (const [family, s] of [...stats].sort()) console.log(`${family.padEnd(20)} ${String(s.ok).padStart(6)} ${String(s.failed).padStart(7)}  ${s.example}`);
 console.log('\nemulator warn/error lines by message');
-for (const [msg, n] of [...byMessage].sort((a, b) => b[1] - a[1])) console.log(`${String(n).padStart(7)}  ${msg}`);
+for (const [msg, n] of [...byMessage].sort((a, b) => b[1] - a[1])) console.log(`${String(n).padStart(7)}  ${msg}  ${exampleOf.get(msg) ?? ''}`);
 child.kill('SIGTERM');
 await new Promise((r) => child.once('exit', r));
 process.exit(0);

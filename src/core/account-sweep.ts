@@ -30,6 +30,8 @@ function holders(emu: Emulator, ids: string[]): Set<string> {
 export function sweepAccounts(emu: Emulator): number {
   const dropped = emu.accounts.sweep((ids) => holders(emu, ids));
   for (const id of dropped) emu.ids.reset(id);
+  // Their rate windows go too (a throwaway key's async query left one per key).
+  emu.limits.forgetAccounts(new Set(dropped));
   return dropped.length;
 }
 

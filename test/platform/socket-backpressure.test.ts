@@ -80,7 +80,9 @@ describe('a platform socket whose client stops reading', () => {
     const original = (await ctl.call('GET', '/fixtures/conversation.json')).body.content;
     // A long reply to every utterance: about 100 s of MP3 (some 800 KB) per turn, so a few turns fill the kernel's buffers.
     const reply = 'This is a long answer that goes on and on, so that every turn sends a lot of audio. '.repeat(18);
-    expect((await ctl.call('PUT', '/fixtures/conversation.json', { rules: [{ match: '.', reply, language: 'en' }], defaults: [{ reply, language: 'en' }] })).status).toBe(200);
+    expect(
+      (await ctl.call('PUT', '/fixtures/conversation.json', { rules: [{ match: '.', reply, language: 'en' }], defaults: [{ reply, language: 'en' }] })).status,
+    ).toBe(200);
     try {
       const { pcm } = await spokenPcm(emu.emulator, 'Hello there, please tell me a long story.');
       const r = await stallOn(

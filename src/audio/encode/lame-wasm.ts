@@ -87,7 +87,8 @@ export async function wasmMp3Encoder(sampleRate: number, channels: 1 | 2, kbps: 
   let flushed = false;
   return {
     encode(pcm) {
-      if (flushed) throw new Error('MP3 encoder: encode after the end of the stream');
+      // Once ended, the instance may already serve another stream: nothing more goes into it.
+      if (flushed) return new Uint8Array(0);
       const n = pcm.length / channels;
       if (planes[0]!.length < n) planes = [new Float32Array(n), new Float32Array(n)];
       const l = planes[0]!.subarray(0, n);
@@ -103,7 +104,7 @@ export async function wasmMp3Encoder(sampleRate: number, channels: 1 | 2, kbps: 
       return enc.encode([l, r]).slice();
     },
     flush() {
-      if (flushed) throw new Error('MP3 encoder: the stream was already ended');
+      if (flushed) return new Uint8Array(0);
       flushed = true;
       const out = enc.finalize().slice();
       if (idle.length < IDLE_MAX) idle.push(enc);

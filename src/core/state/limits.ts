@@ -21,7 +21,10 @@ export class RateWindows {
   /** Counts `amount` against `key` if the window of `windowMs` then holds at most `max`. */
   hit(key: string, windowMs: number, max: number, amount = 1): WindowResult {
     const result = this.check(key, windowMs, max, amount);
-    if (result.allowed) this.windows.get(key)!.push({ t: this.now(), n: amount });
+    if (!result.allowed) return result;
+    const hits = this.windows.get(key);
+    if (hits) hits.push({ t: this.now(), n: amount });
+    else this.windows.set(key, [{ t: this.now(), n: amount }]);
     return result;
   }
 
@@ -29,7 +32,9 @@ export class RateWindows {
   check(key: string, windowMs: number, max: number, amount = 1): WindowResult {
     const now = this.now();
     const hits = (this.windows.get(key) ?? []).filter((h) => h.t > now - windowMs && h.t <= now);
-    this.windows.set(key, hits);
+    // A window with nothing in it is not kept: a key used once does not stay for the life of the process.
+    if (hits.length) this.windows.set(key, hits);
+    else this.windows.delete(key);
     let used = hits.reduce((s, h) => s + h.n, 0);
     if (used + amount <= max) return { allowed: true, retryAfterMs: 0 };
     for (const h of hits) {
@@ -37,6 +42,17 @@ export class RateWindows {
       if (used + amount <= max) return { allowed: false, retryAfterMs: Math.max(1, h.t + windowMs - now) };
     }
     return { allowed: false, retryAfterMs: windowMs };
+  }
+
+  /** Windows held (keys with hits in them). */
+  get size(): number {
+    return this.windows.size;
+  }
+
+  /** Drops the windows of accounts the emulator forgot (keys `<account id>:…`), in one pass. */
+  forgetAccounts(ids: ReadonlySet<string>): void {
+    if (!ids.size) return;
+    for (const k of this.windows.keys()) if (ids.has(k.slice(0, k.indexOf(':')))) this.windows.delete(k);
   }
 
   /** Clears every window, or those whose key starts with `prefix` (one account's). */

@@ -373,7 +373,10 @@ export class StateStore {
     raw.areas = areas;
     applySaved(this.parts, checkSaved(raw, this.parts.areas, this.parts.accounts.registry, refuse), refuse);
     const named = checkBlobs(byArea, this.parts.areas, this.dataDir, this.file, this.parts.logger);
-    this.sweptFiles = this.sweepOrphans(named, [...rows.parts, ...rows.records].map((r) => r[DATA]));
+    this.sweptFiles = this.sweepOrphans(
+      named,
+      [...rows.parts, ...rows.records].map((r) => r[DATA]),
+    );
     // Loading touched what it loaded: nothing of it needs writing, but areas read whole are written as records.
     this.changes.take();
     for (const name of this.rewriteAfterLoad) this.changes.mark(name);
