@@ -3,7 +3,8 @@
 // stream renders each block as soon as everything before its end is final; its duration is an
 // estimate (the tone engine's plan of the same text) until the last sentence is spoken, and its
 // timeline grows sentence by sentence. The samples are those of the whole synthesis, byte for byte.
-import { deferred, nextTurn } from './event-loop.js';
+import { nextTurn } from './event-loop.js';
+import { onceStream } from './once-stream.js';
 import { EFFECT_TAIL_S, effectProcessor, softLimit } from './effects.js';
 import { signatureSamples } from './marker.js';
 import type { FrameSpan, TextPlan } from './plan.js';
@@ -34,34 +35,7 @@ export function growingSpeechStream(
   const ch = input.channels;
   const timeline: Timeline = { sentences: [], words: [] };
   const summary: SynthSummary = { sampleRate: sr, channels: ch, frames: estimate.frames, durationMs: estimate.durationMs, timeline, signatureId };
-  const finished = deferred<SynthSummary>();
-  let used = false;
-  const stream: SynthStream = {
-    ...summary,
-    done: () => finished.promise,
-    [Symbol.asyncIterator]() {
-      if (used) throw new Error('a synthesis stream can be iterated only once');
-      used = true;
-      const gen = render();
-      return {
-        async next() {
-          try {
-            const r = await gen.next();
-            if (r.done) finished.resolve({ ...summary });
-            return r;
-          } catch (e) {
-            finished.reject(e);
-            throw e;
-          }
-        },
-        async return() {
-          await gen.return(undefined);
-          finished.reject(new Error('stream closed before the end'));
-          return { done: true as const, value: undefined };
-        },
-      };
-    },
-  };
+  const stream = onceStream(summary, render, () => ({ ...summary }));
 
   async function* render(): AsyncGenerator<Int16Array> {
     const style = styleFor(input);

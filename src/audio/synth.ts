@@ -1,6 +1,7 @@
 // Text + voice + settings -> PCM. The plan (timeline, duration) is computed up front; samples are
 // rendered block by block as the consumer pulls them, yielding to the event loop between blocks.
-import { deferred, nextTurn } from './event-loop.js';
+import { nextTurn } from './event-loop.js';
+import { onceStream } from './once-stream.js';
 import { EFFECT_TAIL_S, effectProcessor, softLimit } from './effects.js';
 import { signatureFrames, signatureSamples } from './marker.js';
 import { planTextSteps, type FrameSpan, type Segment, type TextPlan } from './plan.js';
@@ -215,34 +216,11 @@ async function* render(p: Prepared, signal?: AbortSignal): AsyncGenerator<Int16A
 }
 
 function streamOf(p: Prepared, opts: StreamOptions): SynthStream {
-  const finished = deferred<SynthSummary>();
-  let used = false;
-  return {
-    ...p.summary,
-    done: () => finished.promise,
-    [Symbol.asyncIterator]() {
-      if (used) throw new Error('a synthesis stream can be iterated only once');
-      used = true;
-      const gen = render(p, opts.signal);
-      return {
-        async next() {
-          try {
-            const r = await gen.next();
-            if (r.done) finished.resolve(p.summary);
-            return r;
-          } catch (e) {
-            finished.reject(e);
-            throw e;
-          }
-        },
-        async return() {
-          await gen.return(undefined);
-          finished.reject(new Error('stream closed before the end'));
-          return { done: true as const, value: undefined };
-        },
-      };
-    },
-  };
+  return onceStream(
+    p.summary,
+    () => render(p, opts.signal),
+    () => p.summary,
+  );
 }
 
 function single(input: SynthInput): Steps<Prepared> {

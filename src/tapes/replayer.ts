@@ -63,14 +63,42 @@ async function flushThenCut(socket: Socket | null): Promise<void> {
   socket?.destroy();
 }
 
-/** Takes the reply over and sends its head at once (a paced stream may wait before its first event). */
-function openStream(req: FastifyRequest, reply: FastifyReply, status: number, headers: Record<string, string>) {
+/**
+ * Takes the reply over, sends its head at once (a paced stream may wait before its first event) and puts the
+ * stream guard in front of it, so the replayed events meet the same faults and pacing as the emulator's own.
+ */
+function openGuardedStream<F extends string | Buffer>(
+  ctx: TapesContext,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  tape: Tape,
+  headers: Record<string, string>,
+  carrier: 'hex' | 'binary',
+) {
   const res = reply.raw;
   reply.hijack();
-  res.writeHead(status, { ...(reply.getHeaders() as Record<string, string>), ...headers });
+  res.writeHead(tape.answer.status, { ...(reply.getHeaders() as Record<string, string>), ...headers });
   res.flushHeaders();
   req.ctx.entry?.markStream(headers['content-type'] ?? '', { tape: true });
-  return res;
+  const head = performance.now();
+  const guard = guardStream<F>(
+    req,
+    {
+      write: (frame) => (res.destroyed ? false : (res.write(frame), true)),
+      cut: () => flushThenCut(res.socket),
+      endForShutdown: () => void res.end(),
+    },
+    {
+      status: tape.answer.status,
+      closing: ctx.emu.closing,
+      logger: ctx.emu.logger,
+      carrier,
+      latency: ctx.emu.config.latency,
+      response: res,
+      startedAt: head,
+    },
+  );
+  return { res, head, guard };
 }
 
 /** When a step is due: its recorded time from the head, scaled (speed 0: now). */
@@ -117,25 +145,7 @@ async function replaySse(
   steps: TapeStep[],
   refresh: (v: unknown) => Promise<unknown>,
 ): Promise<void> {
-  const res = openStream(req, reply, tape.answer.status, headers);
-  const head = performance.now();
-  const guard = guardStream<string>(
-    req,
-    {
-      write: (frame) => (res.destroyed ? false : (res.write(frame), true)),
-      cut: () => flushThenCut(res.socket),
-      endForShutdown: () => void res.end(),
-    },
-    {
-      status: tape.answer.status,
-      closing: ctx.emu.closing,
-      logger: ctx.emu.logger,
-      carrier: 'hex',
-      latency: ctx.emu.config.latency,
-      response: res,
-      startedAt: head,
-    },
-  );
+  const { res, head, guard } = openGuardedStream<string>(ctx, req, reply, tape, headers, 'hex');
   const out = steps.filter((s): s is Extract<TapeStep, { event: unknown }> => s.dir === 'out' && 'event' in s);
   try {
     for (const [i, step] of out.entries()) {
@@ -182,25 +192,7 @@ async function replayChunks(
   headers: Record<string, string>,
   steps: TapeStep[],
 ): Promise<void> {
-  const res = openStream(req, reply, tape.answer.status, headers);
-  const head = performance.now();
-  const guard = guardStream<Buffer>(
-    req,
-    {
-      write: (frame) => (res.destroyed ? false : (res.write(frame), true)),
-      cut: () => flushThenCut(res.socket),
-      endForShutdown: () => void res.end(),
-    },
-    {
-      status: tape.answer.status,
-      closing: ctx.emu.closing,
-      logger: ctx.emu.logger,
-      carrier: 'binary',
-      latency: ctx.emu.config.latency,
-      response: res,
-      startedAt: head,
-    },
-  );
+  const { res, head, guard } = openGuardedStream<Buffer>(ctx, req, reply, tape, headers, 'binary');
   const frames = steps.filter((s): s is Extract<TapeStep, { frame: FileRef }> => s.dir === 'out' && 'frame' in s);
   try {
     for (const [i, step] of frames.entries()) {
