@@ -10,6 +10,7 @@ import { ActivityMeter } from '../audio/activity.js';
 import { SLICE_FRAMES } from '../audio/decode-slices.js';
 import { nextTurn } from '../audio/event-loop.js';
 import { alignUtterance, BRIDGE_MS, type HeardAnomaly, type TimedWord } from '../audio/hear/align.js';
+import { alignSpeech, isContinuous } from '../audio/hear/align-speech.js';
 import { decodeHeard, HEAR_MAX_BYTES, HeardAudioError, heardFormat } from '../audio/hear/input.js';
 import { findSignatures, type FoundSignature } from '../audio/hear/scan.js';
 import { analyzeLine } from '../audio/hear/line.js';
@@ -105,7 +106,9 @@ export async function hear(emu: Emulator, samples: Float32Array, sampleRate: num
   for (const [k, f] of found.entries()) {
     const record = emu.signatures.get(f.id)!;
     const limitMs = found[k + 1]?.startMs ?? durationMs;
-    const heard = alignUtterance(timedWords(record), record.durationMs, f.startMs, limitMs, spans);
+    // The speech engine's continuous speech is read through the plan's offset; the tone engine's separated words one by one.
+    const timed = timedWords(record);
+    const heard = (isContinuous(timed) ? alignSpeech : alignUtterance)(timed, record.durationMs, f.startMs, limitMs, spans);
     const { journalId, traceId } = synthesisEntry(emu, record);
     const heardText = heard.words.map((w) => w.word).join(' ');
     const said = werWords(record.text);

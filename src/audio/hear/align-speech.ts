@@ -1,0 +1,88 @@
+/**
+ * What was heard of one utterance of the speech engine: continuous speech, whose silences do not fall
+ * at word edges (a stop consonant's closure is silence inside a word; the words of a sentence touch).
+ * Its words are not matched stretch by stretch (the tone engine's `alignUtterance`): the recording is
+ * read against the planned timeline through an offset (recording time = planned time + offset). A
+ * silence heard where the plan has none (or one that ends later than planned) by at least
+ * `SPEECH_GAP_MIN_MS` is a `gap`, and the offset grows by it; sound that stops before the last word's
+ * end is a `cut`. Words are placed at their planned times plus the offset, so on intact audio they
+ * are the synthesized times (within the signature's location, a few ms).
+ */
+import { SIGNATURE_SECONDS } from '../marker.js';
+import type { ActivitySpan } from '../types.js';
+import type { HeardUtterance, TimedWord } from './align.js';
+
+/** Silence longer than planned by at least this much is a gap (closures and quiet phones stay under it). */
+export const SPEECH_GAP_MIN_MS = 200;
+/** A heard silence starting this close to a planned silence (its quiet edges) is that silence. */
+const NEAR_MS = 120;
+/** The last word's end may sound this much early (a quiet last phone) in a whole utterance. */
+const SPEECH_CUT_TOLERANCE_MS = 100;
+
+/** True when the words are continuous speech: some words of a sentence touch (the speech engine's timeline). */
+export function isContinuous(words: readonly TimedWord[]): boolean {
+  return words.some((w, i) => i > 0 && w.startMs - words[i - 1]!.endMs < 1 && w.startMs >= words[i - 1]!.startMs);
+}
+
+const r1 = (ms: number) => Math.round(ms);
+
+/** Same parameters as `alignUtterance`. */
+export function alignSpeech(words: readonly TimedWord[], durationMs: number, startMs: number, limitMs: number, spans: readonly ActivitySpan[]): HeardUtterance {
+  const signatureEnd = startMs + SIGNATURE_SECONDS * 1000 - 60;
+  const heard = spans.filter((s) => s.startMs >= signatureEnd && s.startMs < limitMs).map((s) => ({ startMs: s.startMs, endMs: Math.min(s.endMs, limitMs) }));
+  // The plan's silences: before the first word (after the signature) and between words.
+  const silences: { startMs: number; endMs: number }[] = [];
+  let prevEnd = SIGNATURE_SECONDS * 1000;
+  for (const w of words) {
+    if (w.startMs > prevEnd) silences.push({ startMs: prevEnd, endMs: w.startMs });
+    prevEnd = Math.max(prevEnd, w.endMs);
+  }
+  const lastEnd = words.length ? Math.max(...words.map((w) => w.endMs)) : SIGNATURE_SECONDS * 1000;
+  const out: HeardUtterance = { words: [], complete: false, endMs: Math.min(limitMs, startMs + SIGNATURE_SECONDS * 1000), anomalies: [] };
+
+  // Offsets from planned time: [planned time from which it applies, offset].
+  const offsets: [number, number][] = [[0, startMs]];
+  let offset = startMs;
+  // How far into the plan the sound was heard (planned ms).
+  let reach = heard.length ? SIGNATURE_SECONDS * 1000 : 0;
+  let prevHeardEnd = startMs + SIGNATURE_SECONDS * 1000;
+  for (const h of heard) {
+    const a = prevHeardEnd - offset; // the silence before this stretch, in planned time
+    const b = h.startMs - offset;
+    if (b > lastEnd + NEAR_MS) break; // sound after the utterance's words: not its own
+    // The planned silence this heard one is (nearest start within NEAR_MS, or one it began inside).
+    let planned: { startMs: number; endMs: number } | null = null;
+    for (const s of silences) {
+      const inside = a >= s.startMs && a < s.endMs;
+      if (!inside && Math.abs(s.startMs - a) > NEAR_MS) continue;
+      if (!planned || Math.abs(s.startMs - a) < Math.abs(planned.startMs - a)) planned = s;
+    }
+    // How much later than planned the sound came back.
+    const extra = planned ? b - planned.endMs : b - a;
+    if (extra >= SPEECH_GAP_MIN_MS) {
+      out.anomalies.push({ kind: 'gap', at_ms: r1(prevHeardEnd), duration_ms: r1(extra) });
+      offset += extra;
+      offsets.push([planned ? planned.endMs : a, offset]);
+    }
+    prevHeardEnd = h.endMs;
+    reach = Math.max(reach, h.endMs - offset);
+  }
+  const offsetAt = (t: number) => {
+    let o = offsets[0]![1];
+    for (const [from, value] of offsets) if (from <= t) o = value;
+    return o;
+  };
+  // A word is heard when at least half of it is within the sound heard.
+  for (const w of words) {
+    if (w.startMs + (w.endMs - w.startMs) / 2 > reach) break;
+    out.words.push({ word: w.text, start_ms: r1(w.startMs + offsetAt(w.startMs)), end_ms: r1(Math.min(w.endMs + offsetAt(w.endMs), prevHeardEnd)) });
+  }
+  out.complete = words.length === 0 || reach >= lastEnd - SPEECH_CUT_TOLERANCE_MS;
+  if (out.complete) out.endMs = Math.min(limitMs, durationMs + offset);
+  else {
+    if (heard.length) out.endMs = prevHeardEnd;
+    out.anomalies.push({ kind: 'cut', at_ms: r1(out.endMs), duration_ms: r1(Math.max(0, durationMs - reach)) });
+  }
+  out.endMs = r1(out.endMs);
+  return out;
+}
