@@ -29,7 +29,10 @@ export const speakBody = z
   .object({
     text: z.string().min(1, 'must not be empty').max(2000, 'at most 2000 characters'),
     voice_id: z.string().min(1).optional(),
-    language: z.string().regex(/^[a-z]{2,3}$/, 'must be a language code such as en or zh').default('en'),
+    language: z
+      .string()
+      .regex(/^[a-z]{2,3}$/, 'must be a language code such as en or zh')
+      .default('en'),
     format: z.enum(FORMATS).default('pcm'),
     sample_rate: z.union(RATES.map((r) => z.literal(r)) as unknown as [z.ZodLiteral<8000>, z.ZodLiteral<16000>]).optional(),
     seed: z.string().max(200).default('speak'),
@@ -61,7 +64,15 @@ function toInt16(samples: Float32Array): Int16Array {
 /** Synthesis, impairments and the codec round trip, at `rate`; the signature recorded for recognition. */
 async function callerAudio(emu: Emulator, body: SpeakBody, rate: number) {
   const voice = voiceOf(emu, body.voice_id);
-  const synth = await synthesize({ text: body.text, voices: [{ id: voice, weight: 1 }], sampleRate: rate, channels: 1, tags: true });
+  // The chosen voice engine speaks the caller too: with the speech engine a pipeline's own voice-activity detector hears speech.
+  const synth = await synthesize({
+    text: body.text,
+    voices: [{ id: voice, weight: 1 }],
+    sampleRate: rate,
+    channels: 1,
+    tags: true,
+    engine: emu.config.voiceEngine,
+  });
   emu.signatures.put(speechRecord({ text: body.text, language: body.language, voices: [voice], summary: synth, atMs: emu.clock.now() }));
   const imp: Impairments = {
     leadingSilenceMs: body.leading_silence_ms,
