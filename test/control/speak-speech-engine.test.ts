@@ -88,4 +88,16 @@ describe('speak with the speech engine', () => {
     expect(c.events().find((e) => e.type === 'asr_final').asr_text).toBe(TEXT);
     c.ws.close();
   });
+
+  it.each(AT_LIMITS)('%s: hear finds every word, complete', async (name, impairments) => {
+    const pcm = await speak(speech, { text: TEXT, ...impairments });
+    const h = await call(`${speech.speechUrl}/_emulator/hear`, { method: 'POST', body: pcm, headers: { 'content-type': 'audio/pcm;rate=16000' } });
+    expect(h.status).toBe(200);
+    const u = h.body.utterances;
+    expect(
+      u.map((x: any) => [x.full_text, x.complete, x.word_error_rate]),
+      `${name}: ${JSON.stringify(h.body)}`,
+    ).toEqual([[TEXT, true, 0]]);
+    expect(h.body.anomalies, name).toEqual([]);
+  });
 });

@@ -4,8 +4,9 @@
  * Its words are not matched stretch by stretch (the tone engine's `alignUtterance`): the recording is
  * read against the planned timeline through an offset (recording time = planned time + offset). A
  * silence heard where the plan has none (or one that ends later than planned) by at least
- * `SPEECH_GAP_MIN_MS` is a `gap`, and the offset grows by it; sound that stops before the last word's
- * end is a `cut`. Words are placed at their planned times plus the offset, so on intact audio they
+ * `SPEECH_GAP_MIN_MS` is a `gap` when the sound after it is later by as much (its pauses and its end fit
+ * the grown offset better: silence inserted); silence in place of sound (a dropout, quiet phones under
+ * noise) moves nothing and is no gap. Sound that stops before the last word's second half is a `cut`. Words are placed at their planned times plus the offset, so on intact audio they
  * are the synthesized times (within the signature's location, a few ms).
  */
 import { SIGNATURE_SECONDS } from '../marker.js';
@@ -16,8 +17,12 @@ import type { HeardUtterance, TimedWord } from './align.js';
 export const SPEECH_GAP_MIN_MS = 200;
 /** A heard silence starting this close to a planned silence (its quiet edges) is that silence. */
 const NEAR_MS = 120;
-/** The last word's end may sound this much early (a quiet last phone) in a whole utterance. */
+/** The last word's end may sound this much early (a quiet last phone, a fricative past a narrow band) in a whole utterance. */
 const SPEECH_CUT_TOLERANCE_MS = 100;
+/** Pauses between words at least this long are landmarks: sound comes back at their end. */
+const LANDMARK_PAUSE_MS = 60;
+/** How close to a landmark (moved by an offset) heard sound must start to be explained by that offset. */
+const LANDMARK_MS = 60;
 
 /** True when the words are continuous speech: some words of a sentence touch (the speech engine's timeline). */
 export function isContinuous(words: readonly TimedWord[]): boolean {
@@ -46,7 +51,17 @@ export function alignSpeech(words: readonly TimedWord[], durationMs: number, sta
   // How far into the plan the sound was heard (planned ms).
   let reach = heard.length ? SIGNATURE_SECONDS * 1000 : 0;
   let prevHeardEnd = startMs + SIGNATURE_SECONDS * 1000;
-  for (const h of heard) {
+  // Landmarks of the plan: where sound comes back after a pause between words, and where the last word ends.
+  const returns = silences.filter((s) => s.endMs - s.startMs >= LANDMARK_PAUSE_MS).map((s) => s.endMs);
+  const lastHeardEnd = heard.length ? heard[heard.length - 1]!.endMs : 0;
+  // How many later landmarks an offset explains: a stretch starting on a pause's end, the sound ending on the last word's.
+  const explained = (from: number, o: number): number => {
+    let n = 0;
+    for (let k = from; k < heard.length; k++) if (returns.some((t) => Math.abs(heard[k]!.startMs - o - t) <= LANDMARK_MS)) n++;
+    if (Math.abs(lastHeardEnd - o - lastEnd) <= LANDMARK_MS * 2) n += 2;
+    return n;
+  };
+  for (const [k, h] of heard.entries()) {
     const a = prevHeardEnd - offset; // the silence before this stretch, in planned time
     const b = h.startMs - offset;
     if (b > lastEnd + NEAR_MS) break; // sound after the utterance's words: not its own
@@ -59,7 +74,8 @@ export function alignSpeech(words: readonly TimedWord[], durationMs: number, sta
     }
     // How much later than planned the sound came back.
     const extra = planned ? b - planned.endMs : b - a;
-    if (extra >= SPEECH_GAP_MIN_MS) {
+    // Silence inserted moves what follows later; silence in place of sound (a dropout, quiet phones under noise) does not.
+    if (extra >= SPEECH_GAP_MIN_MS && explained(k, offset + extra) > explained(k, offset)) {
       out.anomalies.push({ kind: 'gap', at_ms: r1(prevHeardEnd), duration_ms: r1(extra) });
       offset += extra;
       offsets.push([planned ? planned.endMs : a, offset]);
@@ -77,7 +93,8 @@ export function alignSpeech(words: readonly TimedWord[], durationMs: number, sta
     if (w.startMs + (w.endMs - w.startMs) / 2 > reach) break;
     out.words.push({ word: w.text, start_ms: r1(w.startMs + offsetAt(w.startMs)), end_ms: r1(Math.min(w.endMs + offsetAt(w.endMs), prevHeardEnd)) });
   }
-  out.complete = words.length === 0 || reach >= lastEnd - SPEECH_CUT_TOLERANCE_MS;
+  const last = words[words.length - 1];
+  out.complete = !last || reach >= lastEnd - Math.max(SPEECH_CUT_TOLERANCE_MS, (last.endMs - last.startMs) / 2);
   if (out.complete) out.endMs = Math.min(limitMs, durationMs + offset);
   else {
     if (heard.length) out.endMs = prevHeardEnd;
