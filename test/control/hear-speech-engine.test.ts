@@ -97,6 +97,22 @@ describe('hear on the speech engine', () => {
     });
   }
 
+  it('other voices and speeds, and a pause marker (silence the plan holds, not a gap, not a word): whole, word error rate 0', async () => {
+    for (const [text, voice_setting] of [
+      ["Good morning! I'd like to book a table for two at seven thirty tonight, near the window if possible.", { voice_id: 'female-shaonv', speed: 0.8 }],
+      ["Good morning! I'd like to book a table for two at seven thirty tonight, near the window if possible.", { voice_id: 'Wise_Woman', speed: 1.5 }],
+      ['Please hold <#1.2#> while I check that for you.', { voice_id: 'male-qn-qingse' }],
+    ] as const) {
+      const r = await call(`${emu.speechUrl}/v1/t2a_v2`, { json: { ...body(text, { format: 'pcm', sample_rate: 16000 }), voice_setting }, headers: KEY });
+      const h = await hear(Buffer.from(r.body.data.audio, 'hex'), 'audio/pcm;rate=16000');
+      expect(
+        h.utterances.map((u: any) => [u.complete, u.word_error_rate]),
+        JSON.stringify(h),
+      ).toEqual([[true, 0]]);
+      expect(h.anomalies).toEqual([]);
+    }
+  });
+
   it('a stream cut by cut_after_chunks: complete false, a cut, the words up to it and no other anomaly', async () => {
     const whole = streamedWhole();
     const chunks = await streamed(TEXT, 'cut_after_chunks=12', { format: 'pcm', sample_rate: 16000 });

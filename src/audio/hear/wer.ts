@@ -4,9 +4,10 @@
  * compared lower-cased without punctuation (apostrophes kept), as recognisers' scorers usually do.
  */
 
-/** The words of a text as WER compares them. */
+/** The words of a text as WER compares them (pause markers `<#x#>` are silence, not words). */
 export function werWords(text: string): string[] {
   return text
+    .replace(/<#\d+(?:\.\d+)?#>/g, ' ')
     .toLowerCase()
     .replace(/[^\p{L}\p{N}'\s]+/gu, ' ')
     .split(/\s+/)
