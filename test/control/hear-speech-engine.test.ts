@@ -132,6 +132,25 @@ describe('hear on the speech engine', () => {
     expect(u.word_error_rate).toBeGreaterThan(0);
   });
 
+  it('cut by a barge-in, then silence, then the next reply: the first cut, the second whole, one cut in all', async () => {
+    const first = await streamedWhole();
+    const next = await call(`${emu.speechUrl}/v1/t2a_v2`, { json: body('Second reply follows quickly.', { format: 'pcm', sample_rate: 16000 }), headers: KEY });
+    const cutMs = 3000;
+    const recording = Buffer.concat([first.subarray(0, cutMs * 32), Buffer.alloc(16000 * 2), Buffer.from(next.body.data.audio, 'hex')]);
+    const h = await hear(recording, 'audio/pcm;rate=16000');
+    expect(
+      h.utterances.map((u: any) => [u.full_text, u.complete]),
+      JSON.stringify(h),
+    ).toEqual([
+      [TEXT, false],
+      ['Second reply follows quickly.', true],
+    ]);
+    expect(h.utterances[0].heard_text).toBe('Hello world This is a test'); // "test" ends at 3038 ms: more than half of it heard
+    expect(h.utterances[1].word_error_rate).toBe(0);
+    expect(h.anomalies.map((a: any) => a.kind)).toEqual(['cut']);
+    expect(Math.abs(h.anomalies[0].at_ms - cutMs)).toBeLessThanOrEqual(40);
+  });
+
   for (const [at, what] of [
     [3000, 'inside a sentence'],
     [1650, 'at a sentence pause'],
