@@ -13,7 +13,8 @@ import { hashOnly } from './body.js';
 import type { Tape, TapeRequest } from './format.js';
 import { FreshValues } from './fresh.js';
 import { declarationOf, matchKey, missMessage, TapeIndex, type MatchKey } from './match.js';
-import { forwardAndRecord } from './recorder.js';
+import { forwardAndRecord, TapeWriteError } from './recorder.js';
+import { StorageError } from '../core/state/storage.js';
 import { replayTape } from './replayer.js';
 import { readRawBody, tapeRequestOf } from './request.js';
 import { TapeStore } from './store.js';
@@ -111,9 +112,10 @@ async function take(ctx: TapesContext, req: FastifyRequest, reply: FastifyReply,
     // Always forwarded: nothing to match, the body goes on at once (its tape is made once the answer is whole).
     const body = await readRawBody(req.raw, MAX_REQUEST_BYTES);
     journalArrived(req, body);
-    return forwardAndRecord(ctx, req, reply, { service: route.service, operation: `${route.method} ${route.url}`, body, upstream: upstream! }, refuse).then(
-      () => true,
+    await forwardAndRecord(ctx, req, reply, { service: route.service, operation: `${route.method} ${route.url}`, body, upstream: upstream! }, refuse).catch(
+      (err: unknown) => tapeProblem(ctx, err),
     );
+    return true;
   }
   const arrived = await arrive(ctx, req, route);
   const found = ctx.index.lookup(arrived.key);
@@ -128,10 +130,24 @@ async function take(ctx: TapesContext, req: FastifyRequest, reply: FastifyReply,
   }
   if (mode === 'replay' || !upstream) {
     req.ctx.entry?.noteTape({ mode: 'missed', nearest: found.nearest });
-    if (ctx.options.strict) throw refuse({ kind: 'upstream', status: 500, message: `replay: ${missMessage(arrived.operation, found.nearest)}` });
+    // No recorded answer is the family's "not found" (404 in its own shape), never an unlisted 500.
+    if (ctx.options.strict) throw refuse({ kind: 'upstream', status: 404, message: `replay: ${missMessage(arrived.operation, found.nearest)}` });
     giveBodyBack(req, arrived.body);
     return false;
   }
-  await forwardAndRecord(ctx, req, reply, { service: route.service, operation: arrived.operation, body: arrived.body, upstream: upstream! }, refuse);
+  await forwardAndRecord(ctx, req, reply, { service: route.service, operation: arrived.operation, body: arrived.body, upstream: upstream! }, refuse).catch(
+    (err: unknown) => tapeProblem(ctx, err),
+  );
   return true;
+}
+
+/**
+ * A tape that could not be written (a full disk) is told as a tape problem in the log, and the client gets the
+ * operation's internal error saying so (the data dir's failure, as for the emulator's own state): never a bare
+ * "handler failed".
+ */
+function tapeProblem(ctx: TapesContext, err: unknown): never {
+  if (!(err instanceof TapeWriteError)) throw err;
+  ctx.emu.logger.error({ err: err.cause }, 'tapes: a tape could not be written');
+  throw new StorageError(`${err.message}; the exchange was not kept`, (err.cause as NodeJS.ErrnoException).code);
 }
