@@ -245,7 +245,7 @@ describe('strict replay', () => {
       headers: PLATFORM_HEADERS,
     });
     expect(rec.got).toEqual([
-      { json: expect.objectContaining({ type: 'error', code: 10000, message: expect.stringMatching(/message 1 differs \(meta.language\)/) }) },
+      { json: expect.objectContaining({ type: 'error', code: 10001, message: expect.stringMatching(/message 1 differs \(meta.language\)/) }) },
     ]);
   });
 });

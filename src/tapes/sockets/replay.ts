@@ -320,7 +320,7 @@ class SocketReplay {
       this.queue.length = 0;
       if (this.wire.closed) return;
       if (this.host.strict) {
-        const failure = this.kind.failure(message, this.failureIds());
+        const failure = this.kind.failure(message, this.failureIds(), 'miss');
         this.wire.sendJson(failure.event, String(failure.event.event ?? failure.event.type));
         return this.wire.close(failure.close, 'no tape matches');
       }
