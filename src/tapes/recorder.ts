@@ -23,7 +23,7 @@ import {
   type TapeStep,
 } from './format.js';
 import { declarationOf, matchKey, tapeIdOf } from './match.js';
-import { HOP_HEADERS, presentedSecrets, tapeRequestOf } from './request.js';
+import { HOP_HEADERS, presentedSecrets, tapeRequestOf, withoutSecrets } from './request.js';
 import { SseReader } from './sse.js';
 import { keyText, sha256, type TapesContext } from './context.js';
 import { UpstreamError } from './upstream.js';
@@ -279,9 +279,7 @@ async function writeTape(b: Base, answer: TapeAnswer, downloads: TapeDownload[])
       downloads,
     };
     // Whatever field carried it, the key the client presented never reaches the file.
-    let json = JSON.stringify(tape);
-    for (const secret of presentedSecrets(req.raw)) json = json.split(JSON.stringify(secret).slice(1, -1)).join(CREDENTIAL_MARKER);
-    const clean = parseTape(`${id}.json`, json);
+    const clean = parseTape(`${id}.json`, withoutSecrets(JSON.stringify(tape), presentedSecrets(req.raw)));
     await ctx.store.writeTape(clean);
     ctx.index.add(clean, key);
     entry?.noteTape({ id, recorded: true });

@@ -75,6 +75,24 @@ export function withoutCredentials(value: unknown): unknown {
   return value;
 }
 
+/** The string values of every credential field inside a JSON value (a key a client sent inside a message). */
+export function credentialValues(value: unknown, into: string[] = []): string[] {
+  if (Array.isArray(value)) for (const v of value) credentialValues(v, into);
+  else if (typeof value === 'object' && value !== null)
+    for (const [k, v] of Object.entries(value)) {
+      if (CREDENTIAL_FIELDS.test(k) && typeof v === 'string') into.push(v);
+      else credentialValues(v, into);
+    }
+  return into;
+}
+
+/** A tape's text with every secret (as JSON escapes it) replaced by the marker. */
+export function withoutSecrets(json: string, secrets: Iterable<string>): string {
+  let out = json;
+  for (const secret of secrets) if (secret.length >= 6) out = out.split(JSON.stringify(secret).slice(1, -1)).join(CREDENTIAL_MARKER);
+  return out;
+}
+
 /** A body in the tape's shape, by its content type. */
 export async function tapeBodyOf(raw: Buffer, contentType: string | undefined, put: FilePut): Promise<TapeBody> {
   if (raw.length === 0) return { none: true };
