@@ -161,6 +161,33 @@ export function* fileRefsIn(value: unknown): Generator<FileRef> {
   else if (typeof value === 'object' && value !== null) for (const v of Object.values(value)) yield* fileRefsIn(v);
 }
 
+/**
+ * Why a folder is not a folder of tapes, or null when it is (or cannot be listed: opening it says so). A folder of
+ * tapes holds at least one tape, and every `*.json` file in it carries the format's version field (`"tape": n`).
+ * The control plane opens only such folders, and never repeats what a file that is not a tape holds.
+ */
+export async function notTapesFolder(dir: string): Promise<string | null> {
+  let names: string[];
+  try {
+    names = (await readdir(dir)).filter((n) => n.endsWith('.json') && !n.startsWith('.'));
+  } catch {
+    return null;
+  }
+  if (names.length === 0) return 'the folder holds no tapes';
+  for (const name of names) {
+    let value: unknown;
+    try {
+      value = JSON.parse(await readFile(join(dir, name), 'utf8'));
+    } catch {
+      value = undefined;
+    }
+    const v = value as { tape?: unknown; id?: unknown } | undefined;
+    if (typeof v?.tape !== 'number' || typeof v.id !== 'string')
+      return 'the folder is not a folder of tapes: it holds a .json file without the tape format\'s version field';
+  }
+  return null;
+}
+
 export class TapeStore {
   readonly filesDir: string;
   /** Tapes by id, in the order of their ids. */
