@@ -16,15 +16,12 @@ import { declarationOf, matchKey, missMessage, TapeIndex, type MatchKey } from '
 import { forwardAndRecord, TapeWriteError } from './recorder.js';
 import { StorageError } from '../core/state/storage.js';
 import { replayTape } from './replayer.js';
-import { readRawBody, tapeRequestOf } from './request.js';
+import { bodyLimitOf, readRawBody, tapeRequestOf } from './request.js';
 import { TapeStore } from './store.js';
 import { Upstream } from './upstream.js';
 import { keyText, type TapesContext, type TapesOptions } from './context.js';
 
 export type { TapesOptions } from './context.js';
-
-/** The largest request body a tape reads (uploads are the largest requests of both services). */
-const MAX_REQUEST_BYTES = 100 * 1024 * 1024;
 
 /** One request as the tapes see it: the operation, the request as a tape holds it (files hashed only), its key. */
 interface Arrived {
@@ -81,7 +78,7 @@ function upstreamOf(ctx: TapesContext, listener: string): string | undefined {
 
 async function arrive(ctx: TapesContext, req: FastifyRequest, route: ExchangeRoute): Promise<Arrived> {
   const operation = `${route.method} ${route.url}`;
-  const body = await readRawBody(req.raw, MAX_REQUEST_BYTES);
+  const body = await readRawBody(req.raw, bodyLimitOf(req.raw, route.bodyLimit));
   const recorded = await tapeRequestOf(req.raw, body, hashOnly);
   // A fresh id handed out by an earlier replay is matched as the recorded id it stands for.
   const request: TapeRequest = {
@@ -110,7 +107,7 @@ async function take(ctx: TapesContext, req: FastifyRequest, reply: FastifyReply,
   if (mode === 'record' && !upstream) return false;
   if (mode === 'record') {
     // Always forwarded: nothing to match, the body goes on at once (its tape is made once the answer is whole).
-    const body = await readRawBody(req.raw, MAX_REQUEST_BYTES);
+    const body = await readRawBody(req.raw, bodyLimitOf(req.raw, route.bodyLimit));
     journalArrived(req, body);
     await forwardAndRecord(ctx, req, reply, { service: route.service, operation: `${route.method} ${route.url}`, body, upstream: upstream! }, refuse).catch(
       (err: unknown) => tapeProblem(ctx, err),

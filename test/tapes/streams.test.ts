@@ -112,3 +112,51 @@ describe('tapes: a recorded stream follows its client', () => {
     await until(() => jsonTapes(dir).length === 1);
   }, 30_000);
 });
+
+describe("tapes: a request body is bounded by its route's own limit", () => {
+  const cleanup: (() => Promise<unknown> | void)[] = [];
+  afterEach(async () => {
+    for (const c of cleanup.splice(0).reverse()) await c();
+  });
+
+  it("a body over the route's limit gets the service's own 413, as without tapes; a client that leaves mid-body gets no 500", async () => {
+    const dir = tapeDir();
+    const upstream = await audioUpstream(1024);
+    const plain = await startTestEmulator();
+    const emu = await startTestEmulator({ record: dir, upstreamPlatform: upstream.url, upstreamSpeech: upstream.url });
+    cleanup.push(() => rmSync(dir, { recursive: true, force: true }), upstream.close, () => emu.close(), () => plain.close());
+    const big = JSON.stringify({ voice_id: 'any', generate_text: 'x'.repeat(2_000_000) });
+    const send = (base: string, path: string, headers: Record<string, string>) =>
+      fetch(`${base}${path}`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: big });
+    for (const [path, headers, url] of [
+      ['/v1/text-to-speech', { 'x-api-key': REAL_KEY }, 'platformUrl'],
+      ['/v1/t2a_v2', { authorization: `Bearer ${REAL_KEY}` }, 'speechUrl'],
+    ] as const) {
+      const own = await send(plain[url], path, headers);
+      const taped = await send(emu[url], path, headers);
+      expect(taped.status, path).toBe(own.status);
+      expect(withoutIds(await taped.json()), path).toEqual(withoutIds(await own.json()));
+    }
+    // Nothing was forwarded nor taped.
+    expect(jsonTapes(dir)).toEqual([]);
+
+    // A client that sends half its body and leaves.
+    const { request } = await import('node:http');
+    const url = new URL(`${emu.platformUrl}/v1/text-to-speech`);
+    const half = request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'x-api-key': REAL_KEY, 'content-type': 'application/json', 'content-length': '500000' } });
+    half.on('error', () => undefined);
+    half.write('{"voice_id": "any", "generate_text": "');
+    half.write('y'.repeat(100_000));
+    await new Promise((r) => setTimeout(r, 200));
+    half.destroy();
+    await until(async () => (await emu.control.journal.list({ path: '/v1/text-to-speech', limit: 1 })).length > 0 && (await emu.control.journal.list({ path: '/v1/text-to-speech', limit: 1 }))[0]!.status !== 413);
+    const [left] = await emu.control.journal.list({ path: '/v1/text-to-speech', limit: 1 });
+    expect(left!.status).not.toBe(500);
+    expect(jsonTapes(dir)).toEqual([]);
+  }, 30_000);
+});
+
+/** An answer without the ids that differ between two emulators (trace and request ids). */
+function withoutIds(value: any): any {
+  return JSON.parse(JSON.stringify(value), (k, v) => (/trace_id|request_id/.test(k) ? undefined : v));
+}
