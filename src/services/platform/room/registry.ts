@@ -41,8 +41,8 @@ export function roomsArea(emu: Emulator): RoomsArea {
 }
 
 /**
- * For the project's own tests only (not a setting of the emulator): a shorter ping timing for the joins that
- * follow, so a test of the silent client does not wait LiveKit's 15 s; no argument restores LiveKit's timing.
+ * An internal setting with no flag: a shorter ping timing for the joins that follow (the room's tests use it so
+ * a silent client is removed without waiting LiveKit's 15 s); no argument restores LiveKit's timing.
  */
 export function setPingTiming(emu: Emulator, ping: PingTiming = PING_TIMING): void {
   roomsArea(emu).ping = ping;
