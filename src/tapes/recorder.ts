@@ -203,6 +203,8 @@ async function recordStream(b: Base, reply: FastifyReply, res: IncomingMessage, 
       b,
       events.map((e) => e.event),
     );
+    // A client that left while the files were written: still no tape (its files go at the next `tapes prune`).
+    if (left) return void entry?.noteTape({ recorded: false, problem: 'the client left before the stream ended; no tape was written' });
     await writeTape(b, { status: b.status, headers: b.headers, stream: { kind, steps } }, downloads);
     reply.raw.off('close', clientClosed);
     // The stream ends once its tape is on disk: a client that saw the end may replay it at once.

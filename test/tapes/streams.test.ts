@@ -151,7 +151,10 @@ describe("tapes: a request body is bounded by its route's own limit", () => {
     half.destroy();
     await until(async () => (await emu.control.journal.list({ path: '/v1/text-to-speech', limit: 1 })).length > 0 && (await emu.control.journal.list({ path: '/v1/text-to-speech', limit: 1 }))[0]!.status !== 413);
     const [left] = await emu.control.journal.list({ path: '/v1/text-to-speech', limit: 1 });
+    // The body that broke off, said so: not the service's internal error (10000) of an unexpected failure.
     expect(left!.status).not.toBe(500);
+    expect((left as any).response.code).not.toBe(10000);
+    expect((left as any).response.summary.error_message).toMatch(/the client left before its request body was read/);
     expect(jsonTapes(dir)).toEqual([]);
   }, 30_000);
 });
