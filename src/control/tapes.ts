@@ -20,7 +20,7 @@ export function tapesRoutes(app: FastifyInstance, emu: Emulator): void {
       schema: {
         summary: 'Check the emulator against recorded tapes',
         description:
-          "Body: {dir}, a folder of tapes (at least one tape; every .json file in it carries the format's version field, else 400). Sends every tape's request to this emulator (its own rules) and answers, per tape, where the answer differs from the recorded one: " +
+          "Body: {dir}, a folder of tapes (every .json file in it carries the format's version field, else 400). Sends every tape's request to this emulator (its own rules) and answers, per tape, where the answer differs from the recorded one: " +
           'status, spec code and message, JSON fields and their types, stream and socket event sequences, audio format, rate, channels and duration. ' +
           'Answer: {summary, tapes, differing, results: [{id, operation, differences: [{what, where?, recorded, emulator}]}]}.',
         body: tapesCheckBody,

@@ -162,8 +162,8 @@ export function* fileRefsIn(value: unknown): Generator<FileRef> {
 }
 
 /**
- * Why a folder is not a folder of tapes, or null when it is (or cannot be listed: opening it says so). A folder of
- * tapes holds at least one tape, and every `*.json` file in it carries the format's version field (`"tape": n`).
+ * Why a folder is not a folder of tapes, or null when it is (or cannot be listed: opening it says so). In a folder of
+ * tapes every `*.json` file carries the format's version field (`"tape": n`) and an id (an empty folder holds none).
  * The control plane opens only such folders, and never repeats what a file that is not a tape holds.
  */
 export async function notTapesFolder(dir: string): Promise<string | null> {
@@ -173,7 +173,6 @@ export async function notTapesFolder(dir: string): Promise<string | null> {
   } catch {
     return null;
   }
-  if (names.length === 0) return 'the folder holds no tapes';
   for (const name of names) {
     let value: unknown;
     try {
