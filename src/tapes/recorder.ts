@@ -23,7 +23,7 @@ import {
   type TapeStep,
 } from './format.js';
 import { declarationOf, matchKey, tapeIdOf } from './match.js';
-import { HOP_HEADERS, presentedSecrets, tapeRequestOf } from './request.js';
+import { HOP_HEADERS, presentedSecrets, tapeRequestOf, withoutSecrets } from './request.js';
 import { SseReader } from './sse.js';
 import { keyText, sha256, type TapesContext } from './context.js';
 import { UpstreamError } from './upstream.js';
@@ -113,7 +113,7 @@ async function recordWhole(b: Base, reply: FastifyReply, res: IncomingMessage): 
     await tapeWhole(b, bytes);
   } catch (err) {
     b.req.ctx.entry?.noteTape({ recorded: false, problem: `the tape could not be written (${(err as Error).message})` });
-    throw err;
+    throw asTapeWrite(err);
   }
   const type = b.headers['content-type'];
   void reply.code(b.status).headers(b.headers);
@@ -140,8 +140,10 @@ async function tapeWhole(b: Base, bytes: Buffer): Promise<void> {
 }
 
 /**
- * A streamed answer: each chunk goes to the client at once; the tape's timeline notes when it arrived. The tape is
- * written when the stream ends whole; a stream cut on either side is no tape (noted in the journal).
+ * A streamed answer: each chunk goes to the client as it can take it (the upstream is read no faster than the client
+ * reads, so a slow client never makes the emulator hold the stream); the tape's timeline notes when each arrived. The
+ * tape is written when the stream ends whole; a stream cut on either side is no tape (noted in the journal): a client
+ * that leaves first also ends the upstream's request.
  */
 async function recordStream(b: Base, reply: FastifyReply, res: IncomingMessage, kind: 'sse' | 'chunks'): Promise<void> {
   const entry = b.req.ctx.entry;
@@ -153,17 +155,27 @@ async function recordStream(b: Base, reply: FastifyReply, res: IncomingMessage, 
   const writer =
     kind === 'chunks' ? b.ctx.store.fileWriter(extensionOf(b.headers['content-type']) === 'bin' ? 'bin' : extensionOf(b.headers['content-type'])) : null;
   entry?.markStream(b.headers['content-type'] ?? '', { upstream: b.ex.upstream });
+  // The client left before the stream ended (its connection closed with the answer unfinished).
+  let left = false;
+  const clientClosed = () => {
+    if (reply.raw.writableFinished) return;
+    left = true;
+    res.destroy();
+    out.destroy();
+  };
+  reply.raw.once('close', clientClosed);
   void reply.code(b.status).headers(b.headers).send(out);
   const done = (async () => {
     for await (const chunk of res as AsyncIterable<Buffer>) {
       const t = Math.round(performance.now() - head);
-      out.write(chunk);
       if (sse) for (const event of sse.push(chunk)) (events.push({ t, event }), entry?.countChunk());
       if (writer) {
         const at = writer.add(chunk);
         steps.push({ dir: 'out', t_ms: t, frame: { $file: '', encoding: 'raw', offset: at.offset, bytes: at.bytes } });
         entry?.countChunk(chunk);
       }
+      if (!out.write(chunk)) await drained(out);
+      if (left) return;
     }
     if (sse) for (const event of sse.end()) events.push({ t: Math.round(performance.now() - head), event });
   })();
@@ -172,9 +184,14 @@ async function recordStream(b: Base, reply: FastifyReply, res: IncomingMessage, 
   } catch (err) {
     out.destroy(err as Error);
     await writer?.abandon();
-    entry?.noteTape({ recorded: false, problem: `the upstream's stream broke off (${(err as Error).message})` });
+    if (!left) entry?.noteTape({ recorded: false, problem: `the upstream's stream broke off (${(err as Error).message})` });
+  }
+  if (left) {
+    await writer?.abandon();
+    entry?.noteTape({ recorded: false, problem: 'the client left before the stream ended; no tape was written' });
     return;
   }
+  if (out.destroyed) return;
   const put = (data: Uint8Array, ext: string) => b.ctx.store.putFile(data, ext);
   try {
     if (writer) {
@@ -186,15 +203,32 @@ async function recordStream(b: Base, reply: FastifyReply, res: IncomingMessage, 
       b,
       events.map((e) => e.event),
     );
+    // A client that left while the files were written: still no tape (its files go at the next `tapes prune`).
+    if (left) return void entry?.noteTape({ recorded: false, problem: 'the client left before the stream ended; no tape was written' });
     await writeTape(b, { status: b.status, headers: b.headers, stream: { kind, steps } }, downloads);
+    reply.raw.off('close', clientClosed);
     // The stream ends once its tape is on disk: a client that saw the end may replay it at once.
     out.end();
   } catch (err) {
+    reply.raw.off('close', clientClosed);
     // The tape is lost, visibly: the client's stream breaks instead of ending cleanly.
     b.ctx.emu.logger.error({ err }, 'tapes: a streamed exchange could not be written');
     entry?.noteTape({ recorded: false, problem: `the tape could not be written (${(err as Error).message})` });
     out.destroy(err as Error);
   }
+}
+
+/** Resolves once `out` takes writes again, or is gone. */
+function drained(out: PassThrough): Promise<void> {
+  return new Promise((resolve) => {
+    const go = () => {
+      out.off('drain', go);
+      out.off('close', go);
+      resolve();
+    };
+    out.once('drain', go);
+    out.once('close', go);
+  });
 }
 
 /** Every absolute http(s) link inside a value. */
@@ -247,14 +281,24 @@ async function writeTape(b: Base, answer: TapeAnswer, downloads: TapeDownload[])
       downloads,
     };
     // Whatever field carried it, the key the client presented never reaches the file.
-    let json = JSON.stringify(tape);
-    for (const secret of presentedSecrets(req.raw)) json = json.split(JSON.stringify(secret).slice(1, -1)).join(CREDENTIAL_MARKER);
-    const clean = parseTape(`${id}.json`, json);
+    const clean = parseTape(`${id}.json`, withoutSecrets(JSON.stringify(tape), presentedSecrets(req.raw)));
     await ctx.store.writeTape(clean);
     ctx.index.add(clean, key);
     entry?.noteTape({ id, recorded: true });
   } catch (err) {
     entry?.noteTape({ recorded: false, problem: `the tape could not be written (${(err as Error).message})` });
-    throw Object.assign(err as Error, { tapeWrite: true });
+    throw asTapeWrite(err);
   }
+}
+
+/** An error of a tape's write, marked so the hook tells it apart from the exchange's other failures. */
+export class TapeWriteError extends Error {
+  constructor(override readonly cause: Error) {
+    super(`the tape could not be written (${cause.message})`);
+    this.name = 'TapeWriteError';
+  }
+}
+
+function asTapeWrite(err: unknown): TapeWriteError {
+  return err instanceof TapeWriteError ? err : new TapeWriteError(err as Error);
 }

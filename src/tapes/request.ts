@@ -29,16 +29,44 @@ export const HOP_HEADERS = new Set([
   'x-emulator-fault',
 ]);
 
-/** The request's body as bytes (the whole of it: a request is bounded by the service's own limits). */
+/**
+ * The largest multipart form the tapes read: the largest upload either service accepts (a platform video, 200 MB) and
+ * the form around it. A multipart route reads its form itself (its own limits per field), so its Fastify body limit
+ * does not bound it; the service's own rules still judge the form when the emulator answers it.
+ */
+export const MULTIPART_LIMIT = 210 * 1000 * 1000;
+
+/** The limit of a request's body: the route's own, or the multipart bound for a form. */
+export function bodyLimitOf(raw: IncomingMessage, routeLimit: number): number {
+  return /^multipart\/form-data/i.test(raw.headers['content-type'] ?? '') ? Math.max(routeLimit, MULTIPART_LIMIT) : routeLimit;
+}
+
+/**
+ * The request's body as bytes (the whole of it: a request is bounded by its route's own limit). Past the limit, the
+ * error the services answer as their own 413 (core/http/body-errors.ts); a client that leaves mid-body, the error
+ * Fastify gives a body that broke off (a 400 nobody reads), never an unexpected failure.
+ */
 export async function readRawBody(raw: IncomingMessage, limit: number): Promise<Buffer> {
+  const announced = Number(raw.headers['content-length']);
+  if (announced > limit) throw tooLarge(limit);
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of raw as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) throw Object.assign(new Error(`request body over ${limit} bytes`), { code: 'TOO_LARGE' });
-    chunks.push(chunk);
+  try {
+    for await (const chunk of raw as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > limit) throw tooLarge(limit);
+      chunks.push(chunk);
+    }
+  } catch (err) {
+    if ((err as { code?: string }).code === 'FST_ERR_CTP_BODY_TOO_LARGE') throw err;
+    throw Object.assign(new Error(`the client left before its request body was read (${(err as Error).message})`), { statusCode: 400, code: 'CLIENT_LEFT' });
   }
+  if (!raw.complete) throw Object.assign(new Error('the client left before its request body was read'), { statusCode: 400, code: 'CLIENT_LEFT' });
   return Buffer.concat(chunks);
+}
+
+function tooLarge(limit: number): Error {
+  return Object.assign(new Error(`request body is too large (over ${limit} bytes)`), { code: 'FST_ERR_CTP_BODY_TOO_LARGE', statusCode: 413 });
 }
 
 /** A query string as a record (repeated names as lists), credentials as the marker. */
@@ -73,6 +101,24 @@ export function withoutCredentials(value: unknown): unknown {
     return out;
   }
   return value;
+}
+
+/** The string values of every credential field inside a JSON value (a key a client sent inside a message). */
+export function credentialValues(value: unknown, into: string[] = []): string[] {
+  if (Array.isArray(value)) for (const v of value) credentialValues(v, into);
+  else if (typeof value === 'object' && value !== null)
+    for (const [k, v] of Object.entries(value)) {
+      if (CREDENTIAL_FIELDS.test(k) && typeof v === 'string') into.push(v);
+      else credentialValues(v, into);
+    }
+  return into;
+}
+
+/** A tape's text with every secret (as JSON escapes it) replaced by the marker. */
+export function withoutSecrets(json: string, secrets: Iterable<string>): string {
+  let out = json;
+  for (const secret of secrets) if (secret.length >= 6) out = out.split(JSON.stringify(secret).slice(1, -1)).join(CREDENTIAL_MARKER);
+  return out;
 }
 
 /** A body in the tape's shape, by its content type. */

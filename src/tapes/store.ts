@@ -6,7 +6,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, openSync } from 'node:fs';
-import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FILES_DIR, isFileRef, parseTape, tapeText, TapeError, type FileRef, type Tape } from './format.js';
 
@@ -45,12 +45,21 @@ function syncDir(dir: string): void {
   }
 }
 
-/** A file of `files/` written as its bytes arrive, hashed on the way, named by its hash at the end. */
+/**
+ * A file of `files/` written as its bytes arrive, hashed on the way, named by its hash at the end. Past a bound the
+ * bytes spill to a temporary file; a spill that fails (a full disk) is kept and thrown by `finish()`, never left as an
+ * unhandled rejection, and the temporary file's handle is always closed by `finish()` or `abandon()`.
+ */
 export class FileWriter {
   private readonly hash = createHash('sha256');
   private readonly chunks: Buffer[] = [];
   private size = 0;
-  private spilled: Promise<import('node:fs/promises').FileHandle> | null = null;
+  private held = 0;
+  /** The temporary file once opened (closed by finish or abandon, whatever happened to the writes). */
+  private handle: FileHandle | null = null;
+  /** The spills in order; never rejects (the first failure is kept in `failure`). */
+  private spilling: Promise<void> | null = null;
+  private failure: Error | null = null;
   private readonly temp: string;
   /** Bytes kept in memory before the writer spills to its temporary file (a long stream stays bounded). */
   private static readonly MEMORY_LIMIT = 1 << 20;
@@ -72,29 +81,48 @@ export class FileWriter {
     const at = this.size;
     this.hash.update(chunk);
     this.size += chunk.length;
-    this.chunks.push(Buffer.from(chunk));
-    if (this.chunks.reduce((n, c) => n + c.length, 0) > FileWriter.MEMORY_LIMIT) void this.spill();
+    // After a failure nothing more is kept: the file is lost, finish() says so.
+    if (!this.failure) {
+      this.chunks.push(Buffer.from(chunk));
+      this.held += chunk.length;
+      if (this.held > FileWriter.MEMORY_LIMIT) this.spill();
+    }
     return { offset: at, bytes: chunk.length };
   }
 
-  private spill(): Promise<unknown> {
+  /** Queues the held chunks for the temporary file (after the spills before them). */
+  private spill(): Promise<void> {
     const pending = this.chunks.splice(0);
-    this.spilled ??= open(this.temp, 'wx');
-    const chained = this.spilled.then(async (h) => {
-      for (const c of pending) await h.write(c);
-      return h;
+    this.held = 0;
+    const previous = this.spilling ?? Promise.resolve();
+    this.spilling = previous.then(async () => {
+      if (this.failure) return;
+      try {
+        this.handle ??= await open(this.temp, 'wx');
+        for (const c of pending) await this.handle.write(c);
+      } catch (err) {
+        this.failure = err as Error;
+      }
     });
-    this.spilled = chained;
-    return chained;
+    return this.spilling;
   }
 
-  /** The file's name once whole and on disk (fsynced, renamed to its hash). */
+  /** The file's name once whole and on disk (fsynced, renamed to its hash); throws the first write that failed. */
   async finish(): Promise<string> {
     const name = `${this.hash.digest('hex')}.${this.ext}`;
-    if (this.spilled) {
-      const handle = await this.spill().then(() => this.spilled!);
-      await handle.sync();
-      await handle.close();
+    if (this.spilling) {
+      await this.spill();
+      if (this.failure) {
+        await this.abandon();
+        throw this.failure;
+      }
+      const handle = this.handle!;
+      this.handle = null;
+      try {
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
       if (await exists(join(this.store.filesDir, name))) await rm(this.temp, { force: true });
       else await rename(this.temp, join(this.store.filesDir, name));
       syncDir(this.store.filesDir);
@@ -106,8 +134,13 @@ export class FileWriter {
 
   /** Drops what was written (the exchange failed: no tape, no file). */
   async abandon(): Promise<void> {
-    if (this.spilled) await this.spilled.then((h) => h.close()).catch(() => undefined);
-    await rm(this.temp, { force: true });
+    this.failure ??= new Error('the file was abandoned');
+    this.chunks.length = 0;
+    await this.spilling;
+    const handle = this.handle;
+    this.handle = null;
+    await handle?.close().catch(() => undefined);
+    await rm(this.temp, { force: true }).catch(() => undefined);
   }
 }
 
@@ -126,6 +159,32 @@ export function* fileRefsIn(value: unknown): Generator<FileRef> {
   }
   if (Array.isArray(value)) for (const v of value) yield* fileRefsIn(v);
   else if (typeof value === 'object' && value !== null) for (const v of Object.values(value)) yield* fileRefsIn(v);
+}
+
+/**
+ * Why a folder is not a folder of tapes, or null when it is (or cannot be listed: opening it says so). In a folder of
+ * tapes every `*.json` file carries the format's version field (`"tape": n`) and an id (an empty folder holds none).
+ * The control plane opens only such folders, and never repeats what a file that is not a tape holds.
+ */
+export async function notTapesFolder(dir: string): Promise<string | null> {
+  let names: string[];
+  try {
+    names = (await readdir(dir)).filter((n) => n.endsWith('.json') && !n.startsWith('.'));
+  } catch {
+    return null;
+  }
+  for (const name of names) {
+    let value: unknown;
+    try {
+      value = JSON.parse(await readFile(join(dir, name), 'utf8'));
+    } catch {
+      value = undefined;
+    }
+    const v = value as { tape?: unknown; id?: unknown } | undefined;
+    if (typeof v?.tape !== 'number' || typeof v.id !== 'string')
+      return 'the folder is not a folder of tapes: it holds a .json file without the tape format\'s version field';
+  }
+  return null;
 }
 
 export class TapeStore {

@@ -13,17 +13,15 @@ import { hashOnly } from './body.js';
 import type { Tape, TapeRequest } from './format.js';
 import { FreshValues } from './fresh.js';
 import { declarationOf, matchKey, missMessage, TapeIndex, type MatchKey } from './match.js';
-import { forwardAndRecord } from './recorder.js';
+import { forwardAndRecord, TapeWriteError } from './recorder.js';
+import { StorageError } from '../core/state/storage.js';
 import { replayTape } from './replayer.js';
-import { readRawBody, tapeRequestOf } from './request.js';
+import { bodyLimitOf, readRawBody, tapeRequestOf } from './request.js';
 import { TapeStore } from './store.js';
 import { Upstream } from './upstream.js';
 import { keyText, type TapesContext, type TapesOptions } from './context.js';
 
 export type { TapesOptions } from './context.js';
-
-/** The largest request body a tape reads (uploads are the largest requests of both services). */
-const MAX_REQUEST_BYTES = 100 * 1024 * 1024;
 
 /** One request as the tapes see it: the operation, the request as a tape holds it (files hashed only), its key. */
 interface Arrived {
@@ -80,7 +78,7 @@ function upstreamOf(ctx: TapesContext, listener: string): string | undefined {
 
 async function arrive(ctx: TapesContext, req: FastifyRequest, route: ExchangeRoute): Promise<Arrived> {
   const operation = `${route.method} ${route.url}`;
-  const body = await readRawBody(req.raw, MAX_REQUEST_BYTES);
+  const body = await readRawBody(req.raw, bodyLimitOf(req.raw, route.bodyLimit));
   const recorded = await tapeRequestOf(req.raw, body, hashOnly);
   // A fresh id handed out by an earlier replay is matched as the recorded id it stands for.
   const request: TapeRequest = {
@@ -109,11 +107,12 @@ async function take(ctx: TapesContext, req: FastifyRequest, reply: FastifyReply,
   if (mode === 'record' && !upstream) return false;
   if (mode === 'record') {
     // Always forwarded: nothing to match, the body goes on at once (its tape is made once the answer is whole).
-    const body = await readRawBody(req.raw, MAX_REQUEST_BYTES);
+    const body = await readRawBody(req.raw, bodyLimitOf(req.raw, route.bodyLimit));
     journalArrived(req, body);
-    return forwardAndRecord(ctx, req, reply, { service: route.service, operation: `${route.method} ${route.url}`, body, upstream: upstream! }, refuse).then(
-      () => true,
+    await forwardAndRecord(ctx, req, reply, { service: route.service, operation: `${route.method} ${route.url}`, body, upstream: upstream! }, refuse).catch(
+      (err: unknown) => tapeProblem(ctx, err),
     );
+    return true;
   }
   const arrived = await arrive(ctx, req, route);
   const found = ctx.index.lookup(arrived.key);
@@ -128,10 +127,24 @@ async function take(ctx: TapesContext, req: FastifyRequest, reply: FastifyReply,
   }
   if (mode === 'replay' || !upstream) {
     req.ctx.entry?.noteTape({ mode: 'missed', nearest: found.nearest });
-    if (ctx.options.strict) throw refuse({ kind: 'upstream', status: 500, message: `replay: ${missMessage(arrived.operation, found.nearest)}` });
+    // No recorded answer is the family's "not found" (404 in its own shape), never an unlisted 500.
+    if (ctx.options.strict) throw refuse({ kind: 'upstream', status: 404, message: `replay: ${missMessage(arrived.operation, found.nearest)}` });
     giveBodyBack(req, arrived.body);
     return false;
   }
-  await forwardAndRecord(ctx, req, reply, { service: route.service, operation: arrived.operation, body: arrived.body, upstream: upstream! }, refuse);
+  await forwardAndRecord(ctx, req, reply, { service: route.service, operation: arrived.operation, body: arrived.body, upstream: upstream! }, refuse).catch(
+    (err: unknown) => tapeProblem(ctx, err),
+  );
   return true;
+}
+
+/**
+ * A tape that could not be written (a full disk) is told as a tape problem in the log, and the client gets the
+ * operation's internal error saying so (the data dir's failure, as for the emulator's own state): never a bare
+ * "handler failed".
+ */
+function tapeProblem(ctx: TapesContext, err: unknown): never {
+  if (!(err instanceof TapeWriteError)) throw err;
+  ctx.emu.logger.error({ err: err.cause }, 'tapes: a tape could not be written');
+  throw new StorageError(`${err.message}; the exchange was not kept`, (err.cause as NodeJS.ErrnoException).code);
 }

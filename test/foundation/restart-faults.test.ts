@@ -41,7 +41,7 @@ describe('restarting on a data dir', () => {
     const own = mkdtempSync(join(tmpdir(), 'restart-faults-own-'));
     try {
       const a = await startTestEmulator({ dataDir: own });
-      expect(a.restored).toEqual({ accounts: 0, resources: 0, fault_rules: 0, fault_rules_dropped: 0 });
+      expect(a.restored).toEqual({ accounts: 0, resources: 0, fault_rules: 0, fault_rules_dropped: 0, orphan_files_swept: 0 });
       await control(a.speechUrl).addFault({ times: 'always', fault: { code: 1002 } });
       await a.close();
       const b = await startTestEmulator({ dataDir: own, resetFaultsOnStart: true });

@@ -158,4 +158,32 @@ describe('tapes check', () => {
       await replaying.close();
     }
   });
+
+  it('the control plane opens only folders of tapes, and never repeats what a file that is not a tape holds', async () => {
+    const other = mkdtempSync(join(tmpdir(), 'not-tapes-'));
+    try {
+      // A folder of someone's files: one of them broken JSON holding a secret, which no answer may repeat.
+      writeFileSync(join(other, 'settings.json'), '{"password": "hunter2-secret", oops');
+      const r = await call(`${checked.speechUrl}/_emulator/tapes/check`, { json: { dir: other } });
+      expect(r.status).toBe(400);
+      expect(r.body.error.message).toBe(
+        "tapes check field dir: the folder is not a folder of tapes: it holds a .json file without the tape format's version field",
+      );
+      expect(r.text).not.toMatch(/hunter2|oops|password/);
+      // Valid JSON that is not a tape is refused the same way; a folder without any .json is checked (nothing in it is read).
+      writeFileSync(join(other, 'settings.json'), '{"password": "hunter2-secret"}');
+      expect((await call(`${checked.speechUrl}/_emulator/tapes/check`, { json: { dir: other } })).body.error.message).toMatch(/not a folder of tapes/);
+      rmSync(join(other, 'settings.json'));
+      const empty = await call(`${checked.speechUrl}/_emulator/tapes/check`, { json: { dir: other } });
+      expect(empty.status).toBe(200);
+      expect(empty.body.summary).toBe('0 tapes checked: 0 the same, 0 differ');
+      // The CLI (the user's own shell) still opens any folder it is given, and says what is wrong with it.
+      writeFileSync(join(other, 'settings.json'), '{"password": "x"}');
+      const viaCli = await cli(['tapes', 'check', other, '--seed', SEED]);
+      expect(viaCli.status).not.toBe(0);
+      expect(viaCli.err + viaCli.out).toMatch(/tape settings\.json/);
+    } finally {
+      rmSync(other, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -46,15 +46,16 @@ describe('tapes: what goes wrong is said, and nothing half is kept', () => {
         .find((f) => f.startsWith('speech-post-v1-t2a-v2-'))!
         .slice(0, -5);
       const miss = await t2a(emu.speechUrl, speak('A sentence never recorded.'), { key: 'ci' });
-      expect(miss.status).toBe(500);
+      // No recorded answer is the family's "not found": HTTP 404 in its own shape, never a 500.
+      expect(miss.status).toBe(404);
       expect(miss.body.base_resp.status_code).toBe(1000);
       expect(miss.body.base_resp.status_msg).toBe(`replay: no tape matches POST /v1/t2a_v2; nearest: ${tapeId} (differs in body.text)`);
       const entry = (await control(emu.speechUrl).journal({ limit: 1 })).body.entries[0];
       expect(entry.tape).toEqual({ mode: 'missed', nearest: [{ id: tapeId, differs: ['body.text'] }] });
       // The platform's own shape for the same miss.
       const platformMiss = await platformTts(emu.platformUrl, 'ci', 'Not this one.');
-      expect(platformMiss.status).toBe(500);
-      expect(platformMiss.body.error_code).toBe(10000);
+      expect(platformMiss.status).toBe(404);
+      expect(platformMiss.body.error_code).toBe(10001);
       expect(platformMiss.body.error_message ?? platformMiss.text).toMatch(
         /no tape matches POST \/v1\/text-to-speech; nearest: platform-post-v1-text-to-speech-[0-9a-f]{10}-1 \(differs in body\.generate_text\)/,
       );
@@ -64,6 +65,7 @@ describe('tapes: what goes wrong is said, and nothing half is kept', () => {
         headers: { authorization: 'Bearer ci', 'content-type': 'application/json' },
         body: '{"voice_type":"all"}',
       });
+      expect(never.status).toBe(404);
       expect(never.body.base_resp.status_msg).toBe('replay: no tape matches POST /v1/get_voice: none was recorded for this operation');
     } finally {
       await emu.close();
@@ -179,6 +181,8 @@ describe('tapes: a write that fails is seen, never half a tape', () => {
       writeFileSync(join(broken, 'files'), 'not a folder');
       const whole = await t2a(emu.speechUrl, speak('Nowhere to write this.'), { key: REAL_KEY });
       expect(whole.body.base_resp.status_code).toBe(1000);
+      // Told as a tape problem (the data dir's failure), not the bare internal error of an unexpected failure.
+      expect(whole.body.base_resp.status_msg).toMatch(/the tape could not be written \(E[A-Z]+.*\); the exchange was not kept/);
       const res = await fetch(`${emu.speechUrl}/v1/t2a_v2`, {
         method: 'POST',
         headers: { authorization: `Bearer ${REAL_KEY}`, 'content-type': 'application/json' },

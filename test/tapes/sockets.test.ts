@@ -245,7 +245,7 @@ describe('strict replay', () => {
       headers: PLATFORM_HEADERS,
     });
     expect(rec.got).toEqual([
-      { json: expect.objectContaining({ type: 'error', code: 10000, message: expect.stringMatching(/message 1 differs \(meta.language\)/) }) },
+      { json: expect.objectContaining({ type: 'error', code: 10001, message: expect.stringMatching(/message 1 differs \(meta.language\)/) }) },
     ]);
   });
 });
@@ -273,6 +273,50 @@ describe('record-missing on a socket', () => {
     } finally {
       await emu.close();
       await source.close();
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the key a socket client sends never reaches the tapes', () => {
+  it('a credential field of a message and the presented key echoed in a message are the marker in every file of the folder; the tape still replays', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'tapes-sockets-keys-'));
+    const inMessage = 'sk-sent-inside-the-message-0123456789';
+    const source = await startTestEmulator({ seed: 'keys-upstream' });
+    const emu = await startTestEmulator({ seed: 'keys', record: folder, upstreamSpeech: source.speechUrl });
+    const script = [
+      { ...START, api_key: inMessage },
+      { event: 'task_continue', text: `My key is ${KEY}, and the other is ${inMessage}.` },
+      arrived('task_continued'),
+      { event: 'task_finish' },
+    ];
+    const jsonTapes = () => readdirSync(folder).filter((n) => n.endsWith('.json') && !n.startsWith('.'));
+    try {
+      const first = await talk(`${wsBase(emu.speechUrl)}/ws/v1/t2a_v2`, script, { headers: SPEECH_HEADERS });
+      expect(first.got.map(nameOf), JSON.stringify(first.got)).toContain("task_finished");
+      await until(() => jsonTapes().length === 1);
+      const all = [...readdirSync(folder).map((n) => join(folder, n)), ...readdirSync(join(folder, 'files')).map((n) => join(folder, 'files', n))];
+      for (const file of all.filter((f) => !f.endsWith('/files'))) {
+        const bytes = readFileSync(file);
+        expect(bytes.includes(KEY), file).toBe(false);
+        expect(bytes.includes(inMessage), file).toBe(false);
+      }
+      const tape = JSON.parse(readFileSync(join(folder, jsonTapes()[0]!), 'utf8'));
+      const start = tape.answer.stream.steps.find((s: any) => s.dir === 'in' && s.event?.event === 'task_start');
+      expect(start.event.api_key).toBe('<credential>');
+    } finally {
+      await emu.close();
+      await source.close();
+    }
+    // Replayed: the live message's key is compared as the marker, so the same client finds its tape.
+    const replayer = await startTestEmulator({ seed: 'keys-replay', replay: folder, replayStrict: true, replaySpeed: 0 });
+    try {
+      const again = await talk(`${wsBase(replayer.speechUrl)}/ws/v1/t2a_v2`, script, { headers: SPEECH_HEADERS });
+      expect(again.got.map(nameOf), JSON.stringify(again.got).slice(0, 600)).toContain('task_finished');
+      const [entry] = await replayer.control.journal.list({ path: '/ws/v1/t2a_v2', limit: 1 });
+      expect(entry!.tape).toMatchObject({ mode: 'replayed' });
+    } finally {
+      await replayer.close();
       rmSync(folder, { recursive: true, force: true });
     }
   });

@@ -13,6 +13,8 @@ export interface ExchangeRoute {
   method: string;
   /** The route's pattern (`/v1/files/:file_id`): with the method, the operation. */
   url: string;
+  /** The route's own body limit (bytes): a body the hook reads past it is the service's own 413. */
+  bodyLimit: number;
 }
 
 export interface ExchangeHook {

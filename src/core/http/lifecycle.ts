@@ -108,7 +108,7 @@ export function installLifecycle(app: FastifyInstance, emu: LifecycleHost, opts:
     };
     // Recording or replaying: a route the hook covers lets it answer once the request is admitted.
     const hook = emu.exchanges;
-    const exchange = { service: opts.service, method: [route.method].flat()[0]!, url };
+    const exchange = { service: opts.service, method: [route.method].flat()[0]!, url, bodyLimit };
     const takeExchange: onRequestHookHandler | null =
       hook && !websocket && hook.covers(exchange)
         ? (req, reply, done) => {

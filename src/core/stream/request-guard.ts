@@ -50,8 +50,9 @@ export function guardStream<F>(
     finish: status === undefined ? undefined : () => finishEntry(req, status),
     shape: carrier ? shapeOf(req, carrier, base) : undefined,
     seed: entry?.id ?? '',
-    // Time to first audio counts from the request's arrival.
-    answerFrom: rest.answerFrom ?? req.ctx?.startedAt,
+    // Time to first audio counts from the request's arrival: the moment the pace counts `ttfa_ms` from when the
+    // stream names it, so a paced first audio is never measured under the `ttfa_ms` asked.
+    answerFrom: rest.answerFrom ?? rest.startedAt ?? req.ctx?.startedAt,
     // A stream given both its own `gone` and its response ends on either.
     ...(left ? { gone: rest.gone ? AbortSignal.any([rest.gone, left.signal]) : left.signal } : {}),
   });

@@ -9,6 +9,8 @@ import type { AudioCarrier } from '../../core/stream/shaping.js';
 
 export type SocketName = 'speech' | 'speech-bidi' | 'conversation' | 'conversation-text' | 'recognition';
 
+export type FailureReason = 'miss' | 'upstream';
+
 /** The ids a failure event of the speech family carries (the socket's session and trace). */
 export interface FailureIds {
   sessionId: string;
@@ -39,8 +41,11 @@ export interface SocketKind {
    * client that sent everything at once while recording may wait for them before it speaks on replay.
    */
   readonly earliest?: Readonly<Record<string, number>>;
-  /** The family's failure: the event it speaks (none: the close says it all) and the close. */
-  failure(message: string, ids: FailureIds): { event: Record<string, unknown>; close: number };
+  /**
+   * The family's failure: the event it speaks and the close. `miss`: no tape matches under `--replay-strict` (the
+   * family's "not found", as the HTTP operations' 404); `upstream`: the upstream could not be reached.
+   */
+  failure(message: string, ids: FailureIds, why?: FailureReason): { event: Record<string, unknown>; close: number };
 }
 
 const speechFailure = (message: string, ids: FailureIds, connect: boolean) => ({
@@ -73,7 +78,7 @@ const conversation = (name: SocketName, path: string): SocketKind => ({
   carrier: 'binary',
   chunkOf: (_event, binary) => (binary ? AUDIO_CHUNK : null),
   earliest: { session_created: 0 },
-  failure: (message) => ({ event: { type: 'error', code: 'UNAVAILABLE', message }, close: 1011 }),
+  failure: (message, _ids, why) => ({ event: { type: 'error', code: why === 'miss' ? 'NOT_FOUND' : 'UNAVAILABLE', message }, close: 1011 }),
 });
 
 export const SOCKET_KINDS: readonly SocketKind[] = [
@@ -115,8 +120,9 @@ export const SOCKET_KINDS: readonly SocketKind[] = [
     binaryExt: { in: 'pcm', out: 'bin' },
     // Each result is a chunk of the stream, as on the emulator's own socket (cut_after_chunks counts them).
     chunkOf: (event) => (event && typeof event.type === 'string' && event.type !== 'error' ? EVENT_CHUNK : null),
-    failure: (message) => ({
-      event: { type: 'error', text: '', asr_text: '', language: 'auto', confidence: 0, audio_duration_ms: 0, code: 10000, message },
+    // A miss has the code the recognition family gives an HTTP 404 (its parameter error), as its HTTP operations do.
+    failure: (message, _ids, why) => ({
+      event: { type: 'error', text: '', asr_text: '', language: 'auto', confidence: 0, audio_duration_ms: 0, code: why === 'miss' ? 10001 : 10000, message },
       close: 1011,
     }),
   },

@@ -8,6 +8,7 @@
 import type { Tape, TapeStep } from '../format.js';
 import type { TapeStore } from '../store.js';
 import type { SocketKind } from './kinds.js';
+import { withoutCredentials } from '../request.js';
 
 export type ClientItem = { kind: 'message'; key: string; value: unknown } | { kind: 'audio'; bytes: Buffer };
 
@@ -87,10 +88,11 @@ function eventNameOf(event: unknown): string | undefined {
   return typeof e.event === 'string' ? e.event : typeof e.type === 'string' ? e.type : undefined;
 }
 
-/** A client message by meaning: its JSON in canonical key order without the socket's ignored fields (text as it is). */
+/** A client message by meaning: its JSON in canonical key order without the socket's ignored fields, credentials as the marker (text as it is). */
 export function messageKey(kind: SocketKind, value: unknown): string {
   if (typeof value === 'string') return `text:${value}`;
-  return `json:${canonical(withoutPaths(value, kind.ignoreIn))}`;
+  // Credential fields are the marker on tape: a live message's key is compared as the marker too.
+  return `json:${canonical(withoutCredentials(withoutPaths(value, kind.ignoreIn)))}`;
 }
 
 function canonical(value: unknown): string {

@@ -17,6 +17,7 @@ import { messageBytes } from '../../core/socket/protocol.js';
 import { openSocketWire, type SocketWire } from '../../core/socket/wire.js';
 import { AUDIO_CHUNK, type FrameKind } from '../../core/stream/guard.js';
 import { isFileRef, type FileRef, type TapeStep } from '../format.js';
+import { credentialValues, presentedSecrets, withoutSecrets } from '../request.js';
 import type { TapeStore } from '../store.js';
 import { failureIds, type SocketTapesHost } from './host.js';
 import { socketOperation, type SocketKind } from './kinds.js';
@@ -58,6 +59,8 @@ class SocketReplay {
   private readonly sentIds: Map<string, string>[] = [];
   /** Recorded value → the value this socket uses instead (fresh ids, the client's own names). */
   private readonly ids = new Map<string, string>();
+  /** The keys the client presented or sent so far (never compared: a tape holds the marker in their place). */
+  private secrets: string[] | null = null;
   /** Set once no tape answers any more: the frames go to the fall-through (or nowhere after a strict miss). */
   private handOver: ((data: Buffer, binary: boolean) => void) | null = null;
   private over = false;
@@ -127,8 +130,10 @@ class SocketReplay {
       if (this.inAudio) for (const c of this.candidates) c.audioEnds(this.live.item, this.live.bytes);
       this.inAudio = false;
       const index = this.live.item + 1;
-      const key = messageKey(this.kind, value);
-      for (const c of this.candidates) c.message(index, key, value);
+      // Compared as a tape holds it: the client's keys (presented or inside the message) as the marker.
+      const taped = this.asTaped(value);
+      const key = messageKey(this.kind, taped);
+      for (const c of this.candidates) c.message(index, key, taped);
       this.live = { item: index, bytes: 0 };
     }
     const running = this.candidates.filter((c) => !c.parted);
@@ -305,6 +310,13 @@ class SocketReplay {
     return event;
   }
 
+  /** A client's message with its keys (presented, or sent in any message so far) as the marker, as its tape holds it. */
+  private asTaped(value: unknown): unknown {
+    this.secrets ??= presentedSecrets(this.req.raw);
+    credentialValues(value, this.secrets);
+    return JSON.parse(withoutSecrets(JSON.stringify(value), this.secrets)) as unknown;
+  }
+
   /** No tape says what the client said: the frames already released leave, then the strict error or the fall-through. */
   private miss(): void {
     this.missed = true;
@@ -320,7 +332,7 @@ class SocketReplay {
       this.queue.length = 0;
       if (this.wire.closed) return;
       if (this.host.strict) {
-        const failure = this.kind.failure(message, this.failureIds());
+        const failure = this.kind.failure(message, this.failureIds(), 'miss');
         this.wire.sendJson(failure.event, String(failure.event.event ?? failure.event.type));
         return this.wire.close(failure.close, 'no tape matches');
       }

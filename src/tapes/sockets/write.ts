@@ -1,6 +1,7 @@
 /**
  * Writing a socket's tape once it ended: the timeline's files named, the tape's id made from the operation and the
- * client's messages (so the same socket recorded again gets the next `seq`), the tape written atomically. A failed
+ * client's messages (so the same socket recorded again gets the next `seq`), credentials and the client's key replaced
+ * by the marker, the tape written atomically. A failed
  * write (a full disk) is told in the log and the journal entry, and leaves no tape and no file.
  */
 import { createHash } from 'node:crypto';
@@ -8,6 +9,7 @@ import type { FastifyRequest } from 'fastify';
 import { TAPE_VERSION, type Tape, type TapeStep } from '../format.js';
 import { matchKey, tapeIdOf } from '../match.js';
 import type { TapeStore } from '../store.js';
+import { credentialValues, presentedSecrets, withoutCredentials, withoutSecrets } from '../request.js';
 import { socketOperation, type SocketKind } from './kinds.js';
 import { socketRequest, type SocketTapesHost } from './host.js';
 import type { TimelineRecorder } from './timeline.js';
@@ -19,6 +21,18 @@ function clientSide(steps: TapeStep[]): string {
   return JSON.stringify(
     steps.filter((s) => s.dir === 'in' && !('close' in s)).map((s) => ('event' in s ? s.event : 'text' in s ? s.text : 'frame' in s ? s.frame.$file : null)),
   );
+}
+
+/**
+ * The steps as a tape keeps them, as HTTP tapes are kept: every credential field of a message replaced by the marker,
+ * then the whole text scanned for the key the client presented (its header or query) and for any key it sent inside a
+ * message, wherever either was echoed.
+ */
+function scrubbed(steps: TapeStep[], presented: string[]): TapeStep[] {
+  const secrets = [...presented];
+  for (const s of steps) if ('event' in s) credentialValues(s.event, secrets);
+  const fields = steps.map((s) => ('event' in s ? { ...s, event: withoutCredentials(s.event) } : s));
+  return JSON.parse(withoutSecrets(JSON.stringify(fields), secrets)) as TapeStep[];
 }
 
 /** A new id for a socket tape: the operation's slug, a hash of the path, query and client messages, the next seq. */
@@ -41,7 +55,7 @@ export async function writeSocketTape(
 ): Promise<string | null> {
   const entry = req.ctx?.entry ?? null;
   try {
-    const steps = await recorded.timeline.finish();
+    const steps = scrubbed(await recorded.timeline.finish(), presentedSecrets(req.raw));
     const request = socketRequest(req);
     const { id, seq } = socketTapeId(store, kind, { request }, steps);
     const tape: Tape = {
