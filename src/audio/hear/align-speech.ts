@@ -14,7 +14,7 @@ import type { ActivitySpan } from '../types.js';
 import type { HeardUtterance, TimedWord } from './align.js';
 
 /** Silence longer than planned by at least this much is a gap (closures and quiet phones stay under it). */
-export const SPEECH_GAP_MIN_MS = 200;
+const SPEECH_GAP_MIN_MS = 200;
 /** A heard silence starting this close to a planned silence (its quiet edges) is that silence. */
 const NEAR_MS = 120;
 /** The last word's end may sound this much early (a quiet last phone, a fricative past a narrow band) in a whole utterance. */
