@@ -34,7 +34,15 @@ export function growingSpeechStream(
   const sr = input.sampleRate;
   const ch = input.channels;
   const timeline: Timeline = { sentences: [], words: [] };
-  const summary: SynthSummary = { sampleRate: sr, channels: ch, frames: estimate.frames, durationMs: estimate.durationMs, timeline, signatureId };
+  const summary: SynthSummary = {
+    sampleRate: sr,
+    channels: ch,
+    frames: estimate.frames,
+    durationMs: estimate.durationMs,
+    timeline,
+    signatureId,
+    engine: 'speech',
+  };
   const stream = onceStream(summary, render, () => ({ ...summary }));
 
   async function* render(): AsyncGenerator<Int16Array> {

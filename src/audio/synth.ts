@@ -124,6 +124,7 @@ function* prepare(parts: Part[], s: SynthSettings, id: string, turnGapMs: number
     timeline,
     signatureId: id,
     ...(dialogue ? { turns: turns.map((t) => ({ speaker: t.speaker, text: t.text, startMs: ms(t.start, sr), endMs: ms(t.end, sr) })) } : {}),
+    ...(pieces.length ? { engine: 'speech' as const } : {}),
   };
   return { summary, segments, speech: pieces.length ? joinPieces(pieces, watermarkAt, styleFor(s).gain) : null, parts, settings: s, watermarkAt };
 }

@@ -120,6 +120,8 @@ export interface SynthSummary {
   signatureId: string;
   /** Only for dialogues. */
   turns?: TurnSpan[];
+  /** `speech` when the speech engine spoke it (continuous speech: its words touch); absent for the tones. */
+  engine?: 'speech';
 }
 
 export interface SynthResult extends SynthSummary {

@@ -107,8 +107,9 @@ export async function hear(emu: Emulator, samples: Float32Array, sampleRate: num
     const record = emu.signatures.get(f.id)!;
     const limitMs = found[k + 1]?.startMs ?? durationMs;
     // The speech engine's continuous speech is read through the plan's offset; the tone engine's separated words one by one.
+    // (A record saved before records named their engine: continuous when its words touch.)
     const timed = timedWords(record);
-    const heard = (isContinuous(timed) ? alignSpeech : alignUtterance)(timed, record.durationMs, f.startMs, limitMs, spans);
+    const heard = (record.engine === 'speech' || isContinuous(timed) ? alignSpeech : alignUtterance)(timed, record.durationMs, f.startMs, limitMs, spans);
     const { journalId, traceId } = synthesisEntry(emu, record);
     const heardText = heard.words.map((w) => w.word).join(' ');
     const said = werWords(record.text);

@@ -100,4 +100,19 @@ describe('speak with the speech engine', () => {
     ).toEqual([[TEXT, true, 0]]);
     expect(h.body.anomalies, name).toEqual([]);
   });
+
+  it('a one-word caller ("Yes.", "Thanks!") is heard whole too, clean, noisy and through μ-law', async () => {
+    for (const text of ['Yes.', 'Thanks!']) {
+      for (const impairments of [{}, { noise_db: 6 }, { codec: 'mulaw' }]) {
+        const pcm = await speak(speech, { text, ...impairments });
+        const h = await call(`${speech.speechUrl}/_emulator/hear`, { method: 'POST', body: pcm, headers: { 'content-type': 'audio/pcm;rate=16000' } });
+        const what = `${text} ${JSON.stringify(impairments)}: ${JSON.stringify(h.body)}`;
+        expect(
+          h.body.utterances.map((x: any) => [x.heard_text, x.complete, x.word_error_rate]),
+          what,
+        ).toEqual([[text.replace(/[.!]/g, ''), true, 0]]);
+        expect(h.body.anomalies, what).toEqual([]);
+      }
+    }
+  });
 });

@@ -20,6 +20,8 @@ export interface SignatureRecord {
   segments: SpokenSegment[];
   /** Word spans with their true times (speech to text's `word` level). */
   words?: SpokenSegment[];
+  /** `speech` when the speech engine spoke it (continuous speech, as hear reads it); absent for the tones. */
+  engine?: 'speech';
   /** Pronunciation replacements of the synthesis (the spans' texts are the original text's). */
   pronunciations?: { text: string; replacement: string }[];
   durationMs: number;
@@ -97,6 +99,7 @@ export class SignatureRecords {
 export interface SpokenAudio {
   signatureId: string;
   durationMs: number;
+  engine?: 'speech';
   timeline: {
     sentences: readonly { text: string; startMs: number; endMs: number }[];
     words?: readonly { text: string; startMs: number; endMs: number }[];
@@ -122,6 +125,7 @@ export function speechRecord(input: {
     speakers: [{ speaker: 1, voices: input.voices }],
     segments: summary.timeline.sentences.map((sentence) => ({ text: sentence.text, startMs: sentence.startMs, endMs: sentence.endMs, speaker: 1 })),
     words: summary.timeline.words?.map((word) => ({ text: word.text, startMs: word.startMs, endMs: word.endMs })),
+    ...(summary.engine ? { engine: summary.engine } : {}),
     durationMs: summary.durationMs,
     createdAtMs: input.atMs,
   };
@@ -135,6 +139,7 @@ export function dialogueRecord(input: {
   audio: {
     signatureId: string;
     durationMs: number;
+    engine?: 'speech';
     turns?: readonly SpokenSegment[];
     timeline?: { words?: readonly { text: string; startMs: number; endMs: number; turn?: number }[] };
   };
@@ -150,6 +155,7 @@ export function dialogueRecord(input: {
     speakers: input.voices.map((voice, index) => ({ speaker: index + 1, voices: [voice] })),
     segments: (audio.turns ?? []).map((turn) => ({ text: turn.text, startMs: turn.startMs, endMs: turn.endMs, speaker: turn.speaker })),
     words: audio.timeline?.words?.map((word) => ({ text: word.text, startMs: word.startMs, endMs: word.endMs, speaker: speakerOf(word.turn) })),
+    ...(audio.engine ? { engine: audio.engine } : {}),
     durationMs: audio.durationMs,
     createdAtMs: input.atMs,
   };
