@@ -9,6 +9,7 @@ const parts: { name: string; module: string; fn: string }[] = [
   { name: 'speech service over HTTP', module: './speech.js', fn: 'benchSpeech' },
   { name: 'audio speed goals (MP3 vs lamejs, first SSE event, event-loop stalls)', module: './speed-audio.js', fn: 'benchSpeedAudio' },
   { name: 'what the listener heard (POST /_emulator/hear, audio seconds per CPU second)', module: './hear.js', fn: 'benchHear' },
+  { name: "a caller's audio (POST /_emulator/speak, audio seconds per CPU second, beside T2A of the same text)", module: './speak.js', fn: 'benchSpeak' },
   { name: 'the latency report over a journal of 10,000 audio streams (selection, aggregation)', module: './report.js', fn: 'benchReport' },
   { name: 'paced streams (first audio against ttfa_ms, delivered real-time factor against rtf)', module: './pacing.js', fn: 'benchPacing' },
   { name: 'persistence (lone writes, stalls seen by others and start time at 1k, 10k, 100k records)', module: './persistence.js', fn: 'benchPersistence' },
