@@ -273,7 +273,8 @@ async function writeTape(b: Base, answer: TapeAnswer, downloads: TapeDownload[])
       operation: ex.operation,
       seq,
       account,
-      recorded_at: new Date().toISOString(),
+      // On the emulator clock: a frozen clock gives the same tape bytes for the same exchange.
+      recorded_at: new Date(ctx.emu.clock.now()).toISOString(),
       upstream: ex.upstream,
       head_ms: b.headMs,
       request,

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { call } from '../helpers/emulator.js';
 import { REAL_KEY, startRecorder, startReplayer, startUpstream, tapeDir } from './helpers.js';
@@ -16,6 +17,29 @@ async function callFlow(base: string, key: string) {
 }
 
 describe('tapes: what a service declares of its operations', () => {
+  it("a tape's recorded_at is the recording emulator's clock (a moved clock is what the tape says)", async () => {
+    const dir = tapeDir();
+    const upstream = await startUpstream();
+    const recorder = await startRecorder(dir, upstream.emu);
+    try {
+      const at = Date.UTC(2031, 4, 6, 7, 8, 9);
+      const moved = await call(`${recorder.platformUrl}/_emulator/clock`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ set_ms: at, freeze: true }),
+      });
+      expect(moved.status).toBe(200);
+      expect((await callFlow(recorder.platformUrl, REAL_KEY)).start.status).toBe(200);
+    } finally {
+      await recorder.close();
+      await upstream.close();
+    }
+    const tapes = readdirSync(dir).filter((f) => f.endsWith('.json') && !f.startsWith('.'));
+    expect(tapes.length).toBeGreaterThan(0);
+    for (const f of tapes) expect(JSON.parse(readFileSync(join(dir, f), 'utf8')).recorded_at, f).toBe(new Date(Date.UTC(2031, 4, 6, 7, 8, 9)).toISOString());
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   it('a call start matches whatever its client_nonce (declared volatile), and its session id is fresh and mapped back', async () => {
     const dir = tapeDir();
     const upstream = await startUpstream();

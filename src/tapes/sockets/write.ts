@@ -65,7 +65,8 @@ export async function writeSocketTape(
       operation: socketOperation(kind),
       seq,
       account: host.perAccount ? (req.ctx?.account?.id ?? null) : null,
-      recorded_at: new Date().toISOString(),
+      // On the emulator clock: a frozen clock gives the same tape bytes for the same exchange.
+      recorded_at: new Date(host.emu.clock.now()).toISOString(),
       upstream: recorded.upstream,
       head_ms: recorded.headMs,
       request,
