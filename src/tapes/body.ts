@@ -35,6 +35,23 @@ function decodedOf(s: string): { bytes: Buffer; encoding: 'hex' | 'base64' } | n
   return null;
 }
 
+/**
+ * The value a string of JSON holds when the string is itself JSON text, written as JSON.stringify writes it (an MCP
+ * tool's result is JSON inside a text field): links and ids inside it are then seen and made fresh like any other, and
+ * writing the value back gives the very same string. Anything else: undefined.
+ */
+export function embeddedJson(s: string): unknown {
+  const first = s.charCodeAt(0);
+  // `{` or `[` only: a bare number or word is no embedded document.
+  if (first !== 0x7b && first !== 0x5b) return undefined;
+  try {
+    const value: unknown = JSON.parse(s);
+    return JSON.stringify(value) === s ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Stores (recording) or only names (replaying: compared by content) bytes by their hash: the file's name. */
 export type FilePut = (bytes: Uint8Array, ext: string) => Promise<string>;
 

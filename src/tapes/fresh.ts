@@ -5,6 +5,7 @@
  * replay with the same seed and the same requests answers the same bytes.
  */
 import { createHash } from 'node:crypto';
+import { embeddedJson } from './body.js';
 
 /** Fields fresh on every answer, wherever they appear (JSON answers, SSE events). */
 export const TRACE_FIELDS = new Set(['trace_id', 'request_id']);
@@ -117,7 +118,8 @@ export class FreshValues {
       if (link !== undefined) return link;
       if (field !== undefined && TRACE_FIELDS.has(field) && value) return this.trace(value);
       if (field !== undefined && identities.has(field) && value) return this.identity(value);
-      return value;
+      const inner = embeddedJson(value);
+      return inner === undefined ? value : JSON.stringify(this.refresh(inner, identities, links));
     }
     if (typeof value === 'number') return field !== undefined && identities.has(field) && value > 0 ? this.identity(value) : value;
     if (Array.isArray(value)) return value.map((v) => this.refresh(v, identities, links, field));
