@@ -128,7 +128,7 @@ async function take(ctx: TapesContext, req: FastifyRequest, reply: FastifyReply,
     ctx.replayedTimes.set(text, n);
     const tape: Tape = found.hit[Math.min(n, found.hit.length) - 1]!.tape;
     ctx.used.add(tape.id);
-    await replayTape(ctx, req, reply, tape, declarationOf(ctx.options.declarations[route.service], arrived.operation));
+    await replayTape(ctx, req, reply, tape, declarationOf(ctx.options.declarations[route.service], arrived.operation), arrived.request);
     return true;
   }
   if (mode === 'replay' || !upstream) {

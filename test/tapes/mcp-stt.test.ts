@@ -2,7 +2,8 @@
  * `/mcp` and speech to text on tape, recorded through the emulator from an upstream emulator (a voice only it knows,
  * speech only it has heard), then replayed strictly with the upstream gone:
  * - a JSON-RPC `tools/call` of `text_to_speech_generate` (the key travels in `arguments.apiKey`): the answer's JSON-RPC
- *   frame as recorded, its audio byte for byte, and its download link served by the replaying emulator;
+ *   frame as recorded with the client's own id, its audio byte for byte, and its download link served by the replaying
+ *   emulator;
  * - the platform's `POST /v1/speech-to-text` (PCM in Base64) and the speech service's `POST /v1/speech_to_text`
  *   (a WAV file in a multipart form): the client's audio is kept as a file of its decoded bytes and matched by them.
  */
@@ -15,7 +16,7 @@ import { REAL_KEY, startRecorder, startReplayer, startUpstream, tapeDir, UPSTREA
 
 const HEARD = 'Hello from the recorded service. It heard this once.';
 
-function mcpCall(base: string, key: string, id = 7) {
+function mcpCall(base: string, key: string, id: number | string = 7) {
   const body = {
     jsonrpc: '2.0',
     id,
@@ -131,6 +132,14 @@ describe('tapes: /mcp and speech to text, recorded then replayed offline', () =>
     expect(Buffer.from(await download.arrayBuffer()).equals(recorded.mcpDownload)).toBe(true);
     const entry = (await replayer.control.journal.list({ path: '/mcp', limit: 1 }))[0]!;
     expect(entry.tape?.mode).toBe('replayed');
+  });
+
+  it('/mcp: the JSON-RPC id is never part of a match, and the answer repeats the id the client sent', async () => {
+    for (const id of ['call-b', 0, 42]) {
+      const replayed = await mcpResult(await mcpCall(replayer.platformUrl, 'ci-key', id));
+      expect(replayed.body.id).toBe(id);
+      expect(replayed.tool.audio_base64).toBe(recorded.mcp.tool.audio_base64);
+    }
   });
 
   it('/mcp: unloaded, the emulator answers the same call by its own rules (it does not know the voice)', async () => {
