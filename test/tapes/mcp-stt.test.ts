@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/index.js';
 import { spokenPcm } from '../platform/conversation/conversation-helpers.js';
+import { startTestEmulator } from '../helpers/emulator.js';
 import { REAL_KEY, startRecorder, startReplayer, startUpstream, tapeDir, UPSTREAM_PLATFORM_VOICE } from './helpers.js';
 
 const HEARD = 'Hello from the recorded service. It heard this once.';
@@ -150,6 +151,26 @@ describe('tapes: /mcp and speech to text, recorded then replayed offline', () =>
       expect(own.body.result.isError).toBe(true);
     } finally {
       await other.close();
+    }
+  });
+
+  it('tapes check reads inside the tool result: an emulator that does not know the voice differs in the fields of its JSON text', async () => {
+    const checked = await startTestEmulator();
+    try {
+      const report = await checked.control.tapesCheck(dir);
+      const mcp = report.results.find((r) => r.operation === 'platform POST /mcp')!;
+      const inText = (field: string) => `result.content[].text(json).${field}`;
+      // The tool's failure is read from its text: the code of the voice operation's envelope.
+      expect(mcp.differences).toContainEqual({ what: 'code', recorded: null, emulator: expect.stringMatching(/^\d+$/) });
+      expect(mcp.differences).toContainEqual({ what: 'field', where: inText('audio_base64'), recorded: 'string', emulator: 'absent' });
+      expect(mcp.differences).toContainEqual({ what: 'field', where: inText('download_url'), recorded: 'string', emulator: 'absent' });
+      expect(mcp.differences).toContainEqual({ what: 'field', where: inText('error_code'), recorded: 'absent', emulator: 'number' });
+      // The JSON-RPC frame itself is the same.
+      expect(mcp.differences.filter((d) => d.what === 'field' && !d.where!.startsWith('result.content[].text(json)'))).toEqual([]);
+      // Speech to text: the emulator's own answer to audio it never heard has the recorded answer's fields.
+      expect(report.results.find((r) => r.operation === 'platform POST /v1/speech-to-text')!.differences.filter((d) => d.what === 'field')).toEqual([]);
+    } finally {
+      await checked.close();
     }
   });
 
