@@ -5,7 +5,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { FileRef } from './format.js';
-import { isFileRef } from './format.js';
+import { isFileRef, isJsonText } from './format.js';
+import { fileRefsIn } from './store.js';
 import type { TapeStore } from './store.js';
 
 /** Shorter strings stay in the JSON: a reference would be no smaller. */
@@ -62,7 +63,7 @@ export const hashOnly: FilePut = async (bytes, ext) => `${createHash('sha256').u
 export async function externalize(value: unknown, put: FilePut): Promise<unknown> {
   if (typeof value === 'string') {
     const decoded = decodedOf(value);
-    if (!decoded) return value;
+    if (!decoded) return value.length < MIN_LENGTH ? value : jsonTextOf(value, put);
     const name = await put(decoded.bytes, sniffExtension(decoded.bytes));
     return { $file: name, encoding: decoded.encoding } satisfies FileRef;
   }
@@ -75,8 +76,17 @@ export async function externalize(value: unknown, put: FilePut): Promise<unknown
   return value;
 }
 
-/** The JSON value as it was recorded: references written back as the hex or base64 they were. */
+/** JSON text holding audio as `{"$json": value}` with the audio as files; any other string as it is. */
+async function jsonTextOf(text: string, put: FilePut): Promise<unknown> {
+  const inner = embeddedJson(text);
+  if (inner === undefined) return text;
+  const value = await externalize(inner, put);
+  return fileRefsIn(value).next().done ? text : { $json: value };
+}
+
+/** The JSON value as it was recorded: references written back as the hex or base64 they were, JSON text as its text. */
 export async function internalize(value: unknown, store: TapeStore): Promise<unknown> {
+  if (isJsonText(value)) return JSON.stringify(await internalize(value.$json, store));
   if (isFileRef(value)) {
     const bytes = await store.bytesOf(value);
     return value.encoding === 'raw' ? bytes.toString('latin1') : bytes.toString(value.encoding);

@@ -2,8 +2,8 @@
  * `/mcp` and speech to text on tape, recorded through the emulator from an upstream emulator (a voice only it knows,
  * speech only it has heard), then replayed strictly with the upstream gone:
  * - a JSON-RPC `tools/call` of `text_to_speech_generate` (the key travels in `arguments.apiKey`): the answer's JSON-RPC
- *   frame as recorded with the client's own id, its audio byte for byte, and its download link served by the replaying
- *   emulator;
+ *   frame as recorded with the client's own id, its audio (a file beside the tape) byte for byte, and its download link
+ *   served by the replaying emulator;
  * - the platform's `POST /v1/speech-to-text` (PCM in Base64) and the speech service's `POST /v1/speech_to_text`
  *   (a WAV file in a multipart form): the client's audio is kept as a file of its decoded bytes and matched by them.
  */
@@ -115,6 +115,15 @@ describe('tapes: /mcp and speech to text, recorded then replayed offline', () =>
       (f) => !f.endsWith('files'),
     );
     for (const f of files) expect(readFileSync(f).includes(REAL_KEY), f).toBe(false);
+  });
+
+  it('/mcp: the tool result\'s JSON text is kept as its value, its Base64 audio as a file of the decoded bytes', () => {
+    const tape = readdirSync(dir).find((f) => f.startsWith('platform-post-mcp-'))!;
+    const text = readFileSync(join(dir, tape), 'utf8');
+    expect(text).not.toContain(recorded.mcp.tool.audio_base64.slice(0, 200));
+    const result = JSON.parse(text).answer.body.json.result.content[0].text.$json;
+    expect(result).toMatchObject({ duration_ms: recorded.mcp.tool.duration_ms, audio_base64: { $file: expect.stringMatching(/\.wav$/), encoding: 'base64' } });
+    expect(readFileSync(join(dir, 'files', result.audio_base64.$file)).equals(recorded.mcpDownload)).toBe(true);
   });
 
   it('/mcp tools/call: another key matches (the key is never part of a match); the frame as recorded, the audio byte for byte, the link served here', async () => {

@@ -4,7 +4,7 @@
  * events, the close of a socket, and the audio it carried (compared by what a decoder reads of it).
  */
 import { embeddedJson } from '../body.js';
-import { isFileRef } from '../format.js';
+import { isFileRef, isJsonText } from '../format.js';
 
 export interface Observed {
   status: number;
@@ -27,6 +27,7 @@ export interface Observed {
  */
 export function fieldsOf(value: unknown, into = new Map<string, string>(), path = ''): Map<string, string> {
   if (isFileRef(value)) return into.set(path, 'string');
+  if (isJsonText(value)) return fieldsOf(value.$json, into, `${path}(json)`).set(path, 'string');
   if (Array.isArray(value)) {
     into.set(path, 'array');
     for (const item of value) fieldsOf(item, into, `${path}[]`);
@@ -56,6 +57,7 @@ export function codeOf(value: unknown): { code?: string; message?: string } {
   // A failed MCP tool call: its result's text is the mirrored operation's envelope.
   const text = v.result?.isError === true ? v.result.content?.[0]?.text : undefined;
   if (typeof text === 'string') return codeOf(embeddedJson(text));
+  if (isJsonText(text)) return codeOf(text.$json);
   return {};
 }
 
