@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from speech_emulator import ControlClientError, local_command, start
+from speech_emulator import ControlClientError, connect, local_command, start
 
 ROOT = Path(__file__).resolve().parents[3]
 UPSTREAM_VOICE = "py-upstream-voice"
@@ -85,6 +85,14 @@ def test_control_client_replays_a_folder_at_run_time_and_stops(tapes):
         assert refused.value.status == 400
         assert refused.value.detail == "tapes replay field dir: the folder is not a folder of tapes: it holds a .json file without the tape format's version field"
         assert "PY-SECRET" not in str(refused.value)
+        assert control.tapes_loaded()["mode"] is None
+
+        # A running emulator reached by URL is told over its control plane; restore_tapes puts the run's setting back.
+        reached = connect(emulator.platform_url, replay=str(folder), replay_strict=True)
+        assert control.tapes_loaded() == {"mode": "replay", "dir": str(folder), "strict": True, "speed": 1, "tapes": 1}
+        assert t2a(emulator.speech_url)[1]["data"]["audio"] == audio
+        reached.replay = None
+        reached.restore_tapes()
         assert control.tapes_loaded()["mode"] is None
     finally:
         emulator.close()
