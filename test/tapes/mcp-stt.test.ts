@@ -207,4 +207,19 @@ describe('tapes: /mcp and speech to text, recorded then replayed offline', () =>
     const other = await speechStt(replayer.speechUrl, 'ci-key', wavOf(altered(pcm)));
     expect(other.status).toBe(404);
   });
+
+  it('not strict, audio no tape holds falls through to the emulator, which reads the body the tapes read first (multipart and JSON)', async () => {
+    const lenient = await startReplayer(dir);
+    try {
+      const speech = await speechStt(lenient.speechUrl, 'ci-key', wavOf(altered(pcm)));
+      expect(speech.status).toBe(200);
+      expect(((await speech.json()) as any).duration).toBeCloseTo(recorded.speechStt.body.duration, 1);
+      const platform = await platformStt(lenient.platformUrl, 'ci-key', altered(pcm));
+      expect(platform.status).toBe(200);
+      const entries = await lenient.control.journal.list({ limit: 2 });
+      expect(entries.map((e) => e.tape?.mode)).toEqual(['missed', 'missed']);
+    } finally {
+      await lenient.close();
+    }
+  });
 });
