@@ -65,7 +65,10 @@ async function damagedAs400<T>(what: string, open: () => Promise<T>): Promise<T>
 function refuseWhileRecording(emu: Emulator, doing: string): void {
   const settings = emu.tapes.current?.settings;
   if (settings && settings.mode !== 'replay')
-    throw new ControlError(409, `${doing}: the emulator is recording (--record-mode ${settings.mode}) into ${settings.dir}; start one without --record to replay tapes`);
+    throw new ControlError(
+      409,
+      `${doing}: the emulator is recording (--record-mode ${settings.mode}) into ${settings.dir}; start one without --record to replay tapes`,
+    );
 }
 
 export function tapesRoutes(app: FastifyInstance, emu: Emulator): void {

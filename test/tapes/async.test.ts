@@ -71,7 +71,7 @@ describe('tapes: an async T2A task recorded, then replayed offline', () => {
     await replayer?.close();
   });
 
-  it('the recording is the upstream\'s task: Processing, then Success, and a link on the upstream to its archive', () => {
+  it("the recording is the upstream's task: Processing, then Success, and a link on the upstream to its archive", () => {
     expect(recorded.queries.map((q) => q.status)).toEqual(['Processing', 'Success']);
     expect(recorded.retrieved.file.download_url.startsWith(upstreamUrl)).toBe(true);
     expect(recorded.content.length).toBeGreaterThan(1000);

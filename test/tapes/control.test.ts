@@ -149,7 +149,9 @@ describe('tapes: a folder replayed from the control plane, at run time', () => {
       const put = await control(recorder.speechUrl).call('PUT', '/tapes/replay', { dir });
       expect(put.status).toBe(409);
       expect(put.body).toEqual({
-        error: { message: `tapes replay: the emulator is recording (--record-mode record-missing) into ${recording}; start one without --record to replay tapes` },
+        error: {
+          message: `tapes replay: the emulator is recording (--record-mode record-missing) into ${recording}; start one without --record to replay tapes`,
+        },
       });
       expect((await control(recorder.speechUrl).call('DELETE', '/tapes/replay')).status).toBe(409);
       // Still recording.

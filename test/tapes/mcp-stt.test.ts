@@ -117,7 +117,7 @@ describe('tapes: /mcp and speech to text, recorded then replayed offline', () =>
     for (const f of files) expect(readFileSync(f).includes(REAL_KEY), f).toBe(false);
   });
 
-  it('/mcp: the tool result\'s JSON text is kept as its value, its Base64 audio as a file of the decoded bytes', () => {
+  it("/mcp: the tool result's JSON text is kept as its value, its Base64 audio as a file of the decoded bytes", () => {
     const tape = readdirSync(dir).find((f) => f.startsWith('platform-post-mcp-'))!;
     const text = readFileSync(join(dir, tape), 'utf8');
     expect(text).not.toContain(recorded.mcp.tool.audio_base64.slice(0, 200));

@@ -65,7 +65,13 @@ export async function openSocketTapes(emu: Emulator, options: TapesOptions, runn
 }
 
 /** A socket that opened while these tapes are in effect: replayed, recorded, or the route's own (`own`). */
-export function takeSocket(tapes: SocketTapes, route: ExchangeSocketRoute, own: SocketHandler, socket: WebSocket, req: FastifyRequest): void | Promise<unknown> {
+export function takeSocket(
+  tapes: SocketTapes,
+  route: ExchangeSocketRoute,
+  own: SocketHandler,
+  socket: WebSocket,
+  req: FastifyRequest,
+): void | Promise<unknown> {
   const kind = socketKindOf(route.service, route.url);
   if (!kind) return own(socket, req);
   const { host } = tapes;
