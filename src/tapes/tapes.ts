@@ -70,7 +70,8 @@ export async function openTapes(emu: Emulator, options: TapesOptions): Promise<R
     used,
     close: async () => {
       ctx.upstream.close();
-      if (options.mode !== 'record')
+      // Only a folder that holds tapes gets the list: a folder named by mistake (empty, or not one of tapes) is left as it was.
+      if (options.mode !== 'record' && store.tapes.size > 0)
         await store.writeUsed(ctx.used).catch((err: Error) => emu.logger.error({ err }, 'tapes: the used-set could not be written'));
     },
   };

@@ -130,6 +130,15 @@ describe('tapes: a folder replayed from the control plane, at run time', () => {
       message: `tapes replay field dir: tape ${name}: answer.status: Too big: expected number to be <=599`,
     });
 
+    // A folder without tapes loads as no tapes, and is left as it was (no used-list written into it).
+    const plain = mkdtempSync(join(tmpdir(), 'tapes-plain-'));
+    others.push(plain);
+    writeFileSync(join(plain, 'notes.txt'), 'not a tape');
+    expect(await emu.control.tapesReplay({ dir: plain })).toMatchObject({ mode: 'replay', dir: plain, tapes: 0 });
+    await emu.control.tapesStopReplay();
+    expect(readdirSync(plain)).toEqual(['notes.txt']);
+    await emu.control.tapesReplay({ dir, speed: 0 });
+
     const badSpeed = await refusal(emu.control.tapesReplay({ dir, speed: -1 }));
     expect(badSpeed.status).toBe(400);
     expect(badSpeed.message).toMatch(/speed/);
