@@ -13,7 +13,7 @@ import { waitUntil } from '../core/stream/shaping.js';
 import type { TapeOperation } from '../core/service.js';
 import { internalize } from './body.js';
 import { isFileRef, type FileRef, type Tape, type TapeRequest, type TapeStep } from './format.js';
-import { IDENTITY_FIELDS, TRACE_HEADERS } from './fresh.js';
+import { IDENTITY_FIELDS, TRACE_HEADERS, type ReplayLinks } from './fresh.js';
 import { sseText, type RecordedSse } from './sse.js';
 import type { TapesContext } from './context.js';
 
@@ -21,14 +21,15 @@ import type { TapesContext } from './context.js';
 const LINK_TTL_MS = 24 * 3600 * 1000;
 
 /** The emulator's own links for the tape's downloads, by the recorded URL (files put in its store once). */
-async function linksOf(ctx: TapesContext, tape: Tape): Promise<Map<string, string>> {
-  const links = new Map<string, string>();
+async function linksOf(ctx: TapesContext, tape: Tape): Promise<ReplayLinks> {
+  const byUrl = new Map<string, string>();
+  const expiresAtMs = ctx.emu.clock.now() + LINK_TTL_MS;
   for (const d of tape.downloads) {
     const rel = `tapes/${d.file.$file}`;
     if ((await ctx.emu.blobs.size(rel)) === null) await ctx.emu.blobs.put(rel, await ctx.store.bytesOf(d.file));
-    links.set(d.url, ctx.emu.downloadUrl(tape.service, rel, ctx.emu.clock.now() + LINK_TTL_MS));
+    byUrl.set(d.url, ctx.emu.downloadUrl(tape.service, rel, expiresAtMs));
   }
-  return links;
+  return { byUrl, expiresAtMs };
 }
 
 function freshHeaders(ctx: TapesContext, headers: Record<string, string>): Record<string, string> {

@@ -126,8 +126,12 @@ describe('tapes: /mcp and speech to text, recorded then replayed offline', () =>
     expect(readFileSync(join(dir, 'files', result.audio_base64.$file)).equals(recorded.mcpDownload)).toBe(true);
   });
 
-  it('/mcp tools/call: another key matches (the key is never part of a match); the frame as recorded, the audio byte for byte, the link served here', async () => {
+  it('/mcp tools/call: another key matches (the key is never part of a match); the frame as recorded, the audio byte for byte, the link served here and its expiry fresh', async () => {
+    // Replayed ten days after it was recorded (on the emulator clock): the link's expiry is the new link's.
+    await replayer.control.clock.advance(10 * 86_400_000);
+    const before = (await replayer.control.clock.read()).now_ms;
     const res = await mcpCall(replayer.platformUrl, 'ci-key');
+    const after = (await replayer.control.clock.read()).now_ms;
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     const replayed = await mcpResult(res);
     expect(replayed.status).toBe(200);
@@ -137,6 +141,9 @@ describe('tapes: /mcp and speech to text, recorded then replayed offline', () =>
     expect(replayed.tool.duration_ms).toBe(recorded.mcp.tool.duration_ms);
     // The recorded link expired with the upstream: the answer names the replaying emulator's, serving the same bytes.
     expect(replayed.tool.download_url.startsWith(replayer.platformUrl)).toBe(true);
+    expect(replayed.tool.download_expires_at).toBeGreaterThanOrEqual(Math.floor(before / 1000) + 86_400);
+    expect(replayed.tool.download_expires_at).toBeLessThanOrEqual(Math.floor(after / 1000) + 86_400);
+    expect(replayed.tool.download_expires_at - recorded.mcp.tool.download_expires_at).toBeGreaterThan(9 * 86_400);
     const download = await fetch(replayed.tool.download_url);
     expect(download.status).toBe(200);
     expect(Buffer.from(await download.arrayBuffer()).equals(recorded.mcpDownload)).toBe(true);
