@@ -3,7 +3,7 @@
  * synthesis speed as real-time factor (audio seconds per second of this process's CPU time, one core)
  * for each built-in Flite voice the speech engine maps ids to, and the first audio of a streamed
  * 9,999-character T2A request (time from the request to its first SSE audio event), also when its first
- * sentence runs 2,000 characters.
+ * sentence runs 2,000 characters (commas only), or its first word does.
  * Run alone: `npx tsx bench/run.ts voice-engine`.
  */
 import { startEmulator } from '../src/index.js';
@@ -109,6 +109,8 @@ export async function benchVoiceEngine(): Promise<Record<string, unknown>> {
   const long = text(9999);
   // The same length, its first sentence 2,000 characters with commas only: the first audio must not wait for it.
   const longFirst = (LONG_FIRST.repeat(60).slice(0, 2000).trimEnd() + '. ' + text(8000)).slice(0, 9999);
+  // …and when it opens with one unbroken 2,000-character word (no space, nothing to cut it at).
+  const longWord = ('supercalifragilistic'.repeat(100) + '. ' + text(8000)).slice(0, 9999);
   const first: Record<string, { wallMs: number; cpuMs: number }[]> = {};
   for (const engine of ['tones', 'speech'] as const) {
     const emu = await startEmulator({ voiceEngine: engine, logLevel: 'silent' });
@@ -116,6 +118,7 @@ export async function benchVoiceEngine(): Promise<Record<string, unknown>> {
       for (const [label, t] of [
         [engine, long],
         [`${engine}, first sentence 2,000 characters`, longFirst],
+        [`${engine}, first word 2,000 characters`, longWord],
       ] as const) {
         first[label] = [];
         for (let k = 0; k < 3; k++) first[label].push(await firstAudio(emu.speechUrl, t));
