@@ -126,6 +126,33 @@ describe('the speech socket streams a piece as it is spoken', () => {
   }, 120_000);
 });
 
+describe('subtitles of a piece spoken as it is sent', () => {
+  it("sentence subtitles ride with the audio that finished them, each once, with the whole answer's times, in more than one message", async () => {
+    const r = await session(emu.speechUrl, [
+      { ...START, audio_setting: PCM, subtitle_enable: true, subtitle_type: 'sentence' },
+      { event: 'task_continue', text: PIECE },
+      { event: 'task_finish' },
+    ]);
+    const audioMessages = r.messages.filter((m) => m.event === 'task_continued' && m.data?.audio);
+    const subtitles = audioMessages.filter((m) => m.data.subtitle).map((m) => m.data.subtitle);
+    expect(subtitles.length).toBeGreaterThan(1);
+    const whole = await call(`${emu.speechUrl}/v1/t2a_v2`, {
+      json: { model: START.model, text: PIECE, voice_setting: START.voice_setting, audio_setting: PCM, subtitle_enable: true },
+      headers: { authorization: `Bearer ${KEY}` },
+    });
+    const segs = (await (await fetch(whole.body.data.subtitle_file)).json()) as any[];
+    expect(subtitles.map((x) => x.text).join(' ')).toBe(segs.map((x) => x.text).join(' '));
+    expect(subtitles[0].time_begin).toBe(segs[0].time_begin);
+    expect(subtitles.at(-1).time_end).toBe(segs.at(-1).time_end);
+    // Each subtitle came with audio that reached its end.
+    let madeMs = 0;
+    for (const m of audioMessages) {
+      madeMs += (m.data.audio.length / 2 / 2 / 16000) * 1000;
+      if (m.data.subtitle) expect(m.data.subtitle.time_end).toBeLessThanOrEqual(madeMs + 1);
+    }
+  }, 60_000);
+});
+
 describe('the bidirectional socket streams its sentences as they are spoken', () => {
   it('a sentence of 180 characters: its first audio leaves before its end is spoken; its PCM is the whole synthesis', async () => {
     // No comma: the socket's buffer keeps it one sentence (it cuts clauses at commas), the engine speaks it in runs of 50 characters.
