@@ -17,8 +17,8 @@ export interface StreamOptions {
   signal?: AbortSignal;
   /**
    * The caller reads `frames`, `durationMs` and the timeline as they grow (final once `done()`
-   * resolves): the speech engine's stream then starts after its first sentence, its duration an
-   * estimate until then. Only `synthesizeStreamSliced` takes it; other engines ignore it.
+   * resolves): the speech engine's stream then starts at once and grows sentence by sentence, its
+   * duration an estimate until its end. Only `synthesizeStreamSliced` takes it; other engines ignore it.
    */
   growing?: boolean;
 }
