@@ -33,6 +33,8 @@ import type {
   ResetAllResult,
   StateView,
   TapesCheckReport,
+  TapesReplayRequest,
+  TapesView,
   VerifyRequest,
   VerifyResult,
 } from './types.js';
@@ -41,7 +43,7 @@ import { clockCalls } from './areas/clock.js';
 import { accountsCalls } from './areas/accounts.js';
 import { faultsCalls } from './areas/faults.js';
 import { journalCalls, speakAudio, verifyJournal } from './areas/journal.js';
-import { checkTapes } from './areas/tapes.js';
+import { checkTapes, loadedTapes, replayTapes, stopReplay } from './areas/tapes.js';
 import { latencyReport } from './areas/report.js';
 import { hearAudio } from './areas/hear.js';
 import { fixturesCalls } from './areas/fixtures.js';
@@ -223,6 +225,26 @@ export class ControlClient {
    */
   tapesCheck(dir: string, options?: CallOptions): Promise<TapesCheckReport> {
     return checkTapes(this.#caller, dir, options);
+  }
+
+  /**
+   * Replays a folder of tapes (a path on the emulator's machine) from now on, as `--replay`: requests that arrive after
+   * the answer, HTTP and sockets, are answered from its tapes (`PUT /_emulator/tapes/replay`). `strict` and `speed` are
+   * `--replay-strict` and `--replay-speed`. A folder that is not one of tapes, or holds a damaged tape, is a 400 naming
+   * the file and what is wrong; an emulator that is recording refuses (409).
+   */
+  tapesReplay(request: TapesReplayRequest, options?: CallOptions): Promise<TapesView> {
+    return replayTapes(this.#caller, request, options);
+  }
+
+  /** Stops replaying: the emulator's own answers again (`DELETE /_emulator/tapes/replay`). */
+  tapesStopReplay(options?: CallOptions): Promise<TapesView> {
+    return stopReplay(this.#caller, options);
+  }
+
+  /** The tapes in effect (`GET /_emulator/tapes/replay`): mode `replay`, `record`, `record-missing`, or null. */
+  tapesLoaded(options?: CallOptions): Promise<TapesView> {
+    return loadedTapes(this.#caller, options);
   }
 
   // ---- report ----
