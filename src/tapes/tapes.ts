@@ -4,6 +4,7 @@
  * Loaded only when tapes are opened (`--record`, `--replay`, or the control plane's replay route); the request path of
  * an emulator without them never sees it.
  */
+import { resolve } from 'node:path';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Emulator } from '../core/emulator.js';
 import type { ExchangeHook, ExchangeRoute, LoadedTapes } from '../core/http/exchange.js';
@@ -41,10 +42,26 @@ export interface RunningTapes extends LoadedTapes {
   close(): Promise<void>;
 }
 
+/**
+ * The tapes each folder answered in this emulator's life, by the folder's full path: a folder loaded again (a second
+ * `PUT` of the control plane, a suite putting its run's tapes back) goes on with its list, so its `.used.json` holds
+ * every tape the run used, not only those since the last load (`tapes prune` would drop the others).
+ */
+const usedByEmulator = new WeakMap<Emulator, Map<string, Set<string>>>();
+
+function usedOf(emu: Emulator, dir: string): Set<string> {
+  let folders = usedByEmulator.get(emu);
+  if (!folders) usedByEmulator.set(emu, (folders = new Map()));
+  const key = resolve(dir);
+  let used = folders.get(key);
+  if (!used) folders.set(key, (used = new Set()));
+  return used;
+}
+
 /** Opens the folder (every tape read and checked: a damaged one is refused, named) and makes the hook. */
 export async function openTapes(emu: Emulator, options: TapesOptions): Promise<RunningTapes> {
   const store = await TapeStore.open(options.dir, { create: options.mode !== 'replay' });
-  const used = new Set<string>();
+  const used = usedOf(emu, options.dir);
   const sockets = await openSocketTapes(emu, options, { store, used });
   const ctx: TapesContext = {
     emu,

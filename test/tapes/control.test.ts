@@ -104,6 +104,23 @@ describe('tapes: a folder replayed from the control plane, at run time', () => {
     expect(own.body.base_resp.status_code).toBe(0);
   });
 
+  it('a folder loaded again goes on with its used-list: .used.json names every tape the run used, not only those since the last load', async () => {
+    const fresh = await startTestEmulator();
+    try {
+      await fresh.control.tapesReplay({ dir, speed: 0 });
+      expect((await t2a(fresh.speechUrl, T2A, { key: 'ci-key' })).body.data.audio).toBe(recordedAudio);
+      // Loaded again (a setting changed, or a suite putting its run's tapes back), then stopped.
+      await fresh.control.tapesReplay({ dir, strict: true, speed: 0 });
+      await fresh.control.tapesStopReplay();
+      const used = JSON.parse(readFileSync(join(dir, '.used.json'), 'utf8')).used as string[];
+      // The T2A tape was used by this run: `tapes prune` must keep it.
+      expect(used).toHaveLength(1);
+      expect(used[0]).toMatch(/^speech-post-v1-t2a-v2-/);
+    } finally {
+      await fresh.close();
+    }
+  });
+
   it('refuses what is not a folder of tapes or holds a damaged tape, naming the file and what is wrong, and keeps what was in effect', async () => {
     await emu.control.tapesReplay({ dir, speed: 0 });
     const secret = mkdtempSync(join(tmpdir(), 'tapes-not-'));
