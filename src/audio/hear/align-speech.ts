@@ -30,6 +30,12 @@ const LANDMARK_MS = 60;
 const SENTENCE_PAUSE_MS = 150;
 /** Sound after at least this much silence may be another sentence than planned (one heard again, or one skipped). */
 const JUMP_SILENCE_MS = 150;
+/**
+ * How far past a stretch of sound (ms of the recording) landmarks are counted to tell one offset from another: what
+ * follows a gap or a jump shows within seconds, and a look costs the same however long the recording (counted to its
+ * end, each sentence break of an hour of speech compared every sentence's offset over all of the rest).
+ */
+const LOOK_AHEAD_MS = 30_000;
 
 /** True when the words are continuous speech: some words of a sentence touch (the speech engine's timeline). */
 export function isContinuous(words: readonly TimedWord[]): boolean {
@@ -72,10 +78,19 @@ export function alignSpeech(words: readonly TimedWord[], durationMs: number, sta
   // How many later landmarks an offset explains: a stretch starting on a pause's end, the sound ending on the last word's.
   const starts = (from: number, o: number): number => {
     let n = 0;
-    for (let k = from; k < heard.length; k++) if (returns.some((t) => Math.abs(heard[k]!.startMs - o - t) <= LANDMARK_MS)) n++;
+    const until = from < heard.length ? heard[from]!.startMs + LOOK_AHEAD_MS : 0;
+    for (let k = from; k < heard.length && heard[k]!.startMs <= until; k++) if (nearLandmark(returns, heard[k]!.startMs - o)) n++;
     return n;
   };
-  const explained = (from: number, o: number): number => starts(from, o) + (Math.abs(lastHeardEnd - o - lastEnd) <= LANDMARK_MS * 2 ? 2 : 0);
+  const endBonus = (o: number): number => (Math.abs(lastHeardEnd - o - lastEnd) <= LANDMARK_MS * 2 ? 2 : 0);
+  const explained = (from: number, o: number): number => starts(from, o) + endBonus(o);
+  // How many stretches a look from `from` counts: no offset explains more of them than that.
+  const looked = (from: number): number => {
+    const until = from < heard.length ? heard[from]!.startMs + LOOK_AHEAD_MS : 0;
+    let k = from;
+    while (k < heard.length && heard[k]!.startMs <= until) k++;
+    return k - from;
+  };
   for (const [k, h] of heard.entries()) {
     const a = prevHeardEnd - offset; // the silence before this stretch, in planned time
     const b = h.startMs - offset;
@@ -103,13 +118,21 @@ export function alignSpeech(words: readonly TimedWord[], durationMs: number, sta
       // Only the end to go by (no later sentence start): the recording must go on past the sound, as a whole one does
       // (a stream cut short ends with its sound; its last sound may fit some sentence's length by chance).
       const endsWhole = limitMs - lastHeardEnd >= durationMs - lastEnd - LANDMARK_MS;
-      let best: { start: number; o: number } | null = null;
+      let best: { start: number; o: number; n: number } | null = null;
+      // What the offset in effect explains, counted once for every sentence compared with it.
+      const laterNow = starts(k + 1, offset);
+      const explainedNow = explained(k, offset);
+      const most = looked(k);
       for (const start of sentenceStarts) {
         const o = due === undefined ? h.startMs - start : offset + due - start;
         if (Math.abs(o - offset) < SPEECH_GAP_MIN_MS) continue;
-        const later = starts(k + 1, o) > starts(k + 1, offset);
-        if (!(later || endsWhole) || explained(k, o) < explained(k, offset) + 2) continue;
-        if (!best || explained(k, o) > explained(k, best.o)) best = { start, o };
+        // An offset that could not explain two landmarks more even if every stretch fitted it is not counted.
+        if (most + endBonus(o) < explainedNow + 2) continue;
+        const later = starts(k + 1, o) > laterNow;
+        if (!(later || endsWhole)) continue;
+        const n = explained(k, o);
+        if (n < explainedNow + 2) continue;
+        if (!best || n > best.n) best = { start, o, n };
       }
       if (best) {
         const run = runs[runs.length - 1]!;
@@ -148,4 +171,16 @@ export function alignSpeech(words: readonly TimedWord[], durationMs: number, sta
   }
   out.endMs = r1(out.endMs);
   return out;
+}
+
+/** Whether a planned time is within LANDMARK_MS of one of `landmarks` (in increasing order). */
+function nearLandmark(landmarks: readonly number[], t: number): boolean {
+  let lo = 0;
+  let hi = landmarks.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (landmarks[mid]! < t - LANDMARK_MS) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < landmarks.length && landmarks[lo]! <= t + LANDMARK_MS;
 }
