@@ -164,6 +164,8 @@ class ControlClient:
         self.fixtures = _Fixtures(self)
         #: True once this client replayed or stopped tapes (the pytest fixture then puts the run's tapes back).
         self.tapes_touched = False
+        #: The tapes in effect before this client first replayed or stopped tapes (``tapes_loaded``'s answer), else None.
+        self.tapes_before: Optional[Dict[str, Any]] = None
 
     # ---- transport ----
 
@@ -345,7 +347,7 @@ class ControlClient:
         ``speed`` are ``--replay-strict`` and ``--replay-speed``. A folder that is not one of tapes, or holds a damaged
         tape, raises (400, naming the file and what is wrong); an emulator that is recording refuses (409). Answers the
         tapes in effect, as ``tapes_loaded``."""
-        self.tapes_touched = True
+        self._before_tapes_change()
         body: Dict[str, Any] = {"dir": dir}
         if strict is not None:
             body["strict"] = bool(strict)
@@ -355,8 +357,14 @@ class ControlClient:
 
     def tapes_stop_replay(self) -> Dict[str, Any]:
         """Stops replaying: the emulator's own answers again (``DELETE /_emulator/tapes/replay``)."""
-        self.tapes_touched = True
+        self._before_tapes_change()
         return self._json("DELETE", "/tapes/replay", what=_TAPES, holds=_is_tapes_view)
+
+    def _before_tapes_change(self) -> None:
+        # What was in effect before the first change (an emulator started with --replay elsewhere) is what is put back.
+        if not self.tapes_touched:
+            self.tapes_before = self.tapes_loaded()
+        self.tapes_touched = True
 
     def tapes_loaded(self) -> Dict[str, Any]:
         """The tapes in effect (``GET /_emulator/tapes/replay``): ``{mode, dir, strict, speed, tapes}``, mode ``replay``,

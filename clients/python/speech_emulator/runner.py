@@ -41,15 +41,22 @@ class Emulator:
     replay_speed: Optional[float] = None
 
     def restore_tapes(self) -> None:
-        """Puts the run's tapes back in effect (``replay``, or none) if a test loaded or unloaded others."""
+        """Puts the run's tapes back in effect if a test loaded or unloaded others: ``replay``, else what was in effect
+        before the control client first changed them (a running emulator started with ``--replay``), else none."""
         loaded = self.control.tapes_loaded()
         if loaded["mode"] not in (None, "replay"):
             return
-        if self.replay is None:
+        want: Optional[tuple] = None
+        if self.replay is not None:
+            want = (self.replay, self.replay_strict, 1 if self.replay_speed is None else self.replay_speed)
+        elif self.control.tapes_before is not None and self.control.tapes_before["mode"] == "replay":
+            before = self.control.tapes_before
+            want = (before["dir"], before["strict"], before["speed"])
+        if want is None:
             if loaded["mode"] == "replay":
                 self.control.tapes_stop_replay()
-        elif (loaded["mode"], loaded["dir"], loaded["strict"], loaded["speed"]) != ("replay", self.replay, self.replay_strict, 1 if self.replay_speed is None else self.replay_speed):
-            self.control.tapes_replay(self.replay, strict=self.replay_strict, speed=self.replay_speed)
+        elif (loaded["mode"], loaded["dir"], loaded["strict"], loaded["speed"]) != ("replay", *want):
+            self.control.tapes_replay(want[0], strict=want[1], speed=want[2])
 
     def close(self, timeout: float = 10.0) -> Optional[int]:
         """Stops a started emulator and every process it started (SIGTERM to its process group, so an

@@ -98,6 +98,23 @@ def test_control_client_replays_a_folder_at_run_time_and_stops(tapes):
         emulator.close()
 
 
+def test_restore_tapes_puts_back_what_a_running_emulator_replayed_before_the_suite_changed_it(tapes):
+    folder, audio = tapes
+    # An emulator started elsewhere with --replay (a container), reached by URL without replay=.
+    emulator = start([*command(), "--replay", str(folder), "--replay-speed", "0"], timeout=90)
+    try:
+        reached = connect(emulator.speech_url)
+        assert reached.replay is None
+        reached.control.tapes_stop_replay()
+        assert reached.control.tapes_loaded()["mode"] is None
+        # The run's tapes are the ones the emulator replayed when the suite reached it, not none.
+        reached.restore_tapes()
+        assert reached.control.tapes_loaded() == {"mode": "replay", "dir": str(folder), "strict": False, "speed": 0, "tapes": 1}
+        assert t2a(emulator.speech_url)[1]["data"]["audio"] == audio
+    finally:
+        emulator.close()
+
+
 def test_runner_starts_an_emulator_replaying_strictly(tapes):
     folder, audio = tapes
     emulator = start(command(), timeout=90, replay=str(folder), replay_strict=True)
