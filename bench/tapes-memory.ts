@@ -4,6 +4,8 @@
  * the run takes far less than 10 minutes: what counts is the length of the recorded timeline, thousands of frames).
  * The recorder's RSS is read at 1, 5 and 10 minutes of audio received: bounded means flat, not growing with the length.
  * Its anchor, read at the same moments of the same run: the upstream's RSS, serving the same socket without tapes.
+ * Each is read twice: as it is, and after a full collection (bench/gc-on-signal.mjs), which is what a process holds
+ * apart from the garbage it has not collected yet (a fast stream makes much of it).
  * Runnable alone: npx tsx bench/tapes-memory.ts
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -20,8 +22,22 @@ const MARKS_MIN = [1, 5, 10];
 const SENTENCE = 'The quick brown fox jumps over the lazy dog while the tape keeps every frame of it. ';
 
 /** An emulator in its own process (the CLI) on free ports: its listeners' URLs once it printed them. */
-export function spawnEmulator(args: string[]): Promise<{ speechUrl: string; child: ChildProcess }> {
-  const all = ['--import', 'tsx', 'src/main.ts', '--speech-port', '0', '--speech-backup-port', '0', '--platform-port', '0', '--log-level', 'silent', ...args];
+export function spawnEmulator(args: string[], nodeArgs: string[] = []): Promise<{ speechUrl: string; child: ChildProcess }> {
+  const all = [
+    ...nodeArgs,
+    '--import',
+    'tsx',
+    'src/main.ts',
+    '--speech-port',
+    '0',
+    '--speech-backup-port',
+    '0',
+    '--platform-port',
+    '0',
+    '--log-level',
+    'silent',
+    ...args,
+  ];
   const child = spawn(process.execPath, all, { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   return new Promise((resolve, reject) => {
@@ -39,19 +55,45 @@ function rssMb(pid: number): number {
   return Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 102.4) / 10;
 }
 
+/** Processes started with this collect their garbage on SIGUSR2. */
+const GC_ON_SIGNAL = ['--expose-gc', '--import', './bench/gc-on-signal.mjs'];
+
+/** RSS as it is, then after a full collection (the signal is handled within a few turns of its loop). */
+interface Memory {
+  rss: number;
+  after_gc: number;
+}
+
+async function memoryOf(pid: number): Promise<Memory> {
+  const rss = rssMb(pid);
+  process.kill(pid, 'SIGUSR2');
+  await new Promise((r) => setTimeout(r, 150));
+  return { rss, after_gc: rssMb(pid) };
+}
+
 /** Speaks through the recorder until `minutes` of audio arrived, a piece at a time; the RSS at each mark. */
 function longSocket(
   recorderUrl: string,
   pids: { recorder: number; upstream: number },
   minutes: number,
-): Promise<{ events: number; marks: Record<string, number>; anchor: Record<string, number>; seconds: number }> {
+): Promise<{ events: number; marks: Record<string, Memory>; anchor: Record<string, Memory>; seconds: number }> {
   const ws = new WebSocket(`${recorderUrl.replace(/^http/, 'ws')}/ws/v1/t2a_v2`, { headers: { authorization: 'Bearer bench-key' } });
   const started = performance.now();
-  const marks: Record<string, number> = { start: rssMb(pids.recorder) };
-  const anchor: Record<string, number> = { start: rssMb(pids.upstream) };
+  const reads: Promise<void>[] = [];
+  const marks: Record<string, Memory> = {};
+  const anchor: Record<string, Memory> = {};
+  const mark = (name: string) =>
+    reads.push(
+      Promise.all([memoryOf(pids.recorder), memoryOf(pids.upstream)]).then(([r, u]) => {
+        marks[name] = r;
+        anchor[name] = u;
+      }),
+    );
+  mark('start');
   let audioBytes = 0;
   let events = 0;
   let finishing = false;
+  const seen = new Set<number>();
   const piece = () => ws.send(JSON.stringify({ event: 'task_continue', text: SENTENCE.repeat(20) }));
   return new Promise((resolve, reject) => {
     ws.on('open', () =>
@@ -74,39 +116,45 @@ function longSocket(
       if (typeof hex === 'string' && !event.is_final) audioBytes += hex.length / 2;
       const heard = audioBytes / (2 * SAMPLE_RATE) / 60;
       for (const m of MARKS_MIN)
-        if (heard >= m && marks[`${m} min`] === undefined) {
-          marks[`${m} min`] = rssMb(pids.recorder);
-          anchor[`${m} min`] = rssMb(pids.upstream);
+        if (heard >= m && !seen.has(m)) {
+          seen.add(m);
+          mark(`${m} min`);
         }
       if (!event.is_final || finishing) return;
       if (heard < minutes) return piece();
       finishing = true;
       ws.send(JSON.stringify({ event: 'task_finish' }));
     });
-    ws.on('close', () => resolve({ events, marks, anchor, seconds: Math.round((performance.now() - started) / 100) / 10 }));
+    ws.on('close', () => {
+      const seconds = Math.round((performance.now() - started) / 100) / 10;
+      void Promise.all(reads).then(() => resolve({ events, marks, anchor, seconds }));
+    });
     ws.on('error', reject);
   });
 }
 
 export async function benchTapesMemory(): Promise<Record<string, unknown>> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-tapes-memory-'));
-  const upstream = await spawnEmulator(['--seed', 'bench-upstream']);
-  const recorder = await spawnEmulator(['--seed', 'bench', '--record', dir, '--upstream-speech', upstream.speechUrl]);
+  const upstream = await spawnEmulator(['--seed', 'bench-upstream'], GC_ON_SIGNAL);
+  const recorder = await spawnEmulator(['--seed', 'bench', '--record', dir, '--upstream-speech', upstream.speechUrl], GC_ON_SIGNAL);
   try {
     const run = await longSocket(recorder.speechUrl, { recorder: recorder.child.pid!, upstream: upstream.child.pid! }, 10);
     // The tape is written once the socket ended on both sides.
     const end = Date.now() + 60_000;
     while (!readdirSync(dir).some((n) => n.endsWith('.json') && !n.startsWith('.')) && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
-    const after = rssMb(recorder.child.pid!);
+    const after = await memoryOf(recorder.child.pid!);
     const tape = readdirSync(dir).find((n) => n.endsWith('.json') && !n.startsWith('.'));
     const steps = tape ? (JSON.parse(readFileSync(join(dir, tape), 'utf8')) as { answer: { stream: { steps: unknown[] } } }).answer.stream.steps.length : 0;
     const m = run.marks;
     const a = run.anchor;
-    const growth = (x: Record<string, number>) => Math.round((x['10 min']! - x['1 min']!) * 10) / 10;
+    const growth = (x: Record<string, Memory>, k: keyof Memory) => Math.round((x['10 min']![k] - x['1 min']![k]) * 10) / 10;
     return {
       recorder_rss_mb: { ...m, 'tape written': after },
       upstream_rss_mb_same_run: a,
-      growth_1_to_10_min_mb: { recorder: growth(m), upstream: growth(a) },
+      growth_1_to_10_min_mb: {
+        recorder: { rss: growth(m, 'rss'), after_gc: growth(m, 'after_gc') },
+        upstream: { rss: growth(a, 'rss'), after_gc: growth(a, 'after_gc') },
+      },
       timeline_steps: steps,
       socket_events: run.events,
       run_seconds: run.seconds,
