@@ -56,6 +56,8 @@ export class FileWriter {
   private readonly chunks: Buffer[] = [];
   private size = 0;
   private held = 0;
+  /** Bytes handed to a spill not yet finished. */
+  private writing = 0;
   /** The temporary file once opened (closed by finish or abandon, whatever happened to the writes). */
   private handle: FileHandle | null = null;
   /** The spills in order; never rejects (the first failure is kept in `failure`). */
@@ -91,19 +93,33 @@ export class FileWriter {
     return { offset: at, bytes: chunk.length };
   }
 
+  /** Bytes not yet on disk: held, or being written. */
+  get backlog(): number {
+    return this.held + this.writing;
+  }
+
+  /** Resolves once what was queued for the temporary file is written (a reader that outpaces the disk waits for it). */
+  async settled(): Promise<void> {
+    await this.spilling;
+  }
+
   /** Queues the held chunks for the temporary file (after the spills before them). */
   private spill(): Promise<void> {
     const pending = this.chunks.splice(0);
+    const bytes = this.held;
     this.held = 0;
+    this.writing += bytes;
     const previous = this.spilling ?? Promise.resolve();
     this.spilling = previous.then(async () => {
-      if (this.failure) return;
       try {
+        if (this.failure) return;
         this.handle ??= await open(this.temp, 'wx');
         // One write for the batch: a chunk at a time would fall behind a fast stream, its chunks piling up in memory.
         await this.handle.write(Buffer.concat(pending));
       } catch (err) {
         this.failure = err as Error;
+      } finally {
+        this.writing -= bytes;
       }
     });
     return this.spilling;

@@ -4,6 +4,7 @@
  * the tapes: an emulator started without them has no such hook and its routes run as they always did.
  */
 import { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Refusal } from './refusal.js';
 
@@ -34,9 +35,10 @@ const givenBack = new WeakSet<IncomingMessage>();
 
 /**
  * Gives a body the hook read back to the route: the request's stream becomes a copy that holds the same bytes
- * (the parsers and the multipart reader read `req.raw`; the lifecycle's preParsing hands the copy on).
+ * (the parsers and the multipart reader read `req.raw`; the lifecycle's preParsing hands the copy on). A body given
+ * as a stream (a form the hook kept in a file) is read from it as the route reads the copy.
  */
-export function giveBodyBack(req: FastifyRequest, body: Buffer): void {
+export function giveBodyBack(req: FastifyRequest, body: Buffer | Readable): void {
   const raw = req.raw;
   const copy = new IncomingMessage(raw.socket);
   copy.headers = raw.headers;
@@ -46,9 +48,19 @@ export function giveBodyBack(req: FastifyRequest, body: Buffer): void {
   copy.httpVersion = raw.httpVersion;
   copy.httpVersionMajor = raw.httpVersionMajor;
   copy.httpVersionMinor = raw.httpVersionMinor;
-  if (body.length) copy.push(body);
-  copy.push(null);
   copy.complete = true;
+  if (Buffer.isBuffer(body)) {
+    if (body.length) copy.push(body);
+    copy.push(null);
+  } else {
+    copy._read = () => void body.resume();
+    body.on('data', (chunk: Buffer) => {
+      if (!copy.push(chunk)) body.pause();
+    });
+    body.once('end', () => copy.push(null));
+    body.once('error', (err) => copy.destroy(err));
+    body.pause();
+  }
   givenBack.add(copy);
   (req as { raw: IncomingMessage }).raw = copy;
 }
