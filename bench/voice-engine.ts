@@ -2,7 +2,8 @@
  * The two voice engines side by side (not a test), in one run so the busy machine weighs on both alike:
  * synthesis speed as real-time factor (audio seconds per second of this process's CPU time, one core)
  * for each built-in Flite voice the speech engine maps ids to, and the first audio of a streamed
- * 9,999-character T2A request (time from the request to its first SSE audio event).
+ * 9,999-character T2A request (time from the request to its first SSE audio event), also when its first
+ * sentence runs 2,000 characters (commas only), or its first word does.
  * Run alone: `npx tsx bench/run.ts voice-engine`.
  */
 import { startEmulator } from '../src/index.js';
@@ -13,6 +14,8 @@ const WORDS = (
   'voice sound emulator stream audio signal speech model client server request response number time ' +
   'quickly slowly gently carefully tomorrow yesterday morning evening because although however therefore'
 ).split(' ');
+
+const LONG_FIRST = 'the stream goes on without a full stop, and on, ';
 
 /** Deterministic English text of about `chars` characters, sentences of 7 words or more. */
 function text(chars: number): string {
@@ -104,12 +107,22 @@ export async function benchVoiceEngine(): Promise<Record<string, unknown>> {
   const speed: Record<string, unknown> = { tones: await realTime('tones', 'male-qn-qingse', minute) };
   for (const [label, id] of Object.entries(voices)) speed[`speech ${label}`] = await realTime('speech', id, minute);
   const long = text(9999);
+  // The same length, its first sentence 2,000 characters with commas only: the first audio must not wait for it.
+  const longFirst = (LONG_FIRST.repeat(60).slice(0, 2000).trimEnd() + '. ' + text(8000)).slice(0, 9999);
+  // …and when it opens with one unbroken 2,000-character word (no space, nothing to cut it at).
+  const longWord = ('supercalifragilistic'.repeat(100) + '. ' + text(8000)).slice(0, 9999);
   const first: Record<string, { wallMs: number; cpuMs: number }[]> = {};
   for (const engine of ['tones', 'speech'] as const) {
     const emu = await startEmulator({ voiceEngine: engine, logLevel: 'silent' });
     try {
-      first[engine] = [];
-      for (let k = 0; k < 3; k++) first[engine].push(await firstAudio(emu.speechUrl, long));
+      for (const [label, t] of [
+        [engine, long],
+        [`${engine}, first sentence 2,000 characters`, longFirst],
+        [`${engine}, first word 2,000 characters`, longWord],
+      ] as const) {
+        first[label] = [];
+        for (let k = 0; k < 3; k++) first[label].push(await firstAudio(emu.speechUrl, t));
+      }
     } finally {
       await emu.close();
     }

@@ -14,6 +14,7 @@ import { Emulator } from './core/emulator.js';
 import { loadFixtures } from './core/state/fixtures.js';
 import { installAccountSweep } from './core/account-sweep.js';
 import { requestIdOnUpgrades } from './core/http/request-log.js';
+import type { TapesOpener } from './core/http/exchange.js';
 import type { BusyAnswer } from './core/http/listener-limits.js';
 import { listenerServers } from './core/http/listeners.js';
 import { parserErrorHandler } from './core/http/parser-errors.js';
@@ -212,20 +213,20 @@ export async function createEmulator(config: Config, logger: Logger): Promise<Em
   return Emulator.create(config, REGISTRY.accounts, fixtures, logger);
 }
 
-/** Opens the tape folder of `--record` or `--replay` and hands its hook to the lifecycle (src/tapes/, docs/tapes.md). */
-async function startTapes(emu: Emulator, config: Config): Promise<import('./tapes/tapes.js').RunningTapes> {
-  const { openTapes } = await import('./tapes/tapes.js');
-  const running = await openTapes(emu, {
-    mode: config.replay !== undefined ? 'replay' : config.recordMode,
-    dir: (config.replay ?? config.record)!,
-    strict: config.replayStrict,
-    perAccount: config.recordPerAccount,
-    speed: config.replaySpeed,
-    upstreams: { speech: config.upstreamSpeech, 'speech-backup': config.upstreamSpeechBackup, platform: config.upstreamPlatform },
-    declarations: { speech: speechService.tapes ?? {}, platform: platformService.tapes ?? {} },
-  });
-  emu.exchanges = running.hook;
-  return running;
+/**
+ * How this emulator opens a folder of tapes (`--record`/`--replay` at start, the control plane's replay route at run
+ * time): with the services' declarations and the upstreams of the config. The tapes modules load only then.
+ */
+function tapesOpener(emu: Emulator, config: Config): TapesOpener {
+  return async (settings) => {
+    const { openTapes } = await import('./tapes/tapes.js');
+    return openTapes(emu, {
+      ...settings,
+      perAccount: config.recordPerAccount,
+      upstreams: { speech: config.upstreamSpeech, 'speech-backup': config.upstreamSpeechBackup, platform: config.upstreamPlatform },
+      declarations: { speech: speechService.tapes ?? {}, platform: platformService.tapes ?? {} },
+    });
+  };
 }
 
 /** One service on its app, with a server for each listener it declares. */
@@ -240,11 +241,16 @@ export async function runEmulator(config: Config, logger: Logger): Promise<Runni
   // The speech engine's WebAssembly is loaded before anything listens (and only when chosen): a missing package refuses the start.
   if (config.voiceEngine === 'speech') await loadSpeechEngine();
   const emu = await createEmulator(config, logger);
-  // Recording or replaying: the tapes are loaded (only then) and their hook is in place before any route registers.
-  let tapes: import('./tapes/tapes.js').RunningTapes | null = null;
+  // Recording or replaying: the tapes are loaded (only then) and their hook is in place before any request arrives.
+  emu.tapes.opener = tapesOpener(emu, config);
   if (config.record !== undefined || config.replay !== undefined) {
     try {
-      tapes = await startTapes(emu, config);
+      await emu.tapes.load({
+        mode: config.replay !== undefined ? 'replay' : config.recordMode,
+        dir: (config.replay ?? config.record)!,
+        strict: config.replayStrict,
+        speed: config.replaySpeed,
+      });
     } catch (err) {
       await emu.close({ save: false });
       throw err;
@@ -280,13 +286,7 @@ export async function runEmulator(config: Config, logger: Logger): Promise<Runni
   const servers = () => composed.flatMap((c) => c.servers);
   const closeAll = () => Promise.allSettled(composed.map((c) => c.app.close()));
   try {
-    // Recording or replaying tapes: each socket route the tapes know is wrapped as it is registered.
-    const sockets = tapes ? await import('./tapes/sockets/install.js') : null;
-    const socketTapes = tapes && sockets ? await sockets.openSocketTapes(emu, config, tapes) : null;
-    for (const { service, app } of composed) {
-      if (socketTapes) sockets!.installSocketTapes(app, socketTapes, service.name);
-      await composeService(app, emu, service.name, (a, e) => service.setup(a, e));
-    }
+    for (const { service, app } of composed) await composeService(app, emu, service.name, (a, e) => service.setup(a, e));
     const before = emu.stateCounts();
     await emu.loadSnapshot();
     const after = emu.stateCounts();
@@ -312,7 +312,7 @@ export async function runEmulator(config: Config, logger: Logger): Promise<Runni
       }
     }
   } catch (err) {
-    await Promise.allSettled([closeAll(), emu.close({ save: false })]);
+    await Promise.allSettled([closeAll(), emu.tapes.unload(), emu.close({ save: false })]);
     for (const { servers: own } of composed) for (const server of own.slice(1)) server.close();
     throw err;
   }
@@ -348,7 +348,7 @@ export async function runEmulator(config: Config, logger: Logger): Promise<Runni
         for (const server of servers()) server.closeAllConnections();
         await closed;
       }
-      await tapes?.close();
+      await emu.tapes.unload();
       await emu.close();
     })());
 

@@ -12,8 +12,9 @@
  *                                      English spoken by Flite, an optional package); done at start.
  * - `synthesizeStreamSliced(input, {signal, growing})` the same stream, planned in slices that yield to
  *                                      the event loop (for servers: a long text plans for ~20 ms);
- *                                      `growing`: the speech engine's stream starts after its first
- *                                      sentence, its duration and timeline final at `done()`.
+ *                                      `growing`: the speech engine's stream starts at once (the
+ *                                      signature) and grows sentence by sentence, its duration and
+ *                                      timeline final at `done()`.
  *                                      `synthesizeDialogueStreamSliced(...)` the same for a dialogue.
  * Encoding
  * - `encodeAudio(format, source, opts)` whole file `{ bytes, meta }` (source: a SynthResult,

@@ -1,6 +1,8 @@
-// A stream of the speech engine that starts once its first sentence is spoken: Flite speaks a long
+// A stream of the speech engine that starts before any of its text is spoken: Flite speaks a long
 // text at tens of times real time, so a 10,000-character text takes seconds to speak whole. The
-// stream renders each block as soon as everything before its end is final; its duration is an
+// stream renders each block as soon as everything before its end is final (the signature's blocks at
+// once: no text sounds before its end; then sentence by sentence, no sentence longer than one bounded
+// run of Flite); its duration is an
 // estimate (the tone engine's plan of the same text) until the last sentence is spoken, and its
 // timeline grows sentence by sentence. The samples are those of the whole synthesis, byte for byte.
 import { nextTurn } from './event-loop.js';

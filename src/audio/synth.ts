@@ -17,8 +17,8 @@ export interface StreamOptions {
   signal?: AbortSignal;
   /**
    * The caller reads `frames`, `durationMs` and the timeline as they grow (final once `done()`
-   * resolves): the speech engine's stream then starts after its first sentence, its duration an
-   * estimate until then. Only `synthesizeStreamSliced` takes it; other engines ignore it.
+   * resolves): the speech engine's stream then starts at once and grows sentence by sentence, its
+   * duration an estimate until its end. Only `synthesizeStreamSliced` takes it; other engines ignore it.
    */
   growing?: boolean;
 }
@@ -291,11 +291,12 @@ export async function synthesizeStreamSliced(input: SynthInput, opts: StreamOpti
     checkSettings(input);
     // The estimate until the last sentence is spoken: the tone engine's plan of the same text.
     const estimate = (await runSliced(single({ ...input, engine: 'tones' }))).summary;
-    const sink = { segments: [], words: [], sentences: [], pieces: [], ready: 0 };
+    const sr = input.sampleRate;
+    // Nothing of the text sounds before the signature's end: the signature leaves before any of it is spoken.
+    const sink = { segments: [], words: [], sentences: [], pieces: [], ready: signatureFrames(sr) };
     const pitchMul = 2 ** ((input.pitch ?? 0) / 12) * styleFor(input).f0Mul;
     const voice = engine.speechVoiceFor(input.voices);
-    const sr = input.sampleRate;
-    const steps = engine.speakTextSteps(engine.preparedSpeechEngine(), input.text, { ...input, pitchMul }, voice, sr, signatureFrames(sr), 0, sink);
+    const steps = engine.speakTextSteps(engine.preparedSpeechEngine(), input.text, { ...input, pitchMul }, voice, sr, sink.ready, 0, sink);
     return growingSpeechStream(input, signatureIdFor(input), steps, sink, estimate, opts.signal);
   }
   return streamOf(await runSliced(single(input)), opts);

@@ -41,6 +41,8 @@ import type {
   ResetAllResult,
   StateView,
   TapesCheckReport,
+  TapesReplayRequest,
+  TapesView,
   VerifyRequest,
   VerifyResult,
 } from './types.js';
@@ -70,6 +72,8 @@ export interface RawCall {
 }
 
 const seg = (value: string) => encodeURIComponent(value);
+const TAPES = 'the tapes in effect {mode, dir, strict, speed, tapes}';
+const isTapesView = (b: any) => 'mode' in b && 'dir' in b && typeof b.tapes === 'number';
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** What a hear body is, from its first bytes (raw PCM has no header: its content type must be given). */
@@ -295,6 +299,26 @@ export class ControlClient {
       (b) => typeof b.summary === 'string' && typeof b.differing === 'number' && Array.isArray(b.results),
       options,
     );
+  }
+
+  /**
+   * Replays a folder of tapes (a path on the emulator's machine) from now on, as `--replay`: requests that arrive after
+   * the answer, HTTP and sockets, are answered from its tapes (`PUT /_emulator/tapes/replay`). `strict` and `speed` are
+   * `--replay-strict` and `--replay-speed`. A folder that is not one of tapes, or holds a damaged tape, is a 400 naming
+   * the file and what is wrong; an emulator that is recording refuses (409).
+   */
+  tapesReplay(request: TapesReplayRequest, options?: CallOptions): Promise<TapesView> {
+    return this.#json({ method: 'PUT', path: '/tapes/replay', body: request }, TAPES, isTapesView, options);
+  }
+
+  /** Stops replaying: the emulator's own answers again (`DELETE /_emulator/tapes/replay`). */
+  tapesStopReplay(options?: CallOptions): Promise<TapesView> {
+    return this.#json({ method: 'DELETE', path: '/tapes/replay' }, TAPES, isTapesView, options);
+  }
+
+  /** The tapes in effect (`GET /_emulator/tapes/replay`): mode `replay`, `record`, `record-missing`, or null. */
+  tapesLoaded(options?: CallOptions): Promise<TapesView> {
+    return this.#json({ method: 'GET', path: '/tapes/replay' }, TAPES, isTapesView, options);
   }
 
   // ---- report ----

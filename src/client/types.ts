@@ -171,6 +171,26 @@ export interface TapesCheckReport {
   results: { id: string; operation: string; differences: TapeDifference[] }[];
 }
 
+/** `PUT /_emulator/tapes/replay`: a folder of tapes to replay from now on (`--replay`, `--replay-strict`, `--replay-speed`). */
+export interface TapesReplayRequest {
+  dir: string;
+  /** A request no tape matches is refused in its operation's error shape (default false: the emulator answers it). */
+  strict?: boolean;
+  /** Replayed streams at this multiple of the recorded pace, 0 to 1000 (0: as fast as they can go; default 1). */
+  speed?: number;
+}
+
+/** `GET /_emulator/tapes/replay`: the tapes in effect, loaded at start (`--record`, `--replay`) or by `tapesReplay`. */
+export interface TapesView {
+  /** `replay`, `record` or `record-missing` while tapes are in effect; null when none are. */
+  mode: 'record' | 'record-missing' | 'replay' | null;
+  dir: string | null;
+  strict: boolean;
+  speed: number | null;
+  /** How many tapes the folder holds. */
+  tapes: number;
+}
+
 // ---- raw answers --------------------------------------------------------------------------------
 
 /** One answer as it came, whatever its status (`ControlClient.request`, the `onReply` option). */

@@ -14,7 +14,7 @@ import { Journal } from './journal/journal.js';
 import { RateWindows } from './state/limits.js';
 import { Metrics } from './http/metrics.js';
 import type { RegisteredRoute } from './http/lifecycle.js';
-import type { ExchangeHook } from './http/exchange.js';
+import { TapesSwitch, type ExchangeHook } from './http/exchange.js';
 import { SignatureRecords, speechRecord } from './state/signatures.js';
 import { Sockets } from './socket/open-sockets.js';
 import { SlotQueue } from './state/queue.js';
@@ -77,8 +77,12 @@ export class Emulator {
   readonly areas = new Map<string, StateArea>();
   /** Routes of both services as registered (method, URL pattern, WebSocket or not). */
   readonly routes: RegisteredRoute[] = [];
-  /** Recording or replaying tapes: set by the composer before the services register their routes (core/http/exchange.ts). */
-  exchanges: ExchangeHook | null = null;
+  /** Recording or replaying tapes (core/http/exchange.ts): loaded at start or by the control plane, unloaded by it. */
+  readonly tapes = new TapesSwitch();
+  /** The tapes' hook while tapes are in effect, else null: read by the lifecycle for each request. */
+  get exchanges(): ExchangeHook | null {
+    return this.tapes.hook;
+  }
   /** Each service's OpenAPI generator (control/documents.ts), so any listener serves every document. */
   readonly documents = new Map<'speech' | 'platform', () => unknown>();
   readonly dataDir: string;

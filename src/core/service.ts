@@ -57,6 +57,11 @@ export interface TapeOperation {
    * same shape, used again wherever that value appears later (a request naming it is matched by the recorded one).
    */
   readonly fresh?: readonly string[];
+  /**
+   * Request body fields the answer repeats at the same place (a JSON-RPC `id`): never part of a match, and a replayed
+   * answer carries there the value the client sent instead of the recorded one.
+   */
+  readonly echo?: readonly string[];
   /** The answer can never be replayed (an operation with no meaning offline); it still records. */
   readonly neverReplay?: boolean;
 }

@@ -5,7 +5,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { FileRef } from './format.js';
-import { isFileRef } from './format.js';
+import { isFileRef, isJsonText } from './format.js';
+import { fileRefsIn } from './store.js';
 import type { TapeStore } from './store.js';
 
 /** Shorter strings stay in the JSON: a reference would be no smaller. */
@@ -35,6 +36,23 @@ function decodedOf(s: string): { bytes: Buffer; encoding: 'hex' | 'base64' } | n
   return null;
 }
 
+/**
+ * The value a string of JSON holds when the string is itself JSON text, written as JSON.stringify writes it (an MCP
+ * tool's result is JSON inside a text field): links and ids inside it are then seen and made fresh like any other, and
+ * writing the value back gives the very same string. Anything else: undefined.
+ */
+export function embeddedJson(s: string): unknown {
+  const first = s.charCodeAt(0);
+  // `{` or `[` only: a bare number or word is no embedded document.
+  if (first !== 0x7b && first !== 0x5b) return undefined;
+  try {
+    const value: unknown = JSON.parse(s);
+    return JSON.stringify(value) === s ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Stores (recording) or only names (replaying: compared by content) bytes by their hash: the file's name. */
 export type FilePut = (bytes: Uint8Array, ext: string) => Promise<string>;
 
@@ -45,7 +63,7 @@ export const hashOnly: FilePut = async (bytes, ext) => `${createHash('sha256').u
 export async function externalize(value: unknown, put: FilePut): Promise<unknown> {
   if (typeof value === 'string') {
     const decoded = decodedOf(value);
-    if (!decoded) return value;
+    if (!decoded) return value.length < MIN_LENGTH ? value : jsonTextOf(value, put);
     const name = await put(decoded.bytes, sniffExtension(decoded.bytes));
     return { $file: name, encoding: decoded.encoding } satisfies FileRef;
   }
@@ -58,8 +76,17 @@ export async function externalize(value: unknown, put: FilePut): Promise<unknown
   return value;
 }
 
-/** The JSON value as it was recorded: references written back as the hex or base64 they were. */
+/** JSON text holding audio as `{"$json": value}` with the audio as files; any other string as it is. */
+async function jsonTextOf(text: string, put: FilePut): Promise<unknown> {
+  const inner = embeddedJson(text);
+  if (inner === undefined) return text;
+  const value = await externalize(inner, put);
+  return fileRefsIn(value).next().done ? text : { $json: value };
+}
+
+/** The JSON value as it was recorded: references written back as the hex or base64 they were, JSON text as its text. */
 export async function internalize(value: unknown, store: TapeStore): Promise<unknown> {
+  if (isJsonText(value)) return JSON.stringify(await internalize(value.$json, store));
   if (isFileRef(value)) {
     const bytes = await store.bytesOf(value);
     return value.encoding === 'raw' ? bytes.toString('latin1') : bytes.toString(value.encoding);

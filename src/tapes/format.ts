@@ -4,7 +4,9 @@
  * one place that knows the shape; the store reads and writes it, the recorder makes it, the replayer plays it.
  *
  * A value anywhere in a body or an event may be a file reference (`{"$file": "…", "encoding": "hex"}`): long hex or
- * base64 audio inside JSON is stored as its decoded bytes, so the JSON stays small and the audio is a real file.
+ * base64 audio inside JSON is stored as its decoded bytes, so the JSON stays small and the audio is a real file. A
+ * string that is itself JSON text holding such audio (an MCP tool's result) is kept as `{"$json": value}`, the value
+ * with its audio as file references; it is written back as the very text it was.
  */
 import * as z from 'zod';
 
@@ -35,6 +37,15 @@ export type FileRef = z.infer<typeof fileRefSchema>;
 
 export function isFileRef(v: unknown): v is FileRef {
   return typeof v === 'object' && v !== null && typeof (v as { $file?: unknown }).$file === 'string';
+}
+
+/** JSON text kept as the value it holds (`{"$json": value}`): the string `JSON.stringify(value)`. */
+export interface JsonText {
+  $json: unknown;
+}
+
+export function isJsonText(v: unknown): v is JsonText {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length === 1 && '$json' in v;
 }
 
 /** One part of a multipart request: a field's value, or a file with its content stored by hash. */

@@ -5,6 +5,13 @@
  * replay with the same seed and the same requests answers the same bytes.
  */
 import { createHash } from 'node:crypto';
+import { embeddedJson } from './body.js';
+
+/** The emulator's own links for a tape's recorded ones (by the recorded URL), and when they expire (emulator clock). */
+export interface ReplayLinks {
+  byUrl: ReadonlyMap<string, string>;
+  expiresAtMs: number;
+}
 
 /** Fields fresh on every answer, wherever they appear (JSON answers, SSE events). */
 export const TRACE_FIELDS = new Set(['trace_id', 'request_id']);
@@ -108,22 +115,32 @@ export class FreshValues {
   }
 
   /**
-   * A recorded answer's JSON made fresh: trace fields new, identity fields mapped, download links as the emulator's.
+   * A recorded answer's JSON made fresh: trace fields new, identity fields mapped, download links as the emulator's,
+   * and beside a link replaced, its expiry (`…expires_at`, in the recorded unit) as the new link's.
    * `identities`: the identity field names of this operation.
    */
-  refresh(value: unknown, identities: ReadonlySet<string>, links: ReadonlyMap<string, string>, field?: string): unknown {
+  refresh(value: unknown, identities: ReadonlySet<string>, links: ReplayLinks, field?: string): unknown {
     if (typeof value === 'string') {
-      const link = links.get(value);
+      const link = links.byUrl.get(value);
       if (link !== undefined) return link;
       if (field !== undefined && TRACE_FIELDS.has(field) && value) return this.trace(value);
       if (field !== undefined && identities.has(field) && value) return this.identity(value);
-      return value;
+      const inner = embeddedJson(value);
+      return inner === undefined ? value : JSON.stringify(this.refresh(inner, identities, links));
     }
     if (typeof value === 'number') return field !== undefined && identities.has(field) && value > 0 ? this.identity(value) : value;
     if (Array.isArray(value)) return value.map((v) => this.refresh(v, identities, links, field));
     if (typeof value === 'object' && value !== null) {
       const out: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(value)) out[k] = this.refresh(v, identities, links, k);
+      let linked = false;
+      for (const [k, v] of Object.entries(value)) {
+        out[k] = this.refresh(v, identities, links, k);
+        if (typeof v === 'string' && links.byUrl.has(v)) linked = true;
+      }
+      if (linked)
+        for (const [k, v] of Object.entries(out))
+          // Unix seconds or milliseconds, as recorded (a time in seconds is under 10^11 until the year 5138).
+          if (/expires_at$/.test(k) && typeof v === 'number') out[k] = v < 1e11 ? Math.floor(links.expiresAtMs / 1000) : links.expiresAtMs;
       return out;
     }
     return value;

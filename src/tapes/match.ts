@@ -41,7 +41,7 @@ export function matchKey(
     if (ACCOUNT_QUERY.has(lower) || ignoreQuery.has(lower)) continue;
     fields.set(`query.${name}`, JSON.stringify(value));
   }
-  const ignored = (declaration.ignore ?? []).map((p) => p.split('.'));
+  const ignored = [...(declaration.ignore ?? []), ...(declaration.echo ?? [])].map((p) => p.split('.'));
   flattenBody(request.body, ignored, fields);
   return { service, operation, account, fields };
 }

@@ -10,7 +10,7 @@ import { PassThrough } from 'node:stream';
 import { performance } from 'node:perf_hooks';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Refusal } from '../core/http/refusal.js';
-import { externalize, sniffExtension } from './body.js';
+import { embeddedJson, externalize, sniffExtension } from './body.js';
 import {
   CREDENTIAL_MARKER,
   extensionOf,
@@ -263,10 +263,14 @@ function drained(out: PassThrough): Promise<void> {
   });
 }
 
-/** Every absolute http(s) link inside a value. */
+/** Every absolute http(s) link inside a value, JSON text inside a string included. */
 function linksIn(value: unknown, into = new Set<string>()): Set<string> {
   if (typeof value === 'string') {
     if (/^https?:\/\/\S+$/.test(value)) into.add(value);
+    else {
+      const inner = embeddedJson(value);
+      if (inner !== undefined) linksIn(inner, into);
+    }
   } else if (Array.isArray(value)) for (const v of value) linksIn(v, into);
   else if (typeof value === 'object' && value !== null) for (const v of Object.values(value)) linksIn(v, into);
   return into;

@@ -12,8 +12,8 @@ import { guardStream } from '../core/stream/request-guard.js';
 import { waitUntil } from '../core/stream/shaping.js';
 import type { TapeOperation } from '../core/service.js';
 import { internalize } from './body.js';
-import { isFileRef, type FileRef, type Tape, type TapeStep } from './format.js';
-import { IDENTITY_FIELDS, TRACE_HEADERS } from './fresh.js';
+import { isFileRef, type FileRef, type Tape, type TapeRequest, type TapeStep } from './format.js';
+import { IDENTITY_FIELDS, TRACE_HEADERS, type ReplayLinks } from './fresh.js';
 import { audioHintOf, msPerByte } from './pace.js';
 import { sseText, type RecordedSse } from './sse.js';
 import type { TapesContext } from './context.js';
@@ -22,14 +22,15 @@ import type { TapesContext } from './context.js';
 const LINK_TTL_MS = 24 * 3600 * 1000;
 
 /** The emulator's own links for the tape's downloads, by the recorded URL (files put in its store once). */
-async function linksOf(ctx: TapesContext, tape: Tape): Promise<Map<string, string>> {
-  const links = new Map<string, string>();
+async function linksOf(ctx: TapesContext, tape: Tape): Promise<ReplayLinks> {
+  const byUrl = new Map<string, string>();
+  const expiresAtMs = ctx.emu.clock.now() + LINK_TTL_MS;
   for (const d of tape.downloads) {
     const rel = `tapes/${d.file.$file}`;
     if ((await ctx.emu.blobs.size(rel)) === null) await ctx.emu.blobs.put(rel, await ctx.store.bytesOf(d.file));
-    links.set(d.url, ctx.emu.downloadUrl(tape.service, rel, ctx.emu.clock.now() + LINK_TTL_MS));
+    byUrl.set(d.url, ctx.emu.downloadUrl(tape.service, rel, expiresAtMs));
   }
-  return links;
+  return { byUrl, expiresAtMs };
 }
 
 function freshHeaders(ctx: TapesContext, headers: Record<string, string>): Record<string, string> {
@@ -38,7 +39,47 @@ function freshHeaders(ctx: TapesContext, headers: Record<string, string>): Recor
   return out;
 }
 
-export async function replayTape(ctx: TapesContext, req: FastifyRequest, reply: FastifyReply, tape: Tape, declaration: TapeOperation): Promise<void> {
+/** The value at a dotted path of a JSON value, or undefined. */
+function valueAt(value: unknown, path: string[]): unknown {
+  let v = value;
+  for (const seg of path) {
+    if (typeof v !== 'object' || v === null) return undefined;
+    v = (v as Record<string, unknown>)[seg];
+  }
+  return v;
+}
+
+/** A copy of a JSON value with the value at `path` (which exists) replaced; key order kept. */
+function withValueAt(value: unknown, path: string[], next: unknown): unknown {
+  if (path.length === 0) return next;
+  const [seg, ...rest] = path as [string, ...string[]];
+  const copy = (Array.isArray(value) ? [...value] : { ...(value as Record<string, unknown>) }) as Record<string, unknown>;
+  copy[seg] = withValueAt(copy[seg], rest, next);
+  return copy;
+}
+
+/** The answer with the client's values of the operation's `echo` fields where the recorded answer had the recorded ones. */
+function echoed(answer: unknown, declaration: TapeOperation, recorded: TapeRequest, arrived: TapeRequest): unknown {
+  if (!declaration.echo?.length || !('json' in recorded.body) || !('json' in arrived.body)) return answer;
+  let out = answer;
+  for (const field of declaration.echo) {
+    const path = field.split('.');
+    const was = valueAt(recorded.body.json, path);
+    const now = valueAt(arrived.body.json, path);
+    if (was !== undefined && now !== undefined && JSON.stringify(valueAt(out, path)) === JSON.stringify(was)) out = withValueAt(out, path, now);
+  }
+  return out;
+}
+
+/** `arrived`: the request as the tapes read it (what an `echo` field takes its value from). */
+export async function replayTape(
+  ctx: TapesContext,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  tape: Tape,
+  declaration: TapeOperation,
+  arrived: TapeRequest,
+): Promise<void> {
   req.ctx.entry?.noteTape({ mode: 'replayed', id: tape.id });
   const identities = new Set([...IDENTITY_FIELDS, ...(declaration.fresh ?? [])]);
   const links = await linksOf(ctx, tape);
@@ -48,7 +89,7 @@ export async function replayTape(ctx: TapesContext, req: FastifyRequest, reply: 
   if (answer.body) {
     const body = answer.body;
     void reply.code(answer.status).headers(headers);
-    if ('json' in body) return void reply.send(JSON.stringify(await refresh(body.json)));
+    if ('json' in body) return void reply.send(JSON.stringify(echoed(await refresh(body.json), declaration, tape.request, arrived)));
     if ('text' in body) return void reply.send(body.text);
     if ('file' in body) return void reply.send(await ctx.store.bytesOf(body.file));
     return void reply.send();

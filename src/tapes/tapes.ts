@@ -1,12 +1,13 @@
 /**
  * The tapes of a running emulator: the hook (core/http/exchange.ts) that records each exchange with the real
- * service (`record`), replays recorded answers (`replay`), or both (`record-missing`). Loaded by the composer only
- * when the emulator starts with `record` or `replay`; the request path of an emulator without them never sees it.
+ * service (`record`), replays recorded answers (`replay`), or both (`record-missing`), over HTTP and on sockets.
+ * Loaded only when tapes are opened (`--record`, `--replay`, or the control plane's replay route); the request path of
+ * an emulator without them never sees it.
  */
 import { tmpdir } from 'node:os';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Emulator } from '../core/emulator.js';
-import type { ExchangeHook, ExchangeRoute } from '../core/http/exchange.js';
+import type { ExchangeHook, ExchangeRoute, LoadedTapes } from '../core/http/exchange.js';
 import { giveBodyBack } from '../core/http/exchange.js';
 import type { Refusal } from '../core/http/refusal.js';
 import { journalBody, journalBodyText } from '../core/journal/summaries.js';
@@ -22,6 +23,7 @@ import { bodyLimitOf, readRawBody, tapeRequestOf } from './request.js';
 import { TapeStore } from './store.js';
 import { Upstream } from './upstream.js';
 import { keyText, type TapesContext, type TapesOptions } from './context.js';
+import { openSocketTapes, takeSocket } from './sockets/install.js';
 
 export type { TapesOptions } from './context.js';
 
@@ -34,8 +36,7 @@ interface Arrived {
   key: MatchKey;
 }
 
-export interface RunningTapes {
-  hook: ExchangeHook;
+export interface RunningTapes extends LoadedTapes {
   store: TapeStore;
   /** The tapes answered in this run (the sockets' tapes add theirs: src/tapes/sockets/). */
   used: Set<string>;
@@ -43,9 +44,11 @@ export interface RunningTapes {
   close(): Promise<void>;
 }
 
-/** Opens the folder (every tape read and checked: a damaged one stops the start, named) and makes the hook. */
+/** Opens the folder (every tape read and checked: a damaged one is refused, named) and makes the hook. */
 export async function openTapes(emu: Emulator, options: TapesOptions): Promise<RunningTapes> {
   const store = await TapeStore.open(options.dir, { create: options.mode !== 'replay' });
+  const used = new Set<string>();
+  const sockets = await openSocketTapes(emu, options, { store, used });
   const ctx: TapesContext = {
     emu,
     options,
@@ -53,21 +56,25 @@ export async function openTapes(emu: Emulator, options: TapesOptions): Promise<R
     index: new TapeIndex(store.tapes.values(), (s) => options.declarations[s]),
     fresh: new FreshValues(emu.config.seed),
     upstream: new Upstream(),
-    used: new Set(),
+    used,
     recordedTimes: new Map(),
     replayedTimes: new Map(),
   };
   const hook: ExchangeHook = {
     covers: (route) => !route.url.startsWith('/download/') && route.url !== '/' && !route.url.startsWith('/_emulator'),
     take: (req, reply, route, refuse) => take(ctx, req, reply, route, refuse),
+    takeSocket: (socket, req, route, own) => takeSocket(sockets, route, own, socket, req),
   };
   return {
     hook,
+    settings: { mode: options.mode, dir: options.dir, strict: options.strict, speed: options.speed },
+    tapeCount: () => store.tapes.size,
     store,
-    used: ctx.used,
+    used,
     close: async () => {
       ctx.upstream.close();
-      if (options.mode !== 'record')
+      // Only a folder that holds tapes gets the list: a folder named by mistake (empty, or not one of tapes) is left as it was.
+      if (options.mode !== 'record' && store.tapes.size > 0)
         await store.writeUsed(ctx.used).catch((err: Error) => emu.logger.error({ err }, 'tapes: the used-set could not be written'));
     },
   };
@@ -146,7 +153,7 @@ async function take(ctx: TapesContext, req: FastifyRequest, reply: FastifyReply,
     const tape: Tape = found.hit[Math.min(n, found.hit.length) - 1]!.tape;
     ctx.used.add(tape.id);
     if (arrived.body instanceof StreamedBody) await arrived.body.remove();
-    await replayTape(ctx, req, reply, tape, declarationOf(ctx.options.declarations[route.service], arrived.operation));
+    await replayTape(ctx, req, reply, tape, declarationOf(ctx.options.declarations[route.service], arrived.operation), arrived.request);
     return true;
   }
   if (mode === 'replay' || !upstream) {

@@ -7,6 +7,7 @@ import type { entryView, journalQuery } from '../../src/control/journal.js';
 import type { BudgetResult, verifyBody } from '../../src/control/verify.js';
 import type { latencyReport } from '../../src/control/report.js';
 import type { Figure, Stat } from '../../src/control/figures.js';
+import type { tapesReplayBody, TapesView } from '../../src/control/tapes.js';
 import type { Difference } from '../../src/tapes/check/compare.js';
 import type { CheckReport } from '../../src/tapes/check/run.js';
 import type { accountView, Capability } from '../../src/core/state/accounts.js';
@@ -31,6 +32,7 @@ describe('control client types match the control plane', () => {
     // limit is coerced from the query string: its checked form is the number the client sends.
     expectTypeOf<client.JournalQuery>().toEqualTypeOf<z.output<typeof journalQuery>>();
     expectTypeOf<client.VerifyRequest>().toEqualTypeOf<z.input<typeof verifyBody>>();
+    expectTypeOf<client.TapesReplayRequest>().toEqualTypeOf<z.input<typeof tapesReplayBody>>();
   });
 
   it('answers equal the views the control plane builds', () => {
@@ -54,5 +56,6 @@ describe('control client types match the control plane', () => {
     expectTypeOf<client.TapeDifference>().toEqualTypeOf<Difference>();
     expectTypeOf<Omit<client.TapesCheckReport, 'summary' | 'results'>>().toEqualTypeOf<Omit<CheckReport, 'results'>>();
     expectTypeOf<client.TapesCheckReport['results'][number]>().toEqualTypeOf<CheckReport['results'][number]>();
+    expectTypeOf<client.TapesView>().toEqualTypeOf<TapesView>();
   });
 });

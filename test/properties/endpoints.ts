@@ -73,6 +73,10 @@ const CONTROL_OWN: Omit<Endpoint, 'service'>[] = [
   { method: 'POST', url: '/_emulator/speak', shape: 'raw', statuses: [200, 400, 401, 403] },
   // 409 on an emulator that records or replays (its answers would not be its own rules').
   { method: 'POST', url: '/_emulator/tapes/check', shape: 'control', statuses: [200, 400, 401, 403, 409] },
+  // 409 while recording (the replay routes leave the start's recording alone).
+  { method: 'GET', url: '/_emulator/tapes/replay', shape: 'control', statuses: [200, 400, 401] },
+  { method: 'PUT', url: '/_emulator/tapes/replay', shape: 'control', statuses: [200, 400, 401, 403, 409] },
+  { method: 'DELETE', url: '/_emulator/tapes/replay', shape: 'control', statuses: [200, 400, 401, 403, 409] },
 ];
 
 /** Control routes that answer something else than JSON: the inspector's files, the live journal feed. */

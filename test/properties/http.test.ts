@@ -36,7 +36,9 @@ describe('every endpoint answers generated requests in its shape', () => {
           ? async () => void (await ctl.call('DELETE', '/faults'), await ctl.setClock({ freeze: false }))
           : e.url.startsWith('/_emulator/fixtures')
             ? async () => void (await ctl.call('POST', '/reset?fixtures=true'))
-            : undefined;
+            : e.url === '/_emulator/tapes/replay'
+              ? async () => void (await ctl.call('DELETE', '/tapes/replay'))
+              : undefined;
       await fc.assert(endpointProperty(baseOf(e.service), e, TIMEOUT_MS, after), { seed: SEED, numRuns: RUNS, endOnFailure: true });
       expect((await ctl.health()).status).toBe(200);
     }, 120_000);

@@ -162,6 +162,8 @@ class ControlClient:
         self.faults = _Faults(self)
         self.journal = _Journal(self)
         self.fixtures = _Fixtures(self)
+        #: True once this client replayed or stopped tapes (the pytest fixture then puts the run's tapes back).
+        self.tapes_touched = False
 
     # ---- transport ----
 
@@ -337,6 +339,30 @@ class ControlClient:
             timeout=timeout,
         )
 
+    def tapes_replay(self, dir: str, strict: Optional[bool] = None, speed: Optional[float] = None) -> Dict[str, Any]:
+        """Replays a folder of tapes (a path on the emulator's machine) from now on, as ``--replay``: requests that arrive
+        after the answer, HTTP and sockets, are answered from its tapes (``PUT /_emulator/tapes/replay``). ``strict`` and
+        ``speed`` are ``--replay-strict`` and ``--replay-speed``. A folder that is not one of tapes, or holds a damaged
+        tape, raises (400, naming the file and what is wrong); an emulator that is recording refuses (409). Answers the
+        tapes in effect, as ``tapes_loaded``."""
+        self.tapes_touched = True
+        body: Dict[str, Any] = {"dir": dir}
+        if strict is not None:
+            body["strict"] = bool(strict)
+        if speed is not None:
+            body["speed"] = speed
+        return self._json("PUT", "/tapes/replay", body=body, what=_TAPES, holds=_is_tapes_view)
+
+    def tapes_stop_replay(self) -> Dict[str, Any]:
+        """Stops replaying: the emulator's own answers again (``DELETE /_emulator/tapes/replay``)."""
+        self.tapes_touched = True
+        return self._json("DELETE", "/tapes/replay", what=_TAPES, holds=_is_tapes_view)
+
+    def tapes_loaded(self) -> Dict[str, Any]:
+        """The tapes in effect (``GET /_emulator/tapes/replay``): ``{mode, dir, strict, speed, tapes}``, mode ``replay``,
+        ``record``, ``record-missing`` or None."""
+        return self._json("GET", "/tapes/replay", what=_TAPES, holds=_is_tapes_view)
+
     def hear(self, audio: bytes, content_type: Optional[str] = None, timeout: Optional[float] = None) -> Dict[str, Any]:
         """What a listener heard in a recording (``POST /_emulator/hear``): the emulator's syntheses found in it,
         the words heard with their times, and what differs (gaps, repeats, skips, cuts). WAV, MP3, FLAC and
@@ -452,6 +478,13 @@ _CLOCK = "the clock {now_ms, frozen}"
 _ACCOUNT = "an account {account, balance_micro, ...}"
 _DELETED = "the deletion {deleted}"
 _FIXTURE = "a fixture {name, source, content}"
+
+
+_TAPES = "the tapes in effect {mode, dir, strict, speed, tapes}"
+
+
+def _is_tapes_view(b: Dict[str, Any]) -> bool:
+    return "mode" in b and "dir" in b and isinstance(b.get("tapes"), int)
 
 
 def _is_clock(b: Dict[str, Any]) -> bool:

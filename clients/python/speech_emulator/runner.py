@@ -2,7 +2,9 @@
 
 ``start()`` runs the CLI on free ports and reads its URLs from the banner it prints once it listens;
 ``connect()`` reads them from a running emulator's health answer (which names them to a caller with
-the control token). Both give an Emulator: the three base URLs and a ControlClient.
+the control token). Both give an Emulator: the three base URLs and a ControlClient. With ``replay=``, the
+emulator answers from that folder of tapes: a started one gets ``--replay`` (and ``--replay-strict``), a running
+one is told over its control plane.
 """
 
 from __future__ import annotations
@@ -33,6 +35,21 @@ class Emulator:
     process: Optional[subprocess.Popen] = field(default=None, repr=False)
     #: What the process printed (banner, warnings), for a failing test's report.
     output: List[str] = field(default_factory=list, repr=False)
+    #: The folder of tapes the emulator replays for the whole run (None: its own answers), and whether strictly.
+    replay: Optional[str] = None
+    replay_strict: bool = False
+    replay_speed: Optional[float] = None
+
+    def restore_tapes(self) -> None:
+        """Puts the run's tapes back in effect (``replay``, or none) if a test loaded or unloaded others."""
+        loaded = self.control.tapes_loaded()
+        if loaded["mode"] not in (None, "replay"):
+            return
+        if self.replay is None:
+            if loaded["mode"] == "replay":
+                self.control.tapes_stop_replay()
+        elif (loaded["mode"], loaded["dir"], loaded["strict"], loaded["speed"]) != ("replay", self.replay, self.replay_strict, 1 if self.replay_speed is None else self.replay_speed):
+            self.control.tapes_replay(self.replay, strict=self.replay_strict, speed=self.replay_speed)
 
     def close(self, timeout: float = 10.0) -> Optional[int]:
         """Stops a started emulator and every process it started (SIGTERM to its process group, so an
@@ -81,14 +98,25 @@ def _stop_group(process: subprocess.Popen, timeout: float, sig: int = signal.SIG
     process.wait()
 
 
-def connect(url: str, token: Optional[str] = None, timeout: float = 30.0) -> Emulator:
-    """An emulator already running at ``url`` (any listener), once it answers ready."""
+def connect(url: str, token: Optional[str] = None, timeout: float = 30.0, replay: Optional[str] = None, replay_strict: bool = False) -> Emulator:
+    """An emulator already running at ``url`` (any listener), once it answers ready. ``replay``: a folder of tapes on
+    its machine, replayed from then on (``replay_strict``: a request no tape matches is refused)."""
     control = ControlClient(url, token=token)
     control.wait_until_ready(timeout=timeout)
     services = control.health().get("services")
     if not services:
         raise RuntimeError(f"the emulator at {url} does not name its services: set its control token (SPEECH_EMULATOR_TOKEN)")
-    return Emulator(services["speech"], services["speech_backup"], services["platform"], ControlClient(services["speech"], token=token))
+    emulator = Emulator(
+        services["speech"],
+        services["speech_backup"],
+        services["platform"],
+        ControlClient(services["speech"], token=token),
+        replay=replay,
+        replay_strict=replay_strict,
+    )
+    if replay is not None:
+        emulator.control.tapes_replay(replay, strict=replay_strict)
+    return emulator
 
 
 def local_command(start: Optional[Path] = None) -> List[str]:
@@ -134,9 +162,20 @@ def start(
     timeout: float = 60.0,
     env: Optional[dict] = None,
     cwd: Optional[str] = None,
+    replay: Optional[str] = None,
+    replay_strict: bool = False,
+    replay_speed: Optional[float] = None,
 ) -> Emulator:
-    """Starts the emulator on free ports from ``command`` (default: local_command()) and waits for its banner."""
+    """Starts the emulator on free ports from ``command`` (default: local_command()) and waits for its banner.
+    ``replay``, ``replay_strict``, ``replay_speed``: its ``--replay``, ``--replay-strict`` and ``--replay-speed`` (a
+    damaged tape stops the start, and the error names it)."""
     args = list(command) if command else local_command()
+    if replay is not None:
+        args += ["--replay", str(replay)]
+        if replay_strict:
+            args.append("--replay-strict")
+    if replay_speed is not None:
+        args += ["--replay-speed", f"{replay_speed:g}"]
     child_env = {**os.environ, "EMULATOR_HOST": "127.0.0.1", **(env or {})}
     if token is not None:
         child_env["EMULATOR_CONTROL_TOKEN"] = token
@@ -176,7 +215,17 @@ def start(
     if len(urls) != 3:
         _stop_group(process, 5.0)
         raise RuntimeError(f"speech-emulator exited {process.returncode} before it ran ({shlex.join(args)}):\n" + "\n".join(output))
-    emulator = Emulator(urls["speech"], urls["speech_backup"], urls["platform"], ControlClient(urls["speech"], token=token), process, output)
+    emulator = Emulator(
+        urls["speech"],
+        urls["speech_backup"],
+        urls["platform"],
+        ControlClient(urls["speech"], token=token),
+        process,
+        output,
+        replay=None if replay is None else str(replay),
+        replay_strict=replay is not None and replay_strict,
+        replay_speed=replay_speed if replay is not None else None,
+    )
     try:
         emulator.control.wait_until_ready(timeout=timeout)
     except BaseException:
@@ -185,10 +234,11 @@ def start(
     return emulator
 
 
-def from_environment(token: Optional[str] = None) -> Emulator:
-    """What the pytest fixture uses: SPEECH_EMULATOR_URL, else SPEECH_EMULATOR_COMMAND, else a local checkout."""
+def from_environment(token: Optional[str] = None, replay: Optional[str] = None, replay_strict: bool = False) -> Emulator:
+    """What the pytest fixture uses: SPEECH_EMULATOR_URL, else SPEECH_EMULATOR_COMMAND, else a local checkout; with
+    ``replay``, replaying that folder of tapes."""
     url = os.environ.get("SPEECH_EMULATOR_URL")
     if url:
-        return connect(url, token=os.environ.get("SPEECH_EMULATOR_TOKEN", token))
+        return connect(url, token=os.environ.get("SPEECH_EMULATOR_TOKEN", token), replay=replay, replay_strict=replay_strict)
     command = os.environ.get("SPEECH_EMULATOR_COMMAND")
-    return start(shlex.split(command) if command else None, token=token)
+    return start(shlex.split(command) if command else None, token=token, replay=replay, replay_strict=replay_strict)

@@ -62,7 +62,10 @@ function configureLame(enc: WasmMediaEncoder<'audio/mpeg'>, sampleRate: number, 
 }
 
 export interface RawMp3Encoder {
-  /** Interleaved Int16 in; MP3 bytes out (a copy), possibly ending inside a frame. */
+  /**
+   * Interleaved Int16 in; MP3 bytes out, possibly ending inside a frame. The bytes may be a view of the
+   * encoder's own memory, valid until its next call: the caller copies what it keeps.
+   */
   encode(pcm: Int16Array): Uint8Array | Int8Array;
   flush(): Uint8Array | Int8Array;
 }
@@ -94,14 +97,14 @@ export async function wasmMp3Encoder(sampleRate: number, channels: 1 | 2, kbps: 
       const l = planes[0]!.subarray(0, n);
       if (channels === 1) {
         for (let i = 0; i < n; i++) l[i] = pcm[i]! / 32768;
-        return enc.encode([l]).slice();
+        return enc.encode([l]);
       }
       const r = planes[1]!.subarray(0, n);
       for (let i = 0; i < n; i++) {
         l[i] = pcm[2 * i]! / 32768;
         r[i] = pcm[2 * i + 1]! / 32768;
       }
-      return enc.encode([l, r]).slice();
+      return enc.encode([l, r]);
     },
     flush() {
       if (flushed) return new Uint8Array(0);

@@ -107,8 +107,10 @@ export async function mp3Writer(sampleRate: number, channels: 1 | 2, requestedBi
   const raw = WASM_KBPS.includes(kbps) ? await wasmMp3Encoder(sampleRate, channels, kbps) : await lamejsEncoder(sampleRate, channels, kbps);
   let rest: Buffer = Buffer.alloc(0);
   const cut = (out: Uint8Array | Int8Array, last: boolean): Buffer => {
+    // Always a copy: the encoder's output may be a view of its own memory. A frame's few hundred bytes
+    // come from Buffer's shared pool instead of an array buffer of their own per frame.
     const bytes = new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
-    const b = rest.length ? Buffer.concat([rest, bytes]) : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const b = Buffer.concat([rest, bytes]);
     let i = 0;
     for (;;) {
       const f = frameAt(b, i);

@@ -134,6 +134,38 @@ export function* speakTextSteps(
     pendingPause = null;
     started = true;
   };
+  /** One Flite run of `said`: its samples from the first to the last phone, laid at `pos`. */
+  const say = (said: string) => {
+    const run = flite.run([
+      '-voice',
+      voice.flite,
+      '-psdur',
+      '--setf',
+      `duration_stretch=${stretch.toFixed(4)}`,
+      '--setf',
+      `int_f0_target_mean=${f0.toFixed(2)}`,
+      '-t',
+      said,
+      '-o',
+      'out.wav',
+    ]);
+    const wave = run.wav ? readWave(run.wav) : null;
+    const spokenPhones = parsePhones(run.stdout).filter((p) => p.name !== 'pau');
+    const first = spokenPhones[0]?.start ?? 0;
+    const last = spokenPhones[spokenPhones.length - 1]?.end ?? 0;
+    const frames = Math.max(0, Math.round((last - first) * sampleRate));
+    if (wave && frames > 0)
+      pieces.push({ at: pos, samples: resample(wave.samples, wave.sampleRate, Math.round(first * wave.sampleRate), sampleRate, frames, LEVEL) });
+    return { spokenPhones, first, frames };
+  };
+  const spanOf = (list: Word[], start: number, end: number) => ({
+    text: textOf(list[0]!.start, list[list.length - 1]!.tailEnd),
+    charStart: list[0]!.start,
+    charEnd: list[list.length - 1]!.tailEnd,
+    start,
+    end,
+    part,
+  });
   const speak = () => {
     if (!chunk.length) return;
     const list = chunk;
@@ -146,27 +178,7 @@ export function* speakTextSteps(
       if (next && GAP_RANK[next.gapBefore] >= GAP_RANK.comma && !punct) punct = ',';
       return spokenText.get(w)! + punct;
     });
-    const run = flite.run([
-      '-voice',
-      voice.flite,
-      '-psdur',
-      '--setf',
-      `duration_stretch=${stretch.toFixed(4)}`,
-      '--setf',
-      `int_f0_target_mean=${f0.toFixed(2)}`,
-      '-t',
-      said.join(' '),
-      '-o',
-      'out.wav',
-    ]);
-    const wave = run.wav ? readWave(run.wav) : null;
-    const phones = parsePhones(run.stdout);
-    const spokenPhones = phones.filter((p) => p.name !== 'pau');
-    const first = spokenPhones[0]?.start ?? 0;
-    const last = spokenPhones[spokenPhones.length - 1]?.end ?? 0;
-    const frames = Math.max(0, Math.round((last - first) * sampleRate));
-    if (wave && frames > 0)
-      pieces.push({ at: pos, samples: resample(wave.samples, wave.sampleRate, Math.round(first * wave.sampleRate), sampleRate, frames, LEVEL) });
+    const { spokenPhones, first, frames } = say(said.join(' '));
     // Each word said alone (one run for the sentence's words), laid against the sentence's phones.
     const times = alignWords(
       wordPhones(
@@ -176,27 +188,38 @@ export function* speakTextSteps(
       spokenPhones,
     );
     const toFrame = (s: number) => pos + Math.min(frames, Math.max(0, Math.round((s - first) * sampleRate)));
-    const spans = list.map((w, k) => ({
-      text: textOf(w.start, w.end),
-      charStart: w.start,
-      charEnd: w.end,
-      start: toFrame(times[k]!.start),
-      end: toFrame(times[k]!.end),
-      part,
-    }));
-    wordSpans.push(...spans);
-    sentences.push({
-      text: textOf(list[0]!.start, list[list.length - 1]!.tailEnd),
-      charStart: list[0]!.start,
-      charEnd: list[list.length - 1]!.tailEnd,
-      start: pos,
-      end: pos + frames,
-      part,
-    });
+    wordSpans.push(
+      ...list.map((w, k) => ({
+        text: textOf(w.start, w.end),
+        charStart: w.start,
+        charEnd: w.end,
+        start: toFrame(times[k]!.start),
+        end: toFrame(times[k]!.end),
+        part,
+      })),
+    );
+    sentences.push(spanOf(list, pos, pos + frames));
     pos += frames;
     soundEnd = pos;
     sink.ready = pos;
   };
+  /**
+   * A word whose spoken form is longer than a sentence (a long string without spaces, a long number
+   * read out) is a sentence of its own, said in runs of at most MAX_SENTENCE characters laid end to
+   * end: no run of Flite, so no wait of a stream, grows with the text.
+   */
+  function* speakLong(w: Word): Generator<void, void, void> {
+    advance(w.gapBefore);
+    const start = pos;
+    for (const run of runsOf(spokenText.get(w)!)) {
+      pos += say(run).frames;
+      sink.ready = pos;
+      yield;
+    }
+    wordSpans.push({ text: textOf(w.start, w.end), charStart: w.start, charEnd: w.end, start, end: pos, part });
+    sentences.push(spanOf([w], start, pos));
+    soundEnd = pos;
+  }
 
   let steps = 0;
   for (const token of tokens) {
@@ -231,11 +254,31 @@ export function* speakTextSteps(
         yield;
       }
     }
+    if (spokenText.get(token)!.length > MAX_SENTENCE) {
+      speak();
+      yield;
+      yield* speakLong(token);
+      continue;
+    }
     chunk.push(token);
   }
   speak();
   pos += pendingPause !== null ? Math.round(pendingPause * sampleRate) : fr(GAP_S[trailing]);
   return { segments, words: wordSpans, sentences, end: pos, soundEnd, pieces };
+}
+
+/** A long spoken form in runs of at most MAX_SENTENCE characters: cut at its last space within that, else hard. */
+function runsOf(spoken: string): string[] {
+  const runs: string[] = [];
+  let rest = spoken;
+  while (rest.length > MAX_SENTENCE) {
+    const space = rest.lastIndexOf(' ', MAX_SENTENCE);
+    const cut = space > 0 ? space : MAX_SENTENCE;
+    runs.push(rest.slice(0, cut));
+    rest = rest.slice(cut).trimStart();
+  }
+  if (rest) runs.push(rest);
+  return runs;
 }
 
 /** Flite's `-psdur` trace (`name:end` per phone, end times in seconds) as timed phones. */

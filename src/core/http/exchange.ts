@@ -1,11 +1,14 @@
 /**
- * A hook that may answer a service's HTTP request in the emulator's place: the tapes (src/tapes/) forward it to the
- * real service and record the exchange, or replay a recorded answer. core only names the shape, so it never loads
- * the tapes: an emulator started without them has no such hook and its routes run as they always did.
+ * A hook that may answer a service's request (HTTP or socket) in the emulator's place: the tapes (src/tapes/) forward
+ * it to the real service and record the exchange, or replay a recorded answer. core only names the shape, so it never
+ * loads the tapes: an emulator without them has no such hook and its routes run as they always did. The tapes in
+ * effect are switched in one place (`TapesSwitch`): at start (`--record`, `--replay`) or at run time by the control
+ * plane; every request that arrives after a switch sees the new ones, on every listener and transport.
  */
 import { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { WebSocket } from 'ws';
 import type { Refusal } from './refusal.js';
 
 /** What the hook is told of a route, once, when the route is registered. */
@@ -28,15 +31,77 @@ export interface ExchangeHook {
    * throws what it returns.
    */
   take(req: FastifyRequest, reply: FastifyReply, route: ExchangeRoute, refuse: (refusal: Refusal) => Error): Promise<boolean>;
+  /** A socket of a route: answered from the tapes or the upstream, or handed to the route's own handler (`own`). */
+  takeSocket(socket: WebSocket, req: FastifyRequest, route: ExchangeSocketRoute, own: SocketHandler): void | Promise<unknown>;
 }
 
-/** Requests whose body a hook read and gave back: their body is read again from the copy. */
-const givenBack = new WeakSet<IncomingMessage>();
+/** A socket route as the hook is told of it. */
+export interface ExchangeSocketRoute {
+  service: 'speech' | 'platform';
+  url: string;
+}
+
+export type SocketHandler = (socket: WebSocket, req: FastifyRequest) => void | Promise<unknown>;
+
+/** What a folder of tapes is opened for, and how it is played. */
+export interface TapesSettings {
+  mode: 'record' | 'record-missing' | 'replay';
+  dir: string;
+  /** Replaying: a request no tape matches is refused instead of answered by the emulator. */
+  strict: boolean;
+  /** Replayed streams at this multiple of the recorded pace; 0: as fast as they can be written. */
+  speed: number;
+}
+
+/** A folder of tapes opened, with its hook. */
+export interface LoadedTapes {
+  readonly hook: ExchangeHook;
+  readonly settings: TapesSettings;
+  /** How many tapes the folder holds now. */
+  tapeCount(): number;
+  /** Lets the tapes go (a replaying run writes the ids it used, for `tapes prune`). */
+  close(): Promise<void>;
+}
+
+/** Opens a folder of tapes with the services' declarations (the composer's, src/app.ts: core never loads the tapes). */
+export type TapesOpener = (settings: TapesSettings) => Promise<LoadedTapes>;
+
+/** The tapes in effect, the one place they are switched: the lifecycle reads `hook` for every request. */
+export class TapesSwitch {
+  current: LoadedTapes | null = null;
+  /** Set by the composer; null where nothing can open tapes (an emulator without listeners). */
+  opener: TapesOpener | null = null;
+
+  get hook(): ExchangeHook | null {
+    return this.current?.hook ?? null;
+  }
+
+  /** Opens `settings`' folder (a damaged tape throws, naming it: nothing changes) and puts it in effect for what comes next. */
+  async load(settings: TapesSettings): Promise<LoadedTapes> {
+    if (!this.opener) throw new Error('this emulator cannot open tapes');
+    const next = await this.opener(settings);
+    await this.use(next);
+    return next;
+  }
+
+  /** No tapes any more: the emulator's own rules answer what comes next. */
+  unload(): Promise<void> {
+    return this.use(null);
+  }
+
+  /** Swaps at once (requests under way keep the tapes they started with), then closes the ones replaced. */
+  private async use(next: LoadedTapes | null): Promise<void> {
+    const before = this.current;
+    this.current = next;
+    await before?.close();
+  }
+}
 
 /**
  * Gives a body the hook read back to the route: the request's stream becomes a copy that holds the same bytes
- * (the parsers and the multipart reader read `req.raw`; the lifecycle's preParsing hands the copy on). A body given
- * as a stream (a form the hook kept in a file) is read from it as the route reads the copy.
+ * (the parsers and the multipart reader read `req.raw`, which Fastify takes as the body's stream once the request's
+ * onRequest hooks are done). A body given as a stream (a form the hook kept in a file) is read from it as the route
+ * reads the copy.
  */
 export function giveBodyBack(req: FastifyRequest, body: Buffer | Readable): void {
   const raw = req.raw;
@@ -61,11 +126,5 @@ export function giveBodyBack(req: FastifyRequest, body: Buffer | Readable): void
     body.once('error', (err) => copy.destroy(err));
     body.pause();
   }
-  givenBack.add(copy);
   (req as { raw: IncomingMessage }).raw = copy;
-}
-
-/** The payload the body parser reads: the copy of a body given back, else the request's own. */
-export function payloadOf<P>(req: FastifyRequest, payload: P): P | IncomingMessage {
-  return givenBack.has(req.raw) ? req.raw : payload;
 }

@@ -14,12 +14,12 @@
  * form where they need not wait: no promise per hook on every request.
  */
 import { performance } from 'node:perf_hooks';
-import type { FastifyContextConfig, FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
+import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { z } from 'zod';
 import { accountId, redactKey, type Accounts } from '../state/accounts.js';
 import type { Clock } from '../state/clock.js';
 import { admitRequest, type Refusal } from './admission.js';
-import { payloadOf, type ExchangeHook } from './exchange.js';
+import type { ExchangeHook, SocketHandler } from './exchange.js';
 import { installDurableAnswers } from './durable-answers.js';
 import { parseFaultHeader, type FaultDirective, type Faults } from '../faults/faults.js';
 import { JournalEntry, type Journal } from '../journal/journal.js';
@@ -88,43 +88,51 @@ export function installLifecycle(app: FastifyInstance, emu: LifecycleHost, opts:
     const bodyLimit = route.bodyLimit ?? app.initialConfig.bodyLimit ?? 1_048_576;
     for (const method of [route.method].flat())
       emu.routes.push({ service: opts.service, method, url, websocket, messages: config.messages, serverMessages: config.serverMessages });
-    const enterRoute: onRequestHookHandler = (req, _reply, done) => {
+    // Recording or replaying (core/http/exchange.ts): a route the tapes' hook covers lets it answer once the request
+    // is admitted. The hook is read per request, so tapes loaded or unloaded at run time apply to what comes next.
+    const exchange = { service: opts.service, method: [route.method].flat()[0]!, url, bodyLimit };
+    const takeExchange = (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void => {
+      const hook = emu.exchanges;
+      if (!hook || !hook.covers(exchange)) return done();
+      hook
+        .take(req, reply, exchange, (refusal) => (config.refusal ?? opts.refusal)(req, refusal))
+        .then(
+          (taken) => (taken ? undefined : done()),
+          (err: Error) => done(err),
+        );
+    };
+    const enterRoute: onRequestHookHandler = (req, reply, done) => {
       const ctx = req.ctx;
       if (!ctx) return done();
       ctx.route = url;
       ctx.routeConfig = config;
-      if (!ctx.entry || !admittedByLifecycle(config)) return done();
+      if (!ctx.entry) return done();
+      // Without tapes (the usual case) nothing more than this read is added to the request's path.
+      const admitted = emu.exchanges && !websocket ? () => takeExchange(req, reply, done) : done;
+      if (!admittedByLifecycle(config)) return admitted();
       // Most requests carry no fault directive and a key that may: they are let in without the
       // admission path's helper objects (the same checks, in the same order: core/http/admission.ts).
       if (!ctx.fault && ctx.account && emu.accounts.has(ctx.account, config.capability!)) {
         ctx.admitted = true;
-        return done();
+        return admitted();
       }
       const admission = admitRequest(emu, req, config.capability);
-      if (admission.ok) return done();
+      if (admission.ok) return admitted();
       // Refused before its body was read (the order of checks); the body is still read for the journal, then the refusal answers.
       const refusal = (config.refusal ?? opts.refusal)(req, admission.refusal);
       journalRefusedBody(req, bodyLimit, () => done(refusal));
     };
-    // Recording or replaying: a route the hook covers lets it answer once the request is admitted.
-    const hook = emu.exchanges;
-    const exchange = { service: opts.service, method: [route.method].flat()[0]!, url, bodyLimit };
-    const takeExchange: onRequestHookHandler | null =
-      hook && !websocket && hook.covers(exchange)
-        ? (req, reply, done) => {
-            if (!req.ctx?.entry) return done();
-            hook
-              .take(req, reply, exchange, (refusal) => (config.refusal ?? opts.refusal)(req, refusal))
-              .then(
-                (taken) => (taken ? undefined : done()),
-                (err: Error) => done(err),
-              );
-          }
-        : null;
-    route.onRequest = [enterRoute, ...(takeExchange ? [takeExchange] : []), ...[route.onRequest ?? []].flat()];
-    // A body the hook read and gave back is parsed from its copy.
-    if (takeExchange)
-      route.preParsing = [(req, _reply, payload, done) => done(null, payloadOf(req, payload) as typeof payload), ...[route.preParsing ?? []].flat()];
+    route.onRequest = [enterRoute, ...[route.onRequest ?? []].flat()];
+    // A socket goes to the tapes' hook when tapes are in effect as it opens (the WebSocket plugin, registered after
+    // this hook, takes the handler as it is now).
+    const own = ws.wsHandler as SocketHandler | undefined;
+    if (typeof own === 'function') {
+      const socketRoute = { service: opts.service, url };
+      (ws as { wsHandler: SocketHandler }).wsHandler = function (this: unknown, socket, req) {
+        const hook = emu.exchanges;
+        return hook ? hook.takeSocket(socket, req, socketRoute, own.bind(this)) : own.call(this, socket, req);
+      };
+    }
   });
 
   app.addHook('onRequest', (req, reply, done) => {

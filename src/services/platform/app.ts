@@ -139,8 +139,10 @@ declare module '../../core/state/account-settings.js' {
 export const platformService: ServiceRegistration = {
   name: 'platform',
   // What the tapes (docs/tapes.md) need to know beyond the defaults: a call's nonce is new on every run; session ids
-  // are made by the service, fresh on replay and mapped back when heartbeat, check or stop name them.
+  // are made by the service, fresh on replay and mapped back when heartbeat, check or stop name them; a JSON-RPC
+  // answer repeats the id its request gave, whatever the id was when it was recorded.
   tapes: {
+    'POST /mcp': { echo: ['id'] },
     'POST /v1/audio/assistant/start': { ignore: ['client_nonce'], fresh: ['session_id'] },
     'POST /api/v1/agents/openapi/sessions/create': { fresh: ['sessionId'] },
   },

@@ -99,6 +99,13 @@ export function checkOutputSize(plan: SynthesisPlan, durationMs: number): void {
   }
 }
 
+/** Whether a stream may start before the speech engine has spoken the whole text (its length an estimate until its end). */
+export interface GrowingOptions {
+  growing?: boolean;
+  /** Formats whose header states the audio's length (μ-law WAV always is one): these are planned whole first. */
+  lengthUpFront?: readonly string[];
+}
+
 /**
  * One T2A request after admission and its body's schema (readRequest, the route's validator), its steps
  * in order: the plan of the request (every rule of the request object), the plan of the audio (pull-based: its duration is known before any sample is rendered), the
@@ -111,19 +118,20 @@ export async function startSynthesis(
   account: Account,
   request: T2aRequest,
   signal: AbortSignal,
-  options: PlanOptions & { growing?: boolean } = {},
+  options: PlanOptions & GrowingOptions = {},
 ) {
   const plan = planRequest(emu, account, request, options);
   // Planning is pull-based (the duration is known before any sample is rendered) and sliced, so a long
-  // text never holds the event loop. A growing stream (HTTP's event stream, whose μ-law WAV header
-  // needs no total) may start before the speech engine has spoken the whole text.
-  const growing = options.growing === true && plan.stream && plan.format !== 'pcmu_wav';
+  // text never holds the event loop. A growing stream (an event stream or a socket's piece, unless its
+  // header states the length up front) may start before the speech engine has spoken the whole text.
+  const growing = options.growing === true && plan.stream && plan.format !== 'pcmu_wav' && !options.lengthUpFront?.includes(plan.format);
   const synth = await synthesizeStreamSliced(plan.input, { signal, growing });
   checkOutputSize(plan, synth.durationMs);
   chargeRequest(emu, account, plan);
   area.count(account.id, plan);
   plan.serial = oggSerialFor(emu, account, plan.format);
-  return { plan, synth };
+  // Only the speech engine's stream grows (the tone engine plans the whole text at once).
+  return { plan, synth, growing: growing && synth.engine === 'speech' };
 }
 
 /** What the encoder needs of a plan: rate, channels, bitrate (mp3) and the Ogg serial (opus). */

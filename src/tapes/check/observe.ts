@@ -3,7 +3,8 @@
  * HTTP status, the spec code and message, the JSON fields present and their types, the sequence of stream or socket
  * events, the close of a socket, and the audio it carried (compared by what a decoder reads of it).
  */
-import { isFileRef } from '../format.js';
+import { embeddedJson } from '../body.js';
+import { isFileRef, isJsonText } from '../format.js';
 
 export interface Observed {
   status: number;
@@ -20,9 +21,13 @@ export interface Observed {
   audio?: Buffer;
 }
 
-/** The JSON fields of a value by path and type; a file reference is the string it stood for, array items share `[]`. */
+/**
+ * The JSON fields of a value by path and type; a file reference is the string it stood for, array items share `[]`,
+ * and the fields of JSON held as text (an MCP tool's result) follow its path as `text(json).field`.
+ */
 export function fieldsOf(value: unknown, into = new Map<string, string>(), path = ''): Map<string, string> {
   if (isFileRef(value)) return into.set(path, 'string');
+  if (isJsonText(value)) return fieldsOf(value.$json, into, `${path}(json)`).set(path, 'string');
   if (Array.isArray(value)) {
     into.set(path, 'array');
     for (const item of value) fieldsOf(item, into, `${path}[]`);
@@ -33,6 +38,10 @@ export function fieldsOf(value: unknown, into = new Map<string, string>(), path 
     if (path) into.set(path, 'object');
     for (const [k, v] of Object.entries(value)) fieldsOf(v, into, path ? `${path}.${k}` : k);
     return into;
+  }
+  if (typeof value === 'string') {
+    const inner = embeddedJson(value);
+    if (inner !== undefined) fieldsOf(inner, into, `${path}(json)`);
   }
   return into.set(path, typeof value);
 }
@@ -45,6 +54,10 @@ export function codeOf(value: unknown): { code?: string; message?: string } {
   if ('error_code' in v) return { code: String(v.error_code), message: String(v.error_message ?? '') };
   if (v.error && typeof v.error === 'object' && 'code' in v.error) return { code: String(v.error.code), message: String(v.error.message ?? '') };
   if (v.type === 'error' && 'code' in v) return { code: String(v.code), message: String(v.message ?? '') };
+  // A failed MCP tool call: its result's text is the mirrored operation's envelope.
+  const text = v.result?.isError === true ? v.result.content?.[0]?.text : undefined;
+  if (typeof text === 'string') return codeOf(embeddedJson(text));
+  if (isJsonText(text)) return codeOf(text.$json);
   return {};
 }
 

@@ -4,7 +4,7 @@
  * handed out and a later request named (an uploaded `file_id`) is sent as the id the emulator handed out instead.
  */
 import WebSocket from 'ws';
-import { CREDENTIAL_MARKER, isFileRef, type Tape, type TapeBody, type TapeStep } from '../format.js';
+import { CREDENTIAL_MARKER, isFileRef, isJsonText, type Tape, type TapeBody, type TapeStep } from '../format.js';
 import { audioHintOf } from '../pace.js';
 import { SseReader } from '../sse.js';
 import type { TapeStore } from '../store.js';
@@ -90,6 +90,7 @@ function headersOf(tape: Tape): Record<string, string> {
 
 /** A recorded JSON value with its files written back (hex, base64) and the recorded ids as the emulator's. */
 async function inline(store: TapeStore, value: unknown, ids: Map<string, string>): Promise<unknown> {
+  if (isJsonText(value)) return JSON.stringify(await inline(store, value.$json, ids));
   if (isFileRef(value)) {
     const bytes = await store.bytesOf(value);
     return value.encoding === 'hex' ? bytes.toString('hex') : value.encoding === 'base64' ? bytes.toString('base64') : bytes.toString('utf8');

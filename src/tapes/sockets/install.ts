@@ -1,34 +1,23 @@
 /**
- * The socket tapes on a listener's app: each socket route the tapes know (kinds.ts) gets its socket handler wrapped,
- * so that under `--record` its sockets go to the upstream and are taped, and under `--replay` a socket with tapes is
- * answered from them. A socket the admission refused (a fault, a missing key) is the emulator's own, as is every socket
- * without tapes to play: without `--record` and `--replay` nothing is wrapped and the routes run as they always did.
+ * The socket tapes: a socket of a route the tapes know (kinds.ts) that opens while tapes are in effect comes here
+ * (the lifecycle hands it over: core/http/exchange.ts), so that under `--record` it goes to the upstream and is taped,
+ * and under `--replay` a socket with tapes is answered from them. A socket the admission refused (a fault, a missing
+ * key) is the emulator's own, as is every socket without tapes to play.
  */
 import { randomBytes } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { Emulator } from '../../core/emulator.js';
+import type { ExchangeSocketRoute, SocketHandler } from '../../core/http/exchange.js';
+import type { TapesOptions } from '../context.js';
 import { TapeStore } from '../store.js';
 import type { Tape } from '../format.js';
 import { answersAccount } from '../match.js';
 import { PASS_HEADER, type SocketTapesHost } from './host.js';
-import { socketKindOf, type SocketKind } from './kinds.js';
+import { socketKindOf } from './kinds.js';
 import { scriptOf, type SocketScript } from './match.js';
 import { recordSocket } from './record.js';
 import { replaySocket } from './replay.js';
-
-/** The tape settings the sockets read (src/config.ts has them). */
-export interface SocketTapeSettings {
-  record?: string | undefined;
-  recordMode: 'record' | 'record-missing';
-  recordPerAccount: boolean;
-  replay?: string | undefined;
-  replayStrict: boolean;
-  replaySpeed: number;
-  upstreamSpeech?: string | undefined;
-  upstreamSpeechBackup?: string | undefined;
-  upstreamPlatform?: string | undefined;
-}
 
 export interface SocketTapes {
   readonly host: SocketTapesHost;
@@ -37,8 +26,8 @@ export interface SocketTapes {
 }
 
 /** The socket tapes over the running tapes' folder (src/tapes/tapes.ts): the same store, the same used-set. */
-export async function openSocketTapes(emu: Emulator, settings: SocketTapeSettings, running: { store: TapeStore; used: Set<string> }): Promise<SocketTapes> {
-  const recordMode = settings.replay !== undefined ? null : settings.recordMode;
+export async function openSocketTapes(emu: Emulator, options: TapesOptions, running: { store: TapeStore; used: Set<string> }): Promise<SocketTapes> {
+  const recordMode = options.mode === 'replay' ? null : options.mode;
   const store = running.store;
   const recordStore = recordMode ? store : null;
   const replayStore = recordMode === 'record' ? null : store;
@@ -57,15 +46,15 @@ export async function openSocketTapes(emu: Emulator, settings: SocketTapeSetting
     recordStore,
     replayStore,
     recordMode,
-    perAccount: settings.recordPerAccount,
-    replaySpeed: settings.replaySpeed,
-    strict: settings.replayStrict,
+    perAccount: options.perAccount,
+    replaySpeed: options.speed,
+    strict: options.strict,
     upstreamOf: (listener) =>
       listener === 'platform'
-        ? settings.upstreamPlatform
+        ? options.upstreams.platform
         : listener === 'speech-backup'
-          ? (settings.upstreamSpeechBackup ?? settings.upstreamSpeech)
-          : settings.upstreamSpeech,
+          ? (options.upstreams['speech-backup'] ?? options.upstreams.speech)
+          : options.upstreams.speech,
     recorded: (tape) => {
       if (recordMode === 'record-missing') void add(tape);
     },
@@ -75,24 +64,16 @@ export async function openSocketTapes(emu: Emulator, settings: SocketTapeSetting
   return { host, scripts };
 }
 
-type WsHandler = (socket: WebSocket, req: FastifyRequest) => void | Promise<unknown>;
-
-/**
- * Wraps the socket routes of `service` registered on `app` from now on (call it before the service's routes and its
- * WebSocket plugin are registered: the plugin takes the handler when a route is added).
- */
-export function installSocketTapes(app: FastifyInstance, tapes: SocketTapes, service: 'speech' | 'platform'): void {
-  app.addHook('onRoute', (route: RouteOptions) => {
-    const ws = route as unknown as { wsHandler?: WsHandler };
-    const own = ws.wsHandler;
-    if (!own || typeof route.url !== 'string') return;
-    const kind = socketKindOf(service, route.url);
-    if (!kind) return;
-    ws.wsHandler = (socket, req) => takeSocket(tapes, kind, own, socket, req);
-  });
-}
-
-function takeSocket(tapes: SocketTapes, kind: SocketKind, own: WsHandler, socket: WebSocket, req: FastifyRequest): void | Promise<unknown> {
+/** A socket that opened while these tapes are in effect: replayed, recorded, or the route's own (`own`). */
+export function takeSocket(
+  tapes: SocketTapes,
+  route: ExchangeSocketRoute,
+  own: SocketHandler,
+  socket: WebSocket,
+  req: FastifyRequest,
+): void | Promise<unknown> {
+  const kind = socketKindOf(route.service, route.url);
+  if (!kind) return own(socket, req);
   const { host } = tapes;
   // A fall-through's own connection, and every socket the admission refused: the emulator's own answer.
   if (req.headers[PASS_HEADER] === host.pass || req.ctx?.refusal) return own(socket, req);

@@ -13,7 +13,7 @@ import { parseJson } from '../../../core/http/number-literals.js';
 import { parseFirst } from '../../../core/http/validation.js';
 import { parseWith } from '../body.js';
 import { invalidParams, SpeechError, STATUS_MSG } from '../errors.js';
-import { encodeOptionsOf, planRequest, readRequest, recordSignature, startSynthesis, type SynthesisPlan } from '../model.js';
+import { encodeOptionsOf, planRequest, readRequest, recordSignature, recordSignatureTimes, startSynthesis, type SynthesisPlan } from '../model.js';
 import { t2aRequestSchema } from '../schema.js';
 import type { SpeechArea, StreamRecordEnd } from '../state.js';
 import { audioHex, extraInfo, inflatedInfo, MAX_EVENT_AUDIO_BYTES, type ExtraInfo } from '../stream.js';
@@ -170,15 +170,25 @@ export interface PieceContext {
 }
 
 /**
- * One piece: planned, billed and signed as one HTTP request, then sent as frame-aligned chunks (a
- * synthesis slot held while it is encoded, shared with HTTP T2A). True when its last chunk went out.
+ * One piece: planned, billed and signed as one HTTP request, then sent as frame-aligned chunks as it is
+ * synthesized (a synthesis slot held while it is encoded, shared with HTTP T2A). True when its last chunk went out.
  * Throws the SpeechError of the first rule that refuses it, before anything is billed.
  */
 export async function synthesizePiece(emu: Emulator, ctx: PieceContext, text: string, out: PieceOut): Promise<boolean> {
-  const { plan, synth } = await startSynthesis(emu, ctx.area, ctx.account, readRequest(pieceBody(ctx.start, text)), ctx.signal, {
+  // The speech engine speaks the piece sentence by sentence as it is sent, as HTTP's event stream does;
+  // a FLAC or μ-law WAV piece states its length in its header, so it is spoken whole first.
+  const { plan, synth, growing } = await startSynthesis(emu, ctx.area, ctx.account, readRequest(pieceBody(ctx.start, text)), ctx.signal, {
     voicesAsOf: ctx.voicesAsOf,
+    growing: true,
+    lengthUpFront: ['flac'],
   });
   recordSignature(emu, plan, synth);
+  // A growing piece's timeline and length are final once its last block is made: the record gets them.
+  if (growing)
+    synth.done().then(
+      () => recordSignatureTimes(emu, plan, synth),
+      () => undefined,
+    );
   // A client that leaves while the piece waits frees its place in line.
   const slot = emu.synthesis.slot();
   await slot.take(ctx.signal);
