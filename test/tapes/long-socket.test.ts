@@ -11,7 +11,7 @@ import type { RunningEmulator } from '../../src/index.js';
 import { parseTape, tapeText } from '../../src/tapes/format.js';
 import { LineSpill } from '../../src/tapes/spill.js';
 import { startRecorder, startReplayer, startUpstream, tapeDir } from './helpers.js';
-import { nameOf, talk, wsBase, type Got } from './socket-helpers.js';
+import { audioOf, nameOf, talk, wsBase, type Got } from './socket-helpers.js';
 
 const HEADERS = { 'x-api-key': 'long-socket-key' };
 /** Many more frames than a timeline may hold in memory. */
@@ -134,4 +134,41 @@ describe('a socket whose tape cannot be written', () => {
       rmSync(broken, { recursive: true, force: true });
     }
   });
+});
+
+describe('replaying a long speech socket', () => {
+  it('its audio (one file over 4 MB, read a slice at a time) comes back byte for byte', async () => {
+    const folder = tapeDir();
+    const source = await startUpstream();
+    const emu = await startRecorder(folder, source.emu);
+    const start = {
+      event: 'task_start',
+      model: 'speech-2.8-turbo',
+      voice_setting: { voice_id: 'male-qn-qingse' },
+      audio_setting: { format: 'pcm', sample_rate: 32000 },
+    };
+    const text = 'A long answer on tape, read back a slice at a time. '.repeat(24);
+    const script = [start, { event: 'task_continue', text }, { event: 'task_finish' }];
+    const headers = { authorization: 'Bearer long-speech-key' };
+    try {
+      const recorded = await talk(`${wsBase(emu.speechUrl)}/ws/v1/t2a_v2`, script, { headers, timeoutMs: 60_000 });
+      await until(() => readdirSync(folder).some((n) => n.endsWith('.json') && !n.startsWith('.')));
+      const big = readdirSync(join(folder, 'files')).filter((n) => n.endsWith('.pcm'));
+      expect(big.map((n) => readFileSync(join(folder, 'files', n)).length).some((size) => size > 4 << 20)).toBe(true);
+      await emu.close();
+      await source.close();
+      const replayer = await startReplayer(folder, { replayStrict: true });
+      try {
+        const replayed = await talk(`${wsBase(replayer.speechUrl)}/ws/v1/t2a_v2`, script, { headers, timeoutMs: 60_000 });
+        expect(audioOf(replayed.got).equals(audioOf(recorded.got))).toBe(true);
+        expect(audioOf(replayed.got).length).toBeGreaterThan(4 << 20);
+      } finally {
+        await replayer.close();
+      }
+    } finally {
+      await emu.close();
+      await source.close();
+      rmSync(folder, { recursive: true, force: true });
+    }
+  }, 90_000);
 });
