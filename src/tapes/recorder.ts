@@ -89,6 +89,8 @@ async function forwardAndRecordBody(
     const body = !form ? (ex.body as Buffer) : form.forward ? { stream: form.forward, ...lengthOf(req) } : { stream: form.bytes(), length: form.size };
     res = await ctx.upstream.send(ex.upstream, req.method, req.raw.url ?? '/', req.headers, body);
   } catch (err) {
+    // The body's own failure first (past its limit, or the client left while the upstream went): the answer it gets.
+    await form?.done.catch(() => undefined);
     if (form?.failure) throw form.failure;
     const problem = `the upstream ${ex.upstream} could not be reached (${(err as Error).message})`;
     entry?.noteTape({ mode: 'forwarded', upstream: ex.upstream, recorded: false, problem });

@@ -9,7 +9,7 @@ import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startReplayer, startUpstream, tapeDir } from './helpers.js';
+import { startRecorder, startReplayer, startUpstream, tapeDir } from './helpers.js';
 
 /** The largest upload (a 200 MB video): far more than the recording emulator may grow by. */
 const SIZE = 200 * 1000 * 1000;
@@ -130,4 +130,44 @@ describe('a large upload through a recording emulator', () => {
       await replayer.close();
     }
   }, 120_000);
+});
+
+describe('a form over its bound while recording', () => {
+  it("gets the family's answer to a body over its limit, before anything is forwarded; no tape, no temporary file", async () => {
+    const folder = tapeDir();
+    const source = await startUpstream();
+    const emu = await startRecorder(folder, source.emu);
+    const { request } = await import('node:http');
+    const url = new URL(`${emu.platformUrl}/v1/files/upload`);
+    const send = (length: number) =>
+      request({
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        headers: { 'x-api-key': KEY, 'content-type': `multipart/form-data; boundary=${BOUNDARY}`, 'content-length': String(length) },
+      });
+    try {
+      const over = send(300 * 1000 * 1000);
+      over.on('error', () => undefined);
+      const answer = await new Promise<{ status: number; body: any }>((resolve) => {
+        over.on('response', (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c));
+          res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) }));
+        });
+        over.write(`--${BOUNDARY}\r\n`);
+      });
+      over.destroy();
+      // The platform family's answer to a body over its limit (its envelope, as without tapes).
+      expect(answer.status).toBe(200);
+      expect(answer.body).toMatchObject({ error_code: 10001, succeed: false, error_message: 'request body exceeds the size limit' });
+
+      expect(readdirSync(folder).filter((n) => n.endsWith('.json') || n.startsWith('.tmp-'))).toEqual([]);
+    } finally {
+      await emu.close();
+      await source.close();
+      rmSync(folder, { recursive: true, force: true });
+    }
+  }, 30_000);
 });
