@@ -5,30 +5,10 @@
  * Run alone: `npx tsx bench/audio.ts`.
  */
 import { encodeAudio, encodeAudioStream, synthesize, synthesizeStream, type AudioFormat, type SynthInput } from '../src/audio/index.js';
+import { benchText, timeSynthesis } from './synthesis.js';
 
-const WORDS = (
-  'the a of and to in is it that for on with as was at by be this from or an are not have has had but ' +
-  'voice sound emulator stream audio signal speech model client server request response number time ' +
-  'quickly slowly gently carefully tomorrow yesterday morning evening because although however therefore'
-).split(' ');
-
-/** Deterministic, varied English text of about `chars` characters (so caching does not flatter). */
-function text(chars: number): string {
-  let seed = 12345;
-  const rnd = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
-  let out = '';
-  let words = 0;
-  while (out.length < chars) {
-    const w = WORDS[Math.floor(rnd() * WORDS.length)]!;
-    out += (words === 0 ? w[0]!.toUpperCase() + w.slice(1) : w) + ' ';
-    words++;
-    if (words > 6 && rnd() < 0.12) {
-      out = out.trimEnd() + (rnd() < 0.3 ? ', ' : '. ');
-      if (out.endsWith('. ')) words = 0;
-    }
-  }
-  return out.slice(0, chars - 1).trimEnd() + '.';
-}
+/** The text of about `chars` characters this benchmark reads. */
+const text = (chars: number) => benchText(chars, 12345);
 
 function watchLoop() {
   let last = performance.now();
@@ -67,13 +47,13 @@ export async function benchAudio(): Promise<Record<string, unknown>> {
     const synthMs = performance.now() - t0;
     const row: Record<string, unknown> = { audioSeconds: +(pcm.durationMs / 1000).toFixed(1), synthesisOnly: `${Math.round(pcm.durationMs / synthMs)}x` };
     for (const f of formats) {
-      const t1 = performance.now();
-      const c1 = process.cpuUsage();
-      const r = await synthesize(base(sixty, s.sampleRate, s.channels));
-      await encodeAudio(f, r, { sampleRate: s.sampleRate, channels: s.channels, bitrate: s.bitrate });
-      const cpu = process.cpuUsage(c1);
+      const t = await timeSynthesis(async () => {
+        const r = await synthesize(base(sixty, s.sampleRate, s.channels));
+        await encodeAudio(f, r, { sampleRate: s.sampleRate, channels: s.channels, bitrate: s.bitrate });
+        return r.durationMs;
+      });
       // wall-clock factor, and the factor per CPU second (robust when the machine is shared)
-      row[f] = `${Math.round(r.durationMs / (performance.now() - t1))}x wall, ${Math.round((r.durationMs * 1000) / (cpu.user + cpu.system))}x cpu`;
+      row[f] = `${Math.round(t.audioMs / t.wallMs)}x wall, ${Math.round(t.audioMs / t.cpuMs)}x cpu`;
     }
     realTime[s.label] = row;
   }

@@ -8,51 +8,34 @@
  */
 import { startEmulator } from '../src/index.js';
 import { loadSpeechEngine, synthesize, type VoiceEngine } from '../src/audio/index.js';
+import { benchText, timeSynthesis } from './synthesis.js';
 
-const WORDS = (
-  'the a of and to in is it that for on with as was at by be this from or an are not have has had but ' +
-  'voice sound emulator stream audio signal speech model client server request response number time ' +
-  'quickly slowly gently carefully tomorrow yesterday morning evening because although however therefore'
-).split(' ');
+/** The text of about `chars` characters this benchmark reads. */
+const text = (chars: number) => benchText(chars, 4242);
 
 const LONG_FIRST = 'the stream goes on without a full stop, and on, ';
-
-/** Deterministic English text of about `chars` characters, sentences of 7 words or more. */
-function text(chars: number): string {
-  let seed = 4242;
-  const rnd = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
-  let out = '';
-  let words = 0;
-  while (out.length < chars) {
-    const w = WORDS[Math.floor(rnd() * WORDS.length)]!;
-    out += (words === 0 ? w[0]!.toUpperCase() + w.slice(1) : w) + ' ';
-    words++;
-    if (words > 6 && rnd() < 0.12) {
-      out = out.trimEnd() + (rnd() < 0.3 ? ', ' : '. ');
-      if (out.endsWith('. ')) words = 0;
-    }
-  }
-  return out.slice(0, chars - 1).trimEnd() + '.';
-}
 
 /** Audio seconds per CPU second of one synthesis (24 kHz mono, the best of `runs`). */
 async function realTime(engine: VoiceEngine, voice: string, t: string, runs = 3): Promise<{ audioS: number; rtf: number }> {
   let best = 0;
   let audioS = 0;
   for (let k = 0; k < runs; k++) {
-    const cpu = process.cpuUsage();
-    const r = await synthesize({
-      text: t,
-      voices: [{ id: voice, weight: 1 }],
-      sampleRate: 24000,
-      channels: 1,
-      engine,
-      textNormalization: true,
-      pauseMarkers: true,
-    });
-    const used = process.cpuUsage(cpu);
-    audioS = r.durationMs / 1000;
-    best = Math.max(best, audioS / ((used.user + used.system) / 1e6));
+    const run = await timeSynthesis(
+      async () =>
+        (
+          await synthesize({
+            text: t,
+            voices: [{ id: voice, weight: 1 }],
+            sampleRate: 24000,
+            channels: 1,
+            engine,
+            textNormalization: true,
+            pauseMarkers: true,
+          })
+        ).durationMs,
+    );
+    audioS = run.audioMs / 1000;
+    best = Math.max(best, run.audioMs / run.cpuMs);
   }
   return { audioS: Math.round(audioS * 10) / 10, rtf: Math.round(best) };
 }

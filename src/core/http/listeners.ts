@@ -9,6 +9,15 @@ import type { Socket } from 'node:net';
 import { applyListenerLimits, refuseOverCap, type BusyAnswer, type ListenerLimits } from './listener-limits.js';
 import { connectHandler, parserErrorHandler } from './parser-errors.js';
 
+/**
+ * How much longer than the advertised keep-alive timeout (`Keep-Alive: timeout=N`) an idle connection is really held.
+ * A client closes an idle connection on its own clock before the advertised time (undici: 2 s before, counted in
+ * timer ticks of about half a second that fall behind wall time whenever its process is blocked). A test process that
+ * blocks for seconds (building a large upload, a synchronous decode) on a busy machine would otherwise send its next
+ * request on a connection the listener closes at once: a reset instead of an answer. Node 24.6 and later honour it.
+ */
+const KEEP_ALIVE_GRACE_MS = 60_000;
+
 /** The listener each open connection reached: named once per connection, read by every request on it. */
 const listenerOfSocket = new WeakMap<Socket, string>();
 
@@ -42,6 +51,7 @@ export function listenerServers(
     applyListenerLimits(server, limits, answers.busy);
     server.on('connect', connectHandler(answers.badUrl));
     if (keepAliveTimeoutMs !== undefined) server.keepAliveTimeout = keepAliveTimeoutMs;
+    server.keepAliveTimeoutBuffer = KEEP_ALIVE_GRACE_MS;
     return server;
   }) as [Server, ...Server[]];
   const [main, ...others] = servers;
