@@ -51,6 +51,8 @@ export class StreamedBody {
       throw err as Error;
     });
     fileFailed.catch(() => undefined);
+    // A client that leaves while its body waits for the file or the upstream: the wait ends, the read says why.
+    const gone = once(raw, 'close').then(() => undefined);
     try {
       try {
         for await (const chunk of raw as AsyncIterable<Buffer>) {
@@ -60,8 +62,8 @@ export class StreamedBody {
           const a = file.write(chunk);
           const b = forward ? forward.write(chunk) : true;
           // Read no faster than the file and the upstream take it (an upstream that went first takes no more).
-          if (!a) await Promise.race([drained(file), fileFailed]);
-          if (!b && forward) await drained(forward);
+          if (!a) await Promise.race([drained(file), fileFailed, gone]);
+          if (!b && forward) await Promise.race([drained(forward), gone]);
         }
       } catch (err) {
         if ((err as { code?: string }).code === 'FST_ERR_CTP_BODY_TOO_LARGE' || (err as NodeJS.ErrnoException).syscall) throw err;

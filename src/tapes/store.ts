@@ -309,6 +309,31 @@ export class TapeStore {
     return this.tapes.has(id) || this.written.has(id);
   }
 
+  /** How many tapes the folder holds (read at open, or written since). */
+  get count(): number {
+    let n = this.tapes.size;
+    for (const id of this.written) if (!this.tapes.has(id)) n++;
+    return n;
+  }
+
+  /** Writes under way (a socket's tape assembled after it ended): whoever closes the folder waits for them. */
+  private readonly writing = new Set<Promise<unknown>>();
+
+  /** Keeps `write` among the writes under way until it settles. */
+  track<T>(write: Promise<T>): Promise<T> {
+    this.writing.add(write);
+    void write.then(
+      () => this.writing.delete(write),
+      () => this.writing.delete(write),
+    );
+    return write;
+  }
+
+  /** Resolves once no write is under way. */
+  async settled(): Promise<void> {
+    while (this.writing.size) await Promise.allSettled([...this.writing]);
+  }
+
   /** Writes a tape (atomically) and keeps it. */
   async writeTape(tape: Tape): Promise<void> {
     await writeAtomic(join(this.dir, `${tape.id}.json`), tapeText(tape));

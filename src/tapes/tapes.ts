@@ -68,13 +68,15 @@ export async function openTapes(emu: Emulator, options: TapesOptions): Promise<R
   return {
     hook,
     settings: { mode: options.mode, dir: options.dir, strict: options.strict, speed: options.speed },
-    tapeCount: () => store.tapes.size,
+    tapeCount: () => store.count,
     store,
     used,
     close: async () => {
+      // A socket's tape still being assembled is written whole before the folder is let go.
+      await store.settled();
       ctx.upstream.close();
       // Only a folder that holds tapes gets the list: a folder named by mistake (empty, or not one of tapes) is left as it was.
-      if (options.mode !== 'record' && store.tapes.size > 0)
+      if (options.mode !== 'record' && store.count > 0)
         await store.writeUsed(ctx.used).catch((err: Error) => emu.logger.error({ err }, 'tapes: the used-set could not be written'));
     },
   };

@@ -61,8 +61,21 @@ export function socketTapeId(store: TapeStore, kind: SocketKind, tape: Pick<Tape
   return { id: tapeIdOf(kind.service, operation, key, seq, sha), seq };
 }
 
-/** Writes the tape of a socket that ended; its id, or null when it could not be written (said in the log and the entry). */
-export async function writeSocketTape(
+/**
+ * Writes the tape of a socket that ended; its id, or null when it could not be written (said in the log and the
+ * entry). The folder's close waits for it (`TapeStore.settled`).
+ */
+export function writeSocketTape(
+  host: SocketTapesHost,
+  store: TapeStore,
+  kind: SocketKind,
+  req: FastifyRequest,
+  recorded: { upstream: string; headMs: number; timeline: TimelineRecorder },
+): Promise<string | null> {
+  return store.track(write(host, store, kind, req, recorded));
+}
+
+async function write(
   host: SocketTapesHost,
   store: TapeStore,
   kind: SocketKind,
