@@ -10,7 +10,7 @@
  * by the time the process exits is written as the cache.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import module, { createRequire, Module } from 'node:module';
+import module, { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Script } from 'node:vm';
@@ -41,26 +41,11 @@ const script = new Script(readFileSync(file, 'latin1'), { filename: file, cached
 cachedData = undefined;
 if (writing) process.once('exit', () => writeFileSync(cacheFile, script.createCachedData()));
 
-// Stack frames map to the sources with or without --enable-source-maps (the `speech-emulator` command
-// runs this file as is). Switched on here rather than by the flag alone: with the flag, Node 22.9+ also
-// maps every util.getCallSites() through the maps, and pino calls it whenever a logger is made, so each
-// start parsed the bundle's whole map (about 90 ms); switched on here, the map is parsed only when a
-// stack is first shown. Frames inside node_modules are mapped as the flag maps them; code made by
-// `new Function` (zod's and Fastify's compiled validators) carries no map, so it is not searched for one.
-if (!process.sourceMapsEnabled) {
-  if (typeof module.setSourceMapsSupport === 'function') module.setSourceMapsSupport(true, { nodeModules: true });
-  else process.setSourceMapsEnabled(true);
-}
-
-// Node maps the stack frames of the modules it loads itself (--enable-source-maps), not those of a
-// vm.Script: a module of the bundle's file name holding only the link to the map registers that map
-// for the bundle's frames. Kept referenced, or Node forgets the map.
-export const sourceMapHolder = new Module(file);
-try {
-  sourceMapHolder._compile('//# sourceMappingURL=emulator.cjs.map', file);
-} catch {
-  // A Node without this loader internal: frames stay as they are in the bundle.
-}
+// Node's source-map support is left off: with it on, every stack V8 formats is mapped, and Node formats
+// the stacks of errors nobody shows (a client that leaves gives EPIPE and ECONNRESET errors); the first
+// one parsed the bundle's whole map into 36 MB of JS heap, kept for the life of the process. The
+// emulator's logger names the bundle's frames by their sources itself, reading the map beside the
+// bundle (emulator.cjs.map) when it first logs an error (src/source-stack.ts).
 
 // The bundle is CommonJS wrapped in a function (scripts/bundle.mjs): its import.meta.url is this
 // bundle's, and its dynamic imports (packages loaded on first use) go through this module's import().

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import type PinoPretty from 'pino-pretty';
 import type { PrettyOptions } from 'pino-pretty';
+import { sourceStack } from './source-stack.js';
 
 /**
  * A request as logs show it: the path without its query, since `?api_key=` carries a full key.
@@ -13,9 +14,16 @@ function requestForLogs(req: { method?: string; url?: string }) {
   return { method: req.method, path: q === -1 ? url : url.slice(0, q) };
 }
 
+/** An error as logs show it: pino's own form, with the frames of the built bundle named by their sources. */
+function errorForLogs(err: Error): Record<string, unknown> {
+  const out = pino.stdSerializers.err(err) as unknown as Record<string, unknown>;
+  if (typeof out.stack === 'string') out.stack = sourceStack(out.stack);
+  return out;
+}
+
 /** Options shared by every logger of the emulator (also used by tests that capture lines). */
 export function loggerOptions(level: string): LoggerOptions {
-  return { level, base: undefined, serializers: { req: requestForLogs } };
+  return { level, base: undefined, serializers: { req: requestForLogs, err: errorForLogs } };
 }
 
 /**

@@ -1,17 +1,21 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { Script } from 'node:vm';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 // @ts-expect-error: a plain ES module of the build, without types
 import { bundle } from '../../scripts/bundle.mjs';
+import { loggerOptions } from '../../src/logger.js';
+import { sourceStack } from '../../src/source-stack.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 // Inside the project, so that packages, fixtures and package.json resolve from the bundle as from dist/.
 const OUT = join(ROOT, 'test-output', `cli-${process.pid}`);
 
-/** The built CLI (dist/main.js and the bundle it runs), started as `node dist/main.js` (the loader maps stack frames itself). */
+/** The built CLI (dist/main.js and the bundle it runs), started as `node dist/main.js`. */
 describe('the built CLI', () => {
   let child: ChildProcess;
   let stderr = '';
@@ -151,10 +155,26 @@ http.ServerResponse.prototype.writeHead = function (...args) {
     expect(events.at(-1)).toBe('task_finished');
   });
 
-  it('maps the stack frames of the bundle to the sources, without --enable-source-maps', () => {
+  it("formats stacks without the bundle's map: a stack nobody logs does not parse it", () => {
     const probe = /probe Error: probe\n(?:\s+at .*\n)+/.exec(stderr)?.[0] ?? '';
-    expect(probe).toMatch(/node_modules\/fastify\/lib\/reply\.js:\d+:\d+/);
-    expect(probe).not.toContain('emulator.cjs');
+    expect(probe).toMatch(/emulator\.cjs:\d+:\d+/);
+  });
+
+  it('names the frames of the bundle by their sources in what the logger writes', async () => {
+    const probe = /probe (Error: probe\n(?:\s+at .*\n)+)/.exec(stderr)?.[1] ?? '';
+    const mapped = sourceStack(probe);
+    expect(mapped).toMatch(/node_modules\/fastify\/lib\/reply\.js:\d+:\d+/);
+    expect(mapped).not.toContain('emulator.cjs');
+    // Through the logger's error serializer, as an unexpected failure is logged.
+    let line = '';
+    const sink = new Writable({ write: (chunk: Buffer, _enc, done) => ((line += String(chunk)), done()) });
+    const err = new Error('probe');
+    err.stack = probe;
+    pino(loggerOptions('info'), sink).error({ err }, 'handler failed');
+    await new Promise((r) => setImmediate(r));
+    const logged = (JSON.parse(line) as { err: { stack: string } }).err.stack;
+    expect(logged).toMatch(/node_modules\/fastify\/lib\/reply\.js:\d+:\d+/);
+    expect(logged).not.toContain('emulator.cjs');
   });
 
   it('closes cleanly on SIGTERM', async () => {
