@@ -52,7 +52,12 @@ export class StreamedBody {
     });
     fileFailed.catch(() => undefined);
     // A client that leaves while its body waits for the file or the upstream: the wait ends, the read says why.
-    const gone = once(raw, 'close').then(() => undefined);
+    // Settled either way: `once` rejects when the request emits 'error' first (a client gone mid-body: "aborted"), and
+    // nobody may be waiting on it then.
+    const gone = once(raw, 'close').then(
+      () => undefined,
+      () => undefined,
+    );
     try {
       try {
         for await (const chunk of raw as AsyncIterable<Buffer>) {
