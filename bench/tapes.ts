@@ -6,15 +6,16 @@
  *   for the streamed answer (its first byte is the first event).
  * The client, the recorder and the replaying emulators are in this process over kept-alive connections; the upstream
  * is an emulator in its own process (as the real service is elsewhere: its synthesis never holds this event loop).
- * Figures are medians of ROUNDS calls each, after a warm-up. Runnable alone: npx tsx bench/tapes.ts
+ * Figures are medians of ROUNDS calls each, after a warm-up. Then memory while recording a 10-minute socket
+ * (bench/tapes-memory.ts). Runnable alone: npx tsx bench/tapes.ts
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { startEmulator } from '../src/index.js';
+import { benchTapesMemory, spawnEmulator } from './tapes-memory.js';
 
 const ROUNDS = 150;
 const WARM_UP = 20;
@@ -59,40 +60,21 @@ async function alternate(a: string, b: string, payload: string, pick: 'first' | 
   return { a: median(xa), b: median(xb) };
 }
 
-/** An emulator in its own process (the CLI), on free ports: its speech URL once it printed it. */
-function spawnUpstream(): Promise<{ speechUrl: string; child: ChildProcess }> {
-  const root = join(import.meta.dirname, '..');
-  const args = [
-    '--import',
-    'tsx',
-    'src/main.ts',
-    '--speech-port',
-    '0',
-    '--speech-backup-port',
-    '0',
-    '--platform-port',
-    '0',
-    '--seed',
-    'bench-upstream',
-    '--log-level',
-    'silent',
-  ];
-  const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  return new Promise((resolve, reject) => {
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d;
-      const url = /speech synthesis\s+(http:\/\/\S+)/.exec(out)?.[1];
-      if (url) resolve({ speechUrl: url, child });
-    });
-    child.once('exit', (code) => reject(new Error(`the upstream exited (${code}): ${out}`)));
-  });
+export async function benchTapes(): Promise<Record<string, unknown>> {
+  const load = () =>
+    loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ');
+  const loadBefore = load();
+  const timings = await benchTimings();
+  const memory = await benchTapesMemory();
+  return { ...timings, record_long_socket_memory: memory, load_average: { before: loadBefore, after: load() } };
 }
 
-export async function benchTapes(): Promise<Record<string, unknown>> {
+async function benchTimings(): Promise<Record<string, unknown>> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-tapes-'));
   const quiet = { logLevel: 'silent' as const, seed: 'bench' };
-  const upstream = await spawnUpstream();
+  const upstream = await spawnEmulator(['--seed', 'bench-upstream']);
   const recorder = await startEmulator({ ...quiet, record: dir, upstreamSpeech: upstream.speechUrl });
   try {
     // Recording: the stream's first byte through the recorder beside the upstream called directly.

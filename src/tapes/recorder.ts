@@ -23,6 +23,7 @@ import {
   type TapeStep,
 } from './format.js';
 import { declarationOf, matchKey, tapeIdOf } from './match.js';
+import { StreamedBody, streamedTapeRequest } from './multipart.js';
 import { HOP_HEADERS, presentedSecrets, tapeRequestOf, withoutSecrets } from './request.js';
 import { SseReader } from './sse.js';
 import { keyText, sha256, type TapesContext } from './context.js';
@@ -35,7 +36,8 @@ interface Exchange {
   service: 'speech' | 'platform';
   operation: string;
   upstream: string;
-  body: Buffer;
+  /** The request's body: its bytes, or a multipart form streamed through a temporary file (multipart.ts). */
+  body: Buffer | StreamedBody;
 }
 
 function answerHeaders(res: IncomingMessage): Record<string, string> {
@@ -63,17 +65,43 @@ export async function forwardAndRecord(
   ex: Exchange,
   refuse: (r: Refusal) => Error,
 ): Promise<void> {
+  const streamed = ex.body instanceof StreamedBody ? ex.body : null;
+  try {
+    await forwardAndRecordBody(ctx, req, reply, ex, refuse, streamed);
+  } finally {
+    await streamed?.remove();
+  }
+}
+
+async function forwardAndRecordBody(
+  ctx: TapesContext,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  ex: Exchange,
+  refuse: (r: Refusal) => Error,
+  form: StreamedBody | null,
+): Promise<void> {
   const entry = req.ctx.entry;
   const started = performance.now();
   let res: IncomingMessage;
   try {
-    res = await ctx.upstream.send(ex.upstream, req.method, req.raw.url ?? '/', req.headers, ex.body);
+    // A form goes on as it arrives (record), or from its file once it was matched against the tapes (record-missing).
+    const body = !form ? (ex.body as Buffer) : form.forward ? { stream: form.forward, ...lengthOf(req) } : { stream: form.bytes(), length: form.size };
+    res = await ctx.upstream.send(ex.upstream, req.method, req.raw.url ?? '/', req.headers, body);
   } catch (err) {
+    // The body's own failure first (past its limit, or the client left while the upstream went): the answer it gets.
+    await form?.done.catch(() => undefined);
+    if (form?.failure) throw form.failure;
     const problem = `the upstream ${ex.upstream} could not be reached (${(err as Error).message})`;
     entry?.noteTape({ mode: 'forwarded', upstream: ex.upstream, recorded: false, problem });
     if (err instanceof UpstreamError) throw refuse({ kind: 'upstream', status: 502, message: `${problem}; no tape was written` });
     throw err;
   }
+  // A body past its limit, or one the client left: that is the answer (the family's 413), whatever the upstream said.
+  await form?.done.catch((err: unknown) => {
+    res.destroy();
+    throw err;
+  });
   const headMs = Math.round(performance.now() - started);
   entry?.noteTape({ mode: 'forwarded', upstream: ex.upstream });
   const headers = answerHeaders(res);
@@ -92,6 +120,12 @@ interface Base {
   headMs: number;
   status: number;
   headers: Record<string, string>;
+}
+
+/** The client's announced body length, passed on with a body that streams (chunked when it announced none). */
+function lengthOf(req: FastifyRequest): { length?: number } {
+  const length = Number(req.headers['content-length']);
+  return Number.isInteger(length) && length >= 0 ? { length } : {};
 }
 
 async function readAll(res: IncomingMessage): Promise<Buffer> {
@@ -262,7 +296,8 @@ async function writeTape(b: Base, answer: TapeAnswer, downloads: TapeDownload[])
   const entry = req.ctx.entry;
   const put = (data: Uint8Array, ext: string) => ctx.store.putFile(data, ext);
   try {
-    const request: TapeRequest = await tapeRequestOf(req.raw, ex.body, put);
+    const request: TapeRequest =
+      ex.body instanceof StreamedBody ? await streamedTapeRequest(req.raw, ex.body, ctx.store) : await tapeRequestOf(req.raw, ex.body, put);
     const declaration = declarationOf(ctx.options.declarations[ex.service], ex.operation);
     const account = ctx.options.perAccount ? (req.ctx.account?.id ?? null) : null;
     const key = matchKey(ex.service, ex.operation, account, request, declaration);

@@ -2,7 +2,7 @@
  * Replaying: a matched tape's answer, with what must be fresh made fresh (trace ids, ids of things, download links
  * as the emulator's own), through the same lifecycle as the emulator's answers. A stream's events leave at the
  * recorded pace (scaled by the replay speed) through the stream guard, so the fault fields apply to the real audio:
- * pacing, `cut_after_chunks`, the audio faults.
+ * pacing (`rtf` by each chunk's share of the audio's length, pace.ts), `cut_after_chunks`, the audio faults.
  */
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
@@ -14,6 +14,7 @@ import type { TapeOperation } from '../core/service.js';
 import { internalize } from './body.js';
 import { isFileRef, type FileRef, type Tape, type TapeRequest, type TapeStep } from './format.js';
 import { IDENTITY_FIELDS, TRACE_HEADERS, type ReplayLinks } from './fresh.js';
+import { audioHintOf, msPerByte } from './pace.js';
 import { sseText, type RecordedSse } from './sse.js';
 import type { TapesContext } from './context.js';
 
@@ -177,6 +178,23 @@ function inflate(event: RecordedSse, factor: number): void {
   for (const k of ['audio_length', 'audio_size']) if (typeof extra[k] === 'number') extra[k] = Math.round((extra[k] as number) * factor);
 }
 
+/**
+ * The `rtf` pace's measure of a replayed event stream: ms of audio per byte over its events' audio (the final event's
+ * `extra_info.audio_length` when the audio's headers cannot be read).
+ */
+async function sseMsPerByte(ctx: TapesContext, tape: Tape, events: Extract<TapeStep, { event: unknown }>[]): Promise<number> {
+  const chunks: Buffer[] = [];
+  let stated: number | undefined;
+  for (const step of events) {
+    const recorded = step.event as RecordedSse;
+    const audio = recorded.text === undefined ? audioPathOf(recorded.data) : null;
+    if (audio) chunks.push(await ctx.store.bytesOf(audio.ref));
+    const length = (recorded.data as { extra_info?: { audio_length?: unknown } } | null)?.extra_info?.audio_length;
+    if (typeof length === 'number') stated = length;
+  }
+  return msPerByte(chunks, audioHintOf(tape), stated);
+}
+
 async function replaySse(
   ctx: TapesContext,
   req: FastifyRequest,
@@ -189,6 +207,7 @@ async function replaySse(
   const { res, head, guard } = openGuardedStream<string>(ctx, req, reply, tape, headers, 'hex');
   const out = steps.filter((s): s is Extract<TapeStep, { event: unknown }> => s.dir === 'out' && 'event' in s);
   try {
+    const rate = guard.shape.rtf ? await sseMsPerByte(ctx, tape, out) : 0;
     for (const [i, step] of out.entries()) {
       await waitUntil(dueOf(ctx, head, step), 0, guard.gone);
       const recorded = step.event as RecordedSse;
@@ -204,7 +223,7 @@ async function replaySse(
       const data = await refresh(recorded.data);
       const frame = {
         audio: bytes,
-        ms: 0,
+        ms: bytes.length * rate,
         render: (a: Buffer, d: { oddHex: boolean; inflate: number }) => {
           const text = audio.ref.encoding === 'hex' ? a.toString('hex') : a.toString('base64');
           const copy = { ...recorded, data: structuredClone(data) } as RecordedSse;
@@ -236,11 +255,12 @@ async function replayChunks(
   const { res, head, guard } = openGuardedStream<Buffer>(ctx, req, reply, tape, headers, 'binary');
   const frames = steps.filter((s): s is Extract<TapeStep, { frame: FileRef }> => s.dir === 'out' && 'frame' in s);
   try {
+    const rate = guard.shape.rtf ? await msPerByte(await Promise.all(frames.map((f) => ctx.store.bytesOf(f.frame))), audioHintOf(tape)) : 0;
     for (const [i, step] of frames.entries()) {
       await waitUntil(dueOf(ctx, head, step), 0, guard.gone);
       const bytes = await ctx.store.bytesOf(step.frame);
       const kind = i === frames.length - 1 ? FINAL_AUDIO_CHUNK : AUDIO_CHUNK;
-      if (!(await guard.sendAudio({ audio: bytes, ms: 0, render: (a: Buffer) => a }, kind))) return;
+      if (!(await guard.sendAudio({ audio: bytes, ms: bytes.length * rate, render: (a: Buffer) => a }, kind))) return;
     }
     await guard.end('done');
     res.end();

@@ -4,15 +4,15 @@
  * a multipart form with its files by hash, text, or bytes).
  */
 import type { IncomingMessage } from 'node:http';
-import { CREDENTIAL_MARKER, extensionOf, type TapeBody, type TapePart, type TapeRequest } from './format.js';
-import { externalize, sniffExtension, type FilePut } from './body.js';
+import { CREDENTIAL_MARKER, extensionOf, type TapeBody, type TapeRequest } from './format.js';
+import { externalize, type FilePut } from './body.js';
 
 /** Headers that carry a credential: forwarded as they came, written as the marker. */
 const CREDENTIAL_HEADERS = new Set(['authorization', 'x-api-key', 'api-key', 'proxy-authorization', 'cookie']);
 /** Query parameters that carry a credential. */
 const CREDENTIAL_QUERY = new Set(['api_key', 'apikey', 'key', 'token', 'access_token']);
 /** JSON fields that carry a credential (/mcp `arguments.apiKey`). */
-const CREDENTIAL_FIELDS = /^(api_?key|apikey|access_token|authorization|secret)$/i;
+export const CREDENTIAL_FIELDS = /^(api_?key|apikey|access_token|authorization|secret)$/i;
 /** Headers a tape keeps of a request: the ones that give the body its meaning, and the credentials (as the marker). */
 const KEPT_REQUEST_HEADERS = new Set(['content-type', 'accept', ...CREDENTIAL_HEADERS]);
 /** Headers never forwarded: the connection's own, and the emulator's directives. */
@@ -30,9 +30,9 @@ export const HOP_HEADERS = new Set([
 ]);
 
 /**
- * The largest multipart form the tapes read: the largest upload either service accepts (a platform video, 200 MB) and
- * the form around it. A multipart route reads its form itself (its own limits per field), so its Fastify body limit
- * does not bound it; the service's own rules still judge the form when the emulator answers it.
+ * The largest multipart form the tapes read (streamed, never held whole): the largest upload either service accepts (a
+ * platform video, 200 MB) and the form around it. A multipart route reads its form itself (its own limits per field),
+ * so its Fastify body limit does not bound it; the service's own rules still judge the form when the emulator answers it.
  */
 export const MULTIPART_LIMIT = 210 * 1000 * 1000;
 
@@ -59,13 +59,18 @@ export async function readRawBody(raw: IncomingMessage, limit: number): Promise<
     }
   } catch (err) {
     if ((err as { code?: string }).code === 'FST_ERR_CTP_BODY_TOO_LARGE') throw err;
-    throw Object.assign(new Error(`the client left before its request body was read (${(err as Error).message})`), { statusCode: 400, code: 'CLIENT_LEFT' });
+    throw clientLeft((err as Error).message);
   }
-  if (!raw.complete) throw Object.assign(new Error('the client left before its request body was read'), { statusCode: 400, code: 'CLIENT_LEFT' });
+  if (!raw.complete) throw clientLeft();
   return Buffer.concat(chunks);
 }
 
-function tooLarge(limit: number): Error {
+/** The error of a body that broke off (Fastify's 400, which nobody reads: the client has gone). */
+export function clientLeft(why?: string): Error {
+  return Object.assign(new Error(`the client left before its request body was read${why ? ` (${why})` : ''}`), { statusCode: 400, code: 'CLIENT_LEFT' });
+}
+
+export function tooLarge(limit: number): Error {
   return Object.assign(new Error(`request body is too large (over ${limit} bytes)`), { code: 'FST_ERR_CTP_BODY_TOO_LARGE', statusCode: 413 });
 }
 
@@ -83,7 +88,7 @@ export function queryOf(url: string): Record<string, string | string[]> {
 }
 
 /** The request's headers as a tape keeps them. */
-function keptHeaders(headers: IncomingMessage['headers']): Record<string, string> {
+export function keptHeaders(headers: IncomingMessage['headers']): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined || !KEPT_REQUEST_HEADERS.has(name)) continue;
@@ -121,7 +126,7 @@ export function withoutSecrets(json: string, secrets: Iterable<string>): string 
   return out;
 }
 
-/** A body in the tape's shape, by its content type. */
+/** A body in the tape's shape, by its content type (a multipart form is never read whole: multipart.ts). */
 export async function tapeBodyOf(raw: Buffer, contentType: string | undefined, put: FilePut): Promise<TapeBody> {
   if (raw.length === 0) return { none: true };
   const type = (contentType ?? '').toLowerCase();
@@ -135,32 +140,8 @@ export async function tapeBodyOf(raw: Buffer, contentType: string | undefined, p
     // Outside the parse's catch: a file that cannot be stored fails the tape, never turns its body into text.
     return { json: await externalize(withoutCredentials(parsed), put) };
   }
-  if (type.startsWith('multipart/form-data')) {
-    const parts = await multipartParts(raw, contentType!, put);
-    if (parts) return { multipart: parts };
-  }
   if (type.startsWith('text/') || type.includes('x-www-form-urlencoded')) return { text: raw.toString('utf8') };
   return { file: { $file: await put(raw, extensionOf(contentType)), encoding: 'raw' } };
-}
-
-/** A multipart form's parts, in order (Node's own form parser); null when it cannot be read. */
-async function multipartParts(raw: Buffer, contentType: string, put: FilePut): Promise<TapePart[] | null> {
-  let form: FormData;
-  try {
-    form = await new Response(raw, { headers: { 'content-type': contentType } }).formData();
-  } catch {
-    return null;
-  }
-  const parts: TapePart[] = [];
-  for (const [name, value] of form.entries()) {
-    if (typeof value === 'string') parts.push({ name, value: CREDENTIAL_FIELDS.test(name) ? CREDENTIAL_MARKER : value });
-    else {
-      const bytes = Buffer.from(await value.arrayBuffer());
-      const ext = extensionOf(value.type) === 'bin' ? sniffExtension(bytes) : extensionOf(value.type);
-      parts.push({ name, filename: value.name, content_type: value.type, file: { $file: await put(bytes, ext), encoding: 'raw' } });
-    }
-  }
-  return parts;
 }
 
 /** The request as a tape holds it. */

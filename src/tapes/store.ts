@@ -8,18 +8,19 @@ import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, openSync } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FILES_DIR, isFileRef, parseTape, tapeText, TapeError, type FileRef, type Tape } from './format.js';
+import { FILES_DIR, isFileRef, parseTape, stepSchema, tapeText, TapeError, type FileRef, type Tape, type TapeStep } from './format.js';
 
 const USED_FILE = '.used.json';
 
 /** Writes `data` to `path` atomically: temp file beside it, fsync, rename, fsync of the folder. */
-export async function writeAtomic(path: string, data: string | Uint8Array): Promise<void> {
+export async function writeAtomic(path: string, data: string | Uint8Array | ((handle: FileHandle) => Promise<void>)): Promise<void> {
   const dir = path.slice(0, path.lastIndexOf('/')) || '.';
   const temp = join(dir, `.tmp-${process.pid}-${randomBytes(6).toString('hex')}`);
   try {
     const handle = await open(temp, 'wx');
     try {
-      await handle.writeFile(data);
+      if (typeof data === 'function') await data(handle);
+      else await handle.writeFile(data);
       await handle.sync();
     } finally {
       await handle.close();
@@ -55,6 +56,8 @@ export class FileWriter {
   private readonly chunks: Buffer[] = [];
   private size = 0;
   private held = 0;
+  /** Bytes handed to a spill not yet finished. */
+  private writing = 0;
   /** The temporary file once opened (closed by finish or abandon, whatever happened to the writes). */
   private handle: FileHandle | null = null;
   /** The spills in order; never rejects (the first failure is kept in `failure`). */
@@ -90,18 +93,33 @@ export class FileWriter {
     return { offset: at, bytes: chunk.length };
   }
 
+  /** Bytes not yet on disk: held, or being written. */
+  get backlog(): number {
+    return this.held + this.writing;
+  }
+
+  /** Resolves once what was queued for the temporary file is written (a reader that outpaces the disk waits for it). */
+  async settled(): Promise<void> {
+    await this.spilling;
+  }
+
   /** Queues the held chunks for the temporary file (after the spills before them). */
   private spill(): Promise<void> {
     const pending = this.chunks.splice(0);
+    const bytes = this.held;
     this.held = 0;
+    this.writing += bytes;
     const previous = this.spilling ?? Promise.resolve();
     this.spilling = previous.then(async () => {
-      if (this.failure) return;
       try {
+        if (this.failure) return;
         this.handle ??= await open(this.temp, 'wx');
-        for (const c of pending) await this.handle.write(c);
+        // One write for the batch: a chunk at a time would fall behind a fast stream, its chunks piling up in memory.
+        await this.handle.write(Buffer.concat(pending));
       } catch (err) {
         this.failure = err as Error;
+      } finally {
+        this.writing -= bytes;
       }
     });
     return this.spilling;
@@ -182,7 +200,7 @@ export async function notTapesFolder(dir: string): Promise<string | null> {
     }
     const v = value as { tape?: unknown; id?: unknown } | undefined;
     if (typeof v?.tape !== 'number' || typeof v.id !== 'string')
-      return 'the folder is not a folder of tapes: it holds a .json file without the tape format\'s version field';
+      return "the folder is not a folder of tapes: it holds a .json file without the tape format's version field";
   }
   return null;
 }
@@ -191,7 +209,14 @@ export class TapeStore {
   readonly filesDir: string;
   /** Tapes by id, in the order of their ids. */
   readonly tapes = new Map<string, Tape>();
+  /** Tapes written by this run whose timeline stays on disk only (a socket's: `writeTapeStreamed`). */
+  private readonly written = new Set<string>();
+  /** Small files read whole, kept for the next reference to them (bounded: FILE_CACHE_BYTES in all). */
   private readonly files = new Map<string, Buffer>();
+  private cachedBytes = 0;
+  /** A file at most this large is read whole and kept; a larger one is read slice by slice (a long stream's audio). */
+  private static readonly WHOLE_FILE_BYTES = 4 << 20;
+  private static readonly FILE_CACHE_BYTES = 64 << 20;
 
   private constructor(readonly dir: string) {
     this.filesDir = join(dir, FILES_DIR);
@@ -241,22 +266,105 @@ export class TapeStore {
     return new FileWriter(this, ext);
   }
 
-  /** The bytes a reference names (a slice when it has one). Files are read once and kept. */
+  /**
+   * The bytes a reference names (a slice when it has one). A small file is read once and kept (the cache is bounded);
+   * a slice of a large one is read alone, so replaying a long stream never holds all its audio at once.
+   */
   async bytesOf(ref: FileRef): Promise<Buffer> {
+    const path = join(this.filesDir, ref.$file);
     let whole = this.files.get(ref.$file);
-    if (!whole) {
-      whole = await readFile(join(this.filesDir, ref.$file));
-      this.files.set(ref.$file, whole);
+    const sliced = ref.offset !== undefined || ref.bytes !== undefined;
+    if (!whole && sliced && ref.bytes !== undefined && (await stat(path)).size > TapeStore.WHOLE_FILE_BYTES) {
+      const handle = await open(path, 'r');
+      try {
+        const out = Buffer.alloc(ref.bytes);
+        const { bytesRead } = await handle.read(out, 0, ref.bytes, ref.offset ?? 0);
+        return out.subarray(0, bytesRead);
+      } finally {
+        await handle.close();
+      }
     }
-    if (ref.offset === undefined && ref.bytes === undefined) return whole;
+    if (!whole) {
+      whole = await readFile(path);
+      if (whole.length <= TapeStore.WHOLE_FILE_BYTES) this.keep(ref.$file, whole);
+    }
+    if (!sliced) return whole;
     const from = ref.offset ?? 0;
     return whole.subarray(from, ref.bytes === undefined ? undefined : from + ref.bytes);
+  }
+
+  /** Keeps a file read whole, the oldest dropped past the cache's bound. */
+  private keep(name: string, bytes: Buffer): void {
+    this.files.set(name, bytes);
+    this.cachedBytes += bytes.length;
+    for (const [old, held] of this.files) {
+      if (this.cachedBytes <= TapeStore.FILE_CACHE_BYTES) break;
+      this.files.delete(old);
+      this.cachedBytes -= held.length;
+    }
+  }
+
+  /** Whether a tape of this id is in the folder (read at open, or written since). */
+  has(id: string): boolean {
+    return this.tapes.has(id) || this.written.has(id);
+  }
+
+  /** How many tapes the folder holds (read at open, or written since). */
+  get count(): number {
+    let n = this.tapes.size;
+    for (const id of this.written) if (!this.tapes.has(id)) n++;
+    return n;
+  }
+
+  /** Writes under way (a socket's tape assembled after it ended): whoever closes the folder waits for them. */
+  private readonly writing = new Set<Promise<unknown>>();
+
+  /** Keeps `write` among the writes under way until it settles. */
+  track<T>(write: Promise<T>): Promise<T> {
+    this.writing.add(write);
+    void write.then(
+      () => this.writing.delete(write),
+      () => this.writing.delete(write),
+    );
+    return write;
+  }
+
+  /** Resolves once no write is under way. */
+  async settled(): Promise<void> {
+    while (this.writing.size) await Promise.allSettled([...this.writing]);
   }
 
   /** Writes a tape (atomically) and keeps it. */
   async writeTape(tape: Tape): Promise<void> {
     await writeAtomic(join(this.dir, `${tape.id}.json`), tapeText(tape));
     this.tapes.set(tape.id, tape);
+  }
+
+  /**
+   * Writes a tape whose stream's steps come one at a time (a socket's timeline read back from its spill), atomically,
+   * with the same text `writeTape` gives the whole tape; the tape is not kept in memory.
+   * `head` is the tape with no steps.
+   */
+  async writeTapeStreamed(head: Tape, steps: AsyncIterable<TapeStep>): Promise<void> {
+    const stream = head.answer.stream;
+    if (!stream || stream.steps.length) throw new Error('a streamed tape is written from its head (a stream without steps) and its steps');
+    const mark = '\u0000steps';
+    const text = tapeText({ ...head, answer: { ...head.answer, stream: { ...stream, steps: [mark as unknown as TapeStep] } } });
+    const at = text.indexOf(JSON.stringify(mark));
+    const before = text.slice(0, at);
+    const after = text.slice(at + JSON.stringify(mark).length);
+    const indent = before.slice(before.lastIndexOf('\n') + 1);
+    await writeAtomic(join(this.dir, `${head.id}.json`), async (handle) => {
+      let out = '';
+      let count = 0;
+      for await (const step of steps) {
+        out += count++ ? `,\n${indent}` : before;
+        out += JSON.stringify(stepSchema.parse(step), null, 2).replaceAll('\n', `\n${indent}`);
+        if (out.length >= 1 << 16) (await handle.write(out), (out = ''));
+      }
+      await handle.write(count ? out + after : tapeText(head));
+    });
+    this.written.add(head.id);
   }
 
   /** Removes a tape (its files stay until no tape names them: `pruneFiles`). */

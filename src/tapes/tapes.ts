@@ -4,6 +4,7 @@
  * Loaded only when tapes are opened (`--record`, `--replay`, or the control plane's replay route); the request path of
  * an emulator without them never sees it.
  */
+import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Emulator } from '../core/emulator.js';
@@ -18,6 +19,7 @@ import { declarationOf, matchKey, missMessage, TapeIndex, type MatchKey } from '
 import { forwardAndRecord, TapeWriteError } from './recorder.js';
 import { StorageError } from '../core/state/storage.js';
 import { replayTape } from './replayer.js';
+import { isMultipart, StreamedBody, streamedTapeRequest } from './multipart.js';
 import { bodyLimitOf, readRawBody, tapeRequestOf } from './request.js';
 import { TapeStore } from './store.js';
 import { Upstream } from './upstream.js';
@@ -29,7 +31,8 @@ export type { TapesOptions } from './context.js';
 /** One request as the tapes see it: the operation, the request as a tape holds it (files hashed only), its key. */
 interface Arrived {
   operation: string;
-  body: Buffer;
+  /** Its bytes, or a multipart form streamed through a temporary file (never held whole). */
+  body: Buffer | StreamedBody;
   request: TapeRequest;
   key: MatchKey;
 }
@@ -82,13 +85,15 @@ export async function openTapes(emu: Emulator, options: TapesOptions): Promise<R
   return {
     hook,
     settings: { mode: options.mode, dir: options.dir, strict: options.strict, speed: options.speed },
-    tapeCount: () => store.tapes.size,
+    tapeCount: () => store.count,
     store,
     used,
     close: async () => {
+      // A socket's tape still being assembled is written whole before the folder is let go.
+      await store.settled();
       ctx.upstream.close();
       // Only a folder that holds tapes gets the list: a folder named by mistake (empty, or not one of tapes) is left as it was.
-      if (options.mode !== 'record' && store.tapes.size > 0)
+      if (options.mode !== 'record' && store.count > 0)
         await store.writeUsed(ctx.used).catch((err: Error) => emu.logger.error({ err }, 'tapes: the used-set could not be written'));
     },
   };
@@ -100,10 +105,28 @@ function upstreamOf(ctx: TapesContext, listener: string): string | undefined {
   return listener === 'platform' ? u.platform : u.speech;
 }
 
+/**
+ * The request's body: read whole within its route's limit, or a multipart form streamed to a temporary file (passed on
+ * to the upstream as it arrives when `forward`): beside the tapes while recording, in the system's temporary folder
+ * when only replaying (the tapes' folder may be read-only).
+ */
+function bodyOf(ctx: TapesContext, req: FastifyRequest, route: ExchangeRoute, forward: boolean): Promise<Buffer> | StreamedBody {
+  const limit = bodyLimitOf(req.raw, route.bodyLimit);
+  if (!isMultipart(req.raw)) return readRawBody(req.raw, limit);
+  return new StreamedBody(req.raw, limit, ctx.options.mode === 'replay' ? tmpdir() : ctx.store.dir, { forward });
+}
+
 async function arrive(ctx: TapesContext, req: FastifyRequest, route: ExchangeRoute): Promise<Arrived> {
   const operation = `${route.method} ${route.url}`;
-  const body = await readRawBody(req.raw, bodyLimitOf(req.raw, route.bodyLimit));
-  const recorded = await tapeRequestOf(req.raw, body, hashOnly);
+  const read = bodyOf(ctx, req, route, false);
+  const body = read instanceof StreamedBody ? read : await read;
+  let recorded: TapeRequest;
+  try {
+    recorded = body instanceof StreamedBody ? await streamedTapeRequest(req.raw, body, null) : await tapeRequestOf(req.raw, body, hashOnly);
+  } catch (err) {
+    if (body instanceof StreamedBody) await body.remove();
+    throw err;
+  }
   // A fresh id handed out by an earlier replay is matched as the recorded id it stands for.
   const request: TapeRequest = {
     ...recorded,
@@ -118,9 +141,9 @@ async function arrive(ctx: TapesContext, req: FastifyRequest, route: ExchangeRou
 }
 
 /** The journal keeps the body as the lifecycle would have (its parsers never ran). */
-function journalArrived(req: FastifyRequest, body: Buffer): void {
+function journalArrived(req: FastifyRequest, body: Buffer | StreamedBody): void {
   const type = req.headers['content-type'] ?? '';
-  if (/json|^text\/|x-www-form-urlencoded/i.test(type) && body.length) journalBodyText(req, body.toString('utf8'));
+  if (Buffer.isBuffer(body) && /json|^text\/|x-www-form-urlencoded/i.test(type) && body.length) journalBodyText(req, body.toString('utf8'));
   else journalBody(req);
 }
 
@@ -130,8 +153,10 @@ async function take(ctx: TapesContext, req: FastifyRequest, reply: FastifyReply,
   // Recording a service without an upstream: the emulator answers it, untouched.
   if (mode === 'record' && !upstream) return false;
   if (mode === 'record') {
-    // Always forwarded: nothing to match, the body goes on at once (its tape is made once the answer is whole).
-    const body = await readRawBody(req.raw, bodyLimitOf(req.raw, route.bodyLimit));
+    // Always forwarded: nothing to match, the body goes on at once (a form as it arrives; the tape is made once the
+    // answer is whole).
+    const read = bodyOf(ctx, req, route, true);
+    const body = read instanceof StreamedBody ? read : await read;
     journalArrived(req, body);
     await forwardAndRecord(ctx, req, reply, { service: route.service, operation: `${route.method} ${route.url}`, body, upstream: upstream! }, refuse).catch(
       (err: unknown) => tapeProblem(ctx, err),
@@ -146,14 +171,24 @@ async function take(ctx: TapesContext, req: FastifyRequest, reply: FastifyReply,
     ctx.replayedTimes.set(text, n);
     const tape: Tape = found.hit[Math.min(n, found.hit.length) - 1]!.tape;
     ctx.used.add(tape.id);
+    if (arrived.body instanceof StreamedBody) await arrived.body.remove();
     await replayTape(ctx, req, reply, tape, declarationOf(ctx.options.declarations[route.service], arrived.operation), arrived.request);
     return true;
   }
   if (mode === 'replay' || !upstream) {
     req.ctx.entry?.noteTape({ mode: 'missed', nearest: found.nearest });
+    const body = arrived.body;
     // No recorded answer is the family's "not found" (404 in its own shape), never an unlisted 500.
-    if (ctx.options.strict) throw refuse({ kind: 'upstream', status: 404, message: `replay: ${missMessage(arrived.operation, found.nearest)}` });
-    giveBodyBack(req, arrived.body);
+    if (ctx.options.strict) {
+      if (body instanceof StreamedBody) await body.remove();
+      throw refuse({ kind: 'upstream', status: 404, message: `replay: ${missMessage(arrived.operation, found.nearest)}` });
+    }
+    if (body instanceof StreamedBody) {
+      // The emulator's own route reads the form from its file, as it streams; the file goes once it was read.
+      const bytes = body.bytes();
+      bytes.once('close', () => void body.remove());
+      giveBodyBack(req, bytes);
+    } else giveBodyBack(req, body);
     return false;
   }
   await forwardAndRecord(ctx, req, reply, { service: route.service, operation: arrived.operation, body: arrived.body, upstream: upstream! }, refuse).catch(

@@ -84,6 +84,39 @@ describe("tapes: replayed answers go through the same lifecycle as the emulator'
     await expect(cut.text()).rejects.toThrow();
   });
 
+  it("rtf paces the replayed audio as the emulator's own: the last chunk waits until the audio before it played at rtf", async () => {
+    const timed = async (send: () => Promise<Buffer>) => {
+      const started = performance.now();
+      const bytes = await send();
+      return { ms: performance.now() - started, bytes };
+    };
+    // The event stream: its audio's length as the service said it, shared among the events by their bytes.
+    const audioMs = recordedEvents.at(-1).extra_info.audio_length as number;
+    const chunkBytes = recordedEvents.map((e) => (e.data.audio?.length ?? 0) / 2);
+    const total = chunkBytes.reduce((a, b) => a + b, 0);
+    const rtf = Math.max(2, Math.round(audioMs / 800));
+    const sse = (fault?: string) => async () =>
+      Buffer.from((await t2a(replayer.speechUrl, streamBody, { key: 'ci', headers: fault ? { 'x-emulator-fault': fault } : {} })).text);
+    const fast = await timed(sse());
+    const paced = await timed(sse(`rtf=${rtf}`));
+    const due = (audioMs * (total - chunkBytes.at(-1)!)) / total / rtf;
+    expect(paced.ms).toBeGreaterThanOrEqual(due * 0.95);
+    expect(fast.ms).toBeLessThan(due);
+    expect(sseEvents(paced.bytes.toString()).map((e) => e.data.audio)).toEqual(recordedEvents.map((e) => e.data.audio));
+    // The chunked platform stream: its audio's length read from its MP3 headers.
+    const name = readdirSync(dir).find((f) => f.startsWith('platform-post-v1-text-to-speech-stream'))!;
+    const frames = JSON.parse(readFileSync(join(dir, name), 'utf8')).answer.stream.steps.map((s: any) => s.frame.bytes as number);
+    expect(frames.length).toBeGreaterThan(2);
+    const whole = await timed(async () => Buffer.from(await (await platformStream(replayer.platformUrl)).arrayBuffer()));
+    const wholeMs = (await ffprobe(whole.bytes, { ext: 'mp3' })).durationMs;
+    const platformRtf = Math.max(2, Math.round(wholeMs / 800));
+    const platformDue = (wholeMs * (whole.bytes.length - frames.at(-1))) / whole.bytes.length / platformRtf;
+    const platformPaced = await timed(async () => Buffer.from(await (await platformStream(replayer.platformUrl, `rtf=${platformRtf}`)).arrayBuffer()));
+    expect(platformPaced.ms).toBeGreaterThanOrEqual(platformDue * 0.9);
+    expect(whole.ms).toBeLessThan(platformDue);
+    expect(platformPaced.bytes.equals(whole.bytes)).toBe(true);
+  });
+
   it('--replay-speed 1 keeps the recorded pace; 0 sends at once', async () => {
     const name = readdirSync(dir).find((f) => f.startsWith('speech-post-v1-t2a-v2-') && JSON.parse(readFileSync(join(dir, f), 'utf8')).answer.stream)!;
     const lastMs = JSON.parse(readFileSync(join(dir, name), 'utf8')).answer.stream.steps.at(-1).t_ms as number;

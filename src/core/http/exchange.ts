@@ -6,6 +6,7 @@
  * plane; every request that arrives after a switch sees the new ones, on every listener and transport.
  */
 import { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { Refusal } from './refusal.js';
@@ -99,9 +100,10 @@ export class TapesSwitch {
 /**
  * Gives a body the hook read back to the route: the request's stream becomes a copy that holds the same bytes
  * (the parsers and the multipart reader read `req.raw`, which Fastify takes as the body's stream once the request's
- * onRequest hooks are done).
+ * onRequest hooks are done). A body given as a stream (a form the hook kept in a file) is read from it as the route
+ * reads the copy.
  */
-export function giveBodyBack(req: FastifyRequest, body: Buffer): void {
+export function giveBodyBack(req: FastifyRequest, body: Buffer | Readable): void {
   const raw = req.raw;
   const copy = new IncomingMessage(raw.socket);
   copy.headers = raw.headers;
@@ -111,8 +113,18 @@ export function giveBodyBack(req: FastifyRequest, body: Buffer): void {
   copy.httpVersion = raw.httpVersion;
   copy.httpVersionMajor = raw.httpVersionMajor;
   copy.httpVersionMinor = raw.httpVersionMinor;
-  if (body.length) copy.push(body);
-  copy.push(null);
   copy.complete = true;
+  if (Buffer.isBuffer(body)) {
+    if (body.length) copy.push(body);
+    copy.push(null);
+  } else {
+    copy._read = () => void body.resume();
+    body.on('data', (chunk: Buffer) => {
+      if (!copy.push(chunk)) body.pause();
+    });
+    body.once('end', () => copy.push(null));
+    body.once('error', (err) => copy.destroy(err));
+    body.pause();
+  }
   (req as { raw: IncomingMessage }).raw = copy;
 }

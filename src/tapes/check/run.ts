@@ -5,6 +5,7 @@
  */
 import WebSocket from 'ws';
 import { CREDENTIAL_MARKER, isFileRef, isJsonText, type Tape, type TapeBody, type TapeStep } from '../format.js';
+import { audioHintOf } from '../pace.js';
 import { SseReader } from '../sse.js';
 import type { TapeStore } from '../store.js';
 import { compare, type Difference } from './compare.js';
@@ -157,7 +158,7 @@ async function checkHttp(store: TapeStore, tape: Tape, target: CheckTarget, ids:
     emulator.audio = pieces.length ? Buffer.concat(pieces) : undefined;
     mapIds(await inline(store, answer.body.json, new Map()), json, ids);
   }
-  return compare(recorded, emulator, hintOf(tape));
+  return compare(recorded, emulator, audioHintOf(tape));
 }
 
 /** The first error event of a stream names its code. */
@@ -275,7 +276,7 @@ async function checkSocket(store: TapeStore, tape: Tape, target: CheckTarget, id
   const lastName = lastOut ? ('frame' in lastOut ? 'binary' : 'event' in lastOut ? eventName(lastOut.event) : 'text') : undefined;
   const got = await talk(store, urlOf(tape, baseOf(tape, target), ids, true), headersOf(tape), clientSteps, clientCloses ? lastName : undefined);
   const emulator = await observeSocketSteps(null, got);
-  return compare(recorded, emulator, hintOf(tape));
+  return compare(recorded, emulator, audioHintOf(tape));
 }
 
 type Got = { dir: 'out'; event?: unknown; frame?: Buffer; close?: { code: number } };
@@ -327,11 +328,4 @@ function talk(store: TapeStore, url: string, headers: Record<string, string>, cl
       hush();
     });
   });
-}
-
-/** What a decoder needs to read raw PCM: the rate and channels the request asked for. */
-function hintOf(tape: Tape) {
-  const body = 'json' in tape.request.body ? (tape.request.body.json as { audio_setting?: { sample_rate?: number; channel?: number } }) : undefined;
-  const setting = body?.audio_setting;
-  return { rawPcm: { sampleRate: setting?.sample_rate ?? 32000, channels: setting?.channel ?? 1 } };
 }

@@ -24,7 +24,7 @@ export interface SocketTapesHost {
   readonly strict: boolean;
   /** The upstream base URL of a listener, when one is set. */
   upstreamOf(listener: string): string | undefined;
-  /** A socket tape was written (under `record-missing` it answers the next such socket). */
+  /** A socket tape was written under `record-missing`: it answers the next such socket. */
   recorded(tape: Tape): void;
   /** A tape answered (what `tapes prune` keeps). */
   used(id: string): void;

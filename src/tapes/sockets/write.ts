@@ -1,52 +1,81 @@
 /**
  * Writing a socket's tape once it ended: the timeline's files named, the tape's id made from the operation and the
  * client's messages (so the same socket recorded again gets the next `seq`), credentials and the client's key replaced
- * by the marker, the tape written atomically. A failed
- * write (a full disk) is told in the log and the journal entry, and leaves no tape and no file.
+ * by the marker, the tape written atomically from the timeline's spill, a step at a time (never the whole timeline in
+ * memory). A failed write (a full disk) is told in the log and the journal entry, and leaves no tape and no file.
  */
 import { createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import { TAPE_VERSION, type Tape, type TapeStep } from '../format.js';
+import { parseTape, TAPE_VERSION, tapeText, type Tape, type TapeStep } from '../format.js';
 import { matchKey, tapeIdOf } from '../match.js';
 import type { TapeStore } from '../store.js';
-import { credentialValues, presentedSecrets, withoutCredentials, withoutSecrets } from '../request.js';
+import { presentedSecrets, withoutCredentials, withoutSecrets } from '../request.js';
 import { socketOperation, type SocketKind } from './kinds.js';
 import { socketRequest, type SocketTapesHost } from './host.js';
 import type { TimelineRecorder } from './timeline.js';
 
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 
-/** The client's side of a timeline, as the id's hash reads it: its JSON messages and the files of its audio. */
-function clientSide(steps: TapeStep[]): string {
-  return JSON.stringify(
-    steps.filter((s) => s.dir === 'in' && !('close' in s)).map((s) => ('event' in s ? s.event : 'text' in s ? s.text : 'frame' in s ? s.frame.$file : null)),
-  );
+/** A client step as the id's hash reads it: its JSON message, its text, or the file of its audio. */
+function clientItem(step: TapeStep): unknown {
+  return 'event' in step ? step.event : 'text' in step ? step.text : 'frame' in step ? step.frame.$file : null;
 }
 
 /**
- * The steps as a tape keeps them, as HTTP tapes are kept: every credential field of a message replaced by the marker,
- * then the whole text scanned for the key the client presented (its header or query) and for any key it sent inside a
- * message, wherever either was echoed.
+ * A step as a tape keeps it, as HTTP tapes are kept: every credential field of a message replaced by the marker, then
+ * its text scanned for the key the client presented (its header or query) and for any key it sent inside a message,
+ * wherever either was echoed.
  */
-function scrubbed(steps: TapeStep[], presented: string[]): TapeStep[] {
-  const secrets = [...presented];
-  for (const s of steps) if ('event' in s) credentialValues(s.event, secrets);
-  const fields = steps.map((s) => ('event' in s ? { ...s, event: withoutCredentials(s.event) } : s));
-  return JSON.parse(withoutSecrets(JSON.stringify(fields), secrets)) as TapeStep[];
+function scrubbed(step: TapeStep, secrets: string[]): TapeStep {
+  const fields = 'event' in step ? { ...step, event: withoutCredentials(step.event) } : step;
+  return JSON.parse(withoutSecrets(JSON.stringify(fields), secrets)) as TapeStep;
+}
+
+/** The timeline's steps read back, scrubbed. */
+async function* scrubbedSteps(timeline: TimelineRecorder, secrets: string[]): AsyncGenerator<TapeStep> {
+  for await (const step of timeline.steps()) yield scrubbed(step, secrets);
+}
+
+/**
+ * The hash of a timeline's client side: its messages and the files of its audio, in order (the JSON list of them,
+ * hashed as it is read, so a long timeline is never held whole).
+ */
+async function clientSideHash(steps: AsyncIterable<TapeStep>): Promise<string> {
+  const hash = createHash('sha256').update('[');
+  let first = true;
+  for await (const step of steps) {
+    if (step.dir !== 'in' || 'close' in step) continue;
+    hash.update(`${first ? '' : ','}${JSON.stringify(clientItem(step)) ?? 'null'}`);
+    first = false;
+  }
+  return hash.update(']').digest('hex');
 }
 
 /** A new id for a socket tape: the operation's slug, a hash of the path, query and client messages, the next seq. */
-export function socketTapeId(store: TapeStore, kind: SocketKind, tape: Pick<Tape, 'request'>, steps: TapeStep[]): { id: string; seq: number } {
+export function socketTapeId(store: TapeStore, kind: SocketKind, tape: Pick<Tape, 'request'>, clientHash: string): { id: string; seq: number } {
   const operation = socketOperation(kind);
   const key = matchKey(kind.service, operation, null, tape.request, {});
-  key.fields.set('messages', JSON.stringify(sha(clientSide(steps))));
+  key.fields.set('messages', JSON.stringify(clientHash));
   let seq = 1;
-  while (store.tapes.has(tapeIdOf(kind.service, operation, key, seq, sha))) seq++;
+  while (store.has(tapeIdOf(kind.service, operation, key, seq, sha))) seq++;
   return { id: tapeIdOf(kind.service, operation, key, seq, sha), seq };
 }
 
-/** Writes the tape of a socket that ended; its id, or null when it could not be written (said in the log and the entry). */
-export async function writeSocketTape(
+/**
+ * Writes the tape of a socket that ended; its id, or null when it could not be written (said in the log and the
+ * entry). The folder's close waits for it (`TapeStore.settled`).
+ */
+export function writeSocketTape(
+  host: SocketTapesHost,
+  store: TapeStore,
+  kind: SocketKind,
+  req: FastifyRequest,
+  recorded: { upstream: string; headMs: number; timeline: TimelineRecorder },
+): Promise<string | null> {
+  return store.track(write(host, store, kind, req, recorded));
+}
+
+async function write(
   host: SocketTapesHost,
   store: TapeStore,
   kind: SocketKind,
@@ -55,10 +84,13 @@ export async function writeSocketTape(
 ): Promise<string | null> {
   const entry = req.ctx?.entry ?? null;
   try {
-    const steps = scrubbed(await recorded.timeline.finish(), presentedSecrets(req.raw));
+    const { timeline } = recorded;
+    await timeline.finish();
+    const secrets = [...presentedSecrets(req.raw), ...timeline.sentKeys];
     const request = socketRequest(req);
-    const { id, seq } = socketTapeId(store, kind, { request }, steps);
-    const tape: Tape = {
+    // Read twice from the spill: once for the id (a hash of the client's side), once to write the tape.
+    const { id, seq } = socketTapeId(store, kind, { request }, await clientSideHash(scrubbedSteps(timeline, secrets)));
+    const head: Tape = {
       tape: TAPE_VERSION,
       id,
       service: kind.service,
@@ -70,11 +102,21 @@ export async function writeSocketTape(
       upstream: recorded.upstream,
       head_ms: recorded.headMs,
       request,
-      answer: { status: 101, headers: {}, stream: { kind: 'socket', steps } },
+      answer: { status: 101, headers: {}, stream: { kind: 'socket', steps: [] } },
       downloads: [],
     };
-    await store.writeTape(tape);
-    host.recorded(tape);
+    // Under `record-missing` the tape answers the next such socket: its steps are kept as they are written (a tape
+    // replayed is held like every tape read for replay). The spill is gone before the tape is renamed into place.
+    const kept: TapeStep[] | null = host.recordMode === 'record-missing' ? [] : null;
+    async function* steps(): AsyncGenerator<TapeStep> {
+      for await (const step of scrubbedSteps(timeline, secrets)) {
+        kept?.push(step);
+        yield step;
+      }
+      await timeline.done();
+    }
+    await store.writeTapeStreamed(parseTape(`${id}.json`, tapeText(head)), steps());
+    if (kept) host.recorded({ ...head, answer: { ...head.answer, stream: { kind: 'socket', steps: kept } } });
     entry?.noteTape({ mode: 'forwarded', upstream: recorded.upstream, id, recorded: true });
     return id;
   } catch (err) {
