@@ -41,7 +41,10 @@ export function matchKey(
     if (ACCOUNT_QUERY.has(lower) || ignoreQuery.has(lower)) continue;
     fields.set(`query.${name}`, JSON.stringify(value));
   }
-  const ignored = [...(declaration.ignore ?? []), ...(declaration.echo ?? [])].map((p) => p.split('.'));
+  // An echo field is the client's in each message of a batch (a JSON array body) too.
+  const batch = 'json' in request.body && Array.isArray(request.body.json);
+  const echo = (declaration.echo ?? []).flatMap((p) => (batch ? [p, `*.${p}`] : [p]));
+  const ignored = [...(declaration.ignore ?? []), ...echo].map((p) => p.split('.'));
   flattenBody(request.body, ignored, fields);
   return { service, operation, account, fields };
 }

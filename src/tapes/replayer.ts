@@ -58,9 +58,25 @@ function withValueAt(value: unknown, path: string[], next: unknown): unknown {
   return copy;
 }
 
-/** The answer with the client's values of the operation's `echo` fields where the recorded answer had the recorded ones. */
+/**
+ * The answer with the client's values of the operation's `echo` fields where the recorded answer had the recorded ones.
+ * A batch (JSON arrays of messages, answered in any order): each answer message's field takes the value the client
+ * sent in the message whose recorded value it holds.
+ */
 function echoed(answer: unknown, declaration: TapeOperation, recorded: TapeRequest, arrived: TapeRequest): unknown {
   if (!declaration.echo?.length || !('json' in recorded.body) || !('json' in arrived.body)) return answer;
+  const [was, now] = [recorded.body.json, arrived.body.json];
+  if (Array.isArray(was) && Array.isArray(now) && Array.isArray(answer) && was.length === now.length)
+    return answer.map((message: unknown) => {
+      let out = message;
+      for (const field of declaration.echo!) {
+        const path = field.split('.');
+        const at = was.findIndex((m) => valueAt(m, path) !== undefined && JSON.stringify(valueAt(m, path)) === JSON.stringify(valueAt(message, path)));
+        const value = at === -1 ? undefined : valueAt(now[at], path);
+        if (value !== undefined) out = withValueAt(out, path, value);
+      }
+      return out;
+    });
   let out = answer;
   for (const field of declaration.echo) {
     const path = field.split('.');

@@ -27,6 +27,12 @@ function mcpCall(base: string, key: string, id: number | string = 7) {
   return fetch(`${base}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 }
 
+/** A JSON-RPC batch of two tools/list calls with these ids. */
+function mcpBatch(base: string, ids: (number | string)[]) {
+  const body = ids.map((id) => ({ jsonrpc: '2.0', id, method: 'tools/list' }));
+  return fetch(`${base}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+}
+
 async function mcpResult(res: Response): Promise<{ status: number; body: any; tool: any }> {
   const body = (await res.json()) as any;
   return { status: res.status, body, tool: JSON.parse(body.result.content[0].text) };
@@ -86,6 +92,7 @@ describe('tapes: /mcp and speech to text, recorded then replayed offline', () =>
     try {
       recorded.mcp = await mcpResult(await mcpCall(recorder.platformUrl, REAL_KEY));
       recorded.mcpDownload = Buffer.from(await (await fetch(recorded.mcp.tool.download_url)).arrayBuffer());
+      recorded.batch = await (await mcpBatch(recorder.platformUrl, [1, 2])).json();
       const p = await platformStt(recorder.platformUrl, REAL_KEY, pcm);
       recorded.platformStt = { status: p.status, body: await p.json() };
       const s = await speechStt(recorder.speechUrl, REAL_KEY, wavOf(pcm));
@@ -149,6 +156,15 @@ describe('tapes: /mcp and speech to text, recorded then replayed offline', () =>
     expect(Buffer.from(await download.arrayBuffer()).equals(recorded.mcpDownload)).toBe(true);
     const entry = (await replayer.control.journal.list({ path: '/mcp', limit: 1 }))[0]!;
     expect(entry.tape?.mode).toBe('replayed');
+  });
+
+  it('/mcp batch: the ids of its messages are never part of a match, and each answer repeats the id its message sent', async () => {
+    expect(recorded.batch.map((m: any) => m.id)).toEqual([1, 2]);
+    const res = await mcpBatch(replayer.platformUrl, ['list-a', 'list-b']);
+    expect(res.status).toBe(200);
+    const replayed = (await res.json()) as any[];
+    expect(replayed.map((m) => m.id)).toEqual(['list-a', 'list-b']);
+    expect(replayed.map((m) => m.result)).toEqual(recorded.batch.map((m: any) => m.result));
   });
 
   it('/mcp: the JSON-RPC id is never part of a match, and the answer repeats the id the client sent', async () => {
