@@ -16,9 +16,10 @@ function requestForLogs(req: { method?: string; url?: string }) {
 
 /** An error as logs show it: pino's own form, with the frames of the built bundle named by their sources. */
 function errorForLogs(err: Error): Record<string, unknown> {
-  const out = pino.stdSerializers.err(err) as unknown as Record<string, unknown>;
-  if (typeof out.stack === 'string') out.stack = sourceStack(out.stack);
-  return out;
+  const out = pino.stdSerializers.err(err) as unknown as Record<string, unknown> | null;
+  // Anything not like an Error (null, a string) comes back as it is: only a serialized error has a stack to name.
+  if (typeof out === 'object' && out !== null && typeof out.stack === 'string') out.stack = sourceStack(out.stack);
+  return out as Record<string, unknown>;
 }
 
 /** Options shared by every logger of the emulator (also used by tests that capture lines). */
