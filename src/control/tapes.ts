@@ -72,6 +72,8 @@ function refuseWhileRecording(emu: Emulator, doing: string): void {
 }
 
 export function tapesRoutes(app: FastifyInstance, emu: Emulator): void {
+  // Checks running now: tapes loaded meanwhile would answer the check's requests in place of the emulator's rules.
+  let checking = 0;
   app.post(
     '/tapes/check',
     {
@@ -93,8 +95,13 @@ export function tapesRoutes(app: FastifyInstance, emu: Emulator): void {
       // Only a folder of tapes is opened: the control plane never reads (nor repeats) files that are not tapes.
       await openableFolder(dir, 'tapes check');
       const store = await damagedAs400('tapes check', () => TapeStore.open(dir));
-      const report = await checkTapes(store, { speechUrl: emu.urls.speech, platformUrl: emu.urls.platform });
-      return { summary: summaryLine(report), ...report };
+      checking++;
+      try {
+        const report = await checkTapes(store, { speechUrl: emu.urls.speech, platformUrl: emu.urls.platform });
+        return { summary: summaryLine(report), ...report };
+      } finally {
+        checking--;
+      }
     },
   );
 
@@ -119,13 +126,18 @@ export function tapesRoutes(app: FastifyInstance, emu: Emulator): void {
         summary: 'Replay a folder of tapes from now on',
         description:
           "Body: {dir, strict?, speed?}, as --replay, --replay-strict and --replay-speed: a folder of tapes (every .json file in it carries the format's version field, else 400; a damaged tape is named with its file and what is wrong, 400). " +
-          'Requests that arrive after the answer (HTTP and sockets, every listener) are answered from these tapes; a folder replayed before is replaced. Refused while recording (409). Answer: the tapes in effect, as GET.',
+          'Requests that arrive after the answer (HTTP and sockets, every listener) are answered from these tapes; a folder replayed before is replaced. Refused while recording, and while a tapes check runs (409). Answer: the tapes in effect, as GET.',
         body: tapesReplayBody,
       },
     },
     async (req) => {
       const { dir, strict, speed } = req.body as z.output<typeof tapesReplayBody>;
       refuseWhileRecording(emu, 'tapes replay');
+      if (checking)
+        throw new ControlError(
+          409,
+          "tapes replay: a tapes check is running, and its requests must be answered by the emulator's own rules; load tapes once it has answered",
+        );
       await openableFolder(dir, 'tapes replay');
       const loaded = await damagedAs400('tapes replay', () => emu.tapes.load({ mode: 'replay', dir, strict, speed }));
       return tapesView(loaded);

@@ -165,6 +165,25 @@ describe('tapes: a folder replayed from the control plane, at run time', () => {
     await emu.control.tapesStopReplay();
   });
 
+  it('a tapes check that is running refuses a load (409): its requests are answered by the rules, and then tapes load again', async () => {
+    // The check's T2A request waits 1.5 s (a queued fault), so the load below arrives while the check runs.
+    await emu.control.faults.add({ path: '/v1/t2a_v2', times: 1, fault: { delay_ms: 1500 } });
+    const t2aSeen = async () => ((await control(emu.speechUrl).call('GET', '/journal?path=/v1/t2a_v2')).body as { entries: unknown[] }).entries.length;
+    const before = await t2aSeen();
+    const check = control(emu.speechUrl).call('POST', '/tapes/check', { dir });
+    // The check's own T2A request has arrived (and waits): the check is running.
+    for (let i = 0; i < 100 && (await t2aSeen()) === before; i++) await new Promise((r) => setTimeout(r, 20));
+    const put = await control(emu.speechUrl).call('PUT', '/tapes/replay', { dir });
+    expect(put.status).toBe(409);
+    expect((put.body as { error: { message: string } }).error.message).toMatch(/^tapes replay: a tapes check is running/);
+    const checked = await check;
+    expect(checked.status).toBe(200);
+    expect((checked.body as { tapes: number }).tapes).toBe(2);
+    // Once the check has answered, a load is taken.
+    expect((await emu.control.tapesReplay({ dir })).tapes).toBe(2);
+    await emu.control.tapesStopReplay();
+  });
+
   it('an emulator that is recording refuses to replay or stop (409, the control plane shape), and tells what it records', async () => {
     const upstream = await startUpstream();
     const recording = tapeDir();
