@@ -36,15 +36,25 @@ export interface CliRun {
   status: number;
 }
 
-/** The CLI as its own process (a command such as `tapes list`, or a start it refuses), run to its end. */
-export function runCli(args: string[], node: NodeOptions = {}): Promise<CliRun> {
-  return new Promise((resolve) => {
+/**
+ * The CLI as its own process (a command such as `tapes list`, or a start it refuses), run to its end. One that has
+ * not ended after `timeoutMs` is killed, and the run rejects with what it printed: no process outlives its test.
+ */
+export function runCli(args: string[], node: NodeOptions = {}, timeoutMs = 60_000): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
     const child = startCli(args, node);
     let out = '';
     let err = '';
     child.stdout!.on('data', (d: Buffer) => (out += d));
     child.stderr!.on('data', (d: Buffer) => (err += d));
-    child.once('exit', (code) => resolve({ out, err, status: code ?? -1 }));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`speech-emulator ${args.join(' ')} did not end in ${timeoutMs} ms:\n${out}${err}`));
+    }, timeoutMs);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ out, err, status: code ?? -1 });
+    });
   });
 }
 
