@@ -81,8 +81,8 @@ export function impair(pcm: Int16Array, sampleRate: number, imp: Impairments, ra
 
   let clippedSamples = 0;
   for (let i = 0; i < x.length; i++) {
-    if (x[i]! > FULL_SCALE) (x[i] = FULL_SCALE), clippedSamples++;
-    else if (x[i]! < -FULL_SCALE - 1) (x[i] = -FULL_SCALE - 1), clippedSamples++;
+    if (x[i]! > FULL_SCALE) ((x[i] = FULL_SCALE), clippedSamples++);
+    else if (x[i]! < -FULL_SCALE - 1) ((x[i] = -FULL_SCALE - 1), clippedSamples++);
   }
 
   const speechRms = activeRms(x);

@@ -40,7 +40,16 @@
  */
 export type * from './types.js';
 export { signatureIdFor } from './signature-id.js';
-export { loadSpeechEngine, synthesize, synthesizeDialogue, synthesizeStream, synthesizeStreamSliced, synthesizeDialogueStream, synthesizeDialogueStreamSliced, type StreamOptions } from './synth.js';
+export {
+  loadSpeechEngine,
+  synthesize,
+  synthesizeDialogue,
+  synthesizeStream,
+  synthesizeStreamSliced,
+  synthesizeDialogueStream,
+  synthesizeDialogueStreamSliced,
+  type StreamOptions,
+} from './synth.js';
 export { encodeAudio, encodeAudioStream, mp3Bitrate, opusEncoderProblem, OPUS_INPUT_RATES, reportedBitrate } from './encode/index.js';
 export { probeAudio, decodeToMono, AudioProbeError, type AudioProbeErrorCode } from './probe.js';
 export { readSignature } from './marker.js';

@@ -105,7 +105,10 @@ export function controlRefusal(config: AccessConfig, req: FastifyRequest): strin
     return `a ${site} browser request may not use the control plane`;
   }
   if (STATE_CHANGING.has(req.method) && hasBody(req)) {
-    const type = String(req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    const type = String(req.headers['content-type'] ?? '')
+      .split(';')[0]!
+      .trim()
+      .toLowerCase();
     if (type === '' || SIMPLE_TYPES.has(type)) {
       return `${req.method} on the control plane takes a JSON body (Content-Type: application/json), not ${type || 'a body without a Content-Type'}`;
     }

@@ -4,7 +4,6 @@ import type { Emulator } from '../core/emulator.js';
 import { CLOCK_MAX_MS } from '../core/state/clock.js';
 import { ControlError, input } from './common.js';
 
-
 /** `GET|POST /_emulator/clock`: read, freeze, set and advance the emulator clock. */
 export const clockBody = z
   .object({

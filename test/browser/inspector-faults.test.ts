@@ -30,14 +30,16 @@ async function faultedTraffic() {
     body: JSON.stringify({ ...T2A, stream: true }),
   });
   await cut.text().catch(() => '');
-  const ws = new WebSocket(`${emu.speechUrl.replace(/^http/, 'ws')}/ws/v1/t2a_v2`, { headers: { authorization: 'Bearer faults-key', 'x-emulator-fault': 'close_ws=4001' } });
+  const ws = new WebSocket(`${emu.speechUrl.replace(/^http/, 'ws')}/ws/v1/t2a_v2`, {
+    headers: { authorization: 'Bearer faults-key', 'x-emulator-fault': 'close_ws=4001' },
+  });
   await new Promise((resolve) => ws.once('close', resolve).once('error', resolve));
   await call(`${emu.speechUrl}/v1/t2a_v2`, { json: T2A, headers: { authorization: 'Bearer faults-key', 'x-emulator-fault': 'code=1002' } });
   await call(`${emu.speechUrl}/v1/t2a_v2`, { json: T2A, headers: { authorization: 'Bearer faults-key' } });
 }
 
 describe('the inspector and injected faults', () => {
-  it('an empty journal says how to send a first request, with this emulator\'s speech URL', async () => {
+  it("an empty journal says how to send a first request, with this emulator's speech URL", async () => {
     await page.goto(`${emu.speechUrl}/_emulator/`);
     const empty = page.locator('#journal tbody tr.empty');
     await empty.waitFor();

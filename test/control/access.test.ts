@@ -14,7 +14,13 @@ function raw(
   const url = new URL(path, base);
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: url.hostname, port: url.port, method, path: url.pathname + url.search, headers: { ...headers, ...(body !== undefined ? { 'content-length': String(Buffer.byteLength(body)) } : {}) } },
+      {
+        host: url.hostname,
+        port: url.port,
+        method,
+        path: url.pathname + url.search,
+        headers: { ...headers, ...(body !== undefined ? { 'content-length': String(Buffer.byteLength(body)) } : {}) },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c) => chunks.push(c));
@@ -98,7 +104,13 @@ describe('the control plane refuses other origins and rebinding names (token-les
     const index = await raw(emu.platformUrl, 'GET', '/', { host: `emulator.internal:${port}` });
     expect(index.json.control).toBe(`http://emulator.internal:${port}/_emulator`);
     // The emulated APIs stay open to any Host.
-    const api = await raw(emu.speechUrl, 'POST', '/v1/t2a_v2', { host: 'rebind.evil.example', authorization: 'Bearer k', 'content-type': 'application/json' }, '{}');
+    const api = await raw(
+      emu.speechUrl,
+      'POST',
+      '/v1/t2a_v2',
+      { host: 'rebind.evil.example', authorization: 'Bearer k', 'content-type': 'application/json' },
+      '{}',
+    );
     expect(api.status).toBe(200);
     expect(api.json.base_resp.status_code).toBe(2013);
   });

@@ -8,7 +8,7 @@ const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
 
 describe('client package names in the docs', () => {
   it.each(['README.md', 'docs/clients.md', 'docs/python.md'])(
-    '%s names LiveKit\'s Python plugin by its current distribution, livekit-plugins-minimax-ai (the old name stopped at 1.3.0)',
+    "%s names LiveKit's Python plugin by its current distribution, livekit-plugins-minimax-ai (the old name stopped at 1.3.0)",
     (file) => {
       const text = read(file);
       expect(text).toContain('livekit-plugins-minimax-ai');

@@ -56,7 +56,11 @@ describe('the data dir is private and held by one emulator', () => {
     } catch (err) {
       refusal = (err as Error).message;
     }
-    expect(refusal).toMatch(new RegExp(`^data dir .* is in use by another speech-emulator \\(pid ${process.pid} on host .+, since \\d{4}-.+\\): stop it, or give this one another --data-dir$`));
+    expect(refusal).toMatch(
+      new RegExp(
+        `^data dir .* is in use by another speech-emulator \\(pid ${process.pid} on host .+, since \\d{4}-.+\\): stop it, or give this one another --data-dir$`,
+      ),
+    );
     // The first one kept working and kept its state.
     expect((await first.control.health()).status).toBe('ok');
     await first.close();

@@ -105,7 +105,7 @@ describe('one line per request, naming what failed', () => {
     expect(prettyText).not.toContain('api_key');
   });
 
-  it('an account\'s standing stream faults are witnessed: the paced stream\'s entry has a fault of origin account, its line fault=account:…, and verify {fault: true} finds it', async () => {
+  it("an account's standing stream faults are witnessed: the paced stream's entry has a fault of origin account, its line fault=account:…, and verify {fault: true} finds it", async () => {
     const ctl = control(emu.speechUrl);
     const key = 'standing-faults-key';
     expect((await ctl.putAccount(key, { stream_faults: { rtf: 50, ttfa_ms: 20 } })).status).toBe(200);

@@ -24,7 +24,9 @@ describe('restarting on a data dir', () => {
     await first.exited;
 
     const second = await spawnEmulator(['--data-dir', dir]);
-    expect(second.output()).toMatch(/restored +1 account, \d+ resources?, 1 fault rule still queued \(GET \/_emulator\/faults; --reset-faults-on-start drops them\)/);
+    expect(second.output()).toMatch(
+      /restored +1 account, \d+ resources?, 1 fault rule still queued \(GET \/_emulator\/faults; --reset-faults-on-start drops them\)/,
+    );
     expect(await t2aCode(second.speechUrl)).toBe(1002); // the leftover rule fires
     second.child.kill('SIGTERM');
     await second.exited;

@@ -32,7 +32,15 @@ describe('every WebSocket answers generated message sequences', () => {
       async () => {
         await fc.assert(
           fc.asyncProperty(e.service === 'speech' ? speechWsCase : wsCase, async (c) => {
-            const out = await runWsCase(e.service === 'speech' ? emu.speechUrl : emu.platformUrl, e.url, c, TIMEOUT_MS, 150, e.service, e.shape === 'raw' ? 'raw' : 'envelope');
+            const out = await runWsCase(
+              e.service === 'speech' ? emu.speechUrl : emu.platformUrl,
+              e.url,
+              c,
+              TIMEOUT_MS,
+              150,
+              e.service,
+              e.shape === 'raw' ? 'raw' : 'envelope',
+            );
             if (out.problem) throw new Error(`${nameOf(e)}: ${out.problem} (${out.end})\n  steps: ${JSON.stringify(c).slice(0, 400)}`);
           }),
           { seed: SEED, numRuns: RUNS, endOnFailure: true },

@@ -21,7 +21,7 @@ const hermes = (emotion: string) => ({
 });
 
 describe('emotion "neutral", a legacy value', () => {
-  it('HTTP: hermes-agent\'s request is answered with audio, the same audio as calm\'s', async () => {
+  it("HTTP: hermes-agent's request is answered with audio, the same audio as calm's", async () => {
     const neutral = await t2a(emu.speechUrl, hermes('neutral'));
     expect([neutral.status, neutral.body.base_resp]).toEqual([200, { status_code: 0, status_msg: 'success' }]);
     const audio = Buffer.from(neutral.body.data.audio, 'hex');
@@ -62,7 +62,11 @@ describe('emotion "neutral", a legacy value', () => {
     expect(bidi.messages.map((m) => m.event)).toContain('task_finished');
     expect(sentencesOf(bidi.messages)[0]!.audio.length).toBeGreaterThan(0);
     const api = speechApi(emu.speechUrl, 'legacy-emotion');
-    const task = await api.post('/v1/t2a_async_v2', { model: 'speech-02-hd', text: 'Hello there.', voice_setting: { voice_id: 'female-shaonv', emotion: 'neutral' } });
+    const task = await api.post('/v1/t2a_async_v2', {
+      model: 'speech-02-hd',
+      text: 'Hello there.',
+      voice_setting: { voice_id: 'female-shaonv', emotion: 'neutral' },
+    });
     expect([task.status, codeOf(task)]).toEqual([200, 0]);
   });
 });

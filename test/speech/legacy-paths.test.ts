@@ -24,7 +24,7 @@ async function hermesLegacy(url: string): Promise<{ audio?: Buffer; error?: stri
 }
 
 describe('legacy POST /v1/text_to_speech', () => {
-  it('hermes-agent\'s call (with its GroupId) gets a 404 in the speech error shape naming /v1/t2a_v2', async () => {
+  it("hermes-agent's call (with its GroupId) gets a 404 in the speech error shape naming /v1/t2a_v2", async () => {
     const out = await hermesLegacy(`${emu.speechUrl}/v1/text_to_speech?GroupId=123`);
     expect(out.audio).toBeUndefined();
     expect(out.error).toBe(
@@ -33,7 +33,11 @@ describe('legacy POST /v1/text_to_speech', () => {
   });
 
   it('the answer itself: HTTP 404, base_resp 1000, trace id in body and headers; T2A Pro likewise; other paths keep the plain text', async () => {
-    const res = await fetch(`${emu.speechUrl}/v1/t2a_pro`, { method: 'POST', headers: { authorization: 'Bearer k', 'content-type': 'application/json' }, body: '{}' });
+    const res = await fetch(`${emu.speechUrl}/v1/t2a_pro`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
+      body: '{}',
+    });
     const body = (await res.json()) as { trace_id: string; base_resp: { status_code: number; status_msg: string } };
     expect(res.status).toBe(404);
     expect(body.base_resp.status_code).toBe(1000);

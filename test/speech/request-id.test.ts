@@ -39,7 +39,7 @@ describe('Minimax-Request-Id on every speech answer', () => {
     expectRequestId(await api.post('/v1/get_voice', { voice_type: 'system' }));
   });
 
-  it('streamed synthesis: the event stream\'s head carries it, with the trace id its events carry', async () => {
+  it("streamed synthesis: the event stream's head carries it, with the trace id its events carry", async () => {
     const res = await fetch(`${emu.speechUrl}/v1/t2a_v2`, {
       method: 'POST',
       headers: { authorization: 'Bearer request-id', 'content-type': 'application/json' },

@@ -293,7 +293,7 @@ describe('the key a socket client sends never reaches the tapes', () => {
     const jsonTapes = () => readdirSync(folder).filter((n) => n.endsWith('.json') && !n.startsWith('.'));
     try {
       const first = await talk(`${wsBase(emu.speechUrl)}/ws/v1/t2a_v2`, script, { headers: SPEECH_HEADERS });
-      expect(first.got.map(nameOf), JSON.stringify(first.got)).toContain("task_finished");
+      expect(first.got.map(nameOf), JSON.stringify(first.got)).toContain('task_finished');
       await until(() => jsonTapes().length === 1);
       const all = [...readdirSync(folder).map((n) => join(folder, n)), ...readdirSync(join(folder, 'files')).map((n) => join(folder, 'files', n))];
       for (const file of all.filter((f) => !f.endsWith('/files'))) {

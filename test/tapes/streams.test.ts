@@ -68,7 +68,11 @@ describe('tapes: a recorded stream follows its client', () => {
     const dir = tapeDir();
     const upstream = await audioUpstream(256 * 1024 * 1024);
     const emu = await startTestEmulator({ record: dir, upstreamPlatform: upstream.url });
-    cleanup.push(() => rmSync(dir, { recursive: true, force: true }), upstream.close, () => emu.close());
+    cleanup.push(
+      () => rmSync(dir, { recursive: true, force: true }),
+      upstream.close,
+      () => emu.close(),
+    );
     const abort = new AbortController();
     const res = await streamRequest(emu, abort.signal);
     expect(res.status).toBe(200);
@@ -82,7 +86,9 @@ describe('tapes: a recorded stream follows its client', () => {
     await until(() => upstream.state.closed);
     expect(upstream.state.ended).toBe(false);
     await until(async () => (await emu.control.journal.list({ path: '/v1/text-to-speech/stream', limit: 1 }))[0]?.tape?.recorded === false);
-    const [entry] = await control(emu.platformUrl).journal({ limit: 1 }).then((r) => r.body.entries);
+    const [entry] = await control(emu.platformUrl)
+      .journal({ limit: 1 })
+      .then((r) => r.body.entries);
     expect(entry.tape).toMatchObject({ mode: 'forwarded', recorded: false, problem: 'the client left before the stream ended; no tape was written' });
     expect(jsonTapes(dir)).toEqual([]);
     await until(() => readdirSync(join(dir, 'files')).length === 0);
@@ -93,14 +99,20 @@ describe('tapes: a recorded stream follows its client', () => {
     // Past the 1 MB the writer holds in memory: the rest goes to a temporary file, which cannot be opened.
     const upstream = await audioUpstream(3 * 1024 * 1024);
     const emu = await startTestEmulator({ record: dir, upstreamPlatform: upstream.url });
-    cleanup.push(() => rmSync(dir, { recursive: true, force: true }), upstream.close, () => emu.close());
+    cleanup.push(
+      () => rmSync(dir, { recursive: true, force: true }),
+      upstream.close,
+      () => emu.close(),
+    );
     rmSync(join(dir, 'files'), { recursive: true, force: true });
     writeFileSync(join(dir, 'files'), 'not a folder');
     const res = await streamRequest(emu);
     expect(res.status).toBe(200);
     await expect(res.arrayBuffer()).rejects.toThrow();
     await until(async () => (await emu.control.journal.list({ path: '/v1/text-to-speech/stream', limit: 1 }))[0]?.tape?.recorded === false);
-    const [entry] = await control(emu.platformUrl).journal({ limit: 1 }).then((r) => r.body.entries);
+    const [entry] = await control(emu.platformUrl)
+      .journal({ limit: 1 })
+      .then((r) => r.body.entries);
     expect(entry.tape).toMatchObject({ mode: 'forwarded', recorded: false, problem: expect.stringMatching(/^the tape could not be written \(.*ENOTDIR/) });
     expect(jsonTapes(dir)).toEqual([]);
     // Still serving: the same stream again, once the folder is whole, is recorded.
@@ -124,7 +136,12 @@ describe("tapes: a request body is bounded by its route's own limit", () => {
     const upstream = await audioUpstream(1024);
     const plain = await startTestEmulator();
     const emu = await startTestEmulator({ record: dir, upstreamPlatform: upstream.url, upstreamSpeech: upstream.url });
-    cleanup.push(() => rmSync(dir, { recursive: true, force: true }), upstream.close, () => emu.close(), () => plain.close());
+    cleanup.push(
+      () => rmSync(dir, { recursive: true, force: true }),
+      upstream.close,
+      () => emu.close(),
+      () => plain.close(),
+    );
     const big = JSON.stringify({ voice_id: 'any', generate_text: 'x'.repeat(2_000_000) });
     const send = (base: string, path: string, headers: Record<string, string>) =>
       fetch(`${base}${path}`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: big });
@@ -143,13 +160,23 @@ describe("tapes: a request body is bounded by its route's own limit", () => {
     // A client that sends half its body and leaves.
     const { request } = await import('node:http');
     const url = new URL(`${emu.platformUrl}/v1/text-to-speech`);
-    const half = request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'x-api-key': REAL_KEY, 'content-type': 'application/json', 'content-length': '500000' } });
+    const half = request({
+      host: url.hostname,
+      port: url.port,
+      path: url.pathname,
+      method: 'POST',
+      headers: { 'x-api-key': REAL_KEY, 'content-type': 'application/json', 'content-length': '500000' },
+    });
     half.on('error', () => undefined);
     half.write('{"voice_id": "any", "generate_text": "');
     half.write('y'.repeat(100_000));
     await new Promise((r) => setTimeout(r, 200));
     half.destroy();
-    await until(async () => (await emu.control.journal.list({ path: '/v1/text-to-speech', limit: 1 })).length > 0 && (await emu.control.journal.list({ path: '/v1/text-to-speech', limit: 1 }))[0]!.status !== 413);
+    await until(
+      async () =>
+        (await emu.control.journal.list({ path: '/v1/text-to-speech', limit: 1 })).length > 0 &&
+        (await emu.control.journal.list({ path: '/v1/text-to-speech', limit: 1 }))[0]!.status !== 413,
+    );
     const [left] = await emu.control.journal.list({ path: '/v1/text-to-speech', limit: 1 });
     // The body that broke off, said so: not the service's internal error (10000) of an unexpected failure.
     expect(left!.status).not.toBe(500);

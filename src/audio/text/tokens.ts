@@ -39,7 +39,9 @@ interface TokenBase {
   sentenceBefore: boolean;
 }
 export type Token =
-  (TokenBase & { kind: 'word'; units: Unit[]; spoken?: string }) | (TokenBase & { kind: 'tag'; name: TagName }) | (TokenBase & { kind: 'pause'; seconds: number });
+  | (TokenBase & { kind: 'word'; units: Unit[]; spoken?: string })
+  | (TokenBase & { kind: 'tag'; name: TagName })
+  | (TokenBase & { kind: 'pause'; seconds: number });
 
 export interface TextOptions {
   textNormalization?: boolean;
@@ -121,7 +123,8 @@ function specials(text: string, o: TextOptions): Special[] {
     }
   };
   if (o.pauseMarkers) add(/<#(\d+(?:\.\d+)?)#>/g, (m) => () => ({ kind: 'pause', seconds: Number(m[1]) }));
-  if (o.latex) add(/\$\$([\s\S]*?)\$\$/g, (m) => () => {
+  if (o.latex)
+    add(/\$\$([\s\S]*?)\$\$/g, (m) => () => {
       const spoken = speakLatex(m[1]!);
       return { kind: 'word', units: unitsOf(spoken), spoken };
     });

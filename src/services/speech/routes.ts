@@ -8,7 +8,17 @@ import { AudioEventStream } from '../../core/stream/event-stream.js';
 import type { HeldSlot } from '../../core/state/queue.js';
 import { noteSpecCode } from '../../core/http/request-context.js';
 import { refusalError, REQUEST_ID_HEADER, SpeechError, STATUS_MSG, traceIdOf } from './errors.js';
-import { encodeOptionsOf, readRequest, recordSignature, recordSignatureTimes, startSynthesis, subtitleSegments, synthesizeAgain, URL_TTL_MS, type SynthesisPlan } from './model.js';
+import {
+  encodeOptionsOf,
+  readRequest,
+  recordSignature,
+  recordSignatureTimes,
+  startSynthesis,
+  subtitleSegments,
+  synthesizeAgain,
+  URL_TTL_MS,
+  type SynthesisPlan,
+} from './model.js';
 import { fileExtension } from './formats.js';
 import { synthesizeToBlob } from './url-audio.js';
 import { t2aRequestSchema, type T2aRequest } from './schema.js';

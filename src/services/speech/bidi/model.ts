@@ -188,7 +188,10 @@ export function openBidiSession(emu: Emulator, port: SessionPort, ctx: BidiConte
     if (length > MAX_CONTINUE_CHARS) return soft(2204, `the text has ${length} characters; a task_continue may have at most ${MAX_CONTINUE_CHARS}`);
     const pending = buffer.pendingChars + queue.reduce((n, s) => n + codePoints(s.text), 0);
     if (pending + length > ctx.settings.maxPendingChars) {
-      return soft(2205, `${countOf(pending, 'character')} ${pending === 1 ? 'is' : 'are'} waiting and this text has ${length}; at most ${ctx.settings.maxPendingChars} may wait: send it again later`);
+      return soft(
+        2205,
+        `${countOf(pending, 'character')} ${pending === 1 ? 'is' : 'are'} waiting and this text has ${length}; at most ${ctx.settings.maxPendingChars} may wait: send it again later`,
+      );
     }
     enqueue(buffer.append(text));
   }

@@ -47,7 +47,10 @@ export const bidiServerMessages = {
   task_started: serverEvent('task_started'),
   sentence_start: serverEvent('sentence_start').describe('a buffered sentence begins synthesis; its audio follows until sentence_end'),
   task_continued: serverEvent('task_continued').extend({
-    data: z.object({ audio: z.string().describe('hex audio') }).nullable().describe('null on a soft error'),
+    data: z
+      .object({ audio: z.string().describe('hex audio') })
+      .nullable()
+      .describe('null on a soft error'),
     is_final: z.boolean(),
     extra_info: z
       .object({

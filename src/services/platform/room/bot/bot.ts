@@ -183,13 +183,7 @@ export class ConversingBot implements RoomBot {
    * signature record) and is final when it ends or is cut. A reply (`paid`) is refused when the balance
    * cannot pay for its planned audio, and charged for the audio sent.
    */
-  private async say(
-    text: string,
-    language: string,
-    stop: AbortSignal,
-    paid = false,
-    from?: number,
-  ): Promise<Spoken & { said: string; unpaid?: true }> {
+  private async say(text: string, language: string, stop: AbortSignal, paid = false, from?: number): Promise<Spoken & { said: string; unpaid?: true }> {
     const synth = this.speaker.synthesis(text, this.persona.voiceId, AbortSignal.any([stop, this.ended.signal]));
     if (paid && !this.emu.accounts.canAfford(this.account, conversationPrice(this.emu, synth.durationMs / 1000))) {
       return { outcome: 'stopped', ms: 0, said: '', unpaid: true };
