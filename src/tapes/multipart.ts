@@ -14,7 +14,7 @@ import { once } from 'node:events';
 import { Busboy } from '@fastify/busboy';
 import { sniffExtension } from './body.js';
 import { CREDENTIAL_MARKER, extensionOf, type TapeBody, type TapePart, type TapeRequest } from './format.js';
-import { clientLeft, CREDENTIAL_FIELDS, keptHeaders, queryOf, tooLarge } from './request.js';
+import { clientLeft, CREDENTIAL_FIELDS, tapeRequestHead, tooLarge } from './request.js';
 import type { FileWriter, TapeStore } from './store.js';
 
 export function isMultipart(raw: IncomingMessage): boolean {
@@ -95,7 +95,7 @@ export class StreamedBody {
 }
 
 /** Resolves once `stream` takes writes again, or is gone (its listeners removed either way). */
-function drained(stream: Writable): Promise<void> {
+export function drained(stream: Writable): Promise<void> {
   return new Promise((resolve) => {
     const go = () => {
       stream.off('drain', go);
@@ -216,15 +216,7 @@ export async function streamedParts(source: Readable, contentType: string, store
  * is null), or the whole body as one file when it is not a form that can be read.
  */
 export async function streamedTapeRequest(raw: IncomingMessage, body: StreamedBody, store: TapeStore | null): Promise<TapeRequest> {
-  const url = raw.url ?? '/';
-  const q = url.indexOf('?');
-  return {
-    method: raw.method ?? 'GET',
-    path: q === -1 ? url : url.slice(0, q),
-    query: queryOf(url),
-    headers: keptHeaders(raw.headers),
-    body: await streamedBodyOf(body, raw.headers['content-type'] ?? '', store),
-  };
+  return { ...tapeRequestHead(raw), body: await streamedBodyOf(body, raw.headers['content-type'] ?? '', store) };
 }
 
 async function streamedBodyOf(body: StreamedBody, contentType: string, store: TapeStore | null): Promise<TapeBody> {

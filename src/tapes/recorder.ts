@@ -23,7 +23,7 @@ import {
   type TapeStep,
 } from './format.js';
 import { declarationOf, matchKey, tapeIdOf } from './match.js';
-import { StreamedBody, streamedTapeRequest } from './multipart.js';
+import { drained, StreamedBody, streamedTapeRequest } from './multipart.js';
 import { HOP_HEADERS, presentedSecrets, tapeRequestOf, withoutSecrets } from './request.js';
 import { SseReader } from './sse.js';
 import { keyText, sha256, type TapesContext } from './context.js';
@@ -250,19 +250,6 @@ async function recordStream(b: Base, reply: FastifyReply, res: IncomingMessage, 
     entry?.noteTape({ recorded: false, problem: `the tape could not be written (${(err as Error).message})` });
     out.destroy(err as Error);
   }
-}
-
-/** Resolves once `out` takes writes again, or is gone. */
-function drained(out: PassThrough): Promise<void> {
-  return new Promise((resolve) => {
-    const go = () => {
-      out.off('drain', go);
-      out.off('close', go);
-      resolve();
-    };
-    out.once('drain', go);
-    out.once('close', go);
-  });
 }
 
 /** Every absolute http(s) link inside a value, JSON text inside a string included. */

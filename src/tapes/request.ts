@@ -144,17 +144,16 @@ export async function tapeBodyOf(raw: Buffer, contentType: string | undefined, p
   return { file: { $file: await put(raw, extensionOf(contentType)), encoding: 'raw' } };
 }
 
-/** The request as a tape holds it. */
-export async function tapeRequestOf(raw: IncomingMessage, body: Buffer, put: FilePut): Promise<TapeRequest> {
+/** The request as a tape holds it, but its body: method, path, query and the headers kept. */
+export function tapeRequestHead(raw: IncomingMessage): Omit<TapeRequest, 'body'> {
   const url = raw.url ?? '/';
   const q = url.indexOf('?');
-  return {
-    method: raw.method ?? 'GET',
-    path: q === -1 ? url : url.slice(0, q),
-    query: queryOf(url),
-    headers: keptHeaders(raw.headers),
-    body: await tapeBodyOf(body, raw.headers['content-type'], put),
-  };
+  return { method: raw.method ?? 'GET', path: q === -1 ? url : url.slice(0, q), query: queryOf(url), headers: keptHeaders(raw.headers) };
+}
+
+/** The request as a tape holds it. */
+export async function tapeRequestOf(raw: IncomingMessage, body: Buffer, put: FilePut): Promise<TapeRequest> {
+  return { ...tapeRequestHead(raw), body: await tapeBodyOf(body, raw.headers['content-type'], put) };
 }
 
 /** The key the client presented (any credential header or query parameter), to make sure no file ever holds it. */
