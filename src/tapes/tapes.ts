@@ -61,6 +61,18 @@ function usedOf(emu: Emulator, dir: string): Set<string> {
   return used;
 }
 
+/**
+ * The fresh values of this emulator's life, across every load: a trace id is never handed out twice in a run, and an
+ * id replayed before a folder was loaded again (a `file_id` a client kept) still stands for its recorded one.
+ */
+const freshByEmulator = new WeakMap<Emulator, FreshValues>();
+
+function freshOf(emu: Emulator): FreshValues {
+  let fresh = freshByEmulator.get(emu);
+  if (!fresh) freshByEmulator.set(emu, (fresh = new FreshValues(emu.config.seed)));
+  return fresh;
+}
+
 /** Opens the folder (every tape read and checked: a damaged one is refused, named) and makes the hook. */
 export async function openTapes(emu: Emulator, options: TapesOptions): Promise<RunningTapes> {
   const store = await TapeStore.open(options.dir, { create: options.mode !== 'replay' });
@@ -71,7 +83,7 @@ export async function openTapes(emu: Emulator, options: TapesOptions): Promise<R
     options,
     store,
     index: new TapeIndex(store.tapes.values(), (s) => options.declarations[s]),
-    fresh: new FreshValues(emu.config.seed),
+    fresh: freshOf(emu),
     upstream: new Upstream(),
     used,
     recordedTimes: new Map(),

@@ -104,6 +104,23 @@ describe('tapes: a folder replayed from the control plane, at run time', () => {
     expect(own.body.base_resp.status_code).toBe(0);
   });
 
+  it('a folder loaded again goes on with the fresh values of the run: no trace id is handed out twice', async () => {
+    const fresh = await startTestEmulator();
+    try {
+      const traces: string[] = [];
+      for (let load = 0; load < 2; load++) {
+        await fresh.control.tapesReplay({ dir, speed: 0 });
+        const r = await t2a(fresh.speechUrl, T2A, { key: REAL_KEY });
+        expect(r.body.data.audio).toBe(recordedAudio);
+        traces.push(r.body.trace_id);
+        await fresh.control.tapesStopReplay();
+      }
+      expect(new Set(traces).size).toBe(2);
+    } finally {
+      await fresh.close();
+    }
+  });
+
   it('a folder loaded again goes on with its used-list: .used.json names every tape the run used, not only those since the last load', async () => {
     const fresh = await startTestEmulator();
     try {
