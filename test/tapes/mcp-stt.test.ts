@@ -14,6 +14,7 @@ import type { RunningEmulator } from '../../src/index.js';
 import { spokenPcm } from '../platform/conversation/conversation-helpers.js';
 import { startTestEmulator } from '../helpers/emulator.js';
 import { REAL_KEY, startRecorder, startReplayer, startUpstream, tapeDir, UPSTREAM_PLATFORM_VOICE } from './helpers.js';
+import { pcm16Wav } from '../helpers/audio.js';
 
 const HEARD = 'Hello from the recorded service. It heard this once.';
 
@@ -45,21 +46,11 @@ const platformStt = (base: string, key: string, pcm: Buffer) =>
     body: JSON.stringify({ audio_data: pcm.toString('base64'), audio_format: 'pcm16', language: 'en' }),
   });
 
+/** The PCM in a 16-bit mono WAV (test/helpers/audio.ts writes the header). */
 function wavOf(pcm: Buffer, rate = 16_000): Buffer {
-  const h = Buffer.alloc(44);
-  h.write('RIFF', 0, 'ascii');
-  h.writeUInt32LE(36 + pcm.length, 4);
-  h.write('WAVEfmt ', 8, 'ascii');
-  h.writeUInt32LE(16, 16);
-  h.writeUInt16LE(1, 20);
-  h.writeUInt16LE(1, 22);
-  h.writeUInt32LE(rate, 24);
-  h.writeUInt32LE(rate * 2, 28);
-  h.writeUInt16LE(2, 32);
-  h.writeUInt16LE(16, 34);
-  h.write('data', 36, 'ascii');
-  h.writeUInt32LE(pcm.length, 40);
-  return Buffer.concat([h, pcm]);
+  const wav = pcm16Wav(pcm.length, rate);
+  pcm.copy(wav, 44);
+  return wav;
 }
 
 function speechStt(base: string, key: string, wav: Buffer) {
