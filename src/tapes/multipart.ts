@@ -15,7 +15,8 @@ import { Busboy } from '@fastify/busboy';
 import { sniffExtension } from './body.js';
 import { CREDENTIAL_MARKER, extensionOf, type TapeBody, type TapePart, type TapeRequest } from './format.js';
 import { clientLeft, CREDENTIAL_FIELDS, tapeRequestHead, tooLarge } from './request.js';
-import type { FileWriter, TapeStore } from './store.js';
+import type { FileWriter } from './files.js';
+import type { TapeStore } from './store.js';
 
 export function isMultipart(raw: IncomingMessage): boolean {
   return /^multipart\/form-data/i.test(raw.headers['content-type'] ?? '');

@@ -12,7 +12,8 @@ import { performance } from 'node:perf_hooks';
 import type { FileRef, TapeStep } from '../format.js';
 import { credentialValues } from '../request.js';
 import { LineSpill } from '../spill.js';
-import { fileRefsIn, type FileWriter, type TapeStore } from '../store.js';
+import type { FileWriter } from '../files.js';
+import { fileRefsIn, type TapeStore } from '../store.js';
 import type { SocketKind } from './kinds.js';
 
 /** The writer a reference belongs to until its file is whole and named by its hash. */
