@@ -1,6 +1,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { RateWindows } from '../../src/core/state/limits.js';
 import { SignatureRecords, type SignatureRecord } from '../../src/core/state/signatures.js';
 import { call, emulatorForFile } from '../helpers/emulator.js';
@@ -58,6 +59,39 @@ describe('what a long run leaves behind is bounded, and a reset drops it', () =>
     // The id still names the answer.
     const entry = emu.emulator.journal.list({ path: '/v1/t2a_v2' })[0];
     expect(entry?.response.summary).toMatchObject({ trace_id: expect.stringMatching(/^[0-9a-f-]{16,}$/) });
+  }, 120_000);
+
+  it('a socket entry keeps its frames by their names and bounded contents, not the frames a client sent', async () => {
+    // A speech socket: task_start, then `count` pieces of 9,000 characters each (empty text: refused at
+    // once, nothing is synthesized) and task_finish. The entry keeps up to 150 frames.
+    const PAD = 9000;
+    const socket = (count: number) =>
+      new Promise<number>((resolve, reject) => {
+        const ws = new WebSocket(`${emu.speechUrl.replace('http', 'ws')}/ws/v1/t2a_v2`, { headers: { authorization: 'Bearer memory-key' } });
+        let answers = 0;
+        ws.on('message', (data) => {
+          const event = JSON.parse(String(data)) as { event?: string };
+          if (event.event === 'connected_success') ws.send(JSON.stringify({ event: 'task_start', model: 'speech-02-turbo', voice_setting: { voice_id: 'male-qn-qingse' } }));
+          if (event.event === 'task_started') {
+            for (let i = 0; i < count; i++) ws.send(JSON.stringify({ event: 'task_continue', text: '', padding: 'x'.repeat(PAD) }));
+            ws.send(JSON.stringify({ event: 'task_finish' }));
+          }
+          answers += 1;
+        });
+        ws.on('close', () => resolve(answers));
+        ws.on('error', reject);
+      });
+    expect(await socket(10)).toBeGreaterThan(2);
+    const before = await heapUsed();
+    const sockets = 4;
+    const pieces = 150;
+    for (let i = 0; i < sockets; i++) await socket(pieces);
+    const grown = (await heapUsed()) - before;
+    // Each event name read from a piece was a view of the whole piece: the entries kept 4 x 150 x 9 KB
+    // (5.4 MB); copied, a frame keeps its name and 1 KB of its padding.
+    expect(grown).toBeLessThan((sockets * pieces * PAD) / 3);
+    const frames = emu.emulator.journal.list({ path: '/ws/v1/t2a_v2' })[0]!.ws_frames!;
+    expect(frames.some((f) => f.dir === 'in' && f.event === 'task_continue')).toBe(true);
   }, 120_000);
 
   it('signature records are bounded by count and by total text, oldest out', () => {

@@ -4,6 +4,7 @@
  */
 import { JournalEntry, JournalRequest, type EntryFields, type WsFrameSummary } from './entry.js';
 import { frameContent } from './frames.js';
+import { detached } from './value.js';
 
 // What an entry is and how it is summarized lives beside this file; importers of the journal get it here too.
 export { FRAME_HEAD, FRAME_TAIL, JournalEntry, JournalRequest, entryCode, type EntryFields, type WsFrameSummary } from './entry.js';
@@ -112,6 +113,9 @@ export class Journal {
    */
   recordFrame(entry: JournalEntry | null | undefined, frame: WsFrameSummary, text?: unknown): void {
     if (!entry) return;
+    // Copied: an event name read from a frame's text (a regular expression's match, a slice) is a view
+    // of the whole frame, and the entry would keep the whole frame alive (9 KB for a long task_continue).
+    if (frame.event) frame.event = detached(frame.event);
     let bytes = 0;
     if (text !== undefined && frame.type !== 'close') {
       const kept = frameContent(text);
