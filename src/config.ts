@@ -30,6 +30,12 @@ export const configSchema = z.object({
   bodyTimeoutMs: z.coerce.number().int().min(100).max(3_600_000).default(300_000),
   maxConnections: z.coerce.number().int().min(1).max(1_000_000).default(4096),
   socketStallMs: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
+  /** The CLI gives its memory back after this long without activity (core/idle-release.ts); 0: never. */
+  idleReleaseMs: z.coerce
+    .number()
+    .int()
+    .refine((v) => v === 0 || (v >= 100 && v <= 3_600_000), { error: 'expected 0 (never) or a whole number of milliseconds from 100 to 3600000' })
+    .default(10_000),
   livekitApiKey: z.string().min(1).default('devkey'),
   livekitApiSecret: z.string().min(1).default('secret'),
   // Unset: the platform listener's own address as ws:// (the room server is on that listener).
@@ -157,6 +163,13 @@ export const settings: Setting[] = [
     env: 'EMULATOR_SOCKET_STALL_MS',
     expects: 'a whole number of milliseconds from 100 to 3600000',
     help: 'how long a WebSocket client may leave over 1 MiB unread before the socket closes (1008)',
+  },
+  {
+    key: 'idleReleaseMs',
+    flag: '--idle-release-ms',
+    env: 'EMULATOR_IDLE_RELEASE_MS',
+    expects: '0 (never) or a whole number of milliseconds from 100 to 3600000',
+    help: 'the CLI gives back the memory of its last load after this long with no request, socket or stream (0: never)',
   },
   { key: 'livekitApiKey', flag: '--livekit-api-key', env: 'EMULATOR_LIVEKIT_API_KEY', expects: 'a non-empty key', help: 'key that signs room tokens' },
   {

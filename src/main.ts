@@ -53,6 +53,10 @@ async function main(): Promise<void> {
     process.exit(busy ? 2 : 1);
   }
   holdHeap();
+  const { releaseMemoryWhenIdle } = await import('./core/idle-release.js');
+  const stopRelease = releaseMemoryWhenIdle(running.emulator, config.idleReleaseMs, (r) =>
+    logger.debug({ rss_before_mb: r.rssBeforeMb, rss_after_mb: r.rssAfterMb, ms: r.ms }, 'idle: memory given back'),
+  );
   // Handlers first: whoever reads the banner may signal at once. A second signal ends the process at once.
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
@@ -61,6 +65,7 @@ async function main(): Promise<void> {
       process.exit(signal === 'SIGINT' ? 130 : 143);
     }
     stopping = true;
+    stopRelease();
     logger.info({ signal }, 'closing (send the signal again to exit at once)');
     const force = setTimeout(() => process.exit(1), 10_000);
     force.unref();

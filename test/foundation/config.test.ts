@@ -25,6 +25,7 @@ const SAMPLES: Record<string, [string, unknown]> = {
   bodyTimeoutMs: ['1500', 1500],
   maxConnections: ['64', 64],
   socketStallMs: ['2500', 2500],
+  idleReleaseMs: ['0', 0],
   logLevel: ['debug', 'debug'],
   controlToken: ['tok', 'tok'],
   globalLimits: ['off', false],
@@ -126,6 +127,10 @@ describe('readConfig', () => {
     );
     expect(configError(() => readConfig([], { LOG_LEVEL: 'loud' }))).toBe(
       'invalid LOG_LEVEL="loud": expected one of fatal, error, warn, info, debug, trace, silent',
+    );
+    // 0 turns the idle release off; a wait under 100 ms is not a wait
+    expect(configError(() => readConfig(['--idle-release-ms', '50'], {}))).toBe(
+      'invalid --idle-release-ms="50": expected 0 (never) or a whole number of milliseconds from 100 to 3600000',
     );
   });
 

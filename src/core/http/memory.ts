@@ -1,5 +1,5 @@
 /**
- * Bounded memory while a large body streams through.
+ * Bounded memory while a large body streams through, and memory given back after a load.
  *
  * Each chunk a socket reads is a buffer outside V8's heap, freed only when the small object that holds
  * it is collected. A streamed upload makes little garbage inside the heap, so V8's young generation
@@ -14,11 +14,11 @@ import { Writable } from 'node:stream';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
-type Collector = (options: { type: 'minor' | 'major' }) => void;
+type Collector = (options: { type: 'minor' | 'major'; execution?: 'sync'; flavor?: 'regular' | 'last-resort' }) => void;
 
 let collector: Collector | null | undefined;
 
-function youngCollector(): Collector | null {
+function collectorOf(): Collector | null {
   if (collector !== undefined) return collector;
   try {
     setFlagsFromString('--expose-gc');
@@ -43,8 +43,20 @@ export function chunkReleaser(): (bytes: number) => void {
     since += bytes;
     if (since < COLLECT_EVERY_BYTES) return;
     since = 0;
-    youngCollector()?.({ type: 'minor' });
+    collectorOf()?.({ type: 'minor' });
   };
+}
+
+/**
+ * A collection that gives memory back to the system: V8's "last resort" (full collections until nothing
+ * more is freed, then the heap pages pooled for reuse are unmapped). An ordinary full collection frees
+ * objects but keeps their pages, so RSS stays at the heap's largest size. Takes 50–150 ms with the
+ * little an idle emulator keeps; answers whether it ran.
+ */
+export function giveMemoryBack(): boolean {
+  const gc = collectorOf();
+  gc?.({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+  return gc !== null;
 }
 
 /** A sink that drops what it is given (an unwanted or refused part of an upload), as memory-bounded as a stored one. */

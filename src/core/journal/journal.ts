@@ -62,6 +62,7 @@ export class Journal {
   private entries: JournalEntry[] = [];
   private first = 0;
   private counter = 0;
+  private framesSeen = 0;
   /** PCM16 mono a client sent, by entry id; it lives and dies with its entry. */
   private audio = new Map<string, KeptAudio>();
   private audioBytes = 0;
@@ -112,6 +113,7 @@ export class Journal {
    * bytes, the oldest entries' frame contents go first.
    */
   recordFrame(entry: JournalEntry | null | undefined, frame: WsFrameSummary, text?: unknown): void {
+    this.framesSeen++;
     if (!entry) return;
     // Copied: an event name read from a frame's text (a regular expression's match, a slice) is a view
     // of the whole frame, and the entry would keep the whole frame alive (9 KB for a long task_continue).
@@ -262,5 +264,10 @@ export class Journal {
 
   size(): number {
     return this.entries.length - this.first;
+  }
+
+  /** Entries started and frames recorded, ever (a reset does not lower it): it moves while clients ask or sockets talk. */
+  get activity(): number {
+    return this.counter + this.framesSeen;
   }
 }

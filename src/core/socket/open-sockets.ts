@@ -9,6 +9,8 @@ export interface OpenSocket {
   close: (code: number, reason: string) => void;
   /** Bytes sent that the client has not read yet (the state view shows them). */
   buffered?: () => number;
+  /** Its client hears audio that goes outside the socket (a call room's, over UDP): a pause would be heard. */
+  media?: boolean;
 }
 
 export class Sockets {

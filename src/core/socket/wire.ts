@@ -92,6 +92,8 @@ export interface SocketWire {
   recordIn(size: number, binary: boolean, event?: string, content?: unknown): void;
   /** Keeps audio the client streamed (PCM16 mono) with the journal entry, for download as WAV. */
   keepAudio(pcm: Buffer, sampleRate: number): void;
+  /** The client hears audio that goes outside this socket (a call room's): the emulator counts as busy while it is open. */
+  carriesMedia(): void;
 }
 
 /**
@@ -376,6 +378,9 @@ export function openSocketWire(
     },
     recordIn(size, binary, event, content) {
       record({ dir: 'in', type: binary ? 'binary' : 'text', size, event, at_ms: emu.clock.now() }, content);
+    },
+    carriesMedia() {
+      registered.media = true;
     },
     keepAudio(pcm, sampleRate) {
       emu.journal.keepAudio(entry, pcm, sampleRate);

@@ -69,6 +69,8 @@ export class Participant implements RoomMember {
     private readonly ping: PingTiming,
   ) {
     this.wire = openSocketWire(emu, socket, req);
+    // The room's audio reaches this client over UDP, not through the socket.
+    this.wire.carriesMedia();
     this.view = {
       sid: room.newId('PA_'),
       identity: grants.identity,
