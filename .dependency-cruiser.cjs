@@ -5,8 +5,8 @@
  */
 
 /**
- * The rooms of core/, lowest first: a room imports its own files and the rooms below it, never one above. emulator.ts
- * and account-sweep.ts sit on top of them all: they compose the instance, and no room imports them (a room that needs
+ * The rooms of core/, lowest first: a room imports its own files and the rooms below it, never one above. emulator.ts,
+ * account-sweep.ts and idle-release.ts sit on top of them all: they compose the instance, and no room imports them (a room that needs
  * part of the instance names the part, e.g. `LifecycleHost`, `AreaHost`, `SocketHost`).
  */
 const CORE_ROOMS = ['faults', 'state', 'journal', 'http', 'stream', 'socket'];

@@ -429,7 +429,12 @@ Object.assign(FAMILIES, {
     return r.body?.base_resp?.status_code === 2013 && /limit of 1000 files per task/.test(r.body.base_resp.status_msg);
   },
 });
-const ONLY = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1]!.split(',') : null;
+const onlyAt = process.argv.indexOf('--only');
+const ONLY = onlyAt === -1 ? null : (process.argv[onlyAt + 1] ?? '').split(',').filter(Boolean);
+if (ONLY?.length === 0) {
+  child.kill();
+  throw new Error('--only needs family names, comma-separated');
+}
 const unknown = ONLY?.filter((name) => !(name in FAMILIES)) ?? [];
 if (unknown.length) {
   child.kill();
@@ -516,6 +521,13 @@ async function heapMb(): Promise<string> {
   };
   return `heap ${mb('heap_used')}  external ${mb('external')}  buffers ${mb('array_buffers')}`;
 }
+/** How many times the emulator gave its memory back once idle (its metrics). */
+async function idleReleases(): Promise<number> {
+  const text = await fetch(`${urls.platform}/_emulator/metrics`, { signal: AbortSignal.timeout(TIMEOUT_MS) })
+    .then((r) => r.text())
+    .catch(() => '');
+  return Number(/^emulator_idle_memory_releases_total (\S+)$/m.exec(text)?.[1] ?? 0);
+}
 const line = async (label: string) => {
   const failed = [...stats.values()].reduce((n, s) => n + s.failed, 0);
   console.log(
@@ -528,6 +540,7 @@ for (let round = 1; round <= ROUNDS; round++) {
   const deadline = Date.now() + MINUTES * 60_000;
   const ticker = setInterval(() => void line(`t+${Math.round((Date.now() - started) / 1000)}s`), EVERY_S * 1000);
   const roundStart = Date.now();
+  const releasesBefore = await idleReleases();
   const samples: [number, number][] = [];
   const sampler = setInterval(() => samples.push([(Date.now() - roundStart) / 60_000, rssMb()]), 1000);
   await Promise.all(
@@ -553,11 +566,11 @@ for (let round = 1; round <= ROUNDS; round++) {
     .catch(() => null);
   console.log(`accounts kept ${kept?.totals?.accounts ?? '?'} (throwaway keys are forgotten a minute after their request)`);
   await fetch(`${urls.platform}/_emulator/reset`, { method: 'POST' });
-  await new Promise((r) => setTimeout(r, 5000));
   await line(`after reset ${round}`);
-  // The reset was the last request: the release comes IDLE_RELEASE_MS later, checked every 750 ms.
-  await new Promise((r) => setTimeout(r, IDLE_RELEASE_MS));
-  await line(`after idle ${round}`);
+  // The emulator gives its memory back once the last socket has closed and IDLE_RELEASE_MS have passed.
+  const waitUntil = Date.now() + TIMEOUT_MS;
+  while ((await idleReleases()) === releasesBefore && Date.now() < waitUntil) await new Promise((r) => setTimeout(r, 500));
+  await line((await idleReleases()) > releasesBefore ? `after idle ${round}` : `no release ${round}`);
 }
 
 console.log('\nfamily                 ok   failed  example');

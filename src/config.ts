@@ -34,7 +34,7 @@ export const configSchema = z.object({
   idleReleaseMs: z.coerce
     .number()
     .int()
-    .refine((v) => v === 0 || (v >= 100 && v <= 3_600_000), { error: 'expected 0 (never) or a whole number of milliseconds from 100 to 3600000' })
+    .refine((v) => v === 0 || (v >= 1000 && v <= 3_600_000), { error: 'expected 0 (never) or a whole number of milliseconds from 1000 to 3600000' })
     .default(10_000),
   livekitApiKey: z.string().min(1).default('devkey'),
   livekitApiSecret: z.string().min(1).default('secret'),
@@ -168,8 +168,8 @@ export const settings: Setting[] = [
     key: 'idleReleaseMs',
     flag: '--idle-release-ms',
     env: 'EMULATOR_IDLE_RELEASE_MS',
-    expects: '0 (never) or a whole number of milliseconds from 100 to 3600000',
-    help: 'the CLI gives back the memory of its last load after this long with no request, socket or stream (0: never)',
+    expects: '0 (never) or a whole number of milliseconds from 1000 to 3600000',
+    help: 'the CLI gives back the memory of its last load after this long with no request, no socket frame and no stream (0: never)',
   },
   { key: 'livekitApiKey', flag: '--livekit-api-key', env: 'EMULATOR_LIVEKIT_API_KEY', expects: 'a non-empty key', help: 'key that signs room tokens' },
   {

@@ -52,11 +52,13 @@ async function main(): Promise<void> {
     console.error(`speech-emulator: cannot start: ${reason}`);
     process.exit(busy ? 2 : 1);
   }
-  holdHeap();
-  const { releaseMemoryWhenIdle } = await import('./core/idle-release.js');
-  const stopRelease = releaseMemoryWhenIdle(running.emulator, config.idleReleaseMs, (r) =>
-    logger.debug({ rss_before_mb: r.rssBeforeMb, rss_after_mb: r.rssAfterMb, ms: r.ms }, 'idle: memory given back'),
-  );
+  const held = holdHeap();
+  const stopRelease =
+    held && config.idleReleaseMs > 0
+      ? (await import('./core/idle-release.js')).releaseMemoryWhenIdle(running.emulator, config.idleReleaseMs, {
+          released: (r) => logger.info({ rss_before_mb: r.rssBeforeMb, rss_after_mb: r.rssAfterMb, ms: r.ms }, 'idle: memory given back'),
+        })
+      : () => undefined;
   // Handlers first: whoever reads the banner may signal at once. A second signal ends the process at once.
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
@@ -117,16 +119,22 @@ function restoredParts(r: { accounts: number; resources: number; fault_rules: nu
  *   and are freed only when their JS objects are collected: with the default growth, 50 clients of MP3
  *   synthesis kept 30-55 MB of such garbage and the C allocator's arena grew with it (peak 182-191 MB
  *   against 139-146 MB, the same CPU per request). V8 reads the factor at each collection.
- * The CLI's process only: a test process that starts emulators keeps its own heap settings.
+ * The CLI's process only: a test process that starts emulators keeps its own heap settings. Answers
+ * false for the build's own start, which also gives no memory back when idle.
  */
-function holdHeap(): void {
+function holdHeap(): boolean {
   // The build's own start writes the code cache at its exit, and V8 stamps a cache with the flags of the
   // process that made it: written after this change, a fresh start (which reads the cache before it gets
   // here) would reject it.
-  if (process.env.SPEECH_EMULATOR_CODE_CACHE === 'write') return;
+  if (process.env.SPEECH_EMULATOR_CODE_CACHE === 'write') return false;
   const given = (flag: string) => process.execArgv.some((a) => a.startsWith(flag)) || (process.env.NODE_OPTIONS ?? '').includes(flag);
   if (!given('--semi-space-growth-factor')) setFlagsFromString('--semi-space-growth-factor=1');
   if (!given('--heap-growing-percent')) setFlagsFromString('--heap-growing-percent=20');
+  // The collector of streamed bodies and of the idle release (core/http/memory.ts) needs V8's gc extension.
+  // Set here, at every start, so the flags that stamp Node's compile cache of packages loaded later are
+  // the same from run to run (set at a first use, they would differ by when that came).
+  setFlagsFromString('--expose-gc');
+  return true;
 }
 
 /** The subcommands, each loaded only when it runs. */

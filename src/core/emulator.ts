@@ -17,6 +17,7 @@ import type { RegisteredRoute } from './http/lifecycle.js';
 import { TapesSwitch, type ExchangeHook } from './http/exchange.js';
 import { SignatureRecords, speechRecord } from './state/signatures.js';
 import { Sockets } from './socket/open-sockets.js';
+import { InFlight } from './http/in-flight.js';
 import { SlotQueue } from './state/queue.js';
 import { loadUrlSecret, URL_SECRET_FILE } from './state/url-secret.js';
 import { dataDirProblem, makeDirs } from './state/data-dir.js';
@@ -72,6 +73,7 @@ export class Emulator {
   /** The write path of the data dir (state database, stored files): a test fails it as a full or read-only disk would. */
   readonly storageWrites = new StorageWrites();
   readonly sockets = new Sockets();
+  readonly inFlight = new InFlight();
   /** Syntheses running at once (HTTP T2A, platform TTS, speech sockets): `run`/`acquire` take a slot. */
   readonly synthesis = SlotQueue.forCores();
   readonly areas = new Map<string, StateArea>();

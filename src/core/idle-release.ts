@@ -7,11 +7,12 @@
  * 350 MB, of which 160 MB were pooled pages.
  *
  * Idle means: for `idleMs`, no request or socket has started and no socket frame has gone either way,
- * no HTTP stream is open, and no call room has a client (a collection pauses the process for 50–150 ms,
- * which a stream's pacing or a call's audio would show as a gap; a room's audio goes over UDP, past the
- * journal). A socket left open and silent does not keep the emulator busy. Then one such collection
- * runs, and none again until the emulator has been busy. The check reads the journal's activity count,
- * so control-plane reads (a metrics scrape) do not keep it busy.
+ * no request is being answered (an HTTP stream, a long upload), and no call room has a client (a
+ * collection pauses the process for 100–300 ms, which a stream's pacing or a call's audio would show
+ * as a gap; a room's audio goes over UDP, past the journal). A socket left open and silent does not keep
+ * the emulator busy. Then one such collection runs, and none again until the emulator has been busy.
+ * Activity is read from the journal, so control-plane reads (a metrics scrape) do not re-arm it; one in
+ * progress still counts as a request being answered.
  *
  * Only the CLI's process does this: an emulator started inside a test's process leaves its heap alone.
  * The wait is wall time, like delivery pacing: it is about the process, not a rule of the emulated API.
@@ -26,16 +27,33 @@ export interface Release {
   ms: number;
 }
 
+/**
+ * Less than this above what the last release left is not worth a collection: a client that comes back just
+ * after each wait would otherwise pay one every time (and the heap would grow again after each).
+ */
+const WORTH_RELEASING_BYTES = 16 * 1024 * 1024;
+
+export interface ReleaseOptions {
+  /** Told of each release. */
+  released?: (r: Release) => void;
+  /** The collection (tests give their own): answers whether it ran. */
+  collect?: () => boolean;
+  /** The process's RSS in bytes (tests give their own). */
+  rss?: () => number;
+}
+
 const mb = (bytes: number) => Math.round(bytes / 1048576);
 
 /** Releases memory after `idleMs` without activity (0: never); answers the function that stops it. */
-export function releaseMemoryWhenIdle(emu: Emulator, idleMs: number, released: (r: Release) => void = () => undefined): () => void {
+export function releaseMemoryWhenIdle(emu: Emulator, idleMs: number, options: ReleaseOptions = {}): () => void {
   if (idleMs <= 0) return () => undefined;
+  const { released = () => undefined, collect = giveMemoryBack, rss = () => process.memoryUsage.rss() } = options;
   let seen = emu.journal.activity;
   let quietSince = performance.now();
   // Nothing to give back at start: the first release waits for the first activity.
   let releasedSinceBusy = true;
-  const busy = () => emu.sockets.list().some((s) => s.media) || emu.journal.list({ limit: 1, match: (e) => e.streaming }).length > 0;
+  let floor = rss();
+  const busy = () => emu.inFlight.count > 0 || emu.sockets.list().some((s) => s.media);
   const timer = setInterval(
     () => {
       const activity = emu.journal.activity;
@@ -47,10 +65,13 @@ export function releaseMemoryWhenIdle(emu: Emulator, idleMs: number, released: (
       }
       if (releasedSinceBusy || performance.now() - quietSince < idleMs) return;
       releasedSinceBusy = true;
-      const before = process.memoryUsage.rss();
+      const before = rss();
+      if (before - floor < WORTH_RELEASING_BYTES) return;
       const t0 = performance.now();
-      if (!giveMemoryBack()) return;
-      released({ rssBeforeMb: mb(before), rssAfterMb: mb(process.memoryUsage.rss()), ms: Math.round(performance.now() - t0) });
+      if (!collect()) return;
+      floor = rss();
+      emu.metrics.idleRelease();
+      released({ rssBeforeMb: mb(before), rssAfterMb: mb(floor), ms: Math.round(performance.now() - t0) });
     },
     Math.max(100, Math.min(2500, idleMs / 4)),
   ).unref();

@@ -128,9 +128,9 @@ describe('readConfig', () => {
     expect(configError(() => readConfig([], { LOG_LEVEL: 'loud' }))).toBe(
       'invalid LOG_LEVEL="loud": expected one of fatal, error, warn, info, debug, trace, silent',
     );
-    // 0 turns the idle release off; a wait under 100 ms is not a wait
+    // 0 turns the idle release off; a wait under a second would land in the gaps of a stream's frames
     expect(configError(() => readConfig(['--idle-release-ms', '50'], {}))).toBe(
-      'invalid --idle-release-ms="50": expected 0 (never) or a whole number of milliseconds from 100 to 3600000',
+      'invalid --idle-release-ms="50": expected 0 (never) or a whole number of milliseconds from 1000 to 3600000',
     );
   });
 

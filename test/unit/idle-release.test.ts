@@ -1,53 +1,124 @@
-import { describe, expect, it } from 'vitest';
+import type { ServerResponse } from 'node:http';
+import { EventEmitter } from 'node:events';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Emulator } from '../../src/core/emulator.js';
+import { InFlight } from '../../src/core/http/in-flight.js';
 import { releaseMemoryWhenIdle, type Release } from '../../src/core/idle-release.js';
 import { Journal } from '../../src/core/journal/journal.js';
 import { Sockets } from '../../src/core/socket/open-sockets.js';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const IDLE = 1000;
+const MB = 1024 * 1024;
 
-/** What the release reads of an emulator: its journal (activity, open streams) and its open sockets. */
+/** What the release reads of an emulator: its journal (activity), requests being answered, open sockets, the metrics it tells. */
 function host() {
   const journal = new Journal(100);
   const sockets = new Sockets();
-  return { journal, sockets, emu: { journal, sockets } as unknown as Emulator };
+  const inFlight = new InFlight();
+  let releases = 0;
+  const metrics = { idleRelease: () => void releases++ };
+  const emu = { journal, sockets, inFlight, metrics } as unknown as Emulator;
+  // The collection is counted, never run: RSS is what the test says.
+  let rss = 100 * MB;
+  const done: Release[] = [];
+  const start = () =>
+    releaseMemoryWhenIdle(emu, IDLE, {
+      released: (r) => done.push(r),
+      collect: () => ((rss = 110 * MB), true),
+      rss: () => rss,
+    });
+  const request = () => journal.start({ at_ms: 0, service: 'platform', method: 'GET', path: '/x', account: null, request: { headers: {} }, response: {} });
+  return { journal, sockets, inFlight, done, start, request, grow: (mb: number) => (rss += mb * MB), metricCount: () => releases };
 }
 
 describe('memory is given back only when the emulator is idle', () => {
-  const IDLE = 200;
-
-  it('never before the first activity, once after it, and not while a call client is connected', async () => {
-    const { journal, sockets, emu } = host();
-    const releases: Release[] = [];
-    const stop = releaseMemoryWhenIdle(emu, IDLE, (r) => releases.push(r));
-    try {
-      await sleep(IDLE * 3);
-      expect(releases).toHaveLength(0);
-      // A call client: its audio goes over UDP, past the journal; the emulator is busy while it is there.
-      const call = sockets.add({ accountId: null, path: '/rtc', openedAtMs: 0, close: () => undefined, media: true });
-      journal.start({ at_ms: 0, service: 'platform', method: 'GET', path: '/rtc', account: null, request: { headers: {} }, response: {} });
-      await sleep(IDLE * 3);
-      expect(releases).toHaveLength(0);
-      // A socket open without media and silent does not keep it busy.
-      sockets.add({ accountId: null, path: '/ws/v1/t2a_v2', openedAtMs: 0, close: () => undefined });
-      sockets.remove(call);
-      for (let i = 0; i < 20 && releases.length === 0; i++) await sleep(IDLE);
-      expect(releases).toHaveLength(1);
-      expect(releases[0]!.ms).toBeGreaterThanOrEqual(0);
-      await sleep(IDLE * 3);
-      expect(releases).toHaveLength(1);
-    } finally {
-      stop();
-    }
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'performance'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
   });
 
-  it('0 turns it off', async () => {
-    const { journal, emu } = host();
-    const releases: Release[] = [];
-    const stop = releaseMemoryWhenIdle(emu, 0, (r) => releases.push(r));
-    journal.start({ at_ms: 0, service: 'platform', method: 'GET', path: '/x', account: null, request: { headers: {} }, response: {} });
-    await sleep(300);
+  it('never before the first activity; once after it; again only after new activity', () => {
+    const h = host();
+    const stop = h.start();
+    h.grow(100);
+    vi.advanceTimersByTime(IDLE * 5);
+    expect(h.done).toHaveLength(0);
+    h.request();
+    vi.advanceTimersByTime(IDLE / 2);
+    expect(h.done).toHaveLength(0);
+    vi.advanceTimersByTime(IDLE * 2);
+    expect(h.done).toEqual([{ rssBeforeMb: 200, rssAfterMb: 110, ms: expect.any(Number) }]);
+    expect(h.metricCount()).toBe(1);
+    vi.advanceTimersByTime(IDLE * 5);
+    expect(h.done).toHaveLength(1);
+    // A frame on a socket is activity too.
+    h.grow(50);
+    h.journal.recordFrame(null, { dir: 'in', type: 'text', size: 2, at_ms: 0 });
+    vi.advanceTimersByTime(IDLE * 2);
+    expect(h.done).toHaveLength(2);
     stop();
-    expect(releases).toHaveLength(0);
+    h.request();
+    h.grow(50);
+    vi.advanceTimersByTime(IDLE * 5);
+    expect(h.done).toHaveLength(2);
+  });
+
+  it('not while a request is being answered, even one the journal no longer holds (a long stream)', () => {
+    const h = host();
+    const stop = h.start();
+    h.grow(100);
+    h.request();
+    const res = new EventEmitter() as unknown as ServerResponse;
+    h.inFlight.track(res);
+    h.journal.clear();
+    vi.advanceTimersByTime(IDLE * 5);
+    expect(h.done).toHaveLength(0);
+    res.emit('close');
+    expect(h.inFlight.count).toBe(0);
+    vi.advanceTimersByTime(IDLE * 2);
+    expect(h.done).toHaveLength(1);
+    stop();
+  });
+
+  it('not while a call client is connected; a silent socket without media does not keep it busy', () => {
+    const h = host();
+    const stop = h.start();
+    h.grow(100);
+    const call = h.sockets.add({ accountId: null, path: '/rtc', openedAtMs: 0, close: () => undefined, media: true });
+    h.request();
+    vi.advanceTimersByTime(IDLE * 5);
+    expect(h.done).toHaveLength(0);
+    h.sockets.add({ accountId: null, path: '/ws/v1/t2a_v2', openedAtMs: 0, close: () => undefined });
+    h.sockets.remove(call);
+    vi.advanceTimersByTime(IDLE * 2);
+    expect(h.done).toHaveLength(1);
+    stop();
+  });
+
+  it('skips a release with little to give back (a client that comes back after each wait)', () => {
+    const h = host();
+    const stop = h.start();
+    h.grow(100);
+    h.request();
+    vi.advanceTimersByTime(IDLE * 2);
+    expect(h.done).toHaveLength(1);
+    // 110 MB after the release; 8 MB more is not worth a collection.
+    h.grow(8);
+    h.request();
+    vi.advanceTimersByTime(IDLE * 2);
+    expect(h.done).toHaveLength(1);
+    h.grow(20);
+    h.request();
+    vi.advanceTimersByTime(IDLE * 2);
+    expect(h.done).toHaveLength(2);
+    stop();
+  });
+
+  it('0 turns it off: no timer at all', () => {
+    const stop = releaseMemoryWhenIdle({} as Emulator, 0);
+    expect(vi.getTimerCount()).toBe(0);
+    stop();
   });
 });

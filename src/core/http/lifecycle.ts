@@ -20,6 +20,7 @@ import { accountId, redactKey, type Accounts } from '../state/accounts.js';
 import type { Clock } from '../state/clock.js';
 import { admitRequest, type Refusal } from './admission.js';
 import type { ExchangeHook, SocketHandler } from './exchange.js';
+import type { InFlight } from './in-flight.js';
 import { installDurableAnswers } from './durable-answers.js';
 import { parseFaultHeader, type FaultDirective, type Faults } from '../faults/faults.js';
 import { JournalEntry, type Journal } from '../journal/journal.js';
@@ -56,6 +57,8 @@ export interface LifecycleHost {
   readonly routes: RegisteredRoute[];
   /** Recording or replaying (src/tapes/): the hook that may answer a request in the routes' place; null otherwise. */
   readonly exchanges: ExchangeHook | null;
+  /** Requests being answered now, control plane included (a WebSocket is counted by its frames instead). */
+  readonly inFlight: InFlight;
 }
 
 export interface LifecycleOptions {
@@ -137,6 +140,8 @@ export function installLifecycle(app: FastifyInstance, emu: LifecycleHost, opts:
 
   app.addHook('onRequest', (req, reply, done) => {
     const path = pathOf(req);
+    // An upgrade's response is never written, so it would never close.
+    if (req.headers.upgrade === undefined) emu.inFlight.track(reply.raw);
     const ctx: RequestContext = {
       listener: listenerOf(req, opts.service),
       account: null,

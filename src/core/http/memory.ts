@@ -50,8 +50,8 @@ export function chunkReleaser(): (bytes: number) => void {
 /**
  * A collection that gives memory back to the system: V8's "last resort" (full collections until nothing
  * more is freed, then the heap pages pooled for reuse are unmapped). An ordinary full collection frees
- * objects but keeps their pages, so RSS stays at the heap's largest size. Takes 50–150 ms with the
- * little an idle emulator keeps; answers whether it ran.
+ * objects but keeps their pages, so RSS stays at the heap's largest size. Takes 100–300 ms on 2 cores
+ * with what an idle emulator keeps (longer with a full journal); answers whether it ran.
  */
 export function giveMemoryBack(): boolean {
   const gc = collectorOf();

@@ -179,6 +179,7 @@ export class Metrics {
   private readonly latency = new LatencyHistogram();
   private readonly audio: Counter<string>;
   private readonly deliveryMetrics: DeliveryMetrics;
+  private readonly releases: Counter<string>;
   /**
    * Every request is counted here first: prom-client hashes its label object on every call, a visible
    * share of a cheap answer, while a scrape is rare. The counter takes the pending counts when it is
@@ -206,6 +207,11 @@ export class Metrics {
       registers,
     });
     this.deliveryMetrics = new DeliveryMetrics(registers);
+    this.releases = new Counter({
+      name: 'emulator_idle_memory_releases_total',
+      help: 'Times the CLI gave back the memory of a load once idle (--idle-release-ms)',
+      registers,
+    });
     new Gauge({
       name: 'emulator_open_websockets',
       help: 'WebSockets open now, by path',
@@ -281,6 +287,11 @@ export class Metrics {
   }
 
   /** The delivery figures of a finished audio stream (its journal entry's), by operation. */
+  /** The CLI gave its memory back once idle (core/idle-release.ts). */
+  idleRelease(): void {
+    this.releases.inc();
+  }
+
   delivery(service: string, method: string, path: string, record: DeliveryRecord): void {
     this.deliveryMetrics.observe({ service, method, path }, record);
   }
