@@ -48,6 +48,7 @@ const mb = (bytes: number) => Math.round(bytes / 1048576);
 export function releaseMemoryWhenIdle(emu: Emulator, idleMs: number, options: ReleaseOptions = {}): () => void {
   if (idleMs <= 0) return () => undefined;
   const { released = () => undefined, collect = giveMemoryBack, rss = () => process.memoryUsage.rss() } = options;
+  emu.inFlight.start();
   let seen = emu.journal.activity;
   let quietSince = performance.now();
   // Nothing to give back at start: the first release waits for the first activity.

@@ -116,6 +116,19 @@ describe('memory is given back only when the emulator is idle', () => {
     stop();
   });
 
+  it('responses are counted only once the release runs (an emulator without it adds nothing to its requests)', () => {
+    const inFlight = new InFlight();
+    const res = new EventEmitter() as unknown as ServerResponse;
+    inFlight.track(res);
+    expect(inFlight.count).toBe(0);
+    expect((res as unknown as EventEmitter).listenerCount('close')).toBe(0);
+    inFlight.start();
+    inFlight.track(res);
+    expect(inFlight.count).toBe(1);
+    (res as unknown as EventEmitter).emit('close');
+    expect(inFlight.count).toBe(0);
+  });
+
   it('0 turns it off: no timer at all', () => {
     const stop = releaseMemoryWhenIdle({} as Emulator, 0);
     expect(vi.getTimerCount()).toBe(0);

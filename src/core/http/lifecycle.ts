@@ -140,7 +140,7 @@ export function installLifecycle(app: FastifyInstance, emu: LifecycleHost, opts:
 
   app.addHook('onRequest', (req, reply, done) => {
     const path = pathOf(req);
-    // An upgrade's response is never written, so it would never close.
+    // An upgrade's response is never written, so it would never close. (Counted only while the CLI's idle release runs.)
     if (req.headers.upgrade === undefined) emu.inFlight.track(reply.raw);
     const ctx: RequestContext = {
       listener: listenerOf(req, opts.service),
