@@ -61,6 +61,13 @@ export function socketTapeId(store: TapeStore, kind: SocketKind, tape: Pick<Tape
   return { id: tapeIdOf(kind.service, operation, key, seq, sha), seq };
 }
 
+/** What recording a socket kept: the upstream it went to, how long the upstream took to accept it (ms), its timeline. */
+interface RecordedSocket {
+  upstream: string;
+  headMs: number;
+  timeline: TimelineRecorder;
+}
+
 /**
  * Writes the tape of a socket that ended; its id, or null when it could not be written (said in the log and the
  * entry). The folder's close waits for it (`TapeStore.settled`).
@@ -70,18 +77,12 @@ export function writeSocketTape(
   store: TapeStore,
   kind: SocketKind,
   req: FastifyRequest,
-  recorded: { upstream: string; headMs: number; timeline: TimelineRecorder },
+  recorded: RecordedSocket,
 ): Promise<string | null> {
   return store.track(write(host, store, kind, req, recorded));
 }
 
-async function write(
-  host: SocketTapesHost,
-  store: TapeStore,
-  kind: SocketKind,
-  req: FastifyRequest,
-  recorded: { upstream: string; headMs: number; timeline: TimelineRecorder },
-): Promise<string | null> {
+async function write(host: SocketTapesHost, store: TapeStore, kind: SocketKind, req: FastifyRequest, recorded: RecordedSocket): Promise<string | null> {
   const entry = req.ctx?.entry ?? null;
   try {
     const { timeline } = recorded;
